@@ -1,0 +1,109 @@
+// createApp(deps): the HTTP surface. Never listens; main.ts (or a test) decides where it runs.
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type RawServerDefault } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { authenticate } from '../auth/authenticate.ts';
+import type { Deps } from '../deps.ts';
+import { badRequest, tooManyRequests } from '../domain/errors.ts';
+import { principalBucket, type Principal } from '../services/principal.ts';
+import { sendError } from './errors.ts';
+import { createOpenApiCollector } from './openapi.ts';
+import { parseQuery } from './query.ts';
+import { createRateLimiter } from './rate-limit.ts';
+import { registerRoutes } from './routes/index.ts';
+import { rewriteUrl } from './verbs.ts';
+
+export type App = FastifyInstance<RawServerDefault, IncomingMessage, ServerResponse, FastifyBaseLogger, TypeBoxTypeProvider>;
+
+/** Per-route options read by the hooks below. */
+export interface RouteConfig {
+  /** false: no credentials needed (token endpoint, invitations, health, docs). Default true for /v2. */
+  auth?: boolean;
+  /** The handler parses the raw body itself (the token endpoint's form bodies). */
+  rawBody?: boolean;
+  /** Errors use the stream shape {"error":{code,message}} (contract §4.8). */
+  streamErrors?: boolean;
+  /** One-line description for the OpenAPI document. */
+  summary?: string;
+  /** Schema of the 200 body, for the OpenAPI document only (responses are not filtered through it). */
+  response?: unknown;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    principal: Principal | null;
+  }
+  interface FastifyContextConfig {
+    auth?: boolean;
+    rawBody?: boolean;
+    streamErrors?: boolean;
+    summary?: string;
+    response?: unknown;
+  }
+}
+
+export const BODY_LIMIT_BYTES = 1024 * 1024;
+
+/** "A null value means the field is absent" (contract §1.2): drops null-valued keys of objects, recursively. */
+export function stripNulls(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(stripNulls);
+  if (value && typeof value === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) if (v !== null) out[k] = stripNulls(v);
+    return out;
+  }
+  return value;
+}
+
+export async function createApp(deps: Deps): Promise<App> {
+  const app = Fastify({
+    loggerInstance: deps.logger as unknown as FastifyBaseLogger,
+    logController: new LogController({ disableRequestLogging: true }),
+    bodyLimit: BODY_LIMIT_BYTES,
+    rewriteUrl: (req) => rewriteUrl(req.url ?? '/'),
+    ajv: { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: false, allErrors: false, strict: false } },
+    routerOptions: { caseSensitive: true, maxParamLength: 2048, querystringParser: parseQuery },
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  // Bodies are JSON whatever their Content-Type; an empty body is no body (contract §1.2).
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'string' }, (request, body, done) => {
+    const text = body as string;
+    if ((request.routeOptions.config as RouteConfig | undefined)?.rawBody) return done(null, text);
+    if (text.trim() === '') return done(null, undefined);
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      return done(badRequest('request body is not valid JSON'), undefined);
+    }
+    if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) return done(badRequest('request body must be a JSON object'), undefined);
+    done(null, stripNulls(parsed));
+  });
+
+  const limiter = createRateLimiter(deps.config.rateLimit, deps.clock);
+  app.decorateRequest('principal', null);
+  app.addHook('onRequest', async (request) => {
+    const config = request.routeOptions.config as RouteConfig | undefined;
+    const isApi = request.url.startsWith('/v2/') || request.url.startsWith('/oauth2/');
+    if (!isApi) return;
+    if (config?.auth === false) {
+      if (request.url.startsWith('/v2/openapi.json')) return;
+      const wait = limiter.take(`ip:${request.ip}`);
+      if (wait > 0) throw tooManyRequests(wait);
+      return;
+    }
+    if (!request.routeOptions.url) return; // unknown route: 404 below, no credentials needed to learn that
+    request.principal = await authenticate(deps, request.headers.authorization);
+    const wait = limiter.take(principalBucket(request.principal));
+    if (wait > 0) throw tooManyRequests(wait);
+  });
+
+  app.setErrorHandler((err, _request, reply) => sendError(reply, deps.config.publicUrl, err));
+  app.setNotFoundHandler((_request, reply) => reply.code(404).send({ error: 'not found', code: 404, help: `${deps.config.publicUrl}/docs/errors#404` }));
+
+  const openapi = createOpenApiCollector(app);
+  await registerRoutes(app, deps);
+  app.get('/v2/openapi.json', { config: { auth: false, summary: 'This OpenAPI document' } }, async () => openapi.document(deps.config.publicUrl));
+  return app;
+}

@@ -1,0 +1,28 @@
+// Small helpers shared by the route files.
+import type { FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import { unauthenticated } from '../domain/errors.ts';
+import type { Principal } from '../services/principal.ts';
+
+/** The authenticated caller (the onRequest hook guarantees one on authenticated routes). */
+export function principalOf(request: FastifyRequest): Principal {
+  if (!request.principal) throw unauthenticated();
+  return request.principal;
+}
+
+/** Paging query parameters, as strings (the query parser never coerces; services parse and validate). */
+export const PagingQuery = {
+  pageSize: Type.Optional(Type.String({ description: 'Items per page: default 100, maximum 1000' })),
+  pageToken: Type.Optional(Type.String({ description: 'nextPageToken of the previous page' })),
+};
+
+export const UpdateMaskQuery = {
+  updateMask: Type.Optional(Type.String({ description: 'Comma-separated list of the fields to apply' })),
+};
+
+/** Parses update_mask: null when absent or empty (apply every field present). */
+export function parseUpdateMask(raw: string | undefined): Set<string> | null {
+  if (raw === undefined) return null;
+  const fields = raw.split(',').map((s) => s.trim()).filter(Boolean);
+  return fields.length === 0 ? null : new Set(fields);
+}

@@ -1,0 +1,31 @@
+// Roles (contract §4.4): any authenticated caller may read them.
+import { Type } from 'typebox';
+import type { Deps } from '../../deps.ts';
+import { notFound } from '../../domain/errors.ts';
+import { pageRequest, toPage } from '../../domain/paging.ts';
+import { ROLES, findRole } from '../../domain/roles.ts';
+import type { App } from '../app.ts';
+import { PagingQuery } from '../http.ts';
+
+export const RoleSchema = Type.Object({
+  name: Type.String(), displayName: Type.String(), description: Type.String(), permissions: Type.Array(Type.String()),
+});
+
+export function registerRoleRoutes(app: App, _deps: Deps): void {
+  app.get('/v2/roles', {
+    schema: { querystring: Type.Object(PagingQuery) },
+    config: { summary: 'List roles', response: Type.Object({ roles: Type.Array(RoleSchema), nextPageToken: Type.String() }) },
+  }, async (request) => {
+    const page = pageRequest(request.query, 'roles');
+    const start = page.after ? ROLES.findIndex((r) => r.name === page.after![0]) + 1 : 0;
+    const { items, nextPageToken } = toPage(ROLES.slice(start, start + page.pageSize + 1), page, (r) => [r.name], 'roles');
+    return { roles: items, nextPageToken };
+  });
+
+  app.get('/v2/roles/:role', { config: { summary: 'Get a role', response: RoleSchema } }, async (request) => {
+    const { role } = request.params as { role: string };
+    const found = findRole(`roles/${role}`);
+    if (!found) throw notFound('role not found');
+    return found;
+  });
+}

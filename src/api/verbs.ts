@@ -1,0 +1,20 @@
+// Custom methods (contract §1.9): `/devices/{d}:stream` and `/devices/{d}` are different routes. The router
+// cannot split on a colon, so URLs are rewritten before routing: `…/x:verb` becomes `…/x/@verb`, with `%3A`
+// decoded and a single trailing slash dropped. Only the known verbs are rewritten.
+export const VERBS = ['metrics', 'sync', 'getInviteUrl', 'stream', 'batchUpdate', 'transfer', 'publish', 'batchCreate', 'batchDelete', 'accept'];
+const VERB_RE = new RegExp(`:(${VERBS.join('|')})$`);
+
+export function rewriteUrl(url: string): string {
+  const q = url.indexOf('?');
+  let path = q < 0 ? url : url.slice(0, q);
+  const search = q < 0 ? '' : url.slice(q);
+  path = path.replace(/%3a/gi, ':');
+  if (path.length > 1 && path.endsWith('/')) path = path.slice(0, -1);
+  path = path.replace(VERB_RE, '/@$1');
+  return path + search;
+}
+
+/** The public form of a route path: `/x/@verb` back to `/x:verb` (for the OpenAPI document). */
+export function publicPath(routePath: string): string {
+  return routePath.replace(/\/@([A-Za-z]+)$/, ':$1');
+}

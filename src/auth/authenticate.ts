@@ -1,0 +1,50 @@
+// Turns an Authorization header into a Principal (contract §2.1-2.4): Basic for service accounts with
+// enableBasicAuth, Bearer for tokens minted by /oauth2/token. Anything else is a 401.
+import type { Deps } from '../deps.ts';
+import { unauthenticated } from '../domain/errors.ts';
+import type { Principal } from '../services/principal.ts';
+import { safeEqual } from './secret-box.ts';
+
+export async function authenticate(deps: Deps, header: string | undefined): Promise<Principal> {
+  if (!header) throw unauthenticated('missing Authorization header');
+  const space = header.indexOf(' ');
+  const scheme = (space < 0 ? header : header.slice(0, space)).toLowerCase();
+  const value = space < 0 ? '' : header.slice(space + 1).trim();
+  if (scheme === 'basic') return authenticateBasic(deps, value);
+  if (scheme === 'bearer') return authenticateBearer(deps, value);
+  throw unauthenticated('unsupported Authorization scheme; use Basic or Bearer');
+}
+
+async function authenticateBasic(deps: Deps, value: string): Promise<Principal> {
+  const decoded = Buffer.from(value, 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  if (!value || colon < 0) throw unauthenticated('malformed Basic credentials');
+  const keyId = decoded.slice(0, colon);
+  const secret = decoded.slice(colon + 1);
+  const key = await deps.store.keys.get(keyId);
+  const sa = key ? await deps.store.serviceAccounts.get(key.serviceAccountId) : null;
+  if (!key || !sa || !safeEqual(deps.secretBox.open(key.secretEnc), secret)) throw unauthenticated('invalid key id or secret');
+  if (!sa.enableBasicAuth) throw unauthenticated('Basic Auth is not enabled for this service account; use OAuth2');
+  const memberships = await deps.store.memberships.listByMember(sa.id);
+  return { kind: 'serviceAccount', id: sa.id, email: sa.email, projectId: sa.projectId, keyId: key.id, memberships };
+}
+
+async function authenticateBearer(deps: Deps, token: string): Promise<Principal> {
+  const claims = deps.tokens.verify(token, deps.clock.now() / 1000);
+  if (!claims) throw unauthenticated('invalid or expired access token');
+  const [kind, id] = claims.sub.split(':');
+  if (kind === 'sa' && id) {
+    const key = await deps.store.keys.get(claims.kid);
+    const sa = key && key.serviceAccountId === id ? await deps.store.serviceAccounts.get(id) : null;
+    if (!sa) throw unauthenticated('the key or service account of this token no longer exists');
+    const memberships = await deps.store.memberships.listByMember(sa.id);
+    return { kind: 'serviceAccount', id: sa.id, email: sa.email, projectId: sa.projectId, keyId: claims.kid, memberships };
+  }
+  if (kind === 'user' && id) {
+    const user = await deps.store.users.get(id);
+    if (!user || !user.active) throw unauthenticated('the user of this token no longer exists');
+    const memberships = await deps.store.memberships.listByMember(user.id);
+    return { kind: 'user', id: user.id, email: user.email, memberships };
+  }
+  throw unauthenticated('invalid access token');
+}

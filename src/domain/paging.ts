@@ -1,0 +1,47 @@
+// Keyset paging (contract §1.5): the page token encodes the sort key of the last item returned, plus a
+// fingerprint of the filters it was issued for.
+import { badRequest } from './errors.ts';
+
+export const DEFAULT_PAGE_SIZE = 100;
+export const MAX_PAGE_SIZE = 1000;
+
+export interface PageRequest {
+  pageSize: number;
+  /** Sort key of the last item of the previous page, or null for the first page. */
+  after: unknown[] | null;
+}
+
+export function encodePageToken(key: unknown[], filters: string = ''): string {
+  return Buffer.from(JSON.stringify({ k: key, f: filters })).toString('base64url');
+}
+
+export function decodePageToken(token: string | undefined, filters: string = ''): unknown[] | null {
+  if (token === undefined || token === '') return null;
+  try {
+    const parsed = JSON.parse(Buffer.from(token, 'base64url').toString('utf8'));
+    if (!parsed || !Array.isArray(parsed.k) || (parsed.f ?? '') !== filters) throw new Error('bad');
+    return parsed.k;
+  } catch {
+    throw badRequest('invalid pageToken');
+  }
+}
+
+/** pageSize: absent, empty or 0 = default; larger than the maximum = clamped; negative or non-integer = 400. */
+export function parsePageSize(raw: unknown): number {
+  if (raw === undefined || raw === '' || raw === null) return DEFAULT_PAGE_SIZE;
+  const n = typeof raw === 'number' ? raw : Number(raw);
+  if (!Number.isInteger(n) || n < 0) throw badRequest('pageSize must be a non-negative integer');
+  if (n === 0) return DEFAULT_PAGE_SIZE;
+  return Math.min(n, MAX_PAGE_SIZE);
+}
+
+export function pageRequest(query: { pageSize?: unknown; pageToken?: string }, filters = ''): PageRequest {
+  return { pageSize: parsePageSize(query.pageSize), after: decodePageToken(query.pageToken, filters) };
+}
+
+/** Given pageSize+1 rows, returns the page and the next token ("" when no further item exists). */
+export function toPage<T>(rows: T[], req: PageRequest, keyOf: (row: T) => unknown[], filters = ''): { items: T[]; nextPageToken: string } {
+  if (rows.length <= req.pageSize) return { items: rows, nextPageToken: '' };
+  const items = rows.slice(0, req.pageSize);
+  return { items, nextPageToken: encodePageToken(keyOf(items[items.length - 1]!), filters) };
+}

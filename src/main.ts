@@ -1,0 +1,67 @@
+// Composition root: config → deps → store → bootstrap → api (+ background work) → listen.
+import { join } from 'node:path';
+import { createAccessTokenSigner } from './auth/access-tokens.ts';
+import { loadOrCreateMasterKey } from './auth/master-key.ts';
+import { createSecretBox } from './auth/secret-box.ts';
+import { createApp, type App } from './api/app.ts';
+import type { Config } from './config.ts';
+import type { Deps } from './deps.ts';
+import { systemClock, type Clock } from './runtime/clock.ts';
+import { createIdGenerator } from './runtime/ids.ts';
+import { createLogger, type Logger } from './runtime/logger.ts';
+import { systemRandom, type Random } from './runtime/random.ts';
+import { bootstrapIfEmpty } from './services/bootstrap.ts';
+import { createSqliteStore } from './store/sqlite/index.ts';
+import type { Store } from './store/store.ts';
+
+export interface DepsOverrides {
+  clock?: Clock;
+  random?: Random;
+  logger?: Logger;
+  store?: Store;
+}
+
+export function buildDeps(config: Config, overrides: DepsOverrides = {}): Deps {
+  const clock = overrides.clock ?? systemClock;
+  const random = overrides.random ?? systemRandom;
+  const logger = overrides.logger ?? createLogger({ level: config.logLevel });
+  const store = overrides.store ?? createSqliteStore(join(config.dataDir, 'sensorcloud.db'));
+  const masterKey = loadOrCreateMasterKey(config.dataDir, random);
+  return {
+    config, clock, random, logger, store,
+    ids: createIdGenerator(clock, random),
+    secretBox: createSecretBox(masterKey, random),
+    tokens: createAccessTokenSigner(masterKey),
+  };
+}
+
+export interface Service {
+  deps: Deps;
+  app: App;
+  /** Base URL the server listens on. */
+  url: string;
+  close(): Promise<void>;
+}
+
+/** Starts everything and listens. Resolves once the port is open. */
+export async function startService(config: Config, overrides: DepsOverrides = {}): Promise<Service> {
+  const deps = buildDeps(config, overrides);
+  const boot = await bootstrapIfEmpty(deps);
+  if (boot) deps.logger.info({ file: boot.file }, 'first start: created organization, project, admin user and service account; credentials written to bootstrap.json');
+  const app = await createApp(deps);
+  await app.listen({ port: config.port, host: config.host });
+  const address = app.server.address();
+  const port = typeof address === 'object' && address ? address.port : config.port;
+  const host = config.host.includes(':') ? `[${config.host}]` : config.host;
+  const url = `http://${host}:${port}`;
+  let closed = false;
+  return {
+    deps, app, url,
+    async close() {
+      if (closed) return;
+      closed = true;
+      await app.close();
+      await deps.store.close();
+    },
+  };
+}

@@ -1,0 +1,51 @@
+// xid-like ids (contract §1.7): 12 bytes = 4 bytes Unix seconds (big-endian) + 5 random bytes fixed per
+// generator + a 3-byte counter, base32hex lower-case without padding (20 chars). Lexical order is creation
+// order within one process; across processes, only to the second.
+import type { Clock } from './clock.ts';
+import type { Random } from './random.ts';
+
+const ALPHABET = '0123456789abcdefghijklmnopqrstuv';
+
+export function encodeBase32Hex(bytes: Uint8Array): string {
+  let out = '';
+  let buffer = 0;
+  let bits = 0;
+  for (const b of bytes) {
+    buffer = (buffer << 8) | b;
+    bits += 8;
+    while (bits >= 5) {
+      out += ALPHABET[(buffer >>> (bits - 5)) & 31];
+      bits -= 5;
+    }
+    buffer &= (1 << bits) - 1;
+  }
+  if (bits > 0) out += ALPHABET[(buffer << (5 - bits)) & 31];
+  return out;
+}
+
+export const ID_PATTERN = /^[0-9a-v]{20}$/;
+export const EMULATED_DEVICE_ID_PATTERN = /^emu[0-9a-v]{20}$/;
+
+export interface IdGenerator {
+  /** A new 20-character id. */
+  next(): string;
+}
+
+export function createIdGenerator(clock: Clock, random: Random): IdGenerator {
+  const machine = random.bytes(5);
+  let counter = random.bytes(3).readUIntBE(0, 3);
+  let lastSecond = 0;
+  const buf = Buffer.alloc(12);
+  return {
+    next() {
+      // Never let the seconds part go backwards (a fake clock may be set back); keeps ids ordered.
+      const second = Math.max(lastSecond, Math.floor(clock.now() / 1000));
+      lastSecond = second;
+      counter = (counter + 1) & 0xffffff;
+      buf.writeUInt32BE(second >>> 0, 0);
+      machine.copy(buf, 4);
+      buf.writeUIntBE(counter, 9, 3);
+      return encodeBase32Hex(buf);
+    },
+  };
+}

@@ -1,0 +1,71 @@
+// Authorisation (contract §2.6-2.7): deny by default; 404 when the caller holds nothing on the parent,
+// 403 when it holds something but not the permission needed.
+import type { Deps } from '../deps.ts';
+import { forbidden, notFound } from '../domain/errors.ts';
+import { ORGANIZATION_ADMIN_PERMISSIONS, PROJECT_ADMIN_PERMISSIONS, projectPermissionsOf } from '../domain/roles.ts';
+import type { OrganizationRecord, ProjectRecord } from '../store/records.ts';
+import type { Repos } from '../store/store.ts';
+import type { Principal } from './principal.ts';
+
+const accepted = (p: Principal) => p.memberships.filter((m) => m.status === 'ACCEPTED');
+
+export function isOrganizationAdmin(principal: Principal, organizationId: string): boolean {
+  return accepted(principal).some(
+    (m) => m.scopeType === 'organization' && m.scopeId === organizationId && m.roles.includes('roles/organization.admin'),
+  );
+}
+
+/** Effective permissions on a project: its membership roles, plus project admin for organization admins. */
+export function projectPermissions(principal: Principal, project: Pick<ProjectRecord, 'id' | 'organizationId'>): Set<string> {
+  const roles = accepted(principal)
+    .filter((m) => m.scopeType === 'project' && m.scopeId === project.id)
+    .flatMap((m) => m.roles);
+  const perms = projectPermissionsOf(roles);
+  if (isOrganizationAdmin(principal, project.organizationId)) for (const p of PROJECT_ADMIN_PERMISSIONS) perms.add(p);
+  return perms;
+}
+
+/** Effective permissions on an organization: admin permissions, or organization.read for any project role in it. */
+export async function organizationPermissions(repos: Repos, principal: Principal, organizationId: string): Promise<Set<string>> {
+  if (isOrganizationAdmin(principal, organizationId)) return new Set(ORGANIZATION_ADMIN_PERMISSIONS);
+  for (const m of accepted(principal)) {
+    if (m.scopeType !== 'project' || m.roles.length === 0) continue;
+    const project = await repos.projects.get(m.scopeId);
+    if (project?.organizationId === organizationId) return new Set(['organization.read']);
+  }
+  return new Set();
+}
+
+/** Ids of the projects the principal can read directly, and of the organizations whose projects it can read. */
+export function readableScopes(principal: Principal): { projectIds: string[]; organizationIds: string[] } {
+  const ms = accepted(principal);
+  return {
+    projectIds: ms.filter((m) => m.scopeType === 'project' && m.roles.length > 0).map((m) => m.scopeId),
+    organizationIds: ms
+      .filter((m) => m.scopeType === 'organization' && m.roles.includes('roles/organization.admin'))
+      .map((m) => m.scopeId),
+  };
+}
+
+/** Loads the project and checks the permission: 404 if unknown or invisible, 403 if visible but not allowed. */
+export async function requireProject(
+  deps: Pick<Deps, 'store'>, principal: Principal, projectId: string, permission: string,
+): Promise<{ project: ProjectRecord; permissions: Set<string> }> {
+  const project = await deps.store.projects.get(projectId);
+  if (!project) throw notFound('project not found');
+  const permissions = projectPermissions(principal, project);
+  if (permissions.size === 0) throw notFound('project not found');
+  if (!permissions.has(permission)) throw forbidden(`permission ${permission} required on projects/${projectId}`);
+  return { project, permissions };
+}
+
+export async function requireOrganization(
+  deps: Pick<Deps, 'store'>, principal: Principal, organizationId: string, permission: string,
+): Promise<{ organization: OrganizationRecord; permissions: Set<string> }> {
+  const organization = await deps.store.organizations.get(organizationId);
+  if (!organization) throw notFound('organization not found');
+  const permissions = await organizationPermissions(deps.store, principal, organizationId);
+  if (permissions.size === 0) throw notFound('organization not found');
+  if (!permissions.has(permission)) throw forbidden(`permission ${permission} required on organizations/${organizationId}`);
+  return { organization, permissions };
+}

@@ -1,0 +1,93 @@
+// Stored records, as the services see them. Times are integer microseconds since the epoch.
+
+export interface OrganizationRecord {
+  id: string;
+  displayName: string;
+  createTime: number;
+}
+
+export interface Location {
+  latitude: number | null;
+  longitude: number | null;
+  timeLocation: string;
+}
+
+export interface ProjectRecord {
+  id: string;
+  organizationId: string;
+  displayName: string;
+  location: Location;
+  labels: Record<string, string>;
+  createTime: number;
+  updateTime: number;
+}
+
+/** A project with its counters, as listed. */
+export interface ProjectWithCounts extends ProjectRecord {
+  organizationDisplayName: string;
+  sensorCount: number;
+  cloudConnectorCount: number;
+}
+
+export interface UserRecord {
+  id: string;
+  email: string;
+  displayName: string;
+  passwordHash: string | null;
+  active: boolean;
+  createTime: number;
+  updateTime: number;
+}
+
+export interface ServiceAccountRecord {
+  id: string;
+  projectId: string;
+  email: string;
+  displayName: string;
+  enableBasicAuth: boolean;
+  createTime: number;
+  updateTime: number;
+}
+
+export interface KeyRecord {
+  id: string;
+  serviceAccountId: string;
+  secretEnc: string;
+  createTime: number;
+}
+
+export type ScopeType = 'project' | 'organization';
+export type AccountType = 'USER' | 'SERVICE_ACCOUNT';
+export type MembershipStatus = 'ACCEPTED' | 'PENDING';
+
+export interface MembershipRecord {
+  scopeType: ScopeType;
+  scopeId: string;
+  memberId: string;
+  accountType: AccountType;
+  roles: string[];
+  status: MembershipStatus;
+  createTime: number;
+}
+
+export interface InviteRecord {
+  tokenHash: string;
+  userId: string;
+  expireTime: number;
+  usedTime: number | null;
+}
+
+export interface DeviceRecord {
+  id: string;
+  projectId: string;
+  type: string;
+  productNumber: string;
+  labels: Record<string, string>;
+  /** Latest data per event type (the inner data[type] shape). */
+  reported: Record<string, unknown>;
+  /** Event timestamp (micros) of each reported entry. */
+  reportedTimes: Record<string, number>;
+  emulated: boolean;
+  createTime: number;
+  updateTime: number;
+}

@@ -1,0 +1,119 @@
+// Users, service accounts, their keys and invitations on SQLite.
+import type { InviteRecord, KeyRecord, ServiceAccountRecord, UserRecord } from '../records.ts';
+import type { InviteRepo, KeyRepo, ServiceAccountRepo, UserRepo } from '../store.ts';
+import type { SqliteDb } from './db.ts';
+
+interface UserRow { id: string; email: string; display_name: string; password_hash: string | null; active: number; create_time: number; update_time: number }
+const toUser = (r: UserRow): UserRecord => ({
+  id: r.id, email: r.email, displayName: r.display_name, passwordHash: r.password_hash, active: r.active === 1,
+  createTime: r.create_time, updateTime: r.update_time,
+});
+
+export function createUserRepo(db: SqliteDb): UserRepo {
+  return {
+    async create(u) {
+      db.run(
+        'INSERT INTO users (id, email, display_name, password_hash, active, create_time, update_time) VALUES (?, ?, ?, ?, ?, ?, ?)',
+        u.id, u.email, u.displayName, u.passwordHash, u.active ? 1 : 0, u.createTime, u.updateTime,
+      );
+    },
+    async get(id) {
+      const r = db.get<UserRow>('SELECT * FROM users WHERE id = ?', id);
+      return r ? toUser(r) : null;
+    },
+    async getByEmail(email) {
+      const r = db.get<UserRow>('SELECT * FROM users WHERE email = ?', email.toLowerCase());
+      return r ? toUser(r) : null;
+    },
+    async update(u) {
+      db.run(
+        'UPDATE users SET display_name = ?, password_hash = ?, active = ?, update_time = ? WHERE id = ?',
+        u.displayName, u.passwordHash, u.active ? 1 : 0, u.updateTime, u.id,
+      );
+    },
+  };
+}
+
+interface SaRow { id: string; project_id: string; email: string; display_name: string; enable_basic_auth: number; create_time: number; update_time: number }
+const toSa = (r: SaRow): ServiceAccountRecord => ({
+  id: r.id, projectId: r.project_id, email: r.email, displayName: r.display_name, enableBasicAuth: r.enable_basic_auth === 1,
+  createTime: r.create_time, updateTime: r.update_time,
+});
+
+export function createServiceAccountRepo(db: SqliteDb): ServiceAccountRepo {
+  return {
+    async create(sa) {
+      db.run(
+        'INSERT INTO service_accounts (id, project_id, email, display_name, enable_basic_auth, create_time, update_time) VALUES (?, ?, ?, ?, ?, ?, ?)',
+        sa.id, sa.projectId, sa.email, sa.displayName, sa.enableBasicAuth ? 1 : 0, sa.createTime, sa.updateTime,
+      );
+    },
+    async get(id) {
+      const r = db.get<SaRow>('SELECT * FROM service_accounts WHERE id = ?', id);
+      return r ? toSa(r) : null;
+    },
+    async getByEmail(email) {
+      const r = db.get<SaRow>('SELECT * FROM service_accounts WHERE email = ?', email.toLowerCase());
+      return r ? toSa(r) : null;
+    },
+    async listByProject(projectId, range) {
+      return db
+        .all<SaRow>('SELECT * FROM service_accounts WHERE project_id = ? AND id > ? ORDER BY id LIMIT ?', projectId, range.after ?? '', range.limit)
+        .map(toSa);
+    },
+    async update(sa) {
+      db.run(
+        'UPDATE service_accounts SET display_name = ?, enable_basic_auth = ?, update_time = ? WHERE id = ?',
+        sa.displayName, sa.enableBasicAuth ? 1 : 0, sa.updateTime, sa.id,
+      );
+    },
+    async delete(id) {
+      db.run('DELETE FROM memberships WHERE member_id = ?', id);
+      db.run('DELETE FROM service_account_keys WHERE service_account_id = ?', id);
+      db.run('DELETE FROM service_accounts WHERE id = ?', id);
+    },
+  };
+}
+
+interface KeyRow { id: string; service_account_id: string; secret_enc: string; create_time: number }
+const toKey = (r: KeyRow): KeyRecord => ({ id: r.id, serviceAccountId: r.service_account_id, secretEnc: r.secret_enc, createTime: r.create_time });
+
+export function createKeyRepo(db: SqliteDb): KeyRepo {
+  return {
+    async create(k) {
+      db.run('INSERT INTO service_account_keys (id, service_account_id, secret_enc, create_time) VALUES (?, ?, ?, ?)', k.id, k.serviceAccountId, k.secretEnc, k.createTime);
+    },
+    async get(id) {
+      const r = db.get<KeyRow>('SELECT * FROM service_account_keys WHERE id = ?', id);
+      return r ? toKey(r) : null;
+    },
+    async listByServiceAccount(saId, range) {
+      return db
+        .all<KeyRow>('SELECT * FROM service_account_keys WHERE service_account_id = ? AND id > ? ORDER BY id LIMIT ?', saId, range.after ?? '', range.limit)
+        .map(toKey);
+    },
+    async countByServiceAccount(saId) {
+      return db.get<{ n: number }>('SELECT count(*) AS n FROM service_account_keys WHERE service_account_id = ?', saId)!.n;
+    },
+    async delete(id) {
+      db.run('DELETE FROM service_account_keys WHERE id = ?', id);
+    },
+  };
+}
+
+interface InviteRow { token_hash: string; user_id: string; expire_time: number; used_time: number | null }
+
+export function createInviteRepo(db: SqliteDb): InviteRepo {
+  return {
+    async create(i) {
+      db.run('INSERT INTO invites (token_hash, user_id, expire_time, used_time) VALUES (?, ?, ?, ?)', i.tokenHash, i.userId, i.expireTime, i.usedTime);
+    },
+    async get(tokenHash) {
+      const r = db.get<InviteRow>('SELECT * FROM invites WHERE token_hash = ?', tokenHash);
+      return r ? { tokenHash: r.token_hash, userId: r.user_id, expireTime: r.expire_time, usedTime: r.used_time } satisfies InviteRecord : null;
+    },
+    async markUsed(tokenHash, usedTime) {
+      db.run('UPDATE invites SET used_time = ? WHERE token_hash = ?', usedTime, tokenHash);
+    },
+  };
+}

@@ -1,0 +1,95 @@
+// The SQLite connection: WAL, numbered migrations, a prepared-statement cache and the lock that makes an
+// async transaction exclusive (better-sqlite3 is synchronous; without the lock, another request's query could
+// run inside an open transaction while it awaits).
+import Database from 'better-sqlite3';
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+type Statement = Database.Statement<unknown[], unknown>;
+
+export class SqliteDb {
+  readonly raw: Database.Database;
+  private readonly statements = new Map<string, Statement>();
+
+  constructor(file: string) {
+    this.raw = new Database(file);
+    this.raw.pragma('journal_mode = WAL');
+    // NORMAL in WAL mode: durable against process crashes (the WAL is written before COMMIT returns);
+    // only an OS crash or power loss can lose the last transactions.
+    this.raw.pragma('synchronous = NORMAL');
+    this.raw.pragma('foreign_keys = ON');
+    this.raw.pragma('busy_timeout = 5000');
+    this.migrate();
+  }
+
+  /** A cached prepared statement. */
+  stmt(sql: string): Statement {
+    let s = this.statements.get(sql);
+    if (!s) {
+      s = this.raw.prepare(sql);
+      this.statements.set(sql, s);
+    }
+    return s;
+  }
+
+  all<T>(sql: string, ...params: unknown[]): T[] {
+    return this.stmt(sql).all(...params) as T[];
+  }
+
+  get<T>(sql: string, ...params: unknown[]): T | undefined {
+    return this.stmt(sql).get(...params) as T | undefined;
+  }
+
+  run(sql: string, ...params: unknown[]): Database.RunResult {
+    return this.stmt(sql).run(...params);
+  }
+
+  close(): void {
+    this.raw.close();
+  }
+
+  private migrate(): void {
+    this.raw.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_time INTEGER NOT NULL)');
+    const applied = new Set(this.raw.prepare('SELECT version FROM schema_migrations').all().map((r) => (r as { version: number }).version));
+    const dir = join(dirname(fileURLToPath(import.meta.url)), 'migrations');
+    const files = readdirSync(dir).filter((f) => /^\d+_.*\.sql$/.test(f)).sort();
+    for (const file of files) {
+      const version = Number(file.split('_')[0]);
+      if (applied.has(version)) continue;
+      const sql = readFileSync(join(dir, file), 'utf8');
+      this.raw.transaction(() => {
+        this.raw.exec(sql);
+        this.raw.prepare('INSERT INTO schema_migrations (version, applied_time) VALUES (?, ?)').run(version, Date.now());
+      })();
+    }
+  }
+}
+
+/** FIFO async mutex. `run` executes at once (same tick) when the lock is free. */
+export class Lock {
+  private held = false;
+  private readonly waiters: Array<() => void> = [];
+
+  get busy(): boolean {
+    return this.held;
+  }
+
+  async acquire(): Promise<void> {
+    if (!this.held) {
+      this.held = true;
+      return;
+    }
+    await new Promise<void>((resolve) => this.waiters.push(resolve));
+  }
+
+  release(): void {
+    const next = this.waiters.shift();
+    if (next) next();
+    else this.held = false;
+  }
+}
+
+/** JSON column helpers. */
+export const toJson = (v: unknown): string => JSON.stringify(v);
+export const fromJson = <T>(s: string): T => JSON.parse(s) as T;

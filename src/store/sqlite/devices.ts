@@ -1,0 +1,36 @@
+// Devices on SQLite.
+import type { DeviceRecord } from '../records.ts';
+import type { DeviceRepo } from '../store.ts';
+import { fromJson, toJson, type SqliteDb } from './db.ts';
+
+interface Row {
+  id: string; project_id: string; type: string; product_number: string; labels: string; reported: string;
+  reported_times: string; emulated: number; create_time: number; update_time: number;
+}
+export const toDevice = (r: Row): DeviceRecord => ({
+  id: r.id, projectId: r.project_id, type: r.type, productNumber: r.product_number, labels: fromJson(r.labels),
+  reported: fromJson(r.reported), reportedTimes: fromJson(r.reported_times), emulated: r.emulated === 1,
+  createTime: r.create_time, updateTime: r.update_time,
+});
+
+export function createDeviceRepo(db: SqliteDb): DeviceRepo {
+  return {
+    async create(d) {
+      db.run(
+        `INSERT INTO devices (id, project_id, type, product_number, labels, reported, reported_times, emulated, create_time, update_time)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        d.id, d.projectId, d.type, d.productNumber, toJson(d.labels), toJson(d.reported), toJson(d.reportedTimes),
+        d.emulated ? 1 : 0, d.createTime, d.updateTime,
+      );
+    },
+    async get(id) {
+      const r = db.get<Row>('SELECT * FROM devices WHERE id = ?', id);
+      return r ? toDevice(r) : null;
+    },
+    async listByProject(projectId, range) {
+      return db
+        .all<Row>('SELECT * FROM devices WHERE project_id = ? AND id > ? ORDER BY id LIMIT ?', projectId, range.after ?? '', range.limit)
+        .map(toDevice);
+    },
+  };
+}

@@ -1,0 +1,54 @@
+// Project and organization memberships on SQLite.
+import type { MembershipRecord, ScopeType } from '../records.ts';
+import type { MembershipRepo } from '../store.ts';
+import { fromJson, toJson, type SqliteDb } from './db.ts';
+
+interface Row { scope_type: ScopeType; scope_id: string; member_id: string; account_type: 'USER' | 'SERVICE_ACCOUNT'; roles: string; status: 'ACCEPTED' | 'PENDING'; create_time: number }
+const toMembership = (r: Row): MembershipRecord => ({
+  scopeType: r.scope_type, scopeId: r.scope_id, memberId: r.member_id, accountType: r.account_type,
+  roles: fromJson(r.roles), status: r.status, createTime: r.create_time,
+});
+
+export function createMembershipRepo(db: SqliteDb): MembershipRepo {
+  return {
+    async get(scopeType, scopeId, memberId) {
+      const r = db.get<Row>('SELECT * FROM memberships WHERE scope_type = ? AND scope_id = ? AND member_id = ?', scopeType, scopeId, memberId);
+      return r ? toMembership(r) : null;
+    },
+    async listByScope(scopeType, scopeId, range) {
+      const [t, m] = range.after ?? [-1, ''];
+      return db
+        .all<Row>(
+          `SELECT * FROM memberships WHERE scope_type = ? AND scope_id = ? AND (create_time > ? OR (create_time = ? AND member_id > ?))
+           ORDER BY create_time, member_id LIMIT ?`,
+          scopeType, scopeId, t, t, m, range.limit,
+        )
+        .map(toMembership);
+    },
+    async listByMember(memberId) {
+      return db.all<Row>('SELECT * FROM memberships WHERE member_id = ? ORDER BY create_time, scope_id', memberId).map(toMembership);
+    },
+    async create(m) {
+      db.run(
+        'INSERT INTO memberships (scope_type, scope_id, member_id, account_type, roles, status, create_time) VALUES (?, ?, ?, ?, ?, ?, ?)',
+        m.scopeType, m.scopeId, m.memberId, m.accountType, toJson(m.roles), m.status, m.createTime,
+      );
+    },
+    async updateRoles(scopeType, scopeId, memberId, roles) {
+      db.run('UPDATE memberships SET roles = ? WHERE scope_type = ? AND scope_id = ? AND member_id = ?', toJson(roles), scopeType, scopeId, memberId);
+    },
+    async delete(scopeType, scopeId, memberId) {
+      db.run('DELETE FROM memberships WHERE scope_type = ? AND scope_id = ? AND member_id = ?', scopeType, scopeId, memberId);
+    },
+    async acceptAll(memberId) {
+      db.run(`UPDATE memberships SET status = 'ACCEPTED' WHERE member_id = ? AND status = 'PENDING'`, memberId);
+    },
+    async countAcceptedOrganizationAdmins(organizationId) {
+      return db.get<{ n: number }>(
+        `SELECT count(*) AS n FROM memberships WHERE scope_type = 'organization' AND scope_id = ? AND status = 'ACCEPTED'
+         AND EXISTS (SELECT 1 FROM json_each(roles) WHERE value = 'roles/organization.admin')`,
+        organizationId,
+      )!.n;
+    },
+  };
+}

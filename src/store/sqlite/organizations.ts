@@ -1,0 +1,99 @@
+// Organizations and projects on SQLite.
+import type { OrganizationRecord, ProjectRecord, ProjectWithCounts } from '../records.ts';
+import type { OrganizationRepo, ProjectListFilter, ProjectRepo, Range } from '../store.ts';
+import { fromJson, toJson, type SqliteDb } from './db.ts';
+
+interface OrgRow { id: string; display_name: string; create_time: number }
+const toOrg = (r: OrgRow): OrganizationRecord => ({ id: r.id, displayName: r.display_name, createTime: r.create_time });
+
+export function createOrganizationRepo(db: SqliteDb): OrganizationRepo {
+  return {
+    async create(o) {
+      db.run('INSERT INTO organizations (id, display_name, create_time) VALUES (?, ?, ?)', o.id, o.displayName, o.createTime);
+    },
+    async get(id) {
+      const r = db.get<OrgRow>('SELECT * FROM organizations WHERE id = ?', id);
+      return r ? toOrg(r) : null;
+    },
+    async list(ids, range) {
+      return db
+        .all<OrgRow>('SELECT * FROM organizations WHERE id IN (SELECT value FROM json_each(?)) AND id > ? ORDER BY id LIMIT ?', toJson(ids), range.after ?? '', range.limit)
+        .map(toOrg);
+    },
+    async count() {
+      return db.get<{ n: number }>('SELECT count(*) AS n FROM organizations')!.n;
+    },
+  };
+}
+
+interface ProjectRow {
+  id: string; organization_id: string; display_name: string; location: string; labels: string;
+  create_time: number; update_time: number;
+}
+interface ProjectCountsRow extends ProjectRow { organization_display_name: string; sensor_count: number; ccon_count: number }
+
+const toProject = (r: ProjectRow): ProjectRecord => ({
+  id: r.id, organizationId: r.organization_id, displayName: r.display_name, location: fromJson(r.location),
+  labels: fromJson(r.labels), createTime: r.create_time, updateTime: r.update_time,
+});
+const toProjectWithCounts = (r: ProjectCountsRow): ProjectWithCounts => ({
+  ...toProject(r), organizationDisplayName: r.organization_display_name, sensorCount: r.sensor_count, cloudConnectorCount: r.ccon_count,
+});
+
+const WITH_COUNTS = `SELECT p.*, o.display_name AS organization_display_name,
+  (SELECT count(*) FROM devices d WHERE d.project_id = p.id AND d.type <> 'ccon') AS sensor_count,
+  (SELECT count(*) FROM devices d WHERE d.project_id = p.id AND d.type = 'ccon') AS ccon_count
+  FROM projects p JOIN organizations o ON o.id = p.organization_id`;
+
+export function createProjectRepo(db: SqliteDb): ProjectRepo {
+  return {
+    async create(p) {
+      db.run(
+        'INSERT INTO projects (id, organization_id, display_name, location, labels, create_time, update_time) VALUES (?, ?, ?, ?, ?, ?, ?)',
+        p.id, p.organizationId, p.displayName, toJson(p.location), toJson(p.labels), p.createTime, p.updateTime,
+      );
+    },
+    async get(id) {
+      const r = db.get<ProjectRow>('SELECT * FROM projects WHERE id = ?', id);
+      return r ? toProject(r) : null;
+    },
+    async getWithCounts(id) {
+      const r = db.get<ProjectCountsRow>(`${WITH_COUNTS} WHERE p.id = ?`, id);
+      return r ? toProjectWithCounts(r) : null;
+    },
+    async list(filter: ProjectListFilter, range: Range) {
+      const rows = db.all<ProjectCountsRow>(
+        `${WITH_COUNTS}
+         WHERE (p.id IN (SELECT value FROM json_each(?)) OR p.organization_id IN (SELECT value FROM json_each(?)))
+           AND (? IS NULL OR p.organization_id = ?)
+           AND (? IS NULL OR instr(lower(p.display_name), lower(?)) > 0)
+           AND p.id > ?
+         ORDER BY p.id LIMIT ?`,
+        toJson(filter.projectIds), toJson(filter.organizationIds),
+        filter.organizationId ?? null, filter.organizationId ?? null,
+        filter.query ?? null, filter.query ?? null,
+        range.after ?? '', range.limit,
+      );
+      return rows.map(toProjectWithCounts);
+    },
+    async update(p) {
+      db.run(
+        'UPDATE projects SET display_name = ?, location = ?, labels = ?, update_time = ? WHERE id = ?',
+        p.displayName, toJson(p.location), toJson(p.labels), p.updateTime, p.id,
+      );
+    },
+    async delete(id) {
+      const sas = `SELECT id FROM service_accounts WHERE project_id = ?`;
+      db.run(`DELETE FROM memberships WHERE member_id IN (${sas})`, id);
+      db.run(`DELETE FROM service_account_keys WHERE service_account_id IN (${sas})`, id);
+      db.run('DELETE FROM service_accounts WHERE project_id = ?', id);
+      db.run(`DELETE FROM memberships WHERE scope_type = 'project' AND scope_id = ?`, id);
+      db.run('DELETE FROM projects WHERE id = ?', id);
+    },
+    async countContents(id) {
+      const devices = db.get<{ n: number }>('SELECT count(*) AS n FROM devices WHERE project_id = ?', id)!.n;
+      const dataConnectors = db.get<{ n: number }>('SELECT count(*) AS n FROM data_connectors WHERE project_id = ?', id)!.n;
+      return { devices, dataConnectors };
+    },
+  };
+}

@@ -1,0 +1,116 @@
+// The Store: one narrow, async interface over the database, grouped by resource. Every backend (SQLite now,
+// PostgreSQL later) implements it and passes the same contract suite (test/store/contract.ts).
+// transaction(fn) gives fn the same repositories bound to one transaction: all or nothing.
+import type {
+  DeviceRecord, InviteRecord, KeyRecord, MembershipRecord, OrganizationRecord, ProjectRecord, ProjectWithCounts,
+  ScopeType, ServiceAccountRecord, UserRecord,
+} from './records.ts';
+
+/** Keyset page request at the store level: rows strictly after `after`, at most `limit`. */
+export interface Range<K = string> {
+  after?: K | null;
+  limit: number;
+}
+
+export interface OrganizationRepo {
+  create(org: OrganizationRecord): Promise<void>;
+  get(id: string): Promise<OrganizationRecord | null>;
+  /** Organizations with the given ids, in id order. */
+  list(ids: string[], range: Range): Promise<OrganizationRecord[]>;
+  count(): Promise<number>;
+}
+
+export interface ProjectListFilter {
+  /** Projects visible through a direct membership. */
+  projectIds: string[];
+  /** Projects visible through organization admin rights (every project of these organizations). */
+  organizationIds: string[];
+  /** Restrict to one organization. */
+  organizationId?: string;
+  /** Case-insensitive substring of displayName. */
+  query?: string;
+}
+
+export interface ProjectRepo {
+  create(project: ProjectRecord): Promise<void>;
+  get(id: string): Promise<ProjectRecord | null>;
+  getWithCounts(id: string): Promise<ProjectWithCounts | null>;
+  list(filter: ProjectListFilter, range: Range): Promise<ProjectWithCounts[]>;
+  update(project: ProjectRecord): Promise<void>;
+  /** Deletes the project, its service accounts with their keys and memberships, and its memberships. */
+  delete(id: string): Promise<void>;
+  /** Number of devices and data connectors still in the project. */
+  countContents(id: string): Promise<{ devices: number; dataConnectors: number }>;
+}
+
+export interface UserRepo {
+  create(user: UserRecord): Promise<void>;
+  get(id: string): Promise<UserRecord | null>;
+  getByEmail(email: string): Promise<UserRecord | null>;
+  update(user: UserRecord): Promise<void>;
+}
+
+export interface ServiceAccountRepo {
+  create(sa: ServiceAccountRecord): Promise<void>;
+  get(id: string): Promise<ServiceAccountRecord | null>;
+  getByEmail(email: string): Promise<ServiceAccountRecord | null>;
+  listByProject(projectId: string, range: Range): Promise<ServiceAccountRecord[]>;
+  update(sa: ServiceAccountRecord): Promise<void>;
+  /** Deletes the account, its keys and its memberships everywhere. */
+  delete(id: string): Promise<void>;
+}
+
+export interface KeyRepo {
+  create(key: KeyRecord): Promise<void>;
+  get(id: string): Promise<KeyRecord | null>;
+  listByServiceAccount(serviceAccountId: string, range: Range): Promise<KeyRecord[]>;
+  countByServiceAccount(serviceAccountId: string): Promise<number>;
+  delete(id: string): Promise<void>;
+}
+
+export interface MembershipRepo {
+  get(scopeType: ScopeType, scopeId: string, memberId: string): Promise<MembershipRecord | null>;
+  /** Memberships of one project or organization in creation order; `after` is [createTime, memberId]. */
+  listByScope(scopeType: ScopeType, scopeId: string, range: Range<[number, string]>): Promise<MembershipRecord[]>;
+  /** Every membership of one user or service account. */
+  listByMember(memberId: string): Promise<MembershipRecord[]>;
+  create(m: MembershipRecord): Promise<void>;
+  updateRoles(scopeType: ScopeType, scopeId: string, memberId: string, roles: string[]): Promise<void>;
+  delete(scopeType: ScopeType, scopeId: string, memberId: string): Promise<void>;
+  /** Marks every PENDING membership of the member ACCEPTED. */
+  acceptAll(memberId: string): Promise<void>;
+  /** ACCEPTED organization admins of the organization. */
+  countAcceptedOrganizationAdmins(organizationId: string): Promise<number>;
+}
+
+export interface InviteRepo {
+  create(invite: InviteRecord): Promise<void>;
+  get(tokenHash: string): Promise<InviteRecord | null>;
+  markUsed(tokenHash: string, usedTime: number): Promise<void>;
+}
+
+export interface DeviceRepo {
+  create(device: DeviceRecord): Promise<void>;
+  get(id: string): Promise<DeviceRecord | null>;
+  listByProject(projectId: string, range: Range): Promise<DeviceRecord[]>;
+}
+
+export interface Repos {
+  organizations: OrganizationRepo;
+  projects: ProjectRepo;
+  users: UserRepo;
+  serviceAccounts: ServiceAccountRepo;
+  keys: KeyRepo;
+  memberships: MembershipRepo;
+  invites: InviteRepo;
+  devices: DeviceRepo;
+}
+
+export interface Store extends Repos {
+  readonly kind: 'sqlite' | 'postgres';
+  /** Runs fn in one transaction; commits when it resolves, rolls back when it throws. */
+  transaction<T>(fn: (tx: Repos) => Promise<T>): Promise<T>;
+  /** Resolves when the database answers. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
