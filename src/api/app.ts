@@ -69,6 +69,7 @@ export async function createApp(deps: Deps): Promise<App> {
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'string' }, (request, body, done) => {
     const text = body as string;
+    if (!request.routeOptions.url) return done(null, undefined); // unknown route: answered 404, body unread
     if ((request.routeOptions.config as RouteConfig | undefined)?.rawBody) return done(null, text);
     if (text.trim() === '') return done(null, undefined);
     let parsed: unknown;

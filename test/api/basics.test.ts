@@ -144,3 +144,13 @@ describe('rate limiting', () => {
     }
   });
 });
+
+describe('bodies', () => {
+  let t: TestContext;
+  before(async () => { t = await createTestContext(); });
+  after(() => t.close());
+
+  it('an unknown route is 404 even with a malformed body', async () => {
+    assert.equal((await t.request('POST', '/v2/roles', { rawBody: '{not json' })).status, 404);
+  });
+});
