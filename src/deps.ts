@@ -2,6 +2,7 @@
 import type { AccessTokenSigner } from './auth/access-tokens.ts';
 import type { SecretBox } from './auth/secret-box.ts';
 import type { Config } from './config.ts';
+import type { EventPipeline } from './events/pipeline.ts';
 import type { Clock } from './runtime/clock.ts';
 import type { IdGenerator } from './runtime/ids.ts';
 import type { Logger } from './runtime/logger.ts';
@@ -17,6 +18,8 @@ export interface Deps {
   logger: Logger;
   secretBox: SecretBox;
   tokens: AccessTokenSigner;
+  /** The one path every device event takes (store + reported + consumers, then subscribers). */
+  events: EventPipeline;
 }
 
 /** Now, in integer microseconds (the store's time unit). */

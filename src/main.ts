@@ -6,6 +6,7 @@ import { createSecretBox } from './auth/secret-box.ts';
 import { createApp, type App } from './api/app.ts';
 import type { Config } from './config.ts';
 import type { Deps } from './deps.ts';
+import { createEventPipeline } from './events/pipeline.ts';
 import { systemClock, type Clock } from './runtime/clock.ts';
 import { createIdGenerator } from './runtime/ids.ts';
 import { createLogger, type Logger } from './runtime/logger.ts';
@@ -27,11 +28,12 @@ export function buildDeps(config: Config, overrides: DepsOverrides = {}): Deps {
   const logger = overrides.logger ?? createLogger({ level: config.logLevel });
   const store = overrides.store ?? createSqliteStore(join(config.dataDir, 'sensorcloud.db'));
   const masterKey = loadOrCreateMasterKey(config.dataDir, random);
+  const ids = createIdGenerator(clock, random);
   return {
-    config, clock, random, logger, store,
-    ids: createIdGenerator(clock, random),
+    config, clock, random, logger, store, ids,
     secretBox: createSecretBox(masterKey, random),
     tokens: createAccessTokenSigner(masterKey),
+    events: createEventPipeline({ store, clock, ids, logger }),
   };
 }
 

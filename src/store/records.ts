@@ -91,3 +91,16 @@ export interface DeviceRecord {
   createTime: number;
   updateTime: number;
 }
+
+export interface EventRecord {
+  id: string;
+  projectId: string;
+  deviceId: string;
+  eventType: string;
+  /** Event time (micros). */
+  timestamp: number;
+  /** When stored (micros); drives retention. */
+  createTime: number;
+  /** The event JSON exactly as served. */
+  body: string;
+}

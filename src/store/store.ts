@@ -2,7 +2,7 @@
 // PostgreSQL later) implements it and passes the same contract suite (test/store/contract.ts).
 // transaction(fn) gives fn the same repositories bound to one transaction: all or nothing.
 import type {
-  DeviceRecord, InviteRecord, KeyRecord, MembershipRecord, OrganizationRecord, ProjectRecord, ProjectWithCounts,
+  DeviceRecord, EventRecord, InviteRecord, KeyRecord, MembershipRecord, OrganizationRecord, ProjectRecord, ProjectWithCounts,
   ScopeType, ServiceAccountRecord, UserRecord,
 } from './records.ts';
 
@@ -93,6 +93,32 @@ export interface DeviceRepo {
   create(device: DeviceRecord): Promise<void>;
   get(id: string): Promise<DeviceRecord | null>;
   listByProject(projectId: string, range: Range): Promise<DeviceRecord[]>;
+  updateReported(id: string, reported: Record<string, unknown>, reportedTimes: Record<string, number>, updateTime: number): Promise<void>;
+  updateLabels(id: string, labels: Record<string, string>, updateTime: number): Promise<void>;
+  /** Moves the device (with its history) to another project. */
+  move(id: string, projectId: string, updateTime: number): Promise<void>;
+  /** Deletes the device and its history. */
+  delete(id: string): Promise<void>;
+}
+
+export interface EventHistoryQuery {
+  deviceId: string;
+  /** Empty = every type. */
+  eventTypes: string[];
+  /** Inclusive bounds, micros. */
+  startTime: number;
+  endTime: number;
+  /** Newest first: rows strictly before [timestamp, id]. */
+  before?: [number, string] | null;
+  limit: number;
+}
+
+export interface EventRepo {
+  insert(event: EventRecord): Promise<void>;
+  /** History of one device, newest first (timestamp, then id, both descending). */
+  listByDevice(query: EventHistoryQuery): Promise<EventRecord[]>;
+  /** Deletes up to `limit` events stored before `createTime`; returns how many were deleted. */
+  deleteStoredBefore(createTime: number, limit: number): Promise<number>;
 }
 
 export interface Repos {
@@ -104,6 +130,7 @@ export interface Repos {
   memberships: MembershipRepo;
   invites: InviteRepo;
   devices: DeviceRepo;
+  events: EventRepo;
 }
 
 export interface Store extends Repos {

@@ -27,6 +27,20 @@ export function createDeviceRepo(db: SqliteDb): DeviceRepo {
       const r = db.get<Row>('SELECT * FROM devices WHERE id = ?', id);
       return r ? toDevice(r) : null;
     },
+    async updateReported(id, reported, reportedTimes, updateTime) {
+      db.run('UPDATE devices SET reported = ?, reported_times = ?, update_time = ? WHERE id = ?', toJson(reported), toJson(reportedTimes), updateTime, id);
+    },
+    async updateLabels(id, labels, updateTime) {
+      db.run('UPDATE devices SET labels = ?, update_time = ? WHERE id = ?', toJson(labels), updateTime, id);
+    },
+    async move(id, projectId, updateTime) {
+      db.run('UPDATE devices SET project_id = ?, update_time = ? WHERE id = ?', projectId, updateTime, id);
+      db.run('UPDATE events SET project_id = ? WHERE device_id = ?', projectId, id);
+    },
+    async delete(id) {
+      db.run('DELETE FROM events WHERE device_id = ?', id);
+      db.run('DELETE FROM devices WHERE id = ?', id);
+    },
     async listByProject(projectId, range) {
       return db
         .all<Row>('SELECT * FROM devices WHERE project_id = ? AND id > ? ORDER BY id LIMIT ?', projectId, range.after ?? '', range.limit)

@@ -5,6 +5,7 @@ import type { Repos, Store } from '../store.ts';
 import { createInviteRepo, createKeyRepo, createServiceAccountRepo, createUserRepo } from './accounts.ts';
 import { Lock, SqliteDb } from './db.ts';
 import { createDeviceRepo } from './devices.ts';
+import { createEventRepo } from './events.ts';
 import { createMembershipRepo } from './memberships.ts';
 import { createOrganizationRepo, createProjectRepo } from './organizations.ts';
 
@@ -18,6 +19,7 @@ function createRepos(db: SqliteDb): Repos {
     memberships: createMembershipRepo(db),
     invites: createInviteRepo(db),
     devices: createDeviceRepo(db),
+    events: createEventRepo(db),
   };
 }
 

@@ -1,0 +1,91 @@
+// The one event pipeline (issue: "every event goes through one function"). In a single store transaction an
+// emitted event is stored in history, applied to the device's `reported` state, and handed to every consumer
+// (e.g. the data connector queue) — so an event is either stored and queued, or neither. After the commit it
+// is offered to subscribers (event streams); a multi-process backend can feed subscribers the same way.
+import type { Deps } from '../deps.ts';
+import { nowMicros } from '../deps.ts';
+import { LABELS_CHANGED } from '../domain/device-types.ts';
+import { deviceName } from '../domain/names.ts';
+import { formatTimestamp } from '../domain/time.ts';
+import type { DeviceRecord } from '../store/records.ts';
+import type { Repos } from '../store/store.ts';
+import type { DeviceEvent, EmittedEvent } from './types.ts';
+
+/** Runs inside the emitting transaction; throwing rolls the whole change back. */
+export interface EventConsumer {
+  consume(tx: Repos, emitted: EmittedEvent): Promise<void>;
+}
+
+/** Runs after commit, synchronously; must not throw or block (streams buffer and return at once). */
+export type EventSubscriber = (emitted: EmittedEvent) => void;
+
+/** Emits one event for the device at the given time (micros). Returns the event as stored. */
+export type Emit = (device: DeviceRecord, eventType: string, data: unknown, timestamp: number) => Promise<EmittedEvent>;
+
+export interface EventPipeline {
+  /** A store transaction in which events can be emitted; subscribers see them once it has committed. */
+  transaction<T>(fn: (tx: Repos, emit: Emit) => Promise<T>): Promise<T>;
+  addConsumer(consumer: EventConsumer): void;
+  /** Returns an unsubscribe function. */
+  subscribe(subscriber: EventSubscriber): () => void;
+}
+
+export function createEventPipeline(deps: Pick<Deps, 'store' | 'clock' | 'ids' | 'logger'>): EventPipeline {
+  const consumers: EventConsumer[] = [];
+  const subscribers = new Set<EventSubscriber>();
+
+  const emitIn = (tx: Repos, emitted: EmittedEvent[]): Emit => async (device, eventType, data, timestamp) => {
+    const event: DeviceEvent = {
+      eventId: deps.ids.next(),
+      targetName: deviceName(device.projectId, device.id),
+      eventType,
+      data,
+      timestamp: formatTimestamp(timestamp),
+    };
+    const now = nowMicros(deps);
+    await tx.events.insert({ id: event.eventId, projectId: device.projectId, deviceId: device.id, eventType, timestamp, createTime: now, body: JSON.stringify(event) });
+    let current = device;
+    if (eventType !== LABELS_CHANGED) {
+      const previous = device.reportedTimes[eventType];
+      // `reported` only moves forward in event time (contract §5.3): an older event is history only.
+      if (previous === undefined || timestamp >= previous) {
+        const inner = (data as Record<string, unknown> | null)?.[eventType] ?? null;
+        current = {
+          ...device,
+          reported: { ...device.reported, [eventType]: inner },
+          reportedTimes: { ...device.reportedTimes, [eventType]: timestamp },
+          updateTime: now,
+        };
+        await tx.devices.updateReported(current.id, current.reported, current.reportedTimes, now);
+      }
+    }
+    const result: EmittedEvent = { event, device: current, timestamp };
+    for (const consumer of consumers) await consumer.consume(tx, result);
+    emitted.push(result);
+    return result;
+  };
+
+  return {
+    async transaction(fn) {
+      const emitted: EmittedEvent[] = [];
+      const result = await deps.store.transaction((tx) => fn(tx, emitIn(tx, emitted)));
+      for (const e of emitted) {
+        for (const s of subscribers) {
+          try {
+            s(e);
+          } catch (err) {
+            deps.logger.error({ err }, 'event subscriber failed');
+          }
+        }
+      }
+      return result;
+    },
+    addConsumer(consumer) {
+      consumers.push(consumer);
+    },
+    subscribe(subscriber) {
+      subscribers.add(subscriber);
+      return () => subscribers.delete(subscriber);
+    },
+  };
+}

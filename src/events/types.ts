@@ -1,0 +1,19 @@
+// The event envelope (contract §5.1) and what the pipeline hands to consumers and subscribers.
+import type { DeviceRecord } from '../store/records.ts';
+
+/** Key order is part of the wire contract: eventId, targetName, eventType, data, timestamp. */
+export interface DeviceEvent {
+  eventId: string;
+  targetName: string;
+  eventType: string;
+  data: unknown;
+  timestamp: string;
+}
+
+export interface EmittedEvent {
+  event: DeviceEvent;
+  /** The device after this event was applied (reported updated, labels as they are now). */
+  device: DeviceRecord;
+  /** Event time in microseconds. */
+  timestamp: number;
+}

@@ -1,0 +1,37 @@
+// Event history on SQLite.
+import type { EventRecord } from '../records.ts';
+import type { EventRepo } from '../store.ts';
+import { toJson, type SqliteDb } from './db.ts';
+
+interface Row { id: string; project_id: string; device_id: string; event_type: string; timestamp: number; create_time: number; body: string }
+const toEvent = (r: Row): EventRecord => ({
+  id: r.id, projectId: r.project_id, deviceId: r.device_id, eventType: r.event_type, timestamp: r.timestamp, createTime: r.create_time, body: r.body,
+});
+
+export function createEventRepo(db: SqliteDb): EventRepo {
+  return {
+    async insert(e) {
+      db.run(
+        'INSERT INTO events (id, project_id, device_id, event_type, timestamp, create_time, body) VALUES (?, ?, ?, ?, ?, ?, ?)',
+        e.id, e.projectId, e.deviceId, e.eventType, e.timestamp, e.createTime, e.body,
+      );
+    },
+    async listByDevice(q) {
+      const [bt, bid] = q.before ?? [Number.MAX_SAFE_INTEGER, ''];
+      const noCursor = q.before ? 0 : 1;
+      return db
+        .all<Row>(
+          `SELECT * FROM events
+           WHERE device_id = ? AND timestamp >= ? AND timestamp <= ?
+             AND (? = 0 OR event_type IN (SELECT value FROM json_each(?)))
+             AND (? = 1 OR timestamp < ? OR (timestamp = ? AND id < ?))
+           ORDER BY timestamp DESC, id DESC LIMIT ?`,
+          q.deviceId, q.startTime, q.endTime, q.eventTypes.length, toJson(q.eventTypes), noCursor, bt, bt, bid, q.limit,
+        )
+        .map(toEvent);
+    },
+    async deleteStoredBefore(createTime, limit) {
+      return db.run('DELETE FROM events WHERE rowid IN (SELECT rowid FROM events WHERE create_time < ? LIMIT ?)', createTime, limit).changes;
+    },
+  };
+}
