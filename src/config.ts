@@ -87,7 +87,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: ConfigFl
   }
 
   const hostForUrl = host.includes(':') ? `[${host}]` : host === '0.0.0.0' ? '127.0.0.1' : host;
-  let publicUrl = pick(undefined, 'SENSORCLOUD_PUBLIC_URL') ?? `http://${hostForUrl}:${port}`;
+  // With an invalid PORT the derived URL is meaningless; PORT's own problem is reported instead.
+  let publicUrl = pick(undefined, 'SENSORCLOUD_PUBLIC_URL') ?? `http://${hostForUrl}:${Number.isInteger(port) ? port : 8080}`;
   try {
     const u = new URL(publicUrl);
     if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error('scheme');

@@ -1,0 +1,165 @@
+// The Store contract: behaviour every backend must show. Written against the Store interface only, so a
+// second backend (PostgreSQL) runs it unchanged: `storeContract('postgres', () => createPostgresStore(url))`.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { DeviceRecord, ProjectRecord } from '../../src/store/records.ts';
+import type { Store } from '../../src/store/store.ts';
+
+const loc = { latitude: null, longitude: null, timeLocation: '' };
+let seq = 0;
+/** Distinct, ordered 20-char ids (base32hex alphabet). */
+const id = (prefix: string) => `${prefix}${String(++seq).padStart(20 - prefix.length, '0')}`;
+
+export function storeContract(name: string, open: () => Promise<Store> | Store): void {
+  describe(`Store contract: ${name}`, () => {
+    let store: Store;
+    const org = id('o');
+    before(async () => {
+      store = await open();
+      await store.organizations.create({ id: org, displayName: 'Org', createTime: 1 });
+    });
+    after(() => store.close());
+
+    const project = (over: Partial<ProjectRecord> = {}): ProjectRecord => ({
+      id: id('p'), organizationId: org, displayName: 'P', location: loc, labels: {}, createTime: 1, updateTime: 1, ...over,
+    });
+    const device = (projectId: string, over: Partial<DeviceRecord> = {}): DeviceRecord => ({
+      id: id('d'), projectId, type: 'temperature', productNumber: '102058', labels: { a: '1' }, reported: {}, reportedTimes: {},
+      emulated: true, createTime: 1, updateTime: 1, ...over,
+    });
+
+    it('answers ping', async () => {
+      await store.ping();
+    });
+
+    it('round-trips organizations and projects with JSON columns', async () => {
+      const p = project({ displayName: 'Röom ☃', location: { latitude: 1.5, longitude: -2, timeLocation: 'Europe/Oslo' }, labels: { k: 'v' } });
+      await store.projects.create(p);
+      assert.deepEqual(await store.projects.get(p.id), p);
+      assert.equal(await store.projects.get('missing'), null);
+      const withCounts = await store.projects.getWithCounts(p.id);
+      assert.equal(withCounts?.organizationDisplayName, 'Org');
+      assert.equal(withCounts?.sensorCount, 0);
+    });
+
+    it('lists projects by membership or organization, keyset-paged and filtered', async () => {
+      const org2 = id('o');
+      await store.organizations.create({ id: org2, displayName: 'Other', createTime: 1 });
+      const a = project({ displayName: 'Alpha' });
+      const b = project({ displayName: 'beta' });
+      const c = project({ organizationId: org2, displayName: 'Gamma' });
+      for (const p of [a, b, c]) await store.projects.create(p);
+      const viaOrg = await store.projects.list({ projectIds: [], organizationIds: [org2] }, { limit: 10 });
+      assert.deepEqual(viaOrg.map((p) => p.id), [c.id]);
+      const viaMembership = await store.projects.list({ projectIds: [a.id, c.id], organizationIds: [] }, { limit: 10 });
+      assert.deepEqual(viaMembership.map((p) => p.id), [a.id, c.id]);
+      const paged = await store.projects.list({ projectIds: [a.id, b.id, c.id], organizationIds: [] }, { after: a.id, limit: 1 });
+      assert.deepEqual(paged.map((p) => p.id), [b.id]);
+      const queried = await store.projects.list({ projectIds: [a.id, b.id, c.id], organizationIds: [], query: 'BET' }, { limit: 10 });
+      assert.deepEqual(queried.map((p) => p.id), [b.id]);
+    });
+
+    it('counts sensors and cloud connectors per project', async () => {
+      const p = project();
+      await store.projects.create(p);
+      await store.devices.create(device(p.id));
+      await store.devices.create(device(p.id, { type: 'ccon' }));
+      const counted = await store.projects.getWithCounts(p.id);
+      assert.equal(counted?.sensorCount, 1);
+      assert.equal(counted?.cloudConnectorCount, 1);
+      assert.deepEqual(await store.projects.countContents(p.id), { devices: 2, dataConnectors: 0 });
+    });
+
+    it('rolls back every write of a failed transaction', async () => {
+      const p = project();
+      await assert.rejects(store.transaction(async (tx) => {
+        await tx.projects.create(p);
+        throw new Error('boom');
+      }), /boom/);
+      assert.equal(await store.projects.get(p.id), null);
+    });
+
+    it('commits a transaction and isolates concurrent callers until it ends', async () => {
+      const p = project();
+      let release!: () => void;
+      const gate = new Promise<void>((r) => { release = r; });
+      const tx = store.transaction(async (t) => {
+        await t.projects.create(p);
+        await gate;
+        return 'done';
+      });
+      // A concurrent top-level read waits for the transaction instead of running inside it.
+      const read = store.projects.get(p.id);
+      release();
+      assert.equal(await tx, 'done');
+      assert.deepEqual(await read, p);
+    });
+
+    it('round-trips users, service accounts, keys and cascades account deletion', async () => {
+      const p = project();
+      await store.projects.create(p);
+      await store.users.create({ id: id('u'), email: 'a@b.c', displayName: 'A', passwordHash: null, active: false, createTime: 1, updateTime: 1 });
+      assert.equal((await store.users.getByEmail('A@B.C'))?.active, false);
+      const sa = { id: id('s'), projectId: p.id, email: 'sa@x', displayName: 'sa', enableBasicAuth: true, createTime: 1, updateTime: 1 };
+      await store.serviceAccounts.create(sa);
+      await store.keys.create({ id: id('k'), serviceAccountId: sa.id, secretEnc: 'sealed', createTime: 1 });
+      await store.memberships.create({ scopeType: 'project', scopeId: p.id, memberId: sa.id, accountType: 'SERVICE_ACCOUNT', roles: ['roles/project.user'], status: 'ACCEPTED', createTime: 1 });
+      assert.equal(await store.keys.countByServiceAccount(sa.id), 1);
+      await store.serviceAccounts.delete(sa.id);
+      assert.equal(await store.keys.countByServiceAccount(sa.id), 0);
+      assert.deepEqual(await store.memberships.listByMember(sa.id), []);
+    });
+
+    it('pages memberships in creation order and accepts pending ones', async () => {
+      const p = project();
+      await store.projects.create(p);
+      const members = [id('m'), id('m'), id('m')];
+      for (const [i, m] of members.entries()) {
+        await store.memberships.create({ scopeType: 'project', scopeId: p.id, memberId: m, accountType: 'USER', roles: ['roles/project.user'], status: 'PENDING', createTime: 10 - i });
+      }
+      const first = await store.memberships.listByScope('project', p.id, { limit: 2 });
+      assert.deepEqual(first.map((m) => m.memberId), [members[2], members[1]]);
+      const rest = await store.memberships.listByScope('project', p.id, { after: [first[1]!.createTime, first[1]!.memberId], limit: 2 });
+      assert.deepEqual(rest.map((m) => m.memberId), [members[0]]);
+      await store.memberships.acceptAll(members[0]!);
+      assert.equal((await store.memberships.get('project', p.id, members[0]!))?.status, 'ACCEPTED');
+    });
+
+    it('stores events and reads device history newest first with bounds, types and a cursor', async () => {
+      const p = project();
+      await store.projects.create(p);
+      const d = device(p.id);
+      await store.devices.create(d);
+      const ev = (n: number, type: string) => ({ id: id('e'), projectId: p.id, deviceId: d.id, eventType: type, timestamp: n, createTime: n, body: `{"n":${n}}` });
+      for (const e of [ev(100, 'touch'), ev(200, 'temperature'), ev(300, 'touch'), ev(300, 'touch')]) await store.events.insert(e);
+      const all = await store.events.listByDevice({ deviceId: d.id, eventTypes: [], startTime: 0, endTime: 1000, limit: 10 });
+      assert.deepEqual(all.map((e) => e.timestamp), [300, 300, 200, 100]);
+      assert.ok(all[0]!.id > all[1]!.id);
+      const touches = await store.events.listByDevice({ deviceId: d.id, eventTypes: ['touch'], startTime: 100, endTime: 299, limit: 10 });
+      assert.deepEqual(touches.map((e) => e.timestamp), [100]);
+      const page2 = await store.events.listByDevice({ deviceId: d.id, eventTypes: [], startTime: 0, endTime: 1000, before: [all[1]!.timestamp, all[1]!.id], limit: 10 });
+      assert.deepEqual(page2.map((e) => e.timestamp), [200, 100]);
+      assert.equal(await store.events.deleteStoredBefore(250, 10), 2);
+    });
+
+    it('moves and deletes devices with their history', async () => {
+      const p1 = project();
+      const p2 = project();
+      await store.projects.create(p1);
+      await store.projects.create(p2);
+      const d = device(p1.id);
+      await store.devices.create(d);
+      await store.events.insert({ id: id('e'), projectId: p1.id, deviceId: d.id, eventType: 'touch', timestamp: 1, createTime: 1, body: '{}' });
+      await store.devices.updateLabels(d.id, { b: '2' }, 5);
+      await store.devices.updateReported(d.id, { touch: { updateTime: 'x' } }, { touch: 1 }, 6);
+      await store.devices.move(d.id, p2.id, 7);
+      const moved = await store.devices.get(d.id);
+      assert.equal(moved?.projectId, p2.id);
+      assert.deepEqual(moved?.labels, { b: '2' });
+      assert.deepEqual(moved?.reportedTimes, { touch: 1 });
+      await store.devices.delete(d.id);
+      assert.equal(await store.devices.get(d.id), null);
+      assert.deepEqual(await store.events.listByDevice({ deviceId: d.id, eventTypes: [], startTime: 0, endTime: 10, limit: 10 }), []);
+    });
+  });
+}

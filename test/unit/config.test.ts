@@ -1,0 +1,55 @@
+// Configuration: defaults, precedence, and one message naming every problem.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { ConfigError, loadConfig } from '../../src/config.ts';
+
+describe('config', () => {
+  it('has the operator contract defaults', () => {
+    const c = loadConfig({});
+    assert.equal(c.port, 8080);
+    assert.equal(c.host, '127.0.0.1');
+    assert.ok(c.dataDir.endsWith('/data'));
+    assert.equal(c.publicUrl, 'http://127.0.0.1:8080');
+    assert.equal(c.emailDomain, 'sensorcloud.local');
+    assert.deepEqual(c.rateLimit, { capacity: 100, refillPerSecond: 20 });
+    assert.equal(c.eventRetentionSeconds, 31 * 86400);
+    assert.equal(c.heartbeatIntervalSeconds, 900);
+    assert.ok(Object.isFrozen(c));
+  });
+
+  it('lets flags override env', () => {
+    const c = loadConfig({ PORT: '9000', HOST: '0.0.0.0' }, { port: '9100' });
+    assert.equal(c.port, 9100);
+    assert.equal(c.host, '0.0.0.0');
+    assert.equal(c.publicUrl, 'http://127.0.0.1:9100');
+  });
+
+  it('reads every variable', () => {
+    const c = loadConfig({
+      SENSORCLOUD_PUBLIC_URL: 'https://cloud.example.com/', SENSORCLOUD_EMAIL_DOMAIN: 'Example.COM',
+      SENSORCLOUD_RATE_LIMIT: 'off', SENSORCLOUD_ALLOW_PRIVATE_ENDPOINTS: '127.0.0.0/8, ::1/128',
+      SENSORCLOUD_EVENT_RETENTION: '12h', SENSORCLOUD_HEARTBEAT_INTERVAL: '0', SENSORCLOUD_ADMIN_EMAIL: 'Boss@Example.com',
+      SENSORCLOUD_ADMIN_PASSWORD: 'a-long-password',
+    });
+    assert.equal(c.publicUrl, 'https://cloud.example.com');
+    assert.equal(c.emailDomain, 'example.com');
+    assert.equal(c.rateLimit, null);
+    assert.deepEqual(c.allowPrivateEndpoints, ['127.0.0.0/8', '::1/128']);
+    assert.equal(c.eventRetentionSeconds, 43200);
+    assert.equal(c.heartbeatIntervalSeconds, 0);
+    assert.equal(c.adminEmail, 'boss@example.com');
+  });
+
+  it('names every problem in one error', () => {
+    try {
+      loadConfig({ PORT: 'abc', SENSORCLOUD_RATE_LIMIT: 'lots', SENSORCLOUD_ALLOW_PRIVATE_ENDPOINTS: 'nope', SENSORCLOUD_ADMIN_PASSWORD: 'short', SENSORCLOUD_DATABASE_URL: 'postgres://x' });
+      assert.fail('expected a ConfigError');
+    } catch (err) {
+      assert.ok(err instanceof ConfigError);
+      assert.equal(err.problems.length, 5);
+      for (const name of ['PORT', 'SENSORCLOUD_RATE_LIMIT', 'SENSORCLOUD_ALLOW_PRIVATE_ENDPOINTS', 'SENSORCLOUD_ADMIN_PASSWORD', 'SENSORCLOUD_DATABASE_URL']) {
+        assert.match(err.message, new RegExp(name));
+      }
+    }
+  });
+});
