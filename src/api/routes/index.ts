@@ -2,11 +2,15 @@
 import type { Deps } from '../../deps.ts';
 import type { App } from '../app.ts';
 import { registerHealthRoutes } from './health.ts';
+import { registerOauthRoutes } from './oauth.ts';
 import { registerOrganizationRoutes } from './organizations.ts';
 import { registerRoleRoutes } from './roles.ts';
+import { registerServiceAccountRoutes } from './service-accounts.ts';
 
 export async function registerRoutes(app: App, deps: Deps): Promise<void> {
   registerHealthRoutes(app, deps);
   registerRoleRoutes(app, deps);
   registerOrganizationRoutes(app, deps);
+  registerServiceAccountRoutes(app, deps);
+  registerOauthRoutes(app, deps);
 }

@@ -1,0 +1,84 @@
+// POST /oauth2/token (contract §2.3-2.5): form-encoded (or JSON) body, OAuth error codes, never a 401.
+// Requests are rate limited by client IP in the app hook; failed password logins are throttled per email here.
+import type { FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import { createLoginThrottle } from '../../auth/login-throttle.ts';
+import type { Deps } from '../../deps.ts';
+import { oauthError } from '../../domain/errors.ts';
+import { exchangeAssertion, exchangePassword } from '../../services/token-grants.ts';
+import type { App } from '../app.ts';
+
+export const JWT_BEARER_GRANT = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
+export const PASSWORD_GRANT = 'password';
+
+const TokenResponseSchema = Type.Object({ access_token: Type.String(), token_type: Type.Literal('Bearer'), expires_in: Type.Integer() });
+
+type Fields = Map<string, string>;
+
+/** A form body, or a JSON object when the body starts with '{'. Repeated or non-string fields are refused. */
+export function parseTokenRequest(raw: string): Fields {
+  const text = raw.trimStart();
+  const fields: Fields = new Map();
+  if (text.startsWith('{')) {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      throw oauthError('invalid_request', 'request body is neither a form nor a JSON object');
+    }
+    if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw oauthError('invalid_request', 'request body is neither a form nor a JSON object');
+    for (const [k, v] of Object.entries(parsed)) {
+      if (v === null || v === undefined) continue;
+      if (typeof v !== 'string') throw oauthError('invalid_request', `${k} must be a string`);
+      fields.set(k, v);
+    }
+    return fields;
+  }
+  for (const [k, v] of new URLSearchParams(text)) {
+    if (fields.has(k)) throw oauthError('invalid_request', `${k} must not be repeated`);
+    fields.set(k, v);
+  }
+  return fields;
+}
+
+function required(fields: Fields, name: string): string {
+  const value = fields.get(name);
+  if (value === undefined || value === '') throw oauthError('invalid_request', `missing ${name}`);
+  return value;
+}
+
+/** `<PUBLIC_URL>/oauth2/token` [dec] and `<scheme>://<Host>/oauth2/token` of this request [ours, §7 #14]. */
+function acceptedAudiences(deps: Deps, request: FastifyRequest): string[] {
+  const audiences = [`${deps.config.publicUrl}/oauth2/token`];
+  const host = request.headers.host;
+  if (host && /^[A-Za-z0-9.\-:[\]]+$/.test(host)) audiences.push(`${request.protocol}://${host}/oauth2/token`);
+  return audiences;
+}
+
+export function registerOauthRoutes(app: App, deps: Deps): void {
+  const throttle = createLoginThrottle(deps.clock);
+
+  app.post('/oauth2/token', {
+    config: {
+      auth: false,
+      rawBody: true,
+      summary: `Exchange a JWT-bearer assertion (grant_type=${JWT_BEARER_GRANT}) or a console login (grant_type=password) for an access token`,
+      response: TokenResponseSchema,
+    },
+  }, async (request, reply) => {
+    const fields = parseTokenRequest(typeof request.body === 'string' ? request.body : '');
+    const grantType = required(fields, 'grant_type');
+    let token;
+    if (grantType === JWT_BEARER_GRANT) {
+      token = await exchangeAssertion(deps, required(fields, 'assertion'), acceptedAudiences(deps, request));
+    } else if (grantType === PASSWORD_GRANT) {
+      const username = required(fields, 'username');
+      const password = required(fields, 'password');
+      token = await exchangePassword(deps, throttle, username.trim().toLowerCase(), password);
+    } else {
+      throw oauthError('unsupported_grant_type', 'grant_type must be urn:ietf:params:oauth:grant-type:jwt-bearer or password');
+    }
+    reply.header('Cache-Control', 'no-store').header('Pragma', 'no-cache');
+    return token;
+  });
+}

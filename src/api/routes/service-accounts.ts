@@ -1,0 +1,111 @@
+// Service accounts and keys (contract §3.5, §3.6, §4.5). Secrets appear only in the key-create response.
+import { Type } from 'typebox';
+import type { FastifyRequest } from 'fastify';
+import type { Deps } from '../../deps.ts';
+import { keyName, serviceAccountName } from '../../domain/names.ts';
+import { formatTimestamp } from '../../domain/time.ts';
+import * as service from '../../services/service-accounts.ts';
+import type { KeyRecord, ServiceAccountRecord } from '../../store/records.ts';
+import type { App } from '../app.ts';
+import { PagingQuery, UpdateMaskQuery, parseUpdateMask, principalOf } from '../http.ts';
+
+export const ServiceAccountSchema = Type.Object({
+  name: Type.String(), email: Type.String(), displayName: Type.String(), enableBasicAuth: Type.Boolean(),
+  createTime: Type.String(), updateTime: Type.String(),
+});
+export const KeySchema = Type.Object({ name: Type.String(), id: Type.String(), createTime: Type.String() });
+
+const ServiceAccountBody = Type.Object({
+  displayName: Type.Optional(Type.String({ maxLength: service.MAX_DISPLAY_NAME_LENGTH })),
+  enableBasicAuth: Type.Optional(Type.Boolean()),
+});
+
+export const presentServiceAccount = (sa: ServiceAccountRecord) => ({
+  name: serviceAccountName(sa.projectId, sa.id),
+  email: sa.email,
+  displayName: sa.displayName,
+  enableBasicAuth: sa.enableBasicAuth,
+  createTime: formatTimestamp(sa.createTime),
+  updateTime: formatTimestamp(sa.updateTime),
+});
+
+const presentKey = (projectId: string, k: KeyRecord) => ({ name: keyName(projectId, k.serviceAccountId, k.id), id: k.id, createTime: formatTimestamp(k.createTime) });
+
+/** The create body is optional [spec]: no body, or an empty one, means the defaults. */
+const bodyOptional = async (request: FastifyRequest) => {
+  if (request.body === undefined) request.body = {};
+};
+
+type Params = { project: string; serviceAccount: string; key: string };
+const paramsOf = (request: FastifyRequest) => request.params as Params;
+
+const SA_PATH = '/v2/projects/:project/serviceaccounts/:serviceAccount';
+
+export function registerServiceAccountRoutes(app: App, deps: Deps): void {
+  app.get('/v2/projects/:project/serviceaccounts', {
+    schema: { querystring: Type.Object(PagingQuery) },
+    config: { summary: 'List the service accounts owned by the project', response: Type.Object({ serviceAccounts: Type.Array(ServiceAccountSchema), nextPageToken: Type.String() }) },
+  }, async (request) => {
+    const { items, nextPageToken } = await service.listServiceAccounts(deps, principalOf(request), paramsOf(request).project, request.query);
+    return { serviceAccounts: items.map(presentServiceAccount), nextPageToken };
+  });
+
+  app.post('/v2/projects/:project/serviceaccounts', {
+    preValidation: bodyOptional,
+    schema: { body: ServiceAccountBody },
+    config: { summary: 'Create a service account (no rights until added as a member)', response: ServiceAccountSchema },
+  }, async (request) => {
+    const sa = await service.createServiceAccount(deps, principalOf(request), paramsOf(request).project, request.body);
+    return presentServiceAccount(sa);
+  });
+
+  app.get(SA_PATH, { config: { summary: 'Get a service account', response: ServiceAccountSchema } }, async (request) => {
+    const { project, serviceAccount } = paramsOf(request);
+    return presentServiceAccount(await service.getServiceAccount(deps, principalOf(request), project, serviceAccount));
+  });
+
+  app.patch(SA_PATH, {
+    preValidation: bodyOptional,
+    schema: { body: ServiceAccountBody, querystring: Type.Object(UpdateMaskQuery) },
+    config: { summary: 'Update displayName and enableBasicAuth of a service account', response: ServiceAccountSchema },
+  }, async (request) => {
+    const { project, serviceAccount } = paramsOf(request);
+    const sa = await service.updateServiceAccount(deps, principalOf(request), project, serviceAccount, request.body, parseUpdateMask(request.query.updateMask));
+    return presentServiceAccount(sa);
+  });
+
+  app.delete(SA_PATH, { config: { summary: 'Delete a service account, its keys and its memberships', response: Type.Object({}) } }, async (request) => {
+    const { project, serviceAccount } = paramsOf(request);
+    await service.deleteServiceAccount(deps, principalOf(request), project, serviceAccount);
+    return {};
+  });
+
+  app.get(`${SA_PATH}/keys`, {
+    schema: { querystring: Type.Object(PagingQuery) },
+    config: { summary: 'List the keys of a service account (never their secrets)', response: Type.Object({ keys: Type.Array(KeySchema), nextPageToken: Type.String() }) },
+  }, async (request) => {
+    const { project, serviceAccount } = paramsOf(request);
+    const { items, nextPageToken } = await service.listKeys(deps, principalOf(request), project, serviceAccount, request.query);
+    return { keys: items.map((k) => presentKey(project, k)), nextPageToken };
+  });
+
+  // No body is expected and any body is ignored, malformed or not: rawBody keeps the JSON parser out of it.
+  app.post(`${SA_PATH}/keys`, {
+    config: { rawBody: true, summary: 'Create a key; the secret is returned only in this response', response: Type.Object({ key: KeySchema, secret: Type.String() }) },
+  }, async (request) => {
+    const { project, serviceAccount } = paramsOf(request);
+    const { key, secret } = await service.createKey(deps, principalOf(request), project, serviceAccount);
+    return { key: presentKey(project, key), secret };
+  });
+
+  app.get(`${SA_PATH}/keys/:key`, { config: { summary: 'Get a key (never its secret)', response: KeySchema } }, async (request) => {
+    const { project, serviceAccount, key } = paramsOf(request);
+    return presentKey(project, await service.getKey(deps, principalOf(request), project, serviceAccount, key));
+  });
+
+  app.delete(`${SA_PATH}/keys/:key`, { config: { summary: 'Delete a key; tokens minted with it die', response: Type.Object({}) } }, async (request) => {
+    const { project, serviceAccount, key } = paramsOf(request);
+    await service.deleteKey(deps, principalOf(request), project, serviceAccount, key);
+    return {};
+  });
+}
