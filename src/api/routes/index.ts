@@ -2,8 +2,11 @@
 import type { Deps } from '../../deps.ts';
 import type { App } from '../app.ts';
 import { registerHealthRoutes } from './health.ts';
+import { registerInviteRoutes } from './invites.ts';
+import { registerMemberRoutes } from './members.ts';
 import { registerOauthRoutes } from './oauth.ts';
 import { registerOrganizationRoutes } from './organizations.ts';
+import { registerProjectRoutes } from './projects.ts';
 import { registerRoleRoutes } from './roles.ts';
 import { registerServiceAccountRoutes } from './service-accounts.ts';
 
@@ -11,6 +14,9 @@ export async function registerRoutes(app: App, deps: Deps): Promise<void> {
   registerHealthRoutes(app, deps);
   registerRoleRoutes(app, deps);
   registerOrganizationRoutes(app, deps);
+  registerProjectRoutes(app, deps);
+  registerMemberRoutes(app, deps);
+  registerInviteRoutes(app, deps);
   registerServiceAccountRoutes(app, deps);
   registerOauthRoutes(app, deps);
 }
