@@ -7,6 +7,12 @@ import { createApp, type App } from './api/app.ts';
 import type { Config } from './config.ts';
 import type { Deps } from './deps.ts';
 import { createEventPipeline } from './events/pipeline.ts';
+import { createDispatcher } from './delivery/dispatcher.ts';
+import { createDeliveryEngine } from './delivery/engine.ts';
+import { withDeliveryQueue } from './delivery/queue.ts';
+import { startRetention } from './events/retention.ts';
+import { startDemo } from './emulator/demo.ts';
+import { createHeartbeats } from './emulator/heartbeats.ts';
 import { systemClock, type Clock } from './runtime/clock.ts';
 import { createIdGenerator } from './runtime/ids.ts';
 import { createLogger, type Logger } from './runtime/logger.ts';
@@ -33,7 +39,7 @@ export function buildDeps(config: Config, overrides: DepsOverrides = {}): Deps {
     config, clock, random, logger, store, ids,
     secretBox: createSecretBox(masterKey, random),
     tokens: createAccessTokenSigner(masterKey),
-    events: createEventPipeline({ store, clock, ids, logger }),
+    events: withDeliveryQueue(createEventPipeline({ store, clock, ids, logger }), clock),
   };
 }
 
@@ -56,13 +62,25 @@ export async function startService(config: Config, overrides: DepsOverrides = {}
   const port = typeof address === 'object' && address ? address.port : config.port;
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
   const url = `http://${host}:${port}`;
+  const retention = startRetention(deps);
+  const heartbeats = createHeartbeats(deps);
+  heartbeats.start();
+  const dispatcher = createDispatcher({ config, clock: deps.clock, ids: deps.ids, logger: deps.logger });
+  const engine = createDeliveryEngine(deps, dispatcher);
+  engine.start();
+  const demo = config.demo ? await startDemo(deps, boot ? { projectId: boot.contents.project.split('/')[1]! } : {}) : null;
   let closed = false;
   return {
     deps, app, url,
     async close() {
       if (closed) return;
       closed = true;
+      await retention.stop();
+      await demo?.stop();
+      await heartbeats.stop();
       await app.close();
+      await engine.stop();
+      await dispatcher.close();
       await deps.store.close();
     },
   };

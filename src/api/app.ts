@@ -4,9 +4,9 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { authenticate } from '../auth/authenticate.ts';
 import type { Deps } from '../deps.ts';
-import { badRequest, tooManyRequests } from '../domain/errors.ts';
+import { badRequest, notFound, tooManyRequests } from '../domain/errors.ts';
 import { principalBucket, type Principal } from '../services/principal.ts';
-import { sendError } from './errors.ts';
+import { errorBody, sendError } from './errors.ts';
 import { createOpenApiCollector } from './openapi.ts';
 import { parseQuery } from './query.ts';
 import { createRateLimiter } from './rate-limit.ts';
@@ -44,12 +44,19 @@ declare module 'fastify' {
 
 export const BODY_LIMIT_BYTES = 1024 * 1024;
 
+/** Deeper bodies are refused (400) rather than risking a stack overflow while walking them. */
+export const MAX_BODY_DEPTH = 64;
+
 /** "A null value means the field is absent" (contract §1.2): drops null-valued keys of objects, recursively. */
-export function stripNulls(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(stripNulls);
+export function stripNulls(value: unknown, depth = 0): unknown {
+  if (depth > MAX_BODY_DEPTH) throw badRequest(`request body is nested more than ${MAX_BODY_DEPTH} levels deep`);
+  if (Array.isArray(value)) return value.map((v) => stripNulls(v, depth + 1));
   if (value && typeof value === 'object') {
     const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) if (v !== null) out[k] = stripNulls(v);
+    // defineProperty, not assignment: a "__proto__" key stays an own field instead of replacing the prototype.
+    for (const [k, v] of Object.entries(value)) {
+      if (v !== null) Object.defineProperty(out, k, { value: stripNulls(v, depth + 1), enumerable: true, writable: true, configurable: true });
+    }
     return out;
   }
   return value;
@@ -63,6 +70,20 @@ export async function createApp(deps: Deps): Promise<App> {
     rewriteUrl: (req) => rewriteUrl(req.url ?? '/'),
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: false, allErrors: false, strict: false } },
     routerOptions: { caseSensitive: true, maxParamLength: 2048, querystringParser: parseQuery },
+    // Router-level failures get the error body too: a bad percent-encoding is a 400, and an over-long id
+    // matches nothing, so it is a 404 (contract §1.4: no 414, an id of any format is a 404).
+    frameworkErrors: (err, _request, reply) =>
+      sendError(reply, deps.config.publicUrl, err.code === 'FST_ERR_MAX_PARAM_LENGTH' ? notFound('not found') : err),
+    // Requests Node cannot parse (oversize headers: 431, garbage: 400) get a 400 with the error body too.
+    clientErrorHandler: (err, socket) => {
+      if ((err as NodeJS.ErrnoException).code === 'ECONNRESET' || socket.destroyed) return;
+      const tooLarge = (err as NodeJS.ErrnoException).code === 'HPE_HEADER_OVERFLOW';
+      const body = JSON.stringify(errorBody(deps.config.publicUrl, 400, tooLarge ? 'request headers too large' : 'malformed HTTP request'));
+      if (socket.writable) {
+        socket.write(`HTTP/1.1 400 Bad Request\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+      }
+      socket.destroy(err);
+    },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   // Bodies are JSON whatever their Content-Type; an empty body is no body (contract §1.2).
@@ -79,7 +100,11 @@ export async function createApp(deps: Deps): Promise<App> {
       return done(badRequest('request body is not valid JSON'), undefined);
     }
     if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) return done(badRequest('request body must be a JSON object'), undefined);
-    done(null, stripNulls(parsed));
+    try {
+      done(null, stripNulls(parsed));
+    } catch (err) {
+      done(err as Error, undefined);
+    }
   });
 
   const limiter = createRateLimiter(deps.config.rateLimit, deps.clock);

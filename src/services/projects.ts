@@ -83,11 +83,10 @@ export async function listProjects(
   const organizationId = query.organization === undefined ? undefined : idFromName(query.organization, 'organizations', 'organization');
   const filters = JSON.stringify([organizationId ?? '', query.query ?? '']);
   const page = pageRequest(query, filters);
+  const after = page.after?.[0] ?? null;
+  if (after !== null && typeof after !== 'string') throw badRequest('invalid pageToken'); // a forged key must not reach SQL
   const scopes = readableScopes(principal);
-  const rows = await deps.store.projects.list(
-    { ...scopes, organizationId, query: query.query },
-    { after: (page.after?.[0] as string | undefined) ?? null, limit: page.pageSize + 1 },
-  );
+  const rows = await deps.store.projects.list({ ...scopes, organizationId, query: query.query }, { after, limit: page.pageSize + 1 });
   const { items, nextPageToken } = toPage(rows, page, (p) => [p.id], filters);
   return { projects: items.map(presentProject), nextPageToken };
 }
@@ -218,7 +217,8 @@ export async function batchUpdateProjectLabels(deps: Deps, principal: Principal,
       if (!project) throw notFound('project not found');
       const labels = { ...project.labels };
       for (const key of body.removeLabels ?? []) delete labels[key];
-      Object.assign(labels, body.addLabels ?? {});
+      // defineProperty, not Object.assign: "__proto__" is a valid label key and must stay an own property.
+      for (const [key, value] of Object.entries(body.addLabels ?? {})) Object.defineProperty(labels, key, { value, enumerable: true, writable: true, configurable: true });
       if (Object.keys(labels).length > MAX_LABELS) throw badRequest(`${projectName(id)} would hold more than ${MAX_LABELS} labels`);
       await tx.projects.update({ ...project, labels, updateTime: now });
     }

@@ -37,6 +37,13 @@ function checkDisplayName(value: string | undefined): void {
   }
 }
 
+/** The id in a page token's key; anything else is a forged token and must not reach SQL. */
+function afterId(after: unknown[] | null): string | null {
+  if (after === null) return null;
+  if (after.length !== 1 || typeof after[0] !== 'string') throw badRequest('invalid pageToken');
+  return after[0];
+}
+
 /** Checks the permission on {p}, then loads the account: 404 unless it exists and is owned by {p}. */
 async function requireServiceAccount(
   deps: Pick<Deps, 'store'>, principal: Principal, projectId: string, serviceAccountId: string, permission: string,
@@ -53,7 +60,7 @@ export async function listServiceAccounts(deps: Deps, principal: Principal, proj
   await requireProject(deps, principal, projectId, 'serviceaccount.read');
   const filters = `serviceaccounts:${projectId}`;
   const page = pageRequest(query, filters);
-  const rows = await deps.store.serviceAccounts.listByProject(projectId, { after: (page.after?.[0] as string) ?? null, limit: page.pageSize + 1 });
+  const rows = await deps.store.serviceAccounts.listByProject(projectId, { after: afterId(page.after), limit: page.pageSize + 1 });
   return toPage(rows, page, (sa) => [sa.id], filters);
 }
 
@@ -123,7 +130,7 @@ export async function listKeys(deps: Deps, principal: Principal, projectId: stri
   const sa = await requireServiceAccount(deps, principal, projectId, serviceAccountId, 'serviceaccount.key.read');
   const filters = `keys:${sa.id}`;
   const page = pageRequest(query, filters);
-  const rows = await deps.store.keys.listByServiceAccount(sa.id, { after: (page.after?.[0] as string) ?? null, limit: page.pageSize + 1 });
+  const rows = await deps.store.keys.listByServiceAccount(sa.id, { after: afterId(page.after), limit: page.pageSize + 1 });
   return toPage(rows, page, (k) => [k.id], filters);
 }
 

@@ -5,6 +5,7 @@ import type {
   DeviceRecord, EventRecord, InviteRecord, KeyRecord, MembershipRecord, OrganizationRecord, ProjectRecord, ProjectWithCounts,
   ScopeType, ServiceAccountRecord, UserRecord,
 } from './records.ts';
+import type { ConnectorMetricRepo, DataConnectorRepo, DeliveryRepo } from './connector-repos.ts';
 
 /** Keyset page request at the store level: rows strictly after `after`, at most `limit`. */
 export interface Range<K = string> {
@@ -93,12 +94,49 @@ export interface DeviceRepo {
   create(device: DeviceRecord): Promise<void>;
   get(id: string): Promise<DeviceRecord | null>;
   listByProject(projectId: string, range: Range): Promise<DeviceRecord[]>;
+  /** Emulated devices of every project, in id order (heartbeats walk them page by page). */
+  listEmulated(range: Range): Promise<DeviceRecord[]>;
   updateReported(id: string, reported: Record<string, unknown>, reportedTimes: Record<string, number>, updateTime: number): Promise<void>;
   updateLabels(id: string, labels: Record<string, string>, updateTime: number): Promise<void>;
   /** Moves the device (with its history) to another project. */
   move(id: string, projectId: string, updateTime: number): Promise<void>;
   /** Deletes the device and its history. */
   delete(id: string): Promise<void>;
+  /** Filtered, sorted keyset page of devices (contract §4.6 list filters and order_by). */
+  query(q: DeviceQuery): Promise<DeviceQueryRow[]>;
+}
+
+/** What a device list sorts on: the id alone, or a value (missing values sort last) then the id ascending. */
+export type DeviceSort =
+  | { kind: 'id' }
+  | { kind: 'type' }
+  | { kind: 'productNumber' }
+  | { kind: 'label'; key: string }
+  | { kind: 'reported'; eventType: string; fields: string[] };
+
+export type DeviceSortValue = string | number | null;
+
+export interface DeviceQuery {
+  projectIds: string[];
+  /** Each list: empty = any; values ORed. */
+  deviceIds: string[];
+  deviceTypes: string[];
+  productNumbers: string[];
+  /** All must hold; value null = the key is present with any value. */
+  labelFilters: Array<{ key: string; value: string | null }>;
+  /** Lower-case substring of the id, the type, or any label key or value; null = none. */
+  query: string | null;
+  sort: DeviceSort;
+  descending: boolean;
+  /** Rows strictly after this sort position (value is ignored for the id sort). */
+  after: { value: DeviceSortValue; id: string } | null;
+  limit: number;
+}
+
+export interface DeviceQueryRow {
+  device: DeviceRecord;
+  /** The sort value of the row (null for the id sort or a missing value). */
+  sortValue: DeviceSortValue;
 }
 
 export interface EventHistoryQuery {
@@ -119,6 +157,8 @@ export interface EventRepo {
   listByDevice(query: EventHistoryQuery): Promise<EventRecord[]>;
   /** Deletes up to `limit` events stored before `createTime`; returns how many were deleted. */
   deleteStoredBefore(createTime: number, limit: number): Promise<number>;
+  /** For each device currently in the project and each of `eventTypes`, its latest stored event (by timestamp, then id). */
+  latestPerType(projectId: string, eventTypes: readonly string[]): Promise<EventRecord[]>;
 }
 
 export interface Repos {
@@ -131,6 +171,9 @@ export interface Repos {
   invites: InviteRepo;
   devices: DeviceRepo;
   events: EventRepo;
+  dataConnectors: DataConnectorRepo;
+  deliveries: DeliveryRepo;
+  connectorMetrics: ConnectorMetricRepo;
 }
 
 export interface Store extends Repos {

@@ -1,6 +1,11 @@
 // Every route module, registered in one place.
 import type { Deps } from '../../deps.ts';
 import type { App } from '../app.ts';
+import { registerDataConnectorRoutes } from './data-connectors.ts';
+import { registerDeviceRoutes } from './devices.ts';
+import { registerMetricsRoutes } from './metrics.ts';
+import { registerEmulatorRoutes } from './emulator.ts';
+import { registerEventRoutes } from './events.ts';
 import { registerHealthRoutes } from './health.ts';
 import { registerInviteRoutes } from './invites.ts';
 import { registerMemberRoutes } from './members.ts';
@@ -9,6 +14,7 @@ import { registerOrganizationRoutes } from './organizations.ts';
 import { registerProjectRoutes } from './projects.ts';
 import { registerRoleRoutes } from './roles.ts';
 import { registerServiceAccountRoutes } from './service-accounts.ts';
+import { registerStreamRoutes } from './stream.ts';
 
 export async function registerRoutes(app: App, deps: Deps): Promise<void> {
   registerHealthRoutes(app, deps);
@@ -19,4 +25,10 @@ export async function registerRoutes(app: App, deps: Deps): Promise<void> {
   registerInviteRoutes(app, deps);
   registerServiceAccountRoutes(app, deps);
   registerOauthRoutes(app, deps);
+  registerDeviceRoutes(app, deps);
+  registerEmulatorRoutes(app, deps);
+  registerEventRoutes(app, deps);
+  registerStreamRoutes(app, deps);
+  registerDataConnectorRoutes(app, deps);
+  registerMetricsRoutes(app, deps);
 }

@@ -8,6 +8,7 @@ import {
 } from '../../services/members.ts';
 import type { App } from '../app.ts';
 import { PagingQuery, UpdateMaskQuery, parseUpdateMask, principalOf } from '../http.ts';
+import { noBodyIsEmpty } from './projects.ts';
 
 export const MemberSchema = Type.Object({
   name: Type.String(),
@@ -77,6 +78,7 @@ export function registerMemberRoutes(app: App, deps: Deps): void {
       getMember(deps, principalOf(request), scopeOf(request.params), memberOf(request.params)));
 
     app.patch(`${c.prefix}/:member`, {
+      preValidation: noBodyIsEmpty,
       schema: { body: PatchBody, querystring: Type.Object(UpdateMaskQuery) },
       config: { summary: `Change the roles of a ${c.noun} member`, response: MemberSchema },
     }, async (request) => updateMember(

@@ -1,6 +1,7 @@
 // Organizations (contract §4.2): list, get, permissions. Members live in members.ts.
 import { Type } from 'typebox';
 import type { Deps } from '../../deps.ts';
+import { badRequest } from '../../domain/errors.ts';
 import { pageRequest, toPage } from '../../domain/paging.ts';
 import { organizationName } from '../../domain/names.ts';
 import { readableScopes, requireOrganization } from '../../services/access.ts';
@@ -26,7 +27,9 @@ export function registerOrganizationRoutes(app: App, deps: Deps): void {
       const p = await deps.store.projects.get(projectId);
       if (p) ids.add(p.organizationId);
     }
-    const rows = await deps.store.organizations.list([...ids], { after: (page.after?.[0] as string) ?? null, limit: page.pageSize + 1 });
+    const after = page.after?.[0] ?? null;
+    if (after !== null && typeof after !== 'string') throw badRequest('invalid pageToken'); // a forged key must not reach SQL
+    const rows = await deps.store.organizations.list([...ids], { after, limit: page.pageSize + 1 });
     const { items, nextPageToken } = toPage(rows, page, (o) => [o.id]);
     return { organizations: items.map(presentOrganization), nextPageToken };
   });

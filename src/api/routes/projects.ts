@@ -1,4 +1,5 @@
 // Projects (contract §4.1): list, create, get, patch, delete, permissions and the label batch.
+import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { Deps } from '../../deps.ts';
 import { requireProject } from '../../services/access.ts';
@@ -49,6 +50,11 @@ const BatchUpdateBody = Type.Object({
 
 type ProjectParams = { project: string };
 
+/** An empty body is no body (contract §1.2): a PATCH without one changes nothing instead of failing validation. */
+export const noBodyIsEmpty = async (request: FastifyRequest) => {
+  if (request.body === undefined) request.body = {};
+};
+
 export function registerProjectRoutes(app: App, deps: Deps): void {
   app.get('/v2/projects', {
     schema: {
@@ -75,6 +81,7 @@ export function registerProjectRoutes(app: App, deps: Deps): void {
     getProject(deps, principalOf(request), (request.params as ProjectParams).project));
 
   app.patch('/v2/projects/:project', {
+    preValidation: noBodyIsEmpty,
     schema: { body: PatchBody, querystring: Type.Object(UpdateMaskQuery) },
     config: { summary: 'Update displayName and location', response: ProjectSchema },
   }, async (request) => updateProject(

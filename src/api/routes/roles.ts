@@ -1,7 +1,7 @@
 // Roles (contract §4.4): any authenticated caller may read them.
 import { Type } from 'typebox';
 import type { Deps } from '../../deps.ts';
-import { notFound } from '../../domain/errors.ts';
+import { badRequest, notFound } from '../../domain/errors.ts';
 import { pageRequest, toPage } from '../../domain/paging.ts';
 import { ROLES, findRole } from '../../domain/roles.ts';
 import type { App } from '../app.ts';
@@ -17,7 +17,9 @@ export function registerRoleRoutes(app: App, _deps: Deps): void {
     config: { summary: 'List roles', response: Type.Object({ roles: Type.Array(RoleSchema), nextPageToken: Type.String() }) },
   }, async (request) => {
     const page = pageRequest(request.query, 'roles');
-    const start = page.after ? ROLES.findIndex((r) => r.name === page.after![0]) + 1 : 0;
+    const index = page.after ? ROLES.findIndex((r) => r.name === page.after![0]) : -1;
+    if (page.after && index < 0) throw badRequest('invalid pageToken');
+    const start = index + 1;
     const { items, nextPageToken } = toPage(ROLES.slice(start, start + page.pageSize + 1), page, (r) => [r.name], 'roles');
     return { roles: items, nextPageToken };
   });

@@ -2,6 +2,7 @@
 import type { DeviceRecord } from '../records.ts';
 import type { DeviceRepo } from '../store.ts';
 import { fromJson, toJson, type SqliteDb } from './db.ts';
+import { createDeviceQuery } from './device-query.ts';
 
 interface Row {
   id: string; project_id: string; type: string; product_number: string; labels: string; reported: string;
@@ -46,5 +47,11 @@ export function createDeviceRepo(db: SqliteDb): DeviceRepo {
         .all<Row>('SELECT * FROM devices WHERE project_id = ? AND id > ? ORDER BY id LIMIT ?', projectId, range.after ?? '', range.limit)
         .map(toDevice);
     },
+    async listEmulated(range) {
+      return db
+        .all<Row>('SELECT * FROM devices WHERE emulated = 1 AND id > ? ORDER BY id LIMIT ?', range.after ?? '', range.limit)
+        .map(toDevice);
+    },
+    query: createDeviceQuery<Row>(db, toDevice),
   };
 }

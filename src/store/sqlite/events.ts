@@ -30,6 +30,19 @@ export function createEventRepo(db: SqliteDb): EventRepo {
         )
         .map(toEvent);
     },
+    async latestPerType(projectId, eventTypes) {
+      // One index seek (events_by_device_type_time) per device and type.
+      return db
+        .all<Row>(
+          `SELECT e.* FROM devices d, json_each(?) t
+           JOIN events e ON e.id = (SELECT x.id FROM events x WHERE x.device_id = d.id AND x.event_type = t.value
+                                    ORDER BY x.timestamp DESC, x.id DESC LIMIT 1)
+           WHERE d.project_id = ?
+           ORDER BY d.id, e.timestamp, e.id`,
+          toJson(eventTypes), projectId,
+        )
+        .map(toEvent);
+    },
     async deleteStoredBefore(createTime, limit) {
       return db.run('DELETE FROM events WHERE rowid IN (SELECT rowid FROM events WHERE create_time < ? LIMIT ?)', createTime, limit).changes;
     },

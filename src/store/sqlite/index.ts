@@ -6,6 +6,9 @@ import { createInviteRepo, createKeyRepo, createServiceAccountRepo, createUserRe
 import { Lock, SqliteDb } from './db.ts';
 import { createDeviceRepo } from './devices.ts';
 import { createEventRepo } from './events.ts';
+import { createConnectorMetricRepo } from './connector-metrics.ts';
+import { createDataConnectorRepo } from './data-connectors.ts';
+import { createDeliveryRepo } from './deliveries.ts';
 import { createMembershipRepo } from './memberships.ts';
 import { createOrganizationRepo, createProjectRepo } from './organizations.ts';
 
@@ -20,6 +23,9 @@ function createRepos(db: SqliteDb): Repos {
     invites: createInviteRepo(db),
     devices: createDeviceRepo(db),
     events: createEventRepo(db),
+    dataConnectors: createDataConnectorRepo(db),
+    deliveries: createDeliveryRepo(db),
+    connectorMetrics: createConnectorMetricRepo(db),
   };
 }
 

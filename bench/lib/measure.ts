@@ -1,0 +1,101 @@
+// Measurements built from the load generator and the receiver: delivered throughput over a window, and
+// publish→acknowledgement latency at a fixed offered rate (the receiver's arrival time of the push that
+// carries the event's unique updateTime, minus the intended send time of its publish).
+import type { Pool } from 'undici';
+import type { BenchContext } from './context.ts';
+import { closedLoop, openLoop, type LoadResult, type Req } from './loadgen.ts';
+import { Skip } from './api.ts';
+import { nowMs, round, sleep, summarize, type Summary } from './stats.ts';
+
+export function assertFound(r: LoadResult, what: string): void {
+  if (r.notFound) throw new Skip(`endpoint not available: ${what} answered 404`);
+}
+
+/** Polls the receiver until it has counted `target` pushes (optionally on paths with `prefix`) or time runs out. */
+export async function waitForDeliveries(ctx: BenchContext, target: number, timeoutMs: number, since = 0, prefix?: string): Promise<{ count: number; drained: boolean; waitedMs: number }> {
+  const t0 = nowMs();
+  for (;;) {
+    const count = prefix === undefined && since === 0 ? await ctx.receiver.count() : (await ctx.receiver.window(since, Number.MAX_SAFE_INTEGER, prefix)).count;
+    if (count >= target) return { count, drained: true, waitedMs: nowMs() - t0 };
+    if (nowMs() - t0 > timeoutMs) return { count, drained: false, waitedMs: nowMs() - t0 };
+    await sleep(200);
+  }
+}
+
+export interface ThroughputFigures {
+  /** Pushes acknowledged by the receiver per second, after the warm-up, while the load ran. */
+  deliveredPerSecond: number;
+  /** Publish requests answered 2xx per second over the whole run. */
+  publishedPerSecond: number;
+  published: number;
+  delivered: number;
+  /** Published but not yet delivered when the load stopped. */
+  backlogAtEnd: number;
+  drainedAfterMs: number | null;
+  publishLatency: Summary;
+  failures: Record<string, number>;
+  firstFailure: string | null;
+}
+
+/** Closed-loop publish at the shared concurrency; throughput as the receiver sees it (path prefix `prefix`). */
+export async function measureThroughput(ctx: BenchContext, pool: Pool, make: (i: number) => Req, o: { durationMs: number; label: string; prefix?: string; deliveriesPerEvent?: number; drain?: boolean }): Promise<ThroughputFigures> {
+  const s = ctx.settings;
+  await ctx.receiver.reset();
+  const r = await closedLoop(pool, { concurrency: s.concurrency, durationMs: o.durationMs, maxCount: 10_000_000, make, label: o.label, log: ctx.log });
+  assertFound(r, 'publish');
+  const from = r.startMs + Math.min(s.warmupMs, o.durationMs / 3);
+  const w = await ctx.receiver.window(from, r.endMs, o.prefix);
+  const deliveredPerSecond = w.count / ((r.endMs - from) / 1000);
+  const expected = r.ok * (o.deliveriesPerEvent ?? 1);
+  const atEnd = (await ctx.receiver.window(0, r.endMs, o.prefix)).count;
+  let drainedAfterMs: number | null = null;
+  if (o.drain !== false) {
+    const d = await waitForDeliveries(ctx, expected, s.drainTimeoutMs, 0, o.prefix);
+    drainedAfterMs = d.drained ? round(d.waitedMs, 0) : null;
+    if (!d.drained) ctx.log(`    not drained after ${s.drainTimeoutMs / 1000} s: ${d.count} of ${expected} delivered`);
+  }
+  return {
+    deliveredPerSecond: round(deliveredPerSecond, 1), publishedPerSecond: round(r.okPerSecond, 1),
+    published: r.ok, delivered: atEnd, backlogAtEnd: Math.max(0, expected - atEnd), drainedAfterMs,
+    publishLatency: r.latency, failures: r.failures, firstFailure: r.firstFailure,
+  };
+}
+
+export interface LatencyFigures {
+  offeredPerSecond: number;
+  published: number;
+  acked: number;
+  /** Published but not acknowledged within the grace period after the run. */
+  missing: number;
+  ackLatency: Summary;
+  publishLatency: Summary;
+  failures: Record<string, number>;
+}
+
+/** Open-loop publish at `rate`; publish→ack latency from the receiver's timestamps. */
+export async function measureLatency(ctx: BenchContext, pool: Pool, make: (i: number) => Req, rate: number, durationMs: number, label: string): Promise<LatencyFigures> {
+  await ctx.receiver.record(true);
+  const r = await openLoop(pool, { rate, durationMs, make, label, log: ctx.log });
+  assertFound(r, 'publish');
+  // Wait until every publish answered 2xx has been pushed, or the grace period is over.
+  const deadline = nowMs() + ctx.settings.latencyGraceMs;
+  const arrived = new Map<string, number>();
+  for (;;) {
+    const k = await ctx.receiver.takeKeys();
+    for (let i = 0; i < k.keys.length; i++) if (!arrived.has(k.keys[i]!)) arrived.set(k.keys[i]!, k.times[i]!);
+    let matched = 0;
+    for (const key of r.sendTimes.keys()) if (arrived.has(key)) matched++;
+    if (matched >= r.ok || nowMs() > deadline) break;
+    await sleep(200);
+  }
+  await ctx.receiver.record(false);
+  const lat: number[] = [];
+  for (const [key, sent] of r.sendTimes) {
+    const at = arrived.get(key);
+    if (at !== undefined) lat.push(at - sent);
+  }
+  return {
+    offeredPerSecond: rate, published: r.ok, acked: lat.length, missing: Math.max(0, r.ok - lat.length),
+    ackLatency: summarize(lat), publishLatency: r.latency, failures: r.failures,
+  };
+}

@@ -1,0 +1,186 @@
+// The receiver: an HTTPS server on 127.0.0.1 that counts and timestamps every push and answers 200 {}.
+// It can be switched "down" (port closed, connections dropped) and can open "silent" ports that accept a
+// connection and never send a byte. Timestamps are process.hrtime (CLOCK_MONOTONIC, shared by every process
+// on the machine), so the runner can correlate them with its own send times.
+import { readFileSync } from 'node:fs';
+import { createServer as createHttpsServer } from 'node:https';
+import { createServer as createNetServer, type Server as NetServer, type Socket } from 'node:net';
+import { serveHelper } from './procs.ts';
+
+const [certFile, keyFile] = process.argv.slice(2);
+const nowMs = (): number => Number(process.hrtime.bigint()) / 1e6;
+const KEY_RE = /"updateTime":"([^"]+)"/;
+
+let arrivals = new Float64Array(1 << 16);
+let arrivalPaths = new Uint16Array(1 << 16);
+let count = 0;
+let signed = 0;
+const pathIds = new Map<string, number>();
+const pathNames: string[] = [];
+let recordKeys = false;
+let keys: string[] = [];
+let keyTimes: number[] = [];
+
+function pathId(path: string): number {
+  let id = pathIds.get(path);
+  if (id === undefined) {
+    id = pathNames.length;
+    pathIds.set(path, id);
+    pathNames.push(path);
+  }
+  return id;
+}
+
+function record(path: string, body: string, isSigned: boolean): void {
+  const t = nowMs();
+  if (count === arrivals.length) {
+    const a = new Float64Array(arrivals.length * 2);
+    a.set(arrivals);
+    arrivals = a;
+    const p = new Uint16Array(arrivalPaths.length * 2);
+    p.set(arrivalPaths);
+    arrivalPaths = p;
+  }
+  arrivals[count] = t;
+  arrivalPaths[count] = pathId(path);
+  count++;
+  if (isSigned) signed++;
+  if (recordKeys) {
+    const m = KEY_RE.exec(body);
+    if (m) {
+      keys.push(m[1]!);
+      keyTimes.push(t);
+    }
+  }
+}
+
+const sockets = new Set<Socket>();
+const server = createHttpsServer({ cert: readFileSync(certFile!), key: readFileSync(keyFile!), keepAliveTimeout: 65_000 }, (req, res) => {
+  const chunks: Buffer[] = [];
+  req.on('data', (c: Buffer) => chunks.push(c));
+  req.on('end', () => {
+    const path = (req.url ?? '/').split('?')[0]!;
+    record(path, Buffer.concat(chunks).toString('utf8'), req.headers['x-service-signature'] !== undefined);
+    res.writeHead(200, { 'content-type': 'application/json', 'content-length': '2' });
+    res.end('{}');
+  });
+});
+server.headersTimeout = 60_000;
+server.requestTimeout = 0;
+server.on('secureConnection', (s: Socket) => {
+  sockets.add(s);
+  s.once('close', () => sockets.delete(s));
+});
+server.on('tlsClientError', () => { /* clients that give up are normal under load */ });
+
+let port = 0;
+let up = false;
+function listen(p: number): Promise<number> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(p, '127.0.0.1', () => {
+      server.off('error', reject);
+      up = true;
+      const a = server.address();
+      resolve(typeof a === 'object' && a ? a.port : p);
+    });
+  });
+}
+
+// Silent endpoints: accept, hold the socket, never answer (not even the TLS handshake).
+const silentServers: NetServer[] = [];
+const silentSockets = new Set<Socket>();
+let silentAccepted = 0;
+async function openSilent(n: number): Promise<number[]> {
+  const ports: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const s = createNetServer((sock) => {
+      silentAccepted++;
+      silentSockets.add(sock);
+      sock.on('error', () => {});
+      sock.once('close', () => silentSockets.delete(sock));
+      sock.resume(); // read and discard, never write
+    });
+    await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve));
+    silentServers.push(s);
+    const a = s.address();
+    ports.push(typeof a === 'object' && a ? a.port : 0);
+  }
+  return ports;
+}
+
+function lowerBound(t: number): number {
+  let lo = 0;
+  let hi = count;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (arrivals[mid]! < t) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+port = await listen(0);
+serveHelper({ port }, {
+  reset() {
+    count = 0;
+    signed = 0;
+    keys = [];
+    keyTimes = [];
+  },
+  now: () => nowMs(),
+  stats() {
+    const byPath: Record<string, number> = {};
+    for (let i = 0; i < count; i++) {
+      const name = pathNames[arrivalPaths[i]!]!;
+      byPath[name] = (byPath[name] ?? 0) + 1;
+    }
+    return { total: count, signed, first: count ? arrivals[0] : null, last: count ? arrivals[count - 1] : null, byPath, distinctPaths: Object.keys(byPath).length };
+  },
+  count: () => count,
+  /** Arrivals with from ≤ t < to (hrtime ms), optionally only for paths starting with `prefix`. */
+  window(args: { from: number; to: number; prefix?: string }) {
+    const start = lowerBound(args.from);
+    const end = lowerBound(args.to);
+    let n = 0;
+    let first: number | null = null;
+    let last: number | null = null;
+    for (let i = start; i < end; i++) {
+      if (args.prefix !== undefined && !pathNames[arrivalPaths[i]!]!.startsWith(args.prefix)) continue;
+      n++;
+      first ??= arrivals[i]!;
+      last = arrivals[i]!;
+    }
+    return { count: n, first, last };
+  },
+  record(args: { on: boolean }) {
+    recordKeys = args.on;
+    keys = [];
+    keyTimes = [];
+  },
+  /** Returns and forgets the recorded keys (the updateTime found in each body) with their arrival times. */
+  takeKeys() {
+    const out = { keys, times: keyTimes };
+    keys = [];
+    keyTimes = [];
+    return out;
+  },
+  async down() {
+    if (!up) return;
+    up = false;
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    for (const s of sockets) s.destroy();
+    await closed;
+  },
+  async up() {
+    if (up) return;
+    await listen(port);
+  },
+  silent: (args: { n: number }) => openSilent(args.n),
+  silentStats: () => ({ accepted: silentAccepted, open: silentSockets.size }),
+  async closeSilent() {
+    for (const sock of silentSockets) sock.destroy();
+    await Promise.all(silentServers.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
+    silentServers.length = 0;
+  },
+});

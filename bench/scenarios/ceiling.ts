@@ -1,0 +1,42 @@
+// Scenario 1, the ceiling: the bare relay (bench/lib/relay.ts) under the same load generator, receiver and
+// concurrency as the service. Every other throughput is reported as a ratio to this one.
+import { Pool } from 'undici';
+import { HelperProcess } from '../lib/procs.ts';
+import { measureLatency, measureThroughput } from '../lib/measure.ts';
+import { publishRequests } from '../lib/api.ts';
+import type { Scenario } from '../lib/context.ts';
+import { fmtInt, fmtMs } from '../lib/stats.ts';
+
+export const ceiling: Scenario = {
+  name: 'ceiling',
+  title: 'Ceiling: bare relay',
+  goal: null,
+  needsCeiling: false,
+  async run(ctx, out) {
+    const s = ctx.settings;
+    const relay = await HelperProcess.start<{ port: number }>('relay.ts', [ctx.receiver.url('/relay'), ctx.tls.caFile]);
+    const pool = new Pool(`http://127.0.0.1:${relay.ready.port}`, { connections: s.concurrency, pipelining: 1, keepAliveTimeout: 30_000 });
+    try {
+      const devices = Array.from({ length: s.devices }, (_, i) => `projects/relay/devices/relay${i}`);
+      const make = publishRequests(devices, null);
+      ctx.log(`  max throughput, ${s.concurrency} concurrent, ${s.throughputMs / 1000} s`);
+      const t = await measureThroughput(ctx, pool, make, { durationMs: s.throughputMs, label: 'relay' });
+      ctx.ceiling.throughput = t.deliveredPerSecond;
+      out.figures.throughput = t;
+      out.headline = `${fmtInt(t.deliveredPerSecond)} forwards/s`;
+      ctx.log(`  → ${fmtInt(t.deliveredPerSecond)} forwards/s`);
+      const latency: Record<string, unknown> = {};
+      for (const rate of s.latencyRates) {
+        ctx.log(`  latency at ${rate}/s for ${s.latencyMs / 1000} s`);
+        const l = await measureLatency(ctx, pool, make, rate, s.latencyMs, `relay@${rate}`);
+        latency[String(rate)] = l;
+        ctx.log(`  → p50 ${fmtMs(l.ackLatency.p50)}, p99 ${fmtMs(l.ackLatency.p99)}, max ${fmtMs(l.ackLatency.max)}${l.missing ? `, ${l.missing} missing` : ''}`);
+      }
+      out.figures.latency = latency;
+      out.info = true;
+    } finally {
+      await pool.destroy().catch(() => {});
+      await relay.stop();
+    }
+  },
+};

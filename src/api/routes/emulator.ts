@@ -1,0 +1,81 @@
+// The sensor emulator in the /v2 API (contract §4.10): create, replace and delete emulated devices, publish events.
+// Reading devices (GET) lives in devices.ts.
+import type { FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import type { Deps } from '../../deps.ts';
+import { createEmulatedDevice, deleteEmulatedDevice, replaceEmulatedDevice } from '../../emulator/devices.ts';
+import { requireProject } from '../../services/access.ts';
+import { concreteProject, presentDevice } from '../../services/devices.ts';
+import { publishAsCaller } from '../../services/publish.ts';
+import type { App } from '../app.ts';
+import { principalOf } from '../http.ts';
+import { DeviceSchema } from './devices.ts';
+
+const Labels = Type.Record(Type.String(), Type.String());
+
+const CreateBody = Type.Object({
+  type: Type.String({ description: 'Device type, e.g. temperature, humidity, ccon' }),
+  labels: Type.Optional(Labels),
+  productNumber: Type.Optional(Type.String({ description: 'Overrides the default product number of the type' })),
+});
+
+const ReplaceBody = Type.Object({
+  type: Type.Optional(Type.String({ description: 'Must equal the device type' })),
+  labels: Type.Optional(Labels),
+});
+
+const PublishBody = Type.Object({}, {
+  description: 'Exactly one key, the event type, with its data: {"temperature":{"value":21.5}}',
+  additionalProperties: true,
+});
+
+type Params = { project: string; device: string };
+const paramsOf = (request: FastifyRequest) => {
+  const params = request.params as Params;
+  concreteProject(params.project);
+  return params;
+};
+
+const DEVICE_PATH = '/v2/projects/:project/devices/:device';
+
+export function registerEmulatorRoutes(app: App, deps: Deps): void {
+  app.post('/v2/projects/:project/devices', {
+    schema: { body: CreateBody },
+    config: { summary: 'Create an emulated device', response: DeviceSchema },
+  }, async (request) => {
+    const { project } = paramsOf(request);
+    await requireProject(deps, principalOf(request), project, 'emulator.create');
+    return presentDevice(await createEmulatedDevice(deps, project, request.body));
+  });
+
+  app.put(DEVICE_PATH, {
+    schema: { body: ReplaceBody },
+    config: { summary: 'Replace the labels of an emulated device (emits labelsChanged when they change)', response: DeviceSchema },
+  }, async (request) => {
+    const { project, device } = paramsOf(request);
+    await requireProject(deps, principalOf(request), project, 'emulator.update');
+    return presentDevice(await replaceEmulatedDevice(deps, project, device, request.body));
+  });
+
+  app.delete(DEVICE_PATH, {
+    config: { summary: 'Delete an emulated device with its history', response: Type.Object({}) },
+  }, async (request) => {
+    const { project, device } = paramsOf(request);
+    await requireProject(deps, principalOf(request), project, 'emulator.delete');
+    await deleteEmulatedDevice(deps, project, device);
+    return {};
+  });
+
+  app.post(`${DEVICE_PATH}/@publish`, {
+    // No body is "no keys": the publish rules then name the problem (§5.3).
+    preValidation: async (request) => {
+      if (request.body === undefined) request.body = {};
+    },
+    schema: { body: PublishBody },
+    config: { summary: 'Publish an event from an emulated device', response: Type.Object({}) },
+  }, async (request) => {
+    const { project, device } = paramsOf(request);
+    await publishAsCaller(deps, principalOf(request), project, device, request.body);
+    return {};
+  });
+}

@@ -1,0 +1,246 @@
+// Event streams (contract §4.8): GET …/devices:stream and …/devices/{d}:stream. Headers are flushed at once,
+// then NDJSON lines or SSE messages of new matching events, a ping every ping_interval, a clean close after one
+// hour, and a 503 error message plus close for a reader more than 1000 messages behind. Publishers never wait
+// for a reader: messages are written to the socket at once and counted until the socket has taken them.
+import type { ServerResponse } from 'node:http';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import type { Deps } from '../../deps.ts';
+import { nowMicros } from '../../deps.ts';
+import { badRequest, notFound } from '../../domain/errors.ts';
+import { projectName } from '../../domain/names.ts';
+import { formatTimestamp, tryParseDuration } from '../../domain/time.ts';
+import { compileStreamFilter, createFanOut, resultMessage, type FanOut, type StreamFilter } from '../../events/fan-out.ts';
+import { requireProject } from '../../services/access.ts';
+import type { App } from '../app.ts';
+import { principalOf } from '../http.ts';
+
+export interface StreamLimits {
+  /** A reader with more messages than this written but not yet taken by the socket gets a 503 and is closed. */
+  maxBufferedMessages: number;
+  /** Streams end cleanly this long after they opened (contract: 1 hour). */
+  maxDurationMs: number;
+  /** After a 503 or a shutdown, how long the client may take to read the rest before the connection is dropped. */
+  drainTimeoutMs: number;
+}
+
+export const DEFAULT_STREAM_LIMITS: Readonly<StreamLimits> = Object.freeze({
+  maxBufferedMessages: 1000, // contract §7 #6
+  maxDurationMs: 60 * 60 * 1000,
+  drainTimeoutMs: 30_000,
+});
+
+export const PING_INTERVAL = { defaultSeconds: 10, minSeconds: 1, maxSeconds: 60 };
+
+/** The open streams of one app: limits (tests may lower them) and shutdown. */
+export interface EventStreams {
+  readonly limits: StreamLimits;
+  /** Streams currently receiving events (a stream that has failed or ended no longer counts, even while its
+   *  client is still reading the rest). */
+  openCount(): number;
+  /** Ends every stream; connections that do not finish within a second are dropped. */
+  closeAll(): Promise<void>;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    eventStreams: EventStreams;
+  }
+}
+
+/** "10s", "1.5s" or bare seconds; default 10 s; clamped to 1-60 s (contract §4.8). */
+export function parsePingInterval(raw: string | undefined): number {
+  if (raw === undefined) return PING_INTERVAL.defaultSeconds;
+  const seconds = tryParseDuration(raw);
+  if (seconds === null || !Number.isFinite(seconds)) throw badRequest(`ping_interval must be a duration such as "10s", got "${raw}"`);
+  return Math.min(PING_INTERVAL.maxSeconds, Math.max(PING_INTERVAL.minSeconds, seconds));
+}
+
+const Filters = {
+  deviceIds: Type.Optional(Type.Array(Type.String(), { description: 'Device IDs (repeated key)' })),
+  deviceTypes: Type.Optional(Type.Array(Type.String(), { description: 'Device types (repeated key)' })),
+  labelFilters: Type.Optional(Type.Array(Type.String(), { description: '`key=value` for an exact value, `key` for presence (repeated key)' })),
+  productNumbers: Type.Optional(Type.Array(Type.String(), { description: 'Product numbers (repeated key)' })),
+};
+const Common = {
+  eventTypes: Type.Optional(Type.Array(Type.String(), { description: 'Event types (repeated key)' })),
+  pingInterval: Type.Optional(Type.String({ description: 'Seconds between pings: "10s", "1.5s" or a number; default 10, clamped to 1-60' })),
+};
+const StreamMessage = Type.Object({
+  result: Type.Object({
+    event: Type.Object({ eventId: Type.String(), targetName: Type.String(), eventType: Type.String(), data: Type.Unknown(), timestamp: Type.String() }),
+  }),
+});
+
+type StreamQuery = { deviceIds?: string[]; deviceTypes?: string[]; labelFilters?: string[]; productNumbers?: string[]; eventTypes?: string[]; pingInterval?: string };
+
+export function registerStreamRoutes(app: App, deps: Deps): void {
+  const limits: StreamLimits = { ...DEFAULT_STREAM_LIMITS };
+  const fanOut = createFanOut(deps.events, (err) => deps.logger.error({ err }, 'event stream sink failed'));
+  const open = new Set<StreamConnection>();
+
+  const streams: EventStreams = {
+    limits,
+    openCount: () => fanOut.size(),
+    async closeAll() {
+      const all = [...open];
+      if (all.length === 0) return;
+      const closed = Promise.all(all.map((c) => new Promise<void>((resolve) => c.res.once('close', () => resolve()))));
+      for (const c of all) c.end();
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([closed, new Promise<void>((resolve) => { timer = setTimeout(resolve, 1000); })]);
+      clearTimeout(timer);
+      for (const c of open) c.res.destroy();
+    },
+  };
+  app.decorate('eventStreams', streams);
+  // Open streams would keep server.close() waiting for up to an hour.
+  app.addHook('preClose', async () => streams.closeAll());
+  app.addHook('onClose', async () => fanOut.close());
+
+  const handle = async (request: FastifyRequest, reply: FastifyReply, projectId: string, deviceId: string | null): Promise<void> => {
+    const principal = principalOf(request);
+    if (projectId === '-') throw badRequest("the wildcard project '-' is not allowed for event streams");
+    await requireProject(deps, principal, projectId, 'device.read');
+    if (deviceId !== null) {
+      const device = await deps.store.devices.get(deviceId);
+      if (!device || device.projectId !== projectId) throw notFound('device not found');
+    }
+    const query = request.query as StreamQuery;
+    const pingSeconds = parsePingInterval(query.pingInterval);
+    const filter = deviceId === null
+      ? compileStreamFilter(projectId, query)
+      : compileStreamFilter(projectId, { deviceIds: [deviceId], eventTypes: query.eventTypes });
+    const accept = request.headers.accept;
+    const sse = (Array.isArray(accept) ? accept.join(',') : accept ?? '').toLowerCase().includes('text/event-stream');
+
+    // From here on the response is ours: fastify must not send anything else.
+    reply.hijack();
+    const connection = new StreamConnection(deps, reply.raw, filter, sse, pingSeconds * 1000, limits, fanOut, () => open.delete(connection));
+    open.add(connection);
+    connection.start();
+  };
+
+  app.get('/v2/projects/:project/devices/@stream', {
+    schema: { querystring: Type.Object({ ...Filters, ...Common }) },
+    config: { streamErrors: true, summary: 'Stream new events of the devices in a project (NDJSON, or SSE with Accept: text/event-stream)', response: StreamMessage },
+  }, async (request, reply) => {
+    const { project } = request.params as { project: string };
+    await handle(request, reply, project, null);
+  });
+
+  app.get('/v2/projects/:project/devices/:device/@stream', {
+    schema: { querystring: Type.Object(Common) },
+    config: { streamErrors: true, summary: 'Stream new events of one device (NDJSON, or SSE with Accept: text/event-stream)', response: StreamMessage },
+  }, async (request, reply) => {
+    const { project, device } = request.params as { project: string; device: string };
+    await handle(request, reply, project, device);
+  });
+}
+
+/** One open stream: its subscription, timers and write accounting. */
+class StreamConnection {
+  private pending = 0;
+  private closed = false;
+  private unsubscribe: (() => void) | null = null;
+  private pingTimer: NodeJS.Timeout | null = null;
+  private maxTimer: NodeJS.Timeout | null = null;
+  private drainTimer: NodeJS.Timeout | null = null;
+  private readonly written = () => {
+    this.pending--;
+  };
+
+  constructor(
+    private readonly deps: Deps,
+    readonly res: ServerResponse,
+    private readonly filter: StreamFilter,
+    private readonly sse: boolean,
+    private readonly pingMs: number,
+    private readonly limits: StreamLimits,
+    private readonly fanOut: FanOut,
+    private readonly onClosed: () => void,
+  ) {}
+
+  start(): void {
+    const { res } = this;
+    res.on('close', () => this.cleanup());
+    res.on('error', () => this.cleanup());
+    // Subscribed before the headers go out: once a client sees them, no later event is missed.
+    this.unsubscribe = this.fanOut.add(this.filter, (message) => this.send(message));
+    res.writeHead(200, {
+      'Content-Type': this.sse ? 'text/event-stream' : 'application/json',
+      'Cache-Control': 'no-cache',
+      'X-Accel-Buffering': 'no', // reverse proxies must not buffer the stream
+    });
+    res.flushHeaders();
+    res.socket?.setNoDelay(true);
+    this.pingTimer = setInterval(() => this.ping(), this.pingMs);
+    this.pingTimer.unref();
+    this.maxTimer = setTimeout(() => this.end(), this.limits.maxDurationMs);
+    this.maxTimer.unref();
+  }
+
+  /** Ends the stream cleanly (1-hour limit, shutdown). */
+  end(): void {
+    if (this.closed) return;
+    this.stop();
+    this.res.end();
+  }
+
+  private send(json: string): void {
+    if (this.closed) return;
+    if (this.pending >= this.limits.maxBufferedMessages) {
+      this.fail(503, `stream closed: the reader fell more than ${this.limits.maxBufferedMessages} messages behind`);
+      return;
+    }
+    this.write(json);
+  }
+
+  private write(json: string): void {
+    this.pending++;
+    this.res.write(this.sse ? `data: ${json}\n\n` : `${json}\n`, this.written);
+  }
+
+  private ping(): void {
+    const event = {
+      eventId: this.deps.ids.next(),
+      targetName: projectName(this.filter.projectId),
+      eventType: 'ping',
+      data: null,
+      timestamp: formatTimestamp(nowMicros(this.deps)),
+    };
+    this.send(resultMessage(JSON.stringify(event)));
+  }
+
+  /** Sends the error message and closes (contract §4.8). */
+  private fail(code: number, message: string): void {
+    if (this.closed) return;
+    this.stop();
+    this.write(JSON.stringify({ error: { code, message } }));
+    this.res.end();
+  }
+
+  /** No more messages; the client gets a bounded time to read what is buffered. */
+  private stop(): void {
+    this.closed = true;
+    this.release();
+    this.drainTimer = setTimeout(() => this.res.destroy(), this.limits.drainTimeoutMs);
+    this.drainTimer.unref();
+  }
+
+  private release(): void {
+    this.unsubscribe?.();
+    this.unsubscribe = null;
+    if (this.pingTimer) clearInterval(this.pingTimer);
+    if (this.maxTimer) clearTimeout(this.maxTimer);
+    this.pingTimer = this.maxTimer = null;
+  }
+
+  private cleanup(): void {
+    this.closed = true;
+    this.release();
+    if (this.drainTimer) clearTimeout(this.drainTimer);
+    this.drainTimer = null;
+    this.onClosed();
+  }
+}

@@ -1,0 +1,279 @@
+// The push transport (contract §6.2–§6.4, §6.10): sign → send over pooled keep-alive HTTPS (undici) → classify.
+// Every new connection resolves the host itself, checks the address with the SSRF guard and connects to exactly
+// that address (pinned; SNI and certificate checks still use the host name), so DNS rebinding cannot redirect it.
+import { lookup as dnsLookup } from 'node:dns/promises';
+import { readFileSync } from 'node:fs';
+import { isIP } from 'node:net';
+import { createSecureContext, rootCertificates, type SecureContext } from 'node:tls';
+import { Agent, buildConnector } from 'undici';
+import type { Config } from '../config.ts';
+import type { Clock } from '../runtime/clock.ts';
+import type { IdGenerator } from '../runtime/ids.ts';
+import type { Logger } from '../runtime/logger.ts';
+import { classifyError, classifyResponse, RefusedAddressError } from './classify.ts';
+import { signBody } from './signing.ts';
+import { createAddressPolicy, type AddressPolicy } from './ssrf.ts';
+import type { AttemptOutcome, Dispatcher, PushTarget } from './types.ts';
+
+/** No response headers within this many ms aborts the attempt (§6.4). */
+export const DEFAULT_TIMEOUT_MS = 10_000;
+/** The response body is read up to this many bytes and ignored (§6.4). */
+export const MAX_RESPONSE_BODY_BYTES = 64 * 1024;
+
+export interface DispatcherOptions {
+  config: Pick<Config, 'caFile' | 'allowPrivateEndpoints'>;
+  clock: Clock;
+  ids: IdGenerator;
+  logger: Logger;
+  /** For `User-Agent: SensorCloud-DataConnector/<version>`; default: the version in package.json. */
+  version?: string;
+  /** Deadline for response headers, from the attempt's start (connect included), in ms. Default 10 000; tests shorten it. */
+  timeoutMs?: number;
+  /** Keep-alive connections (= concurrent attempts) per receiver origin. Default 8. */
+  connectionsPerOrigin?: number;
+  /** Concurrent attempts over all origins. Default 256. Further sends wait their turn; the attempt starts when they get it. */
+  maxInFlight?: number;
+  /** Host name → addresses. Default: the system resolver (dns.lookup, all addresses). Tests inject fake DNS. */
+  lookup?: (hostname: string) => Promise<string[]>;
+  /** A further PEM bundle to trust. Default: the NODE_EXTRA_CA_CERTS file (node ignores it once `ca` is given). */
+  extraCaFile?: string | null;
+}
+
+let cachedPackageVersion: string | undefined;
+
+/** The service version from package.json, read once. */
+export function packageVersion(): string {
+  if (cachedPackageVersion === undefined) {
+    const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version?: string };
+    cachedPackageVersion = pkg.version ?? '0.0.0';
+  }
+  return cachedPackageVersion;
+}
+
+/**
+ * The trust store for pushes (§6.10): node's bundled roots + SENSORCLOUD_CA_FILE + NODE_EXTRA_CA_CERTS, built once.
+ * An unreadable SENSORCLOUD_CA_FILE is a configuration error (throws); an unreadable NODE_EXTRA_CA_CERTS is only
+ * logged, as node itself does.
+ */
+export function loadTrustStore(caFile: string | null, extraCaFile: string | null, logger: Logger): SecureContext {
+  const ca: string[] = [...rootCertificates];
+  if (caFile) {
+    let pem: string;
+    try {
+      pem = readFileSync(caFile, 'utf8');
+    } catch (err) {
+      throw new Error(`SENSORCLOUD_CA_FILE: cannot read "${caFile}": ${(err as Error).message}`);
+    }
+    if (!pem.includes('-----BEGIN CERTIFICATE-----')) throw new Error(`SENSORCLOUD_CA_FILE: "${caFile}" holds no PEM certificate`);
+    ca.push(pem);
+  }
+  if (extraCaFile) {
+    try {
+      ca.push(readFileSync(extraCaFile, 'utf8'));
+    } catch (err) {
+      logger.warn({ file: extraCaFile, err: (err as Error).message }, 'NODE_EXTRA_CA_CERTS cannot be read; pushes ignore it');
+    }
+  }
+  return createSecureContext({ ca });
+}
+
+/** FIFO admission: at most `limit` holders; a leaving holder hands its slot straight to the next waiter. */
+class Gate {
+  private active = 0;
+  private readonly waiters: Array<() => void> = [];
+  constructor(private readonly limit: number) {}
+  /** undefined when admitted at once (the common case, no promise allocated). */
+  enter(): Promise<void> | undefined {
+    if (this.active < this.limit) {
+      this.active++;
+      return undefined;
+    }
+    return new Promise((resolve) => this.waiters.push(resolve));
+  }
+  leave(): void {
+    const next = this.waiters.shift();
+    if (next) next();
+    else this.active--;
+  }
+  get idle(): boolean {
+    return this.active === 0 && this.waiters.length === 0;
+  }
+}
+
+// Refused from httpConfig.headers even if stored (the API refuses them at write time, §3.9): they would corrupt framing.
+const RESERVED_HEADERS = new Set(['host', 'content-length', 'content-type', 'transfer-encoding', 'connection', 'x-service-signature']);
+// Connection errors after which the next vetted address of the same host is worth a try.
+const TRY_NEXT_ADDRESS = new Set(['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'EADDRNOTAVAIL', 'UND_ERR_CONNECT_TIMEOUT']);
+
+type Connector = buildConnector.connector;
+
+/** undici's TLS connector behind the SSRF guard: resolve, vet, then connect to the vetted address only. */
+function createGuardedConnector(base: Connector, policy: AddressPolicy, lookup: (hostname: string) => Promise<string[]>): Connector {
+  return (options, callback) => {
+    const host = options.hostname;
+    if (isIP(host) !== 0) {
+      const reason = policy.check(host);
+      if (reason !== null) callback(new RefusedAddressError(reason), null);
+      else base(options, callback);
+      return;
+    }
+    lookup(host).then(
+      (addresses) => {
+        const vetted = addresses.filter((address) => policy.check(address) === null);
+        if (vetted.length === 0) {
+          const reason = addresses.length === 0 ? 'no address' : policy.check(addresses[0]!);
+          callback(new RefusedAddressError(`${host} resolves to ${addresses.join(', ') || 'nothing'} (${reason})`), null);
+          return;
+        }
+        const attempt = (i: number): void => {
+          // hostname = the vetted IP (where the socket goes); servername = the host (SNI and certificate check).
+          base({ ...options, hostname: vetted[i]!, servername: host }, (err, socket) => {
+            const code = (err as { code?: string } | null)?.code;
+            if (err && i + 1 < vetted.length && code !== undefined && TRY_NEXT_ADDRESS.has(code)) attempt(i + 1);
+            else if (err) callback(err, null);
+            else callback(null, socket!);
+          });
+        };
+        attempt(0);
+      },
+      (err: Error) => callback(err, null),
+    );
+  };
+}
+
+const systemLookup = async (hostname: string): Promise<string[]> =>
+  (await dnsLookup(hostname, { all: true })).map((entry) => entry.address);
+
+interface ParsedTarget {
+  origin: string;
+  path: string;
+}
+
+export function createDispatcher(options: DispatcherOptions): Dispatcher {
+  const { clock, ids, logger } = options;
+  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const connectionsPerOrigin = options.connectionsPerOrigin ?? 8;
+  const userAgent = `SensorCloud-DataConnector/${options.version ?? packageVersion()}`;
+  const secureContext = loadTrustStore(
+    options.config.caFile,
+    options.extraCaFile !== undefined ? options.extraCaFile : (process.env.NODE_EXTRA_CA_CERTS ?? null),
+    logger,
+  );
+  const policy = createAddressPolicy(options.config.allowPrivateEndpoints);
+  const base = buildConnector({ secureContext, rejectUnauthorized: true, timeout: timeoutMs, maxCachedSessions: 1000 });
+  const agent = new Agent({
+    connect: createGuardedConnector(base, policy, options.lookup ?? systemLookup),
+    connections: connectionsPerOrigin,
+    pipelining: 1,
+    headersTimeout: timeoutMs,
+    bodyTimeout: timeoutMs,
+    // Redirects are never followed (§6.2): undici 7 follows none unless a redirect interceptor is installed.
+  });
+  const overall = new Gate(options.maxInFlight ?? 256);
+  const perOrigin = new Map<string, Gate>();
+  // Connector URLs repeat for every event; parse each once (bounded: cleared when it grows past 1000 entries).
+  const targets = new Map<string, ParsedTarget | AttemptOutcome>();
+  let closed = false;
+
+  /** Origin and path, or the failed outcome of a URL that can never be pushed to. */
+  function parseTarget(url: string): ParsedTarget | AttemptOutcome {
+    let parsed = targets.get(url);
+    if (parsed !== undefined) return parsed;
+    try {
+      const u = new URL(url);
+      if (u.protocol !== 'https:') {
+        parsed = { ok: false, reason: 'refused_address', responseTimeMs: 0, message: `refused address: only https:// URLs are pushed to, not ${u.protocol}//` };
+      } else {
+        // Credentials in the URL are not sent (u.origin drops them); custom headers carry credentials.
+        parsed = { origin: u.origin, path: `${u.pathname}${u.search}` };
+      }
+    } catch {
+      parsed = { ok: false, reason: 'connection', responseTimeMs: 0, message: 'connection: the URL cannot be parsed' };
+    }
+    if (targets.size >= 1000) targets.clear();
+    targets.set(url, parsed);
+    return parsed;
+  }
+
+  function buildHeaders(target: PushTarget, body: Buffer, startMs: number): Record<string, string> {
+    const headers: Record<string, string> = { 'Content-Type': 'application/json', 'User-Agent': userAgent };
+    for (const name in target.headers) {
+      const lower = name.toLowerCase();
+      if (RESERVED_HEADERS.has(lower)) continue;
+      if (lower === 'user-agent') delete headers['User-Agent'];
+      headers[name] = target.headers[name]!;
+    }
+    if (target.signatureSecret !== '') {
+      headers['X-Service-Signature'] = signBody(body, target.signatureSecret, Math.floor(startMs / 1000), ids.next());
+    }
+    return headers;
+  }
+
+  async function attempt(origin: string, path: string, target: PushTarget, body: Buffer): Promise<AttemptOutcome> {
+    const startMs = clock.now();
+    let timedOut = false;
+    let headersArrived = false;
+    const controller = new AbortController();
+    const timer = setTimeout(() => {
+      if (!headersArrived) timedOut = true;
+      controller.abort();
+    }, timeoutMs);
+    try {
+      const headers = buildHeaders(target, body, startMs);
+      const response = await agent.request({ origin, path, method: 'POST', headers, body, signal: controller.signal });
+      headersArrived = true;
+      const nowMs = clock.now();
+      const outcome = classifyResponse({
+        status: response.statusCode,
+        retryAfter: response.headers['retry-after'],
+        responseTimeMs: Math.max(0, nowMs - startMs),
+        nowMs,
+      });
+      // Read (up to 64 KiB) and drop the body so the connection can be reused; a stalled body gets one more deadline.
+      timer.refresh();
+      await response.body.dump({ limit: MAX_RESPONSE_BODY_BYTES }).catch(() => undefined);
+      return outcome;
+    } catch (err) {
+      return classifyError(err, { timedOut, timeoutMs, responseTimeMs: Math.max(0, clock.now() - startMs) });
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  return {
+    async send(target, body) {
+      try {
+        if (closed) return { ok: false, reason: 'connection', responseTimeMs: 0, message: 'connection: the dispatcher is closed' };
+        const parsed = parseTarget(target.url);
+        if ('reason' in parsed) return { ...parsed };
+        let gate = perOrigin.get(parsed.origin);
+        if (gate === undefined) {
+          gate = new Gate(connectionsPerOrigin);
+          perOrigin.set(parsed.origin, gate);
+        }
+        const originWait = gate.enter();
+        if (originWait) await originWait;
+        try {
+          const overallWait = overall.enter();
+          if (overallWait) await overallWait;
+          try {
+            return await attempt(parsed.origin, parsed.path, target, body);
+          } finally {
+            overall.leave();
+          }
+        } finally {
+          gate.leave();
+          if (gate.idle) perOrigin.delete(parsed.origin);
+        }
+      } catch (err) {
+        // Defensive: send never throws (§ Dispatcher); anything unexpected is a failed attempt.
+        return classifyError(err, { timedOut: false, timeoutMs, responseTimeMs: 0 });
+      }
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      await agent.close().catch(() => agent.destroy().catch(() => undefined));
+    },
+  };
+}

@@ -1,0 +1,343 @@
+// The delivery engine (contract §6): claims due queue rows, pushes them through the Dispatcher with bounded
+// concurrency per connector and overall (a dead endpoint never slows the others), and records every outcome
+// in the store: ack → row deleted; failure → retry schedule, 12-hour drop, 5-day auto-disable. Outcomes that
+// arrive together are recorded in one transaction (group commit); each outcome's effects are all-or-nothing.
+// Tests drive it with a fake clock through runOnce(); the service runs it with start()/stop().
+import type { Deps } from '../deps.ts';
+import { nowMicros } from '../deps.ts';
+import { afterFailure, afterSuccess } from '../domain/connector-status.ts';
+import { dataConnectorName } from '../domain/names.ts';
+import type { Repos } from '../store/store.ts';
+import { attemptCounterDeltas, pruneMetrics, recordAttemptMetrics, series, type AttemptSample } from './metrics.ts';
+import { claimDue, dropExpired, dropQueue, type ClaimedDelivery } from './queue.ts';
+import { nextAttemptTime } from './retry.ts';
+import type { AttemptOutcome, Dispatcher, PushTarget } from './types.ts';
+
+export interface EngineOptions {
+  /** Attempts in flight per connector. Default 16. */
+  perConnectorConcurrency?: number;
+  /** Attempts in flight overall. Default 256. */
+  totalConcurrency?: number;
+  /** Fallback poll for due retries and for rows queued outside the event pipeline (`:sync`), ms. Default 250. */
+  pollIntervalMs?: number;
+  /** How long a claimed row stays leased, ms; must exceed the 10 s attempt timeout. Default 60 000. */
+  leaseMs?: number;
+  /** Dropping expired rows and pruning metrics, every this many ms while running. Default 5 000. */
+  housekeepingIntervalMs?: number;
+}
+
+export interface RunReport {
+  attempted: number;
+  acked: number;
+  failed: number;
+  /** Rows removed without acknowledgement: 12-hour expiry, or the queue dropped by an auto-disable. */
+  dropped: number;
+}
+
+export interface DeliveryEngine {
+  /** Starts the background loop: wakes on every committed event, polls as a fallback. */
+  start(): void;
+  /** Stops claiming and waits for attempts in flight to be recorded. */
+  stop(): Promise<void>;
+  /** Claims and delivers everything due now, waiting for every outcome to be recorded (tests, tools). */
+  runOnce(): Promise<RunReport>;
+  /** Asks the running loop to claim now (new rows were queued). */
+  wake(): void;
+}
+
+interface Finished {
+  item: ClaimedDelivery;
+  outcome: AttemptOutcome;
+  /** Attempt end, ms. */
+  endMs: number;
+}
+
+export function createDeliveryEngine(deps: Deps, dispatcher: Dispatcher, options: EngineOptions = {}): DeliveryEngine {
+  const perConnector = options.perConnectorConcurrency ?? 16;
+  const total = options.totalConcurrency ?? 256;
+  const pollIntervalMs = options.pollIntervalMs ?? 250;
+  const leaseMicros = (options.leaseMs ?? 60_000) * 1000;
+  const housekeepingIntervalMs = options.housekeepingIntervalMs ?? 5_000;
+  const log = deps.logger;
+
+  const inFlight = new Map<string, number>();
+  let inFlightTotal = 0;
+  const attempts = new Set<Promise<void>>();
+  let rotation = 0;
+
+  // Group commit of outcomes.
+  let pending: Array<{ done: Finished; resolve: (r: RunReport) => void }> = [];
+  let flushing: Promise<void> | null = null;
+
+  // Background loop state.
+  let started = false;
+  let stopping = false;
+  let timer: NodeJS.Timeout | null = null;
+  let unsubscribe: (() => void) | null = null;
+  let pumping: Promise<void> | null = null;
+  let again = false;
+  let wakeScheduled = false;
+  let lastHousekeeping = -Infinity;
+  let leasesReleased = false;
+
+  const capacityOf = (connectorId: string) => perConnector - (inFlight.get(connectorId) ?? 0);
+
+  async function claim(): Promise<ClaimedDelivery[]> {
+    const items = await claimDue(deps.store, {
+      now: nowMicros(deps), leaseMicros, capacityOf, total: total - inFlightTotal, rotation: rotation++,
+    });
+    return items;
+  }
+
+  function targetOf(item: ClaimedDelivery): PushTarget {
+    const c = item.connector;
+    return { url: c.url, headers: c.headers, signatureSecret: c.signatureSecretSealed === '' ? '' : deps.secretBox.open(c.signatureSecretSealed) };
+  }
+
+  /** One attempt: send, then record. Resolves with what recording it changed. */
+  async function attempt(item: ClaimedDelivery): Promise<RunReport> {
+    const startMs = deps.clock.now();
+    let outcome: AttemptOutcome;
+    try {
+      outcome = await dispatcher.send(targetOf(item), item.delivery.body);
+    } catch (err) {
+      // The Dispatcher never throws by contract, and the secret opens unless the master key changed; either
+      // way the row must not be lost, so it is a failed attempt like any other.
+      outcome = { ok: false, reason: 'connection', responseTimeMs: Math.max(0, deps.clock.now() - startMs), message: `dispatcher error: ${(err as Error).message}` };
+    }
+    const endMs = Math.max(deps.clock.now(), startMs + outcome.responseTimeMs);
+    return record({ item, outcome, endMs });
+  }
+
+  function launch(items: ClaimedDelivery[]): Array<Promise<RunReport>> {
+    return items.map((item) => {
+      const id = item.connector.id;
+      inFlight.set(id, (inFlight.get(id) ?? 0) + 1);
+      inFlightTotal += 1;
+      const p = attempt(item).finally(() => {
+        const n = (inFlight.get(id) ?? 1) - 1;
+        if (n <= 0) inFlight.delete(id);
+        else inFlight.set(id, n);
+        inFlightTotal -= 1;
+        wake();
+      });
+      const tracked = p.then(() => undefined, () => undefined);
+      attempts.add(tracked);
+      void tracked.finally(() => attempts.delete(tracked));
+      return p;
+    });
+  }
+
+  function record(done: Finished): Promise<RunReport> {
+    return new Promise((resolve) => {
+      pending.push({ done, resolve });
+      if (!flushing) flushing = flush();
+    });
+  }
+
+  async function flush(): Promise<void> {
+    // Let outcomes that finish in the same turn join this transaction.
+    await new Promise<void>((r) => setImmediate(r));
+    while (pending.length > 0) {
+      const batch = pending;
+      pending = [];
+      const reports = batch.map(() => ({ attempted: 1, acked: 0, failed: 0, dropped: 0 }));
+      const disabled: Array<{ connectorId: string; projectId: string; failingSince: number | null; dropped: number }> = [];
+      try {
+        await deps.store.transaction(async (tx) => {
+          const samples: AttemptSample[] = [];
+          const counters: Record<string, number> = {};
+          for (let i = 0; i < batch.length; i++) {
+            await apply(tx, batch[i]!.done, reports[i]!, samples, counters, disabled);
+          }
+          await recordAttemptMetrics(tx, samples);
+          attemptCounterDeltas(samples, counters);
+          await tx.connectorMetrics.addCounters(counters);
+        });
+      } catch (err) {
+        // Nothing was recorded; the rows stay leased and come back when the lease ends.
+        log.error({ err }, 'delivery engine: recording attempt outcomes failed');
+      }
+      for (const d of disabled) {
+        log.warn(
+          { connector: dataConnectorName(d.projectId, d.connectorId), from: 'ACTIVE', to: 'SYSTEM_DISABLED', failingSince: d.failingSince, droppedDeliveries: d.dropped },
+          'data connector disabled by the service: every push attempt failed for 5 days',
+        );
+      }
+      batch.forEach((b, i) => b.resolve(reports[i]!));
+    }
+    flushing = null;
+  }
+
+  /** The effects of one outcome (contract §6.4-6.6), inside the group transaction. */
+  async function apply(
+    tx: Repos, done: Finished, report: RunReport, samples: AttemptSample[], counters: Record<string, number>,
+    disabled: Array<{ connectorId: string; projectId: string; failingSince: number | null; dropped: number }>,
+  ): Promise<void> {
+    const { item, outcome, endMs } = done;
+    const row = item.delivery;
+    const connector = await tx.dataConnectors.get(item.connector.id);
+    // Deleted meanwhile: its queue and metrics are gone with it.
+    if (!connector) return;
+    const end = Math.floor(endMs * 1000);
+    samples.push({ connectorId: connector.id, time: end, reason: outcome.reason, ok: outcome.ok, responseTimeMs: outcome.responseTimeMs });
+    const bump = (k: string, n = 1) => {
+      counters[k] = (counters[k] ?? 0) + n;
+    };
+
+    if (outcome.ok) {
+      report.acked = 1;
+      if (await tx.deliveries.delete(row.id)) bump(series.deliveries('acked'));
+      const next = afterSuccess(connector);
+      if (next.failingSince !== connector.failingSince) await tx.dataConnectors.updateState(connector.id, next.status, next.failingSince, end);
+      return;
+    }
+
+    report.failed = 1;
+    log.debug({ connector: dataConnectorName(connector.projectId, connector.id), eventId: row.eventId, attempt: row.attempts + 1, reason: outcome.reason, status: outcome.status, message: outcome.message }, 'push attempt failed');
+    // Disabled (or re-enabled after a drop) while the attempt was in flight: it counts, but is not retried.
+    if (connector.status !== 'ACTIVE') {
+      await tx.deliveries.delete(row.id);
+      return;
+    }
+    const next = afterFailure(connector, end);
+    if (next.status !== connector.status || next.failingSince !== connector.failingSince) {
+      await tx.dataConnectors.updateState(connector.id, next.status, next.failingSince, end);
+    }
+    if (next.dropQueue) {
+      const n = await dropQueue(tx, connector.id);
+      bump(series.deliveries('dropped'), n);
+      report.dropped += n;
+      disabled.push({ connectorId: connector.id, projectId: connector.projectId, failingSince: next.failingSince, dropped: n });
+      return;
+    }
+    const attemptNumber = row.attempts + 1;
+    const dueMs = nextAttemptTime(attemptNumber, endMs, row.enqueueTime / 1000, outcome.responseTimeMs, outcome.retryAfterSeconds);
+    if (dueMs === null) {
+      // The next attempt would fall at or after 12 h from enqueue: dropped now, without it.
+      if (await tx.deliveries.delete(row.id)) {
+        bump(series.deliveries('dropped'));
+        report.dropped += 1;
+      }
+    } else {
+      await tx.deliveries.reschedule(row.id, attemptNumber, Math.ceil(dueMs * 1000));
+    }
+  }
+
+  async function housekeeping(): Promise<number> {
+    const now = nowMicros(deps);
+    lastHousekeeping = deps.clock.now();
+    return deps.store.transaction(async (tx) => {
+      let dropped = 0;
+      // Bounded batches, so one pass never holds the writer for long.
+      for (let i = 0; i < 100; i++) {
+        const n = await dropExpired(tx, now);
+        dropped += n;
+        if (n < 10_000) break;
+      }
+      if (dropped > 0) await tx.connectorMetrics.addCounters({ [series.deliveries('dropped')]: dropped });
+      await pruneMetrics(tx, now);
+      return dropped;
+    });
+  }
+
+  async function pumpLoop(): Promise<void> {
+    do {
+      again = false;
+      try {
+        if (!leasesReleased) {
+          leasesReleased = true;
+          // SQLite has one writer process: a lease left over from before a restart belongs to no live attempt.
+          if (deps.store.kind === 'sqlite') await deps.store.deliveries.releaseLeases(nowMicros(deps));
+        }
+        if (deps.clock.now() - lastHousekeeping >= housekeepingIntervalMs) await housekeeping();
+        const items = await claim();
+        if (items.length > 0) launch(items);
+      } catch (err) {
+        log.error({ err }, 'delivery engine: claiming due deliveries failed');
+      }
+    } while (again && !stopping);
+  }
+
+  function pump(): void {
+    if (pumping) {
+      again = true;
+      return;
+    }
+    pumping = pumpLoop().finally(() => {
+      pumping = null;
+    });
+  }
+
+  function wake(): void {
+    if (!started || stopping || wakeScheduled) return;
+    wakeScheduled = true;
+    setImmediate(() => {
+      wakeScheduled = false;
+      if (started && !stopping) pump();
+    });
+  }
+
+  function schedulePoll(): void {
+    timer = setTimeout(() => {
+      wake();
+      if (started && !stopping) schedulePoll();
+    }, pollIntervalMs);
+    timer.unref();
+  }
+
+  return {
+    start() {
+      if (started) return;
+      started = true;
+      stopping = false;
+      unsubscribe = deps.events.subscribe(() => wake());
+      schedulePoll();
+      wake();
+      log.info({ perConnectorConcurrency: perConnector, totalConcurrency: total }, 'delivery engine started');
+    },
+
+    async stop() {
+      if (!started) return;
+      stopping = true;
+      if (timer) clearTimeout(timer);
+      timer = null;
+      unsubscribe?.();
+      unsubscribe = null;
+      if (pumping) await pumping;
+      while (attempts.size > 0) await Promise.all([...attempts]);
+      if (flushing) await flushing;
+      started = false;
+      stopping = false;
+      log.info('delivery engine stopped');
+    },
+
+    async runOnce() {
+      const report: RunReport = { attempted: 0, acked: 0, failed: 0, dropped: 0 };
+      report.dropped += await housekeeping();
+      const running = new Set<Promise<void>>();
+      const claimMore = async () => {
+        for (const p of launch(await claim())) {
+          const tracked: Promise<void> = p.then((r) => {
+            report.attempted += r.attempted;
+            report.acked += r.acked;
+            report.failed += r.failed;
+            report.dropped += r.dropped;
+            running.delete(tracked);
+          });
+          running.add(tracked);
+        }
+      };
+      // Claims again whenever an attempt finishes (capacity freed), like the background loop. Every claimed row
+      // is deleted or rescheduled at least 8 s ahead, so this ends once nothing due is left.
+      await claimMore();
+      while (running.size > 0) {
+        await Promise.race(running);
+        await claimMore();
+      }
+      return report;
+    },
+
+    wake,
+  };
+}

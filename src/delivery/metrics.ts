@@ -1,0 +1,131 @@
+// Delivery metrics (contract §6.8): per connector, 1-minute buckets over a sliding 3-hour window, each with
+// success/error counts and a log-bucketed histogram of successful response times (relative error ≤ 1 %), so
+// the p99 by nearest rank comes from buckets instead of one row per attempt. Also the service-wide Prometheus
+// counters, written in the same transaction as the outcomes they count.
+import { formatDuration } from '../domain/time.ts';
+import type { Repos } from '../store/store.ts';
+import type { AttemptReason } from './types.ts';
+
+export const METRICS_WINDOW_MICROS = 3 * 3600 * 1_000_000;
+export const METRICS_BUCKET_MICROS = 60 * 1_000_000;
+
+/** Relative error bound of the latency histogram. */
+export const HISTOGRAM_RELATIVE_ERROR = 0.01;
+const GAMMA = (1 + HISTOGRAM_RELATIVE_ERROR) / (1 - HISTOGRAM_RELATIVE_ERROR);
+const LOG_GAMMA = Math.log(GAMMA);
+/** Histogram key of a zero response time (log buckets cannot hold it). */
+const ZERO_KEY = 'z';
+
+export const bucketStartOf = (micros: number): number => Math.floor(micros / METRICS_BUCKET_MICROS) * METRICS_BUCKET_MICROS;
+
+/** Histogram key of a latency in microseconds: bucket i holds (γ^(i-1), γ^i]. */
+export function histogramKey(latencyMicros: number): string {
+  if (!(latencyMicros > 0)) return ZERO_KEY;
+  return String(Math.ceil(Math.log(latencyMicros) / LOG_GAMMA));
+}
+
+/** The value (micros) a bucket stands for: within HISTOGRAM_RELATIVE_ERROR of every value it holds. */
+export function histogramValue(key: string): number {
+  if (key === ZERO_KEY) return 0;
+  return (2 * GAMMA ** Number(key)) / (GAMMA + 1);
+}
+
+/** Nearest-rank quantile (item at index ⌈q·N⌉−1 in ascending order) of a histogram, in micros; null when empty. */
+export function nearestRank(hist: Record<string, number>, q: number): number | null {
+  const entries = Object.entries(hist)
+    .filter(([, n]) => n > 0)
+    .map(([k, n]) => ({ value: histogramValue(k), n }))
+    .sort((a, b) => a.value - b.value);
+  const total = entries.reduce((s, e) => s + e.n, 0);
+  if (total === 0) return null;
+  const rank = Math.max(1, Math.ceil(q * total));
+  let seen = 0;
+  for (const e of entries) {
+    seen += e.n;
+    if (seen >= rank) return e.value;
+  }
+  return entries[entries.length - 1]!.value;
+}
+
+export interface ConnectorMetrics {
+  successCount: number;
+  errorCount: number;
+  /** "<seconds>s" with 3 decimals; "0.000s" when there was no successful attempt. */
+  latency99p: string;
+}
+
+/** The `:metrics` answer: attempts of the buckets overlapping the last 3 hours (so 3 h to 3 h + 1 min back). */
+export async function readConnectorMetrics(repos: Repos, connectorId: string, now: number): Promise<ConnectorMetrics> {
+  const buckets = await repos.connectorMetrics.listSince(connectorId, bucketStartOf(now - METRICS_WINDOW_MICROS));
+  let successCount = 0;
+  let errorCount = 0;
+  const hist: Record<string, number> = {};
+  for (const b of buckets) {
+    successCount += b.successCount;
+    errorCount += b.errorCount;
+    for (const [k, n] of Object.entries(b.latencyHist)) hist[k] = (hist[k] ?? 0) + n;
+  }
+  const p99 = nearestRank(hist, 0.99);
+  return { successCount, errorCount, latency99p: formatDuration(p99 === null ? 0 : p99 / 1_000_000) };
+}
+
+/** Deletes buckets that left the window; bounded per call. */
+export function pruneMetrics(repos: Repos, now: number, limit = 10_000): Promise<number> {
+  return repos.connectorMetrics.deleteBefore(bucketStartOf(now - METRICS_WINDOW_MICROS), limit);
+}
+
+/** One finished attempt, as the metrics see it. */
+export interface AttemptSample {
+  connectorId: string;
+  /** When the attempt ended (micros). */
+  time: number;
+  reason: AttemptReason;
+  ok: boolean;
+  responseTimeMs: number;
+}
+
+/** Upper bounds (seconds) of the delivery_duration_seconds histogram. */
+export const DURATION_BUCKETS_SECONDS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+export const series = {
+  attempts: (outcome: AttemptReason) => `delivery_attempts_total{outcome="${outcome}"}`,
+  deliveries: (outcome: 'acked' | 'dropped') => `deliveries_total{outcome="${outcome}"}`,
+  durationBucket: (le: string) => `delivery_duration_seconds_bucket{le="${le}"}`,
+  durationSum: 'delivery_duration_seconds_sum',
+  durationCount: 'delivery_duration_seconds_count',
+};
+
+/** Counter increments for a set of attempts (per-reason counts and the duration histogram). */
+export function attemptCounterDeltas(samples: AttemptSample[], into: Record<string, number> = {}): Record<string, number> {
+  const add = (k: string, n: number) => {
+    into[k] = (into[k] ?? 0) + n;
+  };
+  for (const s of samples) {
+    const seconds = Math.max(0, s.responseTimeMs) / 1000;
+    add(series.attempts(s.reason), 1);
+    for (const le of DURATION_BUCKETS_SECONDS) if (seconds <= le) add(series.durationBucket(String(le)), 1);
+    add(series.durationBucket('+Inf'), 1);
+    add(series.durationSum, seconds);
+    add(series.durationCount, 1);
+  }
+  return into;
+}
+
+/** Adds the attempts to their connectors' buckets (one write per connector and bucket). Call inside a transaction. */
+export async function recordAttemptMetrics(tx: Repos, samples: AttemptSample[]): Promise<void> {
+  const groups = new Map<string, { connectorId: string; bucket: number; success: number; error: number; hist: Record<string, number> }>();
+  for (const s of samples) {
+    const bucket = bucketStartOf(s.time);
+    const key = `${s.connectorId}/${bucket}`;
+    let g = groups.get(key);
+    if (!g) groups.set(key, (g = { connectorId: s.connectorId, bucket, success: 0, error: 0, hist: {} }));
+    if (s.ok) {
+      g.success += 1;
+      const h = histogramKey(s.responseTimeMs * 1000);
+      g.hist[h] = (g.hist[h] ?? 0) + 1;
+    } else {
+      g.error += 1;
+    }
+  }
+  for (const g of groups.values()) await tx.connectorMetrics.add(g.connectorId, g.bucket, g.success, g.error, g.hist);
+}

@@ -1,0 +1,145 @@
+// The Store-backed delivery queue (contract §6.1): events are queued inside the transaction that stores them
+// (one row per matching ACTIVE connector, push body built once), claimed in batches under a lease, and
+// acknowledged, rescheduled or dropped by the engine.
+import type { Deps } from '../deps.ts';
+import { nowMicros } from '../deps.ts';
+import type { EventConsumer, EventPipeline } from '../events/pipeline.ts';
+import type { DeviceEvent } from '../events/types.ts';
+import type { DataConnectorRecord, DeliveryRecord, NewDelivery } from '../store/connector-repos.ts';
+import type { DeviceRecord } from '../store/records.ts';
+import type { Repos, Store } from '../store/store.ts';
+import { RETENTION_MS } from './retry.ts';
+
+export const RETENTION_MICROS = RETENTION_MS * 1000;
+const PING = 'ping';
+
+/** Whether the connector forwards this event type: an empty filter forwards every type; pings never. */
+export function forwards(connector: Pick<DataConnectorRecord, 'events'>, eventType: string): boolean {
+  if (eventType === PING) return false;
+  return connector.events.length === 0 || connector.events.includes(eventType);
+}
+
+/**
+ * The push body (contract §6.2): compact JSON `{event, labels, metadata}`, UTF-8 without \u escapes. `labels`
+ * holds the device labels named by the connector, in the connector's order, absent keys left out.
+ */
+export function buildPushBody(event: DeviceEvent, device: DeviceRecord, labelKeys: readonly string[]): Buffer {
+  const labels: Record<string, string> = {};
+  for (const key of labelKeys) {
+    if (Object.prototype.hasOwnProperty.call(device.labels, key)) labels[key] = device.labels[key]!;
+  }
+  const metadata = { deviceId: device.id, projectId: device.projectId, deviceType: device.type, productNumber: device.productNumber };
+  return Buffer.from(JSON.stringify({ event, labels, metadata }), 'utf8');
+}
+
+/** Queue rows for one event and the given connectors; bodies are shared between connectors asking for the same labels. */
+function rowsFor(connectors: DataConnectorRecord[], event: DeviceEvent, device: DeviceRecord, now: number): NewDelivery[] {
+  const bodies = new Map<string, Buffer>();
+  const rows: NewDelivery[] = [];
+  for (const c of connectors) {
+    if (!forwards(c, event.eventType)) continue;
+    const key = JSON.stringify(c.labels);
+    let body = bodies.get(key);
+    if (!body) bodies.set(key, (body = buildPushBody(event, device, c.labels)));
+    rows.push({ connectorId: c.id, eventId: event.eventId, body, enqueueTime: now, dueTime: now });
+  }
+  return rows;
+}
+
+/** The pipeline consumer: runs inside the transaction that stores the event, so it is stored and queued, or neither. */
+export function createEnqueueConsumer(deps: Pick<Deps, 'clock'>): EventConsumer {
+  return {
+    async consume(tx, emitted) {
+      if (emitted.event.eventType === PING) return;
+      const connectors = await tx.dataConnectors.listActiveByProject(emitted.device.projectId);
+      if (connectors.length === 0) return;
+      const rows = rowsFor(connectors, emitted.event, emitted.device, nowMicros(deps));
+      if (rows.length > 0) await tx.deliveries.insert(rows);
+    },
+  };
+}
+
+/**
+ * `:sync` (contract §6.7), inside the caller's transaction: queues for this connector only the latest stored
+ * event of each type of each device now in the project, filter applied, labels as they are now, each row with
+ * its own 12-hour window from `now`. Returns the number of rows queued.
+ */
+export async function enqueueSync(tx: Repos, connector: DataConnectorRecord, eventTypes: readonly string[], now: number): Promise<number> {
+  const types = connector.events.length === 0 ? eventTypes : eventTypes.filter((t) => connector.events.includes(t));
+  const events = await tx.events.latestPerType(connector.projectId, types);
+  const devices = new Map<string, DeviceRecord | null>();
+  const rows: NewDelivery[] = [];
+  for (const e of events) {
+    let device = devices.get(e.deviceId);
+    if (device === undefined) devices.set(e.deviceId, (device = await tx.devices.get(e.deviceId)));
+    if (!device) continue;
+    // The stored body keeps the envelope's key order; JSON.parse preserves it.
+    const event = JSON.parse(e.body) as DeviceEvent;
+    rows.push({ connectorId: connector.id, eventId: e.id, body: buildPushBody(event, device, connector.labels), enqueueTime: now, dueTime: now });
+  }
+  if (rows.length > 0) await tx.deliveries.insert(rows);
+  return rows.length;
+}
+
+/** A leased row with the connector settings read for this attempt. */
+export interface ClaimedDelivery {
+  delivery: DeliveryRecord;
+  connector: DataConnectorRecord;
+}
+
+export interface ClaimOptions {
+  now: number;
+  /** How long (micros) a claimed row stays leased; longer than an attempt can take. */
+  leaseMicros: number;
+  /** How many more attempts this connector may start now (per-connector concurrency). */
+  capacityOf(connectorId: string): number;
+  /** Overall number of attempts that may start now. */
+  total: number;
+  /** Rotates the connector order between calls so no connector is always served last. */
+  rotation: number;
+}
+
+/**
+ * Claims due rows in one transaction, at most `capacityOf(c)` per connector and `total` overall, and reads each
+ * connector's current settings. Rows of a connector that is gone or no longer ACTIVE are deleted, not returned.
+ */
+export function claimDue(store: Store, o: ClaimOptions): Promise<ClaimedDelivery[]> {
+  return store.transaction(async (tx) => {
+    const out: ClaimedDelivery[] = [];
+    if (o.total <= 0) return out;
+    const enqueuedAfter = o.now - RETENTION_MICROS;
+    const ids = await tx.deliveries.connectorsWithDue(o.now, enqueuedAfter);
+    const start = ids.length === 0 ? 0 : o.rotation % ids.length;
+    let left = o.total;
+    for (let i = 0; i < ids.length && left > 0; i++) {
+      const id = ids[(start + i) % ids.length]!;
+      const capacity = Math.min(o.capacityOf(id), left);
+      if (capacity <= 0) continue;
+      const connector = await tx.dataConnectors.get(id);
+      if (!connector || connector.status !== 'ACTIVE') {
+        await tx.deliveries.deleteByConnector(id);
+        continue;
+      }
+      const rows = await tx.deliveries.claim(id, o.now, enqueuedAfter, o.now + o.leaseMicros, capacity);
+      for (const delivery of rows) out.push({ delivery, connector });
+      left -= rows.length;
+    }
+    return out;
+  });
+}
+
+/** Drops rows unacknowledged 12 h after enqueue (not those in flight; their outcome decides). Returns how many. */
+export function dropExpired(tx: Repos, now: number, limit = 10_000): Promise<number> {
+  return tx.deliveries.deleteExpired(now - RETENTION_MICROS, now, limit);
+}
+
+/** Deletes the connector's whole queue (disable, delete). */
+export function dropQueue(tx: Repos, connectorId: string): Promise<number> {
+  return tx.deliveries.deleteByConnector(connectorId);
+}
+
+/** Registers the enqueue consumer on the pipeline (composition root) and returns the pipeline. */
+export function withDeliveryQueue(events: EventPipeline, clock: Deps['clock']): EventPipeline {
+  events.addConsumer(createEnqueueConsumer({ clock }));
+  return events;
+}

@@ -1,0 +1,111 @@
+// Emulated devices (contract §4.10): create, replace labels, delete. Callers authorise first (the API route
+// checks emulator.* permissions; the demo and heartbeats act as the service itself). Label changes go through
+// the event pipeline so the labelsChanged event is stored and queued in the same transaction.
+import type { Deps } from '../deps.ts';
+import { nowMicros } from '../deps.ts';
+import { DEVICE_TYPES, DEVICE_TYPE_NAMES, LABELS_CHANGED } from '../domain/device-types.ts';
+import { badRequest, notFound } from '../domain/errors.ts';
+import { MAX_LABELS_PER_DEVICE, diffLabels, labelKeyProblem, labelValueProblem } from '../services/devices.ts';
+import type { DeviceRecord } from '../store/records.ts';
+import type { Repos } from '../store/store.ts';
+
+/** The label every emulated device carries; the reference SDK and the console recognise emulated devices by it. */
+export const VIRTUAL_SENSOR_LABEL = 'virtual-sensor';
+export const MAX_PRODUCT_NUMBER_LENGTH = 64;
+
+export interface EmulatedDeviceInput {
+  type: string;
+  labels?: Record<string, string>;
+  /** Overrides the per-type default (§5.5). */
+  productNumber?: string;
+}
+
+export interface EmulatedDeviceReplacement {
+  /** Must equal the device's type when present. */
+  type?: string;
+  /** The new label set (virtual-sensor is always kept). Absent = no labels besides virtual-sensor. */
+  labels?: Record<string, string>;
+}
+
+/** Label rules of §3.8 (shared with the label endpoints), plus the virtual-sensor marker. Keeps the given order. */
+export function emulatedLabels(input: unknown): Record<string, string> {
+  if (input !== undefined && (typeof input !== 'object' || input === null || Array.isArray(input))) throw badRequest('labels must be an object of strings');
+  const out: Record<string, string> = {};
+  for (const [key, value] of Object.entries((input ?? {}) as Record<string, unknown>)) {
+    const problem = labelKeyProblem(key) ?? labelValueProblem(value);
+    if (problem) throw badRequest(`labels: ${problem} (key "${key.slice(0, 130)}")`);
+    out[key] = key === VIRTUAL_SENSOR_LABEL ? '' : (value as string);
+  }
+  out[VIRTUAL_SENSOR_LABEL] = '';
+  if (Object.keys(out).length > MAX_LABELS_PER_DEVICE) throw badRequest(`labels: at most ${MAX_LABELS_PER_DEVICE} labels per device (virtual-sensor included)`);
+  return out;
+}
+
+function checkType(type: unknown): string {
+  if (typeof type !== 'string' || !DEVICE_TYPES[type]) throw badRequest(`type must be one of ${DEVICE_TYPE_NAMES.join(', ')}`);
+  return type;
+}
+
+/** The device with this id in this project: 404 otherwise (also when it lives in another project). */
+export async function findProjectDevice(repos: Pick<Repos, 'devices'>, projectId: string, deviceId: string): Promise<DeviceRecord> {
+  const device = await repos.devices.get(deviceId);
+  if (!device || device.projectId !== projectId) throw notFound('device not found');
+  return device;
+}
+
+/** Emulator operations touch emulated devices only (§1.4: 400 otherwise). */
+export function requireEmulated(device: DeviceRecord): DeviceRecord {
+  if (!device.emulated) throw badRequest(`device ${device.id} is not an emulated device`);
+  return device;
+}
+
+/** Creates an emulated device: id `emu` + 20 characters, `reported` empty, no labelsChanged event (§5.4). */
+export async function createEmulatedDevice(deps: Deps, projectId: string, input: EmulatedDeviceInput): Promise<DeviceRecord> {
+  const type = checkType(input.type);
+  const labels = emulatedLabels(input.labels);
+  let productNumber = DEVICE_TYPES[type]!.productNumber;
+  if (input.productNumber !== undefined) {
+    if (typeof input.productNumber !== 'string' || input.productNumber.length > MAX_PRODUCT_NUMBER_LENGTH) {
+      throw badRequest(`productNumber must be a string of at most ${MAX_PRODUCT_NUMBER_LENGTH} characters`);
+    }
+    productNumber = input.productNumber;
+  }
+  const now = nowMicros(deps);
+  const device: DeviceRecord = {
+    id: `emu${deps.ids.next()}`, projectId, type, productNumber, labels, reported: {}, reportedTimes: {}, emulated: true,
+    createTime: now, updateTime: now,
+  };
+  await deps.store.transaction(async (tx) => {
+    if (!(await tx.projects.get(projectId))) throw notFound('project not found');
+    await tx.devices.create(device);
+  });
+  return device;
+}
+
+/** Replaces the labels of an emulated device (PUT); emits labelsChanged when the set actually changed. */
+export async function replaceEmulatedDevice(
+  deps: Deps, projectId: string, deviceId: string, input: EmulatedDeviceReplacement,
+): Promise<DeviceRecord> {
+  const labels = emulatedLabels(input.labels);
+  return deps.events.transaction(async (tx, emit) => {
+    const device = requireEmulated(await findProjectDevice(tx, projectId, deviceId));
+    if (input.type !== undefined && input.type !== device.type) {
+      throw badRequest(`type cannot be changed: the device is of type ${device.type}`);
+    }
+    const change = diffLabels(device.labels, labels);
+    if (!change) return device;
+    const now = nowMicros(deps);
+    const updated: DeviceRecord = { ...device, labels, updateTime: now };
+    await tx.devices.updateLabels(device.id, labels, now);
+    await emit(updated, LABELS_CHANGED, change, now);
+    return updated;
+  });
+}
+
+/** Deletes an emulated device with its history and `reported`; deliveries already queued are kept. */
+export async function deleteEmulatedDevice(deps: Deps, projectId: string, deviceId: string): Promise<void> {
+  await deps.store.transaction(async (tx) => {
+    requireEmulated(await findProjectDevice(tx, projectId, deviceId));
+    await tx.devices.delete(deviceId);
+  });
+}

@@ -1,0 +1,121 @@
+// Event stream fan-out (contract §4.8): one pipeline subscriber feeds every open stream. Streams are indexed by
+// project, so an emitted event costs one map lookup plus a set check per open stream of its own project, and
+// each event is serialised at most once however many streams receive it.
+import { badRequest } from '../domain/errors.ts';
+import type { EventPipeline } from './pipeline.ts';
+import type { EmittedEvent } from './types.ts';
+
+/** A stream's filters (contract §4.6 semantics): values ORed within a filter, filters ANDed; null = any. */
+export interface StreamFilter {
+  projectId: string;
+  deviceIds: ReadonlySet<string> | null;
+  deviceTypes: ReadonlySet<string> | null;
+  productNumbers: ReadonlySet<string> | null;
+  eventTypes: ReadonlySet<string> | null;
+  /** All must hold; value null = the key is present with any value. */
+  labelFilters: ReadonlyArray<{ key: string; value: string | null }>;
+}
+
+export interface StreamFilterInput {
+  deviceIds?: string[];
+  deviceTypes?: string[];
+  productNumbers?: string[];
+  eventTypes?: string[];
+  labelFilters?: string[];
+}
+
+/** Receives the message JSON `{"result":{"event":…}}` of each matching event; must not throw or block. */
+export type StreamSink = (messageJson: string, emitted: EmittedEvent) => void;
+
+export interface FanOut {
+  /** Registers a stream; returns the function that removes it (idempotent). */
+  add(filter: StreamFilter, sink: StreamSink): () => void;
+  /** Open registrations (all projects). */
+  size(): number;
+  /** Stops listening to the pipeline. */
+  close(): void;
+}
+
+const setOf = (values: string[] | undefined): ReadonlySet<string> | null =>
+  values && values.length > 0 ? new Set(values) : null;
+
+/** `key=value` is an exact value; `key` or `key=` means the key is present (contract §4.6). */
+export function parseLabelFilter(raw: string): { key: string; value: string | null } {
+  const eq = raw.indexOf('=');
+  const key = eq < 0 ? raw : raw.slice(0, eq);
+  const value = eq < 0 ? '' : raw.slice(eq + 1);
+  if (key === '') throw badRequest(`label_filters: "${raw}" has no key (expected key=value or key)`);
+  return { key, value: value === '' ? null : value };
+}
+
+/** Builds a filter from query values; device ids may also be given as `projects/{p}/devices/{d}`. */
+export function compileStreamFilter(projectId: string, input: StreamFilterInput): StreamFilter {
+  return {
+    projectId,
+    deviceIds: setOf(input.deviceIds?.map((d) => d.slice(d.lastIndexOf('/') + 1))),
+    deviceTypes: setOf(input.deviceTypes),
+    productNumbers: setOf(input.productNumbers),
+    eventTypes: setOf(input.eventTypes),
+    labelFilters: (input.labelFilters ?? []).map(parseLabelFilter),
+  };
+}
+
+export function matchesStreamFilter(filter: StreamFilter, emitted: EmittedEvent): boolean {
+  const { device, event } = emitted;
+  if (device.projectId !== filter.projectId) return false;
+  if (filter.eventTypes && !filter.eventTypes.has(event.eventType)) return false;
+  if (filter.deviceIds && !filter.deviceIds.has(device.id)) return false;
+  if (filter.deviceTypes && !filter.deviceTypes.has(device.type)) return false;
+  if (filter.productNumbers && !filter.productNumbers.has(device.productNumber)) return false;
+  for (const lf of filter.labelFilters) {
+    if (!Object.hasOwn(device.labels, lf.key)) return false;
+    if (lf.value !== null && device.labels[lf.key] !== lf.value) return false;
+  }
+  return true;
+}
+
+/** The stream message of an event (contract §4.8), built by hand so the event JSON is reused verbatim. */
+export const resultMessage = (eventJson: string): string => `{"result":{"event":${eventJson}}}`;
+
+export function createFanOut(events: EventPipeline, onSinkError: (err: unknown) => void = () => {}): FanOut {
+  interface Entry { filter: StreamFilter; sink: StreamSink }
+  const byProject = new Map<string, Set<Entry>>();
+  let count = 0;
+
+  const unsubscribe = events.subscribe((emitted) => {
+    const entries = byProject.get(emitted.device.projectId);
+    if (!entries) return;
+    let message: string | null = null;
+    for (const entry of entries) {
+      if (!matchesStreamFilter(entry.filter, emitted)) continue;
+      message ??= resultMessage(JSON.stringify(emitted.event));
+      try {
+        entry.sink(message, emitted);
+      } catch (err) {
+        onSinkError(err);
+      }
+    }
+  });
+
+  return {
+    add(filter, sink) {
+      const entry: Entry = { filter, sink };
+      let entries = byProject.get(filter.projectId);
+      if (!entries) byProject.set(filter.projectId, (entries = new Set()));
+      entries.add(entry);
+      count++;
+      let removed = false;
+      return () => {
+        if (removed) return;
+        removed = true;
+        count--;
+        entries.delete(entry);
+        if (entries.size === 0 && byProject.get(filter.projectId) === entries) byProject.delete(filter.projectId);
+      };
+    },
+    size: () => count,
+    close: () => {
+      unsubscribe();
+    },
+  };
+}

@@ -1,0 +1,75 @@
+// History retention (contract §7 #6): events stored longer ago than SENSORCLOUD_EVENT_RETENTION are deleted in
+// small batches, yielding to the event loop between batches, so a large backlog never stalls API requests
+// (SQLite has one writer; each batch is a short statement of its own).
+import type { Deps } from '../deps.ts';
+import { nowMicros } from '../deps.ts';
+
+export const DEFAULT_PRUNE_BATCH_SIZE = 1000;
+/** How often the background pass runs; retention is counted in days, so a minute is plenty fine-grained. */
+export const DEFAULT_PRUNE_INTERVAL_MS = 60_000;
+
+type RetentionDeps = Pick<Deps, 'store' | 'clock' | 'config' | 'logger'>;
+
+export interface PruneOptions {
+  /** Rows per delete statement. */
+  batchSize?: number;
+  /** Checked between batches; true ends the pass early (service shutdown). */
+  shouldStop?: () => boolean;
+}
+
+const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/** Deletes every event stored before now − retention. Returns how many were deleted. */
+export async function pruneOnce(deps: RetentionDeps, options: PruneOptions = {}): Promise<number> {
+  const batchSize = options.batchSize ?? DEFAULT_PRUNE_BATCH_SIZE;
+  const cutoff = nowMicros(deps) - Math.floor(deps.config.eventRetentionSeconds * 1_000_000);
+  let total = 0;
+  // Ends when a batch comes back short: rows stored from now on are never older than the fixed cutoff.
+  while (!options.shouldStop?.()) {
+    const deleted = await deps.store.events.deleteStoredBefore(cutoff, batchSize);
+    total += deleted;
+    if (deleted < batchSize) break;
+    await yieldToEventLoop();
+  }
+  return total;
+}
+
+export interface RetentionTimer {
+  /** Stops the timer and waits for a pass in progress to end (it stops after its current batch). */
+  stop(): Promise<void>;
+}
+
+/** Runs pruneOnce at once and then every `intervalMs`, never overlapping; the timer does not keep the process alive. */
+export function startRetention(deps: RetentionDeps, options: { intervalMs?: number; batchSize?: number } = {}): RetentionTimer {
+  const intervalMs = options.intervalMs ?? DEFAULT_PRUNE_INTERVAL_MS;
+  let stopped = false;
+  let timer: NodeJS.Timeout | null = null;
+  let running: Promise<void> | null = null;
+
+  const run = () => {
+    timer = null;
+    running = pruneOnce(deps, { batchSize: options.batchSize, shouldStop: () => stopped })
+      .then((deleted) => {
+        if (deleted > 0) deps.logger.info({ deleted }, 'event history: pruned events past retention');
+      })
+      .catch((err: unknown) => deps.logger.error({ err }, 'event history: pruning failed; will retry'))
+      .finally(() => {
+        running = null;
+        if (!stopped) schedule(intervalMs);
+      });
+  };
+  const schedule = (delay: number) => {
+    timer = setTimeout(run, delay);
+    timer.unref();
+  };
+  schedule(0);
+
+  return {
+    async stop() {
+      stopped = true;
+      if (timer) clearTimeout(timer);
+      timer = null;
+      await running;
+    },
+  };
+}

@@ -1,0 +1,340 @@
+// Data connectors (contract §3.9, §4.9, §6.6, §6.7, §6.8): CRUD with validation, the status machine with its
+// queue effects, :sync and :metrics. Only callers holding dataconnector.update see the signature secret and
+// header values (§7 #1).
+import type { Deps } from '../deps.ts';
+import { nowMicros } from '../deps.ts';
+import { applyStatusWrite, initialState } from '../domain/connector-status.ts';
+import { EVENT_TYPES } from '../domain/device-types.ts';
+import { badRequest, notFound } from '../domain/errors.ts';
+import { dataConnectorName } from '../domain/names.ts';
+import { pageRequest, toPage } from '../domain/paging.ts';
+import { formatTimestamp } from '../domain/time.ts';
+import { readConnectorMetrics, series, type ConnectorMetrics } from '../delivery/metrics.ts';
+import { dropQueue, enqueueSync } from '../delivery/queue.ts';
+import { checkUrlForWrite } from '../delivery/ssrf.ts';
+import type { DataConnectorRecord } from '../store/connector-repos.ts';
+import type { Repos } from '../store/store.ts';
+import { requireProject } from './access.ts';
+import { labelKeyProblem } from './devices.ts';
+import type { Principal } from './principal.ts';
+
+export const MAX_CONNECTORS_PER_PROJECT = 100;
+export const MAX_DISPLAY_NAME_LENGTH = 256;
+export const MAX_LABELS = 100;
+export const MAX_HEADERS = 50;
+export const MAX_HEADER_NAME_LENGTH = 256;
+export const MAX_HEADER_VALUE_LENGTH = 4096;
+export const MAX_SECRET_LENGTH = 256;
+export const CONNECTOR_TYPE = 'HTTP_PUSH';
+
+/** Set by the service itself, or hop-by-hop: refused case-insensitively (contract §3.9). */
+export const RESERVED_HEADERS = new Set([
+  'host', 'content-length', 'content-type', 'transfer-encoding', 'connection', 'x-service-signature',
+  'keep-alive', 'proxy-connection', 'te', 'trailer', 'upgrade', 'proxy-authenticate', 'proxy-authorization',
+]);
+const HTTP_TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+const CR_LF = /[\r\n]/;
+const KNOWN_EVENT_TYPES = new Set<string>(EVENT_TYPES);
+
+export interface HttpConfigInput {
+  url?: string;
+  headers?: Record<string, string>;
+  signatureSecret?: string;
+}
+
+/** The request body, null-valued keys already dropped (contract §1.2). */
+export interface DataConnectorInput {
+  type?: string;
+  displayName?: string;
+  status?: string;
+  events?: string[];
+  labels?: string[];
+  httpConfig?: HttpConfigInput;
+  [other: string]: unknown;
+}
+
+/** The wire shape (contract §3.9); every key always present. */
+export interface DataConnectorView {
+  name: string;
+  displayName: string;
+  type: string;
+  status: string;
+  events: string[];
+  labels: string[];
+  httpConfig: { url: string; signatureSecret: string; headers: Record<string, string> };
+  createTime: string;
+  updateTime: string;
+}
+
+interface PageQuery { pageSize?: unknown; pageToken?: string }
+
+function concrete(projectId: string): string {
+  if (projectId === '-') throw badRequest("the wildcard project '-' is not allowed for data connectors");
+  return projectId;
+}
+
+// ---- validation (each names the field) ----
+
+function checkType(input: DataConnectorInput): void {
+  if (input.type !== undefined && input.type !== CONNECTOR_TYPE) throw badRequest(`type must be ${CONNECTOR_TYPE}`);
+  for (const [key, value] of Object.entries(input)) {
+    if (key !== 'httpConfig' && /Config$/.test(key) && value !== undefined) {
+      throw badRequest(`${key} must be null: only ${CONNECTOR_TYPE} connectors (httpConfig) are supported`);
+    }
+  }
+}
+
+function checkDisplayName(v: unknown): string {
+  if (typeof v !== 'string') throw badRequest('displayName must be a string');
+  if ([...v].length > MAX_DISPLAY_NAME_LENGTH) throw badRequest(`displayName must be at most ${MAX_DISPLAY_NAME_LENGTH} characters`);
+  return v;
+}
+
+function checkEvents(v: unknown): string[] {
+  if (!Array.isArray(v)) throw badRequest('events must be an array of event types');
+  const out: string[] = [];
+  for (const t of v) {
+    if (typeof t !== 'string' || !KNOWN_EVENT_TYPES.has(t)) throw badRequest(`events: unknown event type ${JSON.stringify(t)}`);
+    if (!out.includes(t)) out.push(t);
+  }
+  return out;
+}
+
+function checkLabels(v: unknown): string[] {
+  if (!Array.isArray(v)) throw badRequest('labels must be an array of label keys');
+  const out: string[] = [];
+  for (const k of v) {
+    const problem = labelKeyProblem(k);
+    if (problem) throw badRequest(`labels: ${problem} (${JSON.stringify(k)})`);
+    if (!out.includes(k as string)) out.push(k as string);
+  }
+  if (out.length > MAX_LABELS) throw badRequest(`labels: at most ${MAX_LABELS} label keys`);
+  return out;
+}
+
+function checkHeaders(v: unknown): Record<string, string> {
+  if (!v || typeof v !== 'object' || Array.isArray(v)) throw badRequest('httpConfig.headers must be an object of strings');
+  const entries = Object.entries(v as Record<string, unknown>);
+  if (entries.length > MAX_HEADERS) throw badRequest(`httpConfig.headers: at most ${MAX_HEADERS} headers`);
+  const seen = new Set<string>();
+  const out: Record<string, string> = {};
+  for (const [name, value] of entries) {
+    if (name.length > MAX_HEADER_NAME_LENGTH || !HTTP_TOKEN.test(name)) {
+      throw badRequest(`httpConfig.headers: ${JSON.stringify(name.slice(0, 64))} is not a valid header name (an HTTP token of at most ${MAX_HEADER_NAME_LENGTH} characters)`);
+    }
+    const lower = name.toLowerCase();
+    if (RESERVED_HEADERS.has(lower)) throw badRequest(`httpConfig.headers: ${name} is reserved and set by the service`);
+    if (seen.has(lower)) throw badRequest(`httpConfig.headers: ${name} is given twice`);
+    seen.add(lower);
+    if (typeof value !== 'string') throw badRequest(`httpConfig.headers.${name} must be a string`);
+    if (CR_LF.test(value)) throw badRequest(`httpConfig.headers.${name} must not contain CR or LF`);
+    if (value.length > MAX_HEADER_VALUE_LENGTH) throw badRequest(`httpConfig.headers.${name} must be at most ${MAX_HEADER_VALUE_LENGTH} characters`);
+    out[name] = value;
+  }
+  return out;
+}
+
+function checkSecret(v: unknown): string {
+  if (typeof v !== 'string') throw badRequest('httpConfig.signatureSecret must be a string');
+  if (v.length > MAX_SECRET_LENGTH) throw badRequest(`httpConfig.signatureSecret must be at most ${MAX_SECRET_LENGTH} characters`);
+  return v;
+}
+
+function checkHttpConfig(v: unknown): HttpConfigInput {
+  if (v === undefined) return {};
+  if (!v || typeof v !== 'object' || Array.isArray(v)) throw badRequest('httpConfig must be an object');
+  return v as HttpConfigInput;
+}
+
+// ---- presentation ----
+
+export function presentDataConnector(deps: Pick<Deps, 'secretBox'>, c: DataConnectorRecord, reveal: boolean): DataConnectorView {
+  const headers: Record<string, string> = {};
+  for (const [k, v] of Object.entries(c.headers)) headers[k] = reveal ? v : '';
+  const secret = reveal && c.signatureSecretSealed !== '' ? deps.secretBox.open(c.signatureSecretSealed) : '';
+  return {
+    name: dataConnectorName(c.projectId, c.id),
+    displayName: c.displayName,
+    type: CONNECTOR_TYPE,
+    status: c.status,
+    events: c.events,
+    labels: c.labels,
+    httpConfig: { url: c.url, signatureSecret: secret, headers },
+    createTime: formatTimestamp(c.createTime),
+    updateTime: formatTimestamp(c.updateTime),
+  };
+}
+
+const canSeeSecrets = (permissions: Set<string>) => permissions.has('dataconnector.update');
+
+async function requireConnector(deps: Deps, principal: Principal, projectId: string, connectorId: string, permission: string) {
+  const { permissions } = await requireProject(deps, principal, concrete(projectId), permission);
+  const connector = await deps.store.dataConnectors.get(connectorId);
+  if (!connector || connector.projectId !== projectId) throw notFound('data connector not found');
+  return { connector, reveal: canSeeSecrets(permissions) };
+}
+
+/** Reloads inside a transaction (the connector may have been deleted since the permission check). */
+async function reload(tx: Repos, projectId: string, connectorId: string): Promise<DataConnectorRecord> {
+  const c = await tx.dataConnectors.get(connectorId);
+  if (!c || c.projectId !== projectId) throw notFound('data connector not found');
+  return c;
+}
+
+function logTransition(deps: Deps, c: DataConnectorRecord, from: string, principal: Principal, dropped: number): void {
+  deps.logger.info(
+    { connector: dataConnectorName(c.projectId, c.id), from, to: c.status, by: `${principal.kind}:${principal.id}`, droppedDeliveries: dropped },
+    c.status === 'ACTIVE' ? 'data connector enabled' : 'data connector disabled',
+  );
+}
+
+// ---- use cases ----
+
+export async function listDataConnectors(deps: Deps, principal: Principal, projectId: string, query: PageQuery) {
+  const { permissions } = await requireProject(deps, principal, concrete(projectId), 'dataconnector.read');
+  const filters = `dataconnectors:${projectId}`;
+  const page = pageRequest(query, filters);
+  const rows = await deps.store.dataConnectors.listByProject(projectId, { after: (page.after?.[0] as string) ?? null, limit: page.pageSize + 1 });
+  const { items, nextPageToken } = toPage(rows, page, (c) => [c.id], filters);
+  const reveal = canSeeSecrets(permissions);
+  return { dataConnectors: items.map((c) => presentDataConnector(deps, c, reveal)), nextPageToken };
+}
+
+export async function createDataConnector(deps: Deps, principal: Principal, projectId: string, input: DataConnectorInput): Promise<DataConnectorView> {
+  await requireProject(deps, principal, concrete(projectId), 'dataconnector.create');
+  if (input.type === undefined) throw badRequest(`type is required: ${CONNECTOR_TYPE}`);
+  checkType(input);
+  const http = checkHttpConfig(input.httpConfig);
+  checkUrlForWrite(http.url, deps.config.allowPrivateEndpoints);
+  const url = http.url as string;
+  const state = initialState(input.status);
+  const displayName = input.displayName === undefined ? '' : checkDisplayName(input.displayName);
+  const events = input.events === undefined ? [] : checkEvents(input.events);
+  const labels = input.labels === undefined ? [] : checkLabels(input.labels);
+  const headers = http.headers === undefined ? {} : checkHeaders(http.headers);
+  const secret = http.signatureSecret === undefined ? '' : checkSecret(http.signatureSecret);
+
+  const now = nowMicros(deps);
+  const connector: DataConnectorRecord = {
+    id: deps.ids.next(), projectId, displayName, status: state.status, events, labels, url, headers,
+    signatureSecretSealed: secret === '' ? '' : deps.secretBox.seal(secret), failingSince: null, createTime: now, updateTime: now,
+  };
+  await deps.store.transaction(async (tx) => {
+    if (!(await tx.projects.get(projectId))) throw notFound('project not found');
+    if ((await tx.dataConnectors.countByProject(projectId)) >= MAX_CONNECTORS_PER_PROJECT) {
+      throw badRequest(`a project has at most ${MAX_CONNECTORS_PER_PROJECT} data connectors; delete one first`);
+    }
+    await tx.dataConnectors.create(connector);
+  });
+  deps.logger.info({ connector: dataConnectorName(projectId, connector.id), status: connector.status, by: `${principal.kind}:${principal.id}` }, 'data connector created');
+  return presentDataConnector(deps, connector, true);
+}
+
+export async function getDataConnector(deps: Deps, principal: Principal, projectId: string, connectorId: string): Promise<DataConnectorView> {
+  const { connector, reveal } = await requireConnector(deps, principal, projectId, connectorId, 'dataconnector.read');
+  return presentDataConnector(deps, connector, reveal);
+}
+
+/** Paths update_mask may name (camelCase or snake_case). Read-only ones are accepted and ignored (§1.2). */
+const MASK_PATHS = new Set(['displayName', 'status', 'events', 'labels', 'httpConfig', 'httpConfig.url', 'httpConfig.headers', 'httpConfig.signatureSecret']);
+const READ_ONLY_PATHS = new Set(['name', 'type', 'createTime', 'updateTime']);
+const toCamel = (path: string) => path.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
+
+function parseMask(mask: Set<string> | null): Set<string> | null {
+  if (mask === null) return null;
+  const out = new Set<string>();
+  for (const raw of mask) {
+    const path = toCamel(raw);
+    if (MASK_PATHS.has(path)) out.add(path);
+    else if (!READ_ONLY_PATHS.has(path) && !/Config$/.test(path)) {
+      throw badRequest(`update_mask: unknown field "${raw}" (allowed: ${[...MASK_PATHS].join(', ')})`);
+    }
+  }
+  return out;
+}
+
+/**
+ * PATCH (contract §4.9): with a mask only the listed fields apply, otherwise every field present. httpConfig is
+ * merged key by key, headers replaced whole, events and labels replaced; status follows §6.6.
+ */
+export async function updateDataConnector(
+  deps: Deps, principal: Principal, projectId: string, connectorId: string, input: DataConnectorInput, rawMask: Set<string> | null,
+): Promise<DataConnectorView> {
+  await requireConnector(deps, principal, projectId, connectorId, 'dataconnector.update');
+  checkType(input);
+  const mask = parseMask(rawMask);
+  const http = checkHttpConfig(input.httpConfig);
+  const wants = (path: string, value: unknown) =>
+    value !== undefined && (mask === null || mask.has(path) || (path.startsWith('httpConfig.') && mask.has('httpConfig')));
+  // Validate everything before touching anything.
+  const displayName = wants('displayName', input.displayName) ? checkDisplayName(input.displayName) : undefined;
+  const events = wants('events', input.events) ? checkEvents(input.events) : undefined;
+  const labels = wants('labels', input.labels) ? checkLabels(input.labels) : undefined;
+  const url = wants('httpConfig.url', http.url) ? (checkUrlForWrite(http.url, deps.config.allowPrivateEndpoints), http.url as string) : undefined;
+  const headers = wants('httpConfig.headers', http.headers) ? checkHeaders(http.headers) : undefined;
+  const secret = wants('httpConfig.signatureSecret', http.signatureSecret) ? checkSecret(http.signatureSecret) : undefined;
+  const status = wants('status', input.status) ? input.status : undefined;
+  if (status !== undefined) initialState(status); // 400 for SYSTEM_DISABLED or unknown values, before any write
+
+  const result = await deps.store.transaction(async (tx) => {
+    const before = await reload(tx, projectId, connectorId);
+    const next: DataConnectorRecord = { ...before };
+    if (displayName !== undefined) next.displayName = displayName;
+    if (events !== undefined) next.events = events;
+    if (labels !== undefined) next.labels = labels;
+    if (url !== undefined) next.url = url;
+    if (headers !== undefined) next.headers = headers;
+    if (secret !== undefined) {
+      const current = before.signatureSecretSealed === '' ? '' : deps.secretBox.open(before.signatureSecretSealed);
+      if (secret !== current) next.signatureSecretSealed = secret === '' ? '' : deps.secretBox.seal(secret);
+    }
+    let dropped = 0;
+    let transitioned = false;
+    if (status !== undefined) {
+      const t = applyStatusWrite(before, status);
+      next.status = t.status;
+      next.failingSince = t.failingSince;
+      transitioned = t.changed;
+      if (t.dropQueue) {
+        dropped = await dropQueue(tx, before.id);
+        if (dropped > 0) await tx.connectorMetrics.addCounters({ [series.deliveries('dropped')]: dropped });
+      }
+    }
+    const changed = JSON.stringify({ ...next, updateTime: 0 }) !== JSON.stringify({ ...before, updateTime: 0 });
+    if (!changed) return { connector: before, from: before.status, transitioned: false, dropped };
+    next.updateTime = nowMicros(deps);
+    await tx.dataConnectors.update(next);
+    return { connector: next, from: before.status, transitioned, dropped };
+  });
+  if (result.transitioned) logTransition(deps, result.connector, result.from, principal, result.dropped);
+  return presentDataConnector(deps, result.connector, true);
+}
+
+/** DELETE: the connector, its queue and its metrics go together. */
+export async function deleteDataConnector(deps: Deps, principal: Principal, projectId: string, connectorId: string): Promise<void> {
+  await requireConnector(deps, principal, projectId, connectorId, 'dataconnector.delete');
+  const dropped = await deps.store.transaction(async (tx) => {
+    const c = await reload(tx, projectId, connectorId);
+    const n = await dropQueue(tx, c.id);
+    if (n > 0) await tx.connectorMetrics.addCounters({ [series.deliveries('dropped')]: n });
+    await tx.connectorMetrics.deleteByConnector(c.id);
+    await tx.dataConnectors.delete(c.id);
+    return n;
+  });
+  deps.logger.info({ connector: dataConnectorName(projectId, connectorId), by: `${principal.kind}:${principal.id}`, droppedDeliveries: dropped }, 'data connector deleted');
+}
+
+/** :sync (contract §6.7): queues, in one transaction, the latest event of each type of each device; answers at once. */
+export async function syncDataConnector(deps: Deps, principal: Principal, projectId: string, connectorId: string): Promise<number> {
+  await requireConnector(deps, principal, projectId, connectorId, 'dataconnector.update');
+  return deps.store.transaction(async (tx) => {
+    const c = await reload(tx, projectId, connectorId);
+    if (c.status !== 'ACTIVE') throw badRequest(`data connector is ${c.status}; only an ACTIVE connector can be synchronised`);
+    return enqueueSync(tx, c, EVENT_TYPES, nowMicros(deps));
+  });
+}
+
+export async function getDataConnectorMetrics(deps: Deps, principal: Principal, projectId: string, connectorId: string): Promise<ConnectorMetrics> {
+  const { connector } = await requireConnector(deps, principal, projectId, connectorId, 'dataconnector.read');
+  return readConnectorMetrics(deps.store, connector.id, nowMicros(deps));
+}

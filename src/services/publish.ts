@@ -1,0 +1,32 @@
+// The emulator's :publish use case (contract §5.3): validate and normalise the body, then emit through the one
+// event pipeline, which stores it, moves `reported` forward, queues it and (after commit) streams it.
+import type { Deps } from '../deps.ts';
+import { nowMicros } from '../deps.ts';
+import { notFound } from '../domain/errors.ts';
+import { normalizePublishBody } from '../domain/event-data.ts';
+import { findProjectDevice, requireEmulated } from '../emulator/devices.ts';
+import type { EmittedEvent } from '../events/types.ts';
+import type { DeviceRecord } from '../store/records.ts';
+import { requireProject } from './access.ts';
+import type { Principal } from './principal.ts';
+
+/**
+ * Publishes one event `{"<eventType>": {…}}` for a device, whatever its kind (heartbeats and the demo use this
+ * directly). The event time is the data's updateTime after defaulting. Throws 400 on a bad body, 404 when the
+ * device is gone by the time the transaction runs.
+ */
+export async function publishEvent(deps: Deps, device: Pick<DeviceRecord, 'id' | 'projectId' | 'type'>, body: unknown): Promise<EmittedEvent> {
+  const { eventType, data, timestamp } = normalizePublishBody(device.type, body, nowMicros(deps));
+  return deps.events.transaction(async (tx, emit) => {
+    const current = await tx.devices.get(device.id);
+    if (!current || current.projectId !== device.projectId) throw notFound('device not found');
+    return emit(current, eventType, data, timestamp);
+  });
+}
+
+/** POST /projects/{p}/devices/{d}:publish: emulator.update on the project, emulated devices only. */
+export async function publishAsCaller(deps: Deps, principal: Principal, projectId: string, deviceId: string, body: unknown): Promise<EmittedEvent> {
+  await requireProject(deps, principal, projectId, 'emulator.update');
+  const device = requireEmulated(await findProjectDevice(deps.store, projectId, deviceId));
+  return publishEvent(deps, device, body);
+}

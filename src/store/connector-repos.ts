@@ -1,0 +1,103 @@
+// Records and repositories of data connectors and their delivery machinery: the connector itself, the durable
+// per-connector queue (one row per event and connector, body built once at enqueue) and the time-bucketed
+// metrics with the service-wide delivery counters. Part of Repos, so all of it shares the store's transactions.
+import type { ConnectorStatus } from '../domain/connector-status.ts';
+import type { Range } from './store.ts';
+
+export interface DataConnectorRecord {
+  id: string;
+  projectId: string;
+  displayName: string;
+  status: ConnectorStatus;
+  /** Event types forwarded; [] = every type. */
+  events: string[];
+  /** Device label keys copied into each push, in this order. */
+  labels: string[];
+  url: string;
+  headers: Record<string, string>;
+  /** The signature secret sealed with the secret box; '' = requests are not signed. */
+  signatureSecretSealed: string;
+  /** First failed attempt (micros) since the last success or activation; null when not failing. */
+  failingSince: number | null;
+  createTime: number;
+  updateTime: number;
+}
+
+export interface NewDelivery {
+  connectorId: string;
+  eventId: string;
+  /** The push body bytes, sent unchanged on every attempt. */
+  body: Buffer;
+  /** Micros; the 12-hour window counts from here. */
+  enqueueTime: number;
+  /** Micros; the first attempt is due at once. */
+  dueTime: number;
+}
+
+export interface DeliveryRecord extends NewDelivery {
+  id: number;
+  /** Attempts made so far. */
+  attempts: number;
+  /** Set while an attempt is in flight (micros); the row is not due again before then. */
+  leaseUntil: number | null;
+}
+
+export interface MetricBucket {
+  /** Micros; start of the bucket. */
+  bucketStart: number;
+  successCount: number;
+  errorCount: number;
+  /** Sparse log-bucketed histogram of successful response times: bucket index → count. */
+  latencyHist: Record<string, number>;
+}
+
+export interface DataConnectorRepo {
+  create(c: DataConnectorRecord): Promise<void>;
+  get(id: string): Promise<DataConnectorRecord | null>;
+  /** Connectors of the project in creation (id) order. */
+  listByProject(projectId: string, range: Range): Promise<DataConnectorRecord[]>;
+  countByProject(projectId: string): Promise<number>;
+  /** ACTIVE connectors of the project (the enqueue fan-out). */
+  listActiveByProject(projectId: string): Promise<DataConnectorRecord[]>;
+  update(c: DataConnectorRecord): Promise<void>;
+  /** The engine's write: status and failingSince only, so a concurrent settings PATCH is never undone. */
+  updateState(id: string, status: ConnectorStatus, failingSince: number | null, updateTime: number): Promise<void>;
+  delete(id: string): Promise<void>;
+  /** Number of connectors per status, service-wide. */
+  countByStatus(): Promise<Record<string, number>>;
+}
+
+export interface DeliveryRepo {
+  insert(rows: NewDelivery[]): Promise<void>;
+  /** Connectors that have at least one row due at `now` (not leased, not expired). */
+  connectorsWithDue(now: number, enqueuedAfter: number): Promise<string[]>;
+  /** Leases up to `limit` due rows of one connector (earliest due first) until `leaseUntil`, and returns them. */
+  claim(connectorId: string, now: number, enqueuedAfter: number, leaseUntil: number, limit: number): Promise<DeliveryRecord[]>;
+  get(id: number): Promise<DeliveryRecord | null>;
+  /** Returns false when the row was already gone. */
+  delete(id: number): Promise<boolean>;
+  /** Records a failed attempt: new attempt count, next due time, lease released. False when the row was gone. */
+  reschedule(id: number, attempts: number, dueTime: number): Promise<boolean>;
+  /** Drops a connector's whole queue; returns the number of rows removed. */
+  deleteByConnector(connectorId: string): Promise<number>;
+  /** Removes up to `limit` rows queued at or before `enqueuedAtOrBefore` that are not in flight. */
+  deleteExpired(enqueuedAtOrBefore: number, now: number, limit: number): Promise<number>;
+  /** Makes every leased row due at `now` (single-process restart: no attempt can still be in flight). */
+  releaseLeases(now: number): Promise<number>;
+  count(): Promise<number>;
+  /** Earliest due time of any row, or null when the queue is empty. */
+  nextDueTime(): Promise<number | null>;
+}
+
+export interface ConnectorMetricRepo {
+  /** Adds counts and histogram entries to one bucket, creating it when needed. */
+  add(connectorId: string, bucketStart: number, successDelta: number, errorDelta: number, latencyHist: Record<string, number>): Promise<void>;
+  /** Buckets of the connector with bucketStart >= fromBucketStart, oldest first. */
+  listSince(connectorId: string, fromBucketStart: number): Promise<MetricBucket[]>;
+  deleteByConnector(connectorId: string): Promise<void>;
+  /** Removes up to `limit` buckets (of every connector) that start before `bucketStart`. */
+  deleteBefore(bucketStart: number, limit: number): Promise<number>;
+  /** Adds to service-wide monotonic counters, keyed by Prometheus series text (e.g. `x_total{outcome="ack"}`). */
+  addCounters(deltas: Record<string, number>): Promise<void>;
+  counters(): Promise<Record<string, number>>;
+}

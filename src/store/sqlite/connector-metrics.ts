@@ -1,0 +1,50 @@
+// Connector metrics buckets and the delivery counters on SQLite.
+import type { ConnectorMetricRepo, MetricBucket } from '../connector-repos.ts';
+import { fromJson, toJson, type SqliteDb } from './db.ts';
+
+interface Row { connector_id: string; bucket_start: number; success_count: number; error_count: number; latency_hist: string }
+const toBucket = (r: Row): MetricBucket => ({
+  bucketStart: r.bucket_start, successCount: r.success_count, errorCount: r.error_count, latencyHist: fromJson(r.latency_hist),
+});
+
+export function createConnectorMetricRepo(db: SqliteDb): ConnectorMetricRepo {
+  return {
+    async add(connectorId, bucketStart, successDelta, errorDelta, latencyHist) {
+      const existing = db.get<Row>('SELECT * FROM connector_metrics WHERE connector_id = ? AND bucket_start = ?', connectorId, bucketStart);
+      const hist: Record<string, number> = existing ? fromJson(existing.latency_hist) : {};
+      for (const [k, n] of Object.entries(latencyHist)) hist[k] = (hist[k] ?? 0) + n;
+      db.run(
+        `INSERT INTO connector_metrics (connector_id, bucket_start, success_count, error_count, latency_hist) VALUES (?, ?, ?, ?, ?)
+         ON CONFLICT (connector_id, bucket_start) DO UPDATE SET
+           success_count = success_count + excluded.success_count,
+           error_count = error_count + excluded.error_count,
+           latency_hist = excluded.latency_hist`,
+        connectorId, bucketStart, successDelta, errorDelta, toJson(hist),
+      );
+    },
+    async listSince(connectorId, fromBucketStart) {
+      return db
+        .all<Row>('SELECT * FROM connector_metrics WHERE connector_id = ? AND bucket_start >= ? ORDER BY bucket_start', connectorId, fromBucketStart)
+        .map(toBucket);
+    },
+    async deleteByConnector(connectorId) {
+      db.run('DELETE FROM connector_metrics WHERE connector_id = ?', connectorId);
+    },
+    async deleteBefore(bucketStart, limit) {
+      return db.run(
+        'DELETE FROM connector_metrics WHERE rowid IN (SELECT rowid FROM connector_metrics WHERE bucket_start < ? LIMIT ?)', bucketStart, limit,
+      ).changes;
+    },
+    async addCounters(deltas) {
+      for (const [series, delta] of Object.entries(deltas)) {
+        if (delta === 0) continue;
+        db.run('INSERT INTO delivery_counters (series, value) VALUES (?, ?) ON CONFLICT (series) DO UPDATE SET value = value + excluded.value', series, delta);
+      }
+    },
+    async counters() {
+      const out: Record<string, number> = {};
+      for (const r of db.all<{ series: string; value: number }>('SELECT series, value FROM delivery_counters ORDER BY series')) out[r.series] = r.value;
+      return out;
+    },
+  };
+}

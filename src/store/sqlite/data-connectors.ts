@@ -1,0 +1,61 @@
+// Data connectors on SQLite.
+import type { ConnectorStatus } from '../../domain/connector-status.ts';
+import type { DataConnectorRecord, DataConnectorRepo } from '../connector-repos.ts';
+import { fromJson, toJson, type SqliteDb } from './db.ts';
+
+interface Row {
+  id: string; project_id: string; display_name: string; status: string; events: string; labels: string; url: string;
+  headers: string; signature_secret: string; failing_since: number | null; create_time: number; update_time: number;
+}
+const toConnector = (r: Row): DataConnectorRecord => ({
+  id: r.id, projectId: r.project_id, displayName: r.display_name, status: r.status as ConnectorStatus,
+  events: fromJson(r.events), labels: fromJson(r.labels), url: r.url, headers: fromJson(r.headers),
+  signatureSecretSealed: r.signature_secret, failingSince: r.failing_since, createTime: r.create_time, updateTime: r.update_time,
+});
+
+export function createDataConnectorRepo(db: SqliteDb): DataConnectorRepo {
+  return {
+    async create(c) {
+      db.run(
+        `INSERT INTO data_connectors (id, project_id, display_name, status, events, labels, url, headers, signature_secret, failing_since, create_time, update_time)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        c.id, c.projectId, c.displayName, c.status, toJson(c.events), toJson(c.labels), c.url, toJson(c.headers),
+        c.signatureSecretSealed, c.failingSince, c.createTime, c.updateTime,
+      );
+    },
+    async get(id) {
+      const r = db.get<Row>('SELECT * FROM data_connectors WHERE id = ?', id);
+      return r ? toConnector(r) : null;
+    },
+    async listByProject(projectId, range) {
+      return db
+        .all<Row>('SELECT * FROM data_connectors WHERE project_id = ? AND id > ? ORDER BY id LIMIT ?', projectId, range.after ?? '', range.limit)
+        .map(toConnector);
+    },
+    async countByProject(projectId) {
+      return db.get<{ n: number }>('SELECT count(*) AS n FROM data_connectors WHERE project_id = ?', projectId)!.n;
+    },
+    async listActiveByProject(projectId) {
+      return db.all<Row>("SELECT * FROM data_connectors WHERE project_id = ? AND status = 'ACTIVE' ORDER BY id", projectId).map(toConnector);
+    },
+    async update(c) {
+      db.run(
+        `UPDATE data_connectors SET display_name = ?, status = ?, events = ?, labels = ?, url = ?, headers = ?, signature_secret = ?,
+           failing_since = ?, update_time = ? WHERE id = ?`,
+        c.displayName, c.status, toJson(c.events), toJson(c.labels), c.url, toJson(c.headers), c.signatureSecretSealed,
+        c.failingSince, c.updateTime, c.id,
+      );
+    },
+    async updateState(id, status, failingSince, updateTime) {
+      db.run('UPDATE data_connectors SET status = ?, failing_since = ?, update_time = ? WHERE id = ?', status, failingSince, updateTime, id);
+    },
+    async delete(id) {
+      db.run('DELETE FROM data_connectors WHERE id = ?', id);
+    },
+    async countByStatus() {
+      const out: Record<string, number> = {};
+      for (const r of db.all<{ status: string; n: number }>('SELECT status, count(*) AS n FROM data_connectors GROUP BY status')) out[r.status] = r.n;
+      return out;
+    },
+  };
+}

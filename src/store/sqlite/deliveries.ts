@@ -1,0 +1,80 @@
+// The delivery queue on SQLite. One writer claims in batches: a claim sets lease_until and pushes due_time to
+// the lease end, so a row whose process died mid-attempt becomes due again by itself, and "due" stays a plain
+// range on (connector_id, due_time).
+import type { DeliveryRecord, DeliveryRepo } from '../connector-repos.ts';
+import type { SqliteDb } from './db.ts';
+
+interface Row {
+  id: number; connector_id: string; event_id: string; body: Buffer; enqueue_time: number; due_time: number; attempts: number; lease_until: number | null;
+}
+const toDelivery = (r: Row): DeliveryRecord => ({
+  id: r.id, connectorId: r.connector_id, eventId: r.event_id, body: r.body, enqueueTime: r.enqueue_time, dueTime: r.due_time,
+  attempts: r.attempts, leaseUntil: r.lease_until,
+});
+
+// Loose index scan: one seek per connector that has queued rows, however long its backlog is.
+const CONNECTORS_WITH_DUE = `
+  WITH RECURSIVE c(id) AS (
+    SELECT (SELECT connector_id FROM deliveries ORDER BY connector_id LIMIT 1)
+    UNION ALL
+    SELECT (SELECT connector_id FROM deliveries WHERE connector_id > c.id ORDER BY connector_id LIMIT 1) FROM c WHERE c.id IS NOT NULL
+  )
+  SELECT id FROM c WHERE id IS NOT NULL
+    AND EXISTS (SELECT 1 FROM deliveries d WHERE d.connector_id = c.id AND d.due_time <= ? AND d.enqueue_time > ?)`;
+
+export function createDeliveryRepo(db: SqliteDb): DeliveryRepo {
+  return {
+    async insert(rows) {
+      for (const r of rows) {
+        db.run(
+          'INSERT INTO deliveries (connector_id, event_id, body, enqueue_time, due_time, attempts, lease_until) VALUES (?, ?, ?, ?, ?, 0, NULL)',
+          r.connectorId, r.eventId, r.body, r.enqueueTime, r.dueTime,
+        );
+      }
+    },
+    async connectorsWithDue(now, enqueuedAfter) {
+      return db.all<{ id: string }>(CONNECTORS_WITH_DUE, now, enqueuedAfter).map((r) => r.id);
+    },
+    async claim(connectorId, now, enqueuedAfter, leaseUntil, limit) {
+      return db
+        .all<Row>(
+          `UPDATE deliveries SET lease_until = ?, due_time = ?
+           WHERE id IN (SELECT id FROM deliveries WHERE connector_id = ? AND due_time <= ? AND enqueue_time > ? ORDER BY due_time, id LIMIT ?)
+           RETURNING *`,
+          leaseUntil, leaseUntil, connectorId, now, enqueuedAfter, limit,
+        )
+        .map(toDelivery)
+        .sort((a, b) => a.id - b.id);
+    },
+    async get(id) {
+      const r = db.get<Row>('SELECT * FROM deliveries WHERE id = ?', id);
+      return r ? toDelivery(r) : null;
+    },
+    async delete(id) {
+      return db.run('DELETE FROM deliveries WHERE id = ?', id).changes > 0;
+    },
+    async reschedule(id, attempts, dueTime) {
+      return db.run('UPDATE deliveries SET attempts = ?, due_time = ?, lease_until = NULL WHERE id = ?', attempts, dueTime, id).changes > 0;
+    },
+    async deleteByConnector(connectorId) {
+      return db.run('DELETE FROM deliveries WHERE connector_id = ?', connectorId).changes;
+    },
+    async deleteExpired(enqueuedAtOrBefore, now, limit) {
+      // A row in flight (lease not yet over) may finish its attempt; its outcome drops it.
+      return db.run(
+        `DELETE FROM deliveries WHERE id IN (
+           SELECT id FROM deliveries WHERE enqueue_time <= ? AND (lease_until IS NULL OR lease_until <= ?) LIMIT ?)`,
+        enqueuedAtOrBefore, now, limit,
+      ).changes;
+    },
+    async releaseLeases(now) {
+      return db.run('UPDATE deliveries SET lease_until = NULL, due_time = ? WHERE lease_until IS NOT NULL', now).changes;
+    },
+    async count() {
+      return db.get<{ n: number }>('SELECT count(*) AS n FROM deliveries')!.n;
+    },
+    async nextDueTime() {
+      return db.get<{ t: number | null }>('SELECT min(due_time) AS t FROM deliveries')!.t;
+    },
+  };
+}

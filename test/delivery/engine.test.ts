@@ -1,0 +1,474 @@
+// The delivery engine against real SQLite, a fake clock and a scripted dispatcher (contract §6.1-§6.7).
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { nowMicros } from '../../src/deps.ts';
+import { createDeliveryEngine, type DeliveryEngine } from '../../src/delivery/engine.ts';
+import { formatTimestamp } from '../../src/domain/time.ts';
+import type { DeviceRecord } from '../../src/store/records.ts';
+import { createTestContext, type TestContext } from '../helpers/context.ts';
+import { FakeDispatcher } from '../helpers/fake-dispatcher.ts';
+
+const HOUR = 3600_000;
+const DAY = 24 * HOUR;
+
+interface Setup {
+  t: TestContext;
+  fake: FakeDispatcher;
+  engine: DeliveryEngine;
+}
+
+async function setup(options: ConstructorParameters<typeof FakeDispatcher>[0] = {}): Promise<Setup> {
+  const t = await createTestContext();
+  const fake = new FakeDispatcher(options);
+  return { t, fake, engine: createDeliveryEngine(t.deps, fake) };
+}
+
+let urlCounter = 0;
+async function createConnector(t: TestContext, body: Record<string, unknown> = {}, projectId = t.projectId): Promise<{ id: string; url: string; name: string }> {
+  const url = `https://receiver${++urlCounter}.example/hook`;
+  const res = await t.request('POST', `/v2/projects/${projectId}/dataconnectors`, {
+    body: { type: 'HTTP_PUSH', displayName: 'test', ...body, httpConfig: { url, ...(body.httpConfig as object) } },
+  });
+  assert.equal(res.status, 200, res.text);
+  return { id: res.body.name.split('/')[3], url: res.body.httpConfig.url, name: res.body.name };
+}
+
+/** Emits one event through the pipeline, as the device API and the emulator do. */
+async function publish(t: TestContext, device: DeviceRecord, eventType = 'touch', data?: unknown) {
+  const ts = nowMicros(t.deps);
+  const fresh = (await t.deps.store.devices.get(device.id)) ?? device;
+  const payload = data ?? (eventType === 'labelsChanged' ? { added: {}, modified: {}, removed: [] } : { [eventType]: { updateTime: formatTimestamp(ts) } });
+  return t.deps.events.transaction((_tx, emit) => emit(fresh, eventType, payload, ts));
+}
+
+const queueDepth = (t: TestContext) => t.deps.store.deliveries.count();
+const getConnector = async (t: TestContext, id: string) => (await t.request('GET', `/v2/projects/${t.projectId}/dataconnectors/${id}`)).body;
+const metricsOf = async (t: TestContext, id: string) => (await t.request('GET', `/v2/projects/${t.projectId}/dataconnectors/${id}:metrics`)).body.metrics;
+
+describe('happy', () => {
+  let s: Setup;
+  before(async () => {
+    s = await setup();
+  });
+  after(() => s.t.close());
+
+  it('queues in the event transaction and pushes the exact body once', async () => {
+    const { t, fake, engine } = s;
+    const dc = await createConnector(t, { labels: ['room', 'name', 'missing'] });
+    const device = await t.createDevice({ labels: { name: 'Meeting room 4', other: 'x', room: '4', 'virtual-sensor': '' } });
+    const emitted = await publish(t, device, 'temperature', { temperature: { value: 21.5, updateTime: '2025-06-01T12:00:00.250000Z', samples: [], isBackfilled: false } });
+    assert.equal(await queueDepth(t), 1);
+    const report = await engine.runOnce();
+    assert.deepEqual(report, { attempted: 1, acked: 1, failed: 0, dropped: 0 });
+    assert.equal(await queueDepth(t), 0);
+    const call = fake.callsTo(dc.url)[0]!;
+    const expected = JSON.stringify({
+      event: emitted.event,
+      labels: { room: '4', name: 'Meeting room 4' },
+      metadata: { deviceId: device.id, projectId: t.projectId, deviceType: 'temperature', productNumber: '102058' },
+    });
+    assert.equal(call.body.toString('utf8'), expected);
+    assert.deepEqual(Object.keys(call.json.event), ['eventId', 'targetName', 'eventType', 'data', 'timestamp']);
+    assert.deepEqual(await engine.runOnce(), { attempted: 0, acked: 0, failed: 0, dropped: 0 });
+    await t.request('DELETE', `/v2/projects/${t.projectId}/dataconnectors/${dc.id}`);
+  });
+
+  it('writes non-ASCII as UTF-8 without \\u escapes', async () => {
+    const { t, fake, engine } = s;
+    const dc = await createConnector(t, { labels: ['name'] });
+    const device = await t.createDevice({ labels: { name: 'Büro ☕ 会議室' } });
+    await publish(t, device);
+    await engine.runOnce();
+    const body = fake.callsTo(dc.url)[0]!.body;
+    assert.ok(body.includes(Buffer.from('Büro ☕ 会議室', 'utf8')));
+    assert.ok(!body.toString('utf8').includes('\\u'));
+    await t.request('DELETE', `/v2/projects/${t.projectId}/dataconnectors/${dc.id}`);
+  });
+
+  it('reads url, headers and secret at each attempt; labels are a snapshot taken at enqueue', async () => {
+    const { t, fake, engine } = s;
+    const dc = await createConnector(t, { labels: ['room'], httpConfig: { headers: { 'X-Old': '1' } } });
+    const device = await t.createDevice({ labels: { room: 'before' } });
+    await publish(t, device);
+    await t.deps.store.devices.updateLabels(device.id, { room: 'after' }, nowMicros(t.deps));
+    const newUrl = 'https://moved.example/hook';
+    const patched = await t.request('PATCH', `/v2/projects/${t.projectId}/dataconnectors/${dc.id}`, {
+      body: { httpConfig: { url: newUrl, headers: { 'X-New': '2' }, signatureSecret: 's3cret' } },
+    });
+    assert.equal(patched.status, 200, patched.text);
+    await engine.runOnce();
+    const call = fake.callsTo(newUrl)[0]!;
+    assert.deepEqual(call.target, { url: newUrl, headers: { 'X-New': '2' }, signatureSecret: 's3cret' });
+    assert.deepEqual(call.json.labels, { room: 'before' });
+    assert.equal(fake.callsTo(dc.url).length, 0);
+    await t.request('DELETE', `/v2/projects/${t.projectId}/dataconnectors/${dc.id}`);
+  });
+
+  it('applies the events filter; every matching connector gets its own copy', async () => {
+    const { t, fake, engine } = s;
+    const only = await createConnector(t, { events: ['temperature', 'labelsChanged'] });
+    const all = await createConnector(t);
+    const disabled = await createConnector(t, { status: 'USER_DISABLED' });
+    const other = await createConnector(t, {}, await t.createProject('other'));
+    const device = await t.createDevice();
+    await publish(t, device, 'touch');
+    await publish(t, device, 'temperature', { temperature: { value: 1, updateTime: formatTimestamp(nowMicros(t.deps)), samples: [], isBackfilled: false } });
+    await publish(t, device, 'labelsChanged');
+    await engine.runOnce();
+    assert.deepEqual(fake.callsTo(only.url).map((c) => c.json.event.eventType).sort(), ['labelsChanged', 'temperature']);
+    assert.deepEqual(fake.callsTo(all.url).map((c) => c.json.event.eventType).sort(), ['labelsChanged', 'temperature', 'touch']);
+    assert.equal(fake.callsTo(disabled.url).length, 0);
+    assert.equal(fake.callsTo(other.url).length, 0);
+    for (const dc of [only, all, disabled]) await t.request('DELETE', `/v2/projects/${t.projectId}/dataconnectors/${dc.id}`);
+  });
+
+  it('never queues pings', async () => {
+    const { t } = s;
+    const dc = await createConnector(t);
+    const device = await t.createDevice();
+    await publish(t, device, 'ping', null);
+    assert.equal(await queueDepth(t), 0);
+    await t.request('DELETE', `/v2/projects/${t.projectId}/dataconnectors/${dc.id}`);
+  });
+});
+
+describe('happy: retry schedule', () => {
+  it('retries at 8, 24, 56 … 40088 s after enqueue and drops after 20 attempts', async () => {
+    const { t, fake, engine } = await setup({ answer: 500 });
+    try {
+      const dc = await createConnector(t);
+      await publish(t, await t.createDevice());
+      const t0 = t.clock.now();
+      const expected = [0, 8, 24, 56, 120, 248, 504, 1016, 2040, 4088];
+      for (let n = 10; n < 20; n++) expected.push(expected[n - 1]! + 3600);
+      for (const at of expected) {
+        t.clock.set(t0 + at * 1000 - 1);
+        if (at > 0) assert.equal((await engine.runOnce()).attempted, 0, `nothing due just before ${at} s`);
+        t.clock.set(t0 + at * 1000);
+        assert.equal((await engine.runOnce()).attempted, 1, `attempt due at ${at} s`);
+      }
+      assert.equal(fake.callsTo(dc.url).length, 20);
+      assert.equal(expected[19], 40088);
+      // Attempt 21 would start at 43688 s, after the 12-hour drop: the row is already gone.
+      assert.equal(await queueDepth(t), 0);
+      t.clock.set(t0 + 43688 * 1000);
+      assert.equal((await engine.runOnce()).attempted, 0);
+      const m = await metricsOf(t, dc.id);
+      assert.equal(m.successCount, 0);
+      assert.ok(m.errorCount >= 3, 'attempts of the last 3 hours count');
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('waits at least 4x the response time after the attempt ends (3 s → 12 s, timeout → 40 s)', async () => {
+    const { t, fake, engine } = await setup({ answer: 500, responseTimeMs: 3000 });
+    try {
+      await createConnector(t);
+      await publish(t, await t.createDevice());
+      const t0 = t.clock.now();
+      await engine.runOnce(); // ends at 3 s; next at 3 + 12 = 15 s
+      t.clock.set(t0 + 15_000 - 1);
+      assert.equal((await engine.runOnce()).attempted, 0);
+      t.clock.set(t0 + 15_000);
+      fake.answer = 'timeout';
+      assert.equal((await engine.runOnce()).attempted, 1); // ends at 25 s; next at 25 + 40 = 65 s (not 25 + 16)
+      t.clock.set(t0 + 65_000 - 1);
+      assert.equal((await engine.runOnce()).attempted, 0);
+      t.clock.set(t0 + 65_000);
+      assert.equal((await engine.runOnce()).attempted, 1);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('lets Retry-After lengthen an interval, capped at 3600 s', async () => {
+    const { t, fake, engine } = await setup();
+    try {
+      await createConnector(t);
+      await publish(t, await t.createDevice());
+      const t0 = t.clock.now();
+      fake.queue.push({ ok: false, reason: 'http_status', status: 503, retryAfterSeconds: 100 });
+      await engine.runOnce();
+      t.clock.set(t0 + 99_999);
+      assert.equal((await engine.runOnce()).attempted, 0);
+      t.clock.set(t0 + 100_000);
+      fake.queue.push({ ok: false, reason: 'http_status', status: 429, retryAfterSeconds: 1 }); // shorter: ignored (16 s)
+      await engine.runOnce();
+      t.clock.set(t0 + 116_000 - 1);
+      assert.equal((await engine.runOnce()).attempted, 0);
+      t.clock.set(t0 + 116_000);
+      fake.queue.push({ ok: false, reason: 'http_status', status: 429, retryAfterSeconds: 86_400 });
+      await engine.runOnce();
+      t.clock.set(t0 + 116_000 + 3600_000 - 1);
+      assert.equal((await engine.runOnce()).attempted, 0);
+      t.clock.set(t0 + 116_000 + 3600_000);
+      assert.deepEqual(await engine.runOnce(), { attempted: 1, acked: 1, failed: 0, dropped: 0 });
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('drops an event 12 h after enqueue without another attempt', async () => {
+    const { t, fake, engine } = await setup({ answer: 500 });
+    try {
+      const dc = await createConnector(t);
+      await publish(t, await t.createDevice());
+      await engine.runOnce();
+      t.clock.advance(12 * HOUR);
+      fake.answer = 200;
+      assert.deepEqual(await engine.runOnce(), { attempted: 0, acked: 0, failed: 0, dropped: 1 });
+      assert.equal(fake.callsTo(dc.url).length, 1);
+      assert.equal(await queueDepth(t), 0);
+      const prom = await t.request('GET', '/metrics', { auth: null });
+      assert.match(prom.text, /^deliveries_total\{outcome="dropped"\} 1$/m);
+    } finally {
+      await t.close();
+    }
+  });
+});
+
+describe('happy: status machine', () => {
+  it('disables after 5 days of failures, dropping the queue; nothing is queued afterwards', async () => {
+    const { t, fake, engine } = await setup({ answer: 500 });
+    try {
+      const dc = await createConnector(t);
+      const device = await t.createDevice();
+      const t0 = t.clock.now();
+      for (let day = 0; day < 5; day++) {
+        t.clock.set(t0 + day * DAY);
+        await publish(t, device);
+        await engine.runOnce();
+        const c = await getConnector(t, dc.id);
+        assert.equal(c.status, 'ACTIVE', `day ${day}`);
+      }
+      t.clock.set(t0 + 5 * DAY);
+      await publish(t, device);
+      await publish(t, device);
+      await engine.runOnce();
+      assert.equal((await getConnector(t, dc.id)).status, 'SYSTEM_DISABLED');
+      assert.equal(await queueDepth(t), 0);
+      await publish(t, device);
+      assert.equal(await queueDepth(t), 0);
+      const calls = fake.callsTo(dc.url).length;
+      t.clock.advance(HOUR);
+      await engine.runOnce();
+      assert.equal(fake.callsTo(dc.url).length, calls);
+      // Re-enabling works and starts a fresh failing period.
+      const re = await t.request('PATCH', `/v2/projects/${t.projectId}/dataconnectors/${dc.id}`, { body: { status: 'ACTIVE' } });
+      assert.equal(re.body.status, 'ACTIVE');
+      await publish(t, device);
+      await engine.runOnce();
+      assert.equal((await getConnector(t, dc.id)).status, 'ACTIVE');
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('one success resets the failing period', async () => {
+    const { t, fake, engine } = await setup({ answer: 500 });
+    try {
+      const dc = await createConnector(t);
+      const device = await t.createDevice();
+      const t0 = t.clock.now();
+      await publish(t, device);
+      await engine.runOnce();
+      assert.equal((await t.deps.store.dataConnectors.get(dc.id))!.failingSince, nowMicros(t.deps));
+      t.clock.set(t0 + 4 * DAY);
+      fake.answer = 200;
+      await publish(t, device);
+      await engine.runOnce();
+      assert.equal((await t.deps.store.dataConnectors.get(dc.id))!.failingSince, null);
+      fake.answer = 500;
+      t.clock.set(t0 + 6 * DAY);
+      await publish(t, device);
+      await engine.runOnce();
+      assert.equal((await t.deps.store.dataConnectors.get(dc.id))!.failingSince, nowMicros(t.deps));
+      t.clock.set(t0 + 9 * DAY);
+      await publish(t, device);
+      await engine.runOnce();
+      assert.equal((await getConnector(t, dc.id)).status, 'ACTIVE');
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('USER_DISABLED drops the queue; nothing generated while disabled is ever sent; no backfill', async () => {
+    const { t, fake, engine } = await setup({ answer: 500 });
+    try {
+      const dc = await createConnector(t);
+      const device = await t.createDevice();
+      const before = [await publish(t, device), await publish(t, device)];
+      await engine.runOnce();
+      assert.equal(await queueDepth(t), 2);
+      const off = await t.request('PATCH', `/v2/projects/${t.projectId}/dataconnectors/${dc.id}`, { body: { status: 'USER_DISABLED' } });
+      assert.equal(off.body.status, 'USER_DISABLED');
+      assert.equal(await queueDepth(t), 0);
+      const during = await publish(t, device);
+      assert.equal(await queueDepth(t), 0);
+      const on = await t.request('PATCH', `/v2/projects/${t.projectId}/dataconnectors/${dc.id}`, { body: { status: 'ACTIVE' } });
+      assert.equal(on.body.status, 'ACTIVE');
+      assert.equal(await queueDepth(t), 0);
+      fake.answer = 200;
+      const later = await publish(t, device);
+      t.clock.advance(HOUR);
+      await engine.runOnce();
+      const ids = fake.eventIds(dc.url);
+      assert.ok(!ids.includes(during.event.eventId));
+      assert.equal(ids.filter((id) => id === before[0]!.event.eventId).length, 1, 'only the first failed attempt');
+      assert.ok(ids.includes(later.event.eventId));
+      assert.equal(await queueDepth(t), 0);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('an attempt in flight when the connector is disabled counts in metrics but is not retried', async () => {
+    const { t, fake, engine } = await setup({ answer: 500 });
+    try {
+      const dc = await createConnector(t);
+      await publish(t, await t.createDevice());
+      fake.hold();
+      const run = engine.runOnce();
+      for (let i = 0; i < 100 && fake.calls.length === 0; i++) await new Promise((r) => setImmediate(r));
+      assert.equal(fake.calls.length, 1);
+      await t.request('PATCH', `/v2/projects/${t.projectId}/dataconnectors/${dc.id}`, { body: { status: 'USER_DISABLED' } });
+      await t.request('PATCH', `/v2/projects/${t.projectId}/dataconnectors/${dc.id}`, { body: { status: 'ACTIVE' } });
+      fake.release();
+      assert.deepEqual(await run, { attempted: 1, acked: 0, failed: 1, dropped: 0 });
+      assert.equal(await queueDepth(t), 0);
+      assert.equal((await metricsOf(t, dc.id)).errorCount, 1);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('a deleted connector loses its queue and metrics; an attempt in flight is forgotten', async () => {
+    const { t, fake, engine } = await setup();
+    try {
+      const dc = await createConnector(t);
+      await publish(t, await t.createDevice());
+      fake.hold();
+      const run = engine.runOnce();
+      for (let i = 0; i < 100 && fake.calls.length === 0; i++) await new Promise((r) => setImmediate(r));
+      assert.equal((await t.request('DELETE', `/v2/projects/${t.projectId}/dataconnectors/${dc.id}`)).status, 200);
+      fake.release();
+      await run;
+      assert.equal(await queueDepth(t), 0);
+      assert.deepEqual(await t.deps.store.connectorMetrics.listSince(dc.id, 0), []);
+    } finally {
+      await t.close();
+    }
+  });
+});
+
+describe('happy: concurrency', () => {
+  it('caps attempts per connector so a hanging endpoint does not hold up the others', async () => {
+    const { t, fake } = await setup();
+    const engine = createDeliveryEngine(t.deps, fake, { perConnectorConcurrency: 4, totalConcurrency: 10 });
+    try {
+      const dead = await createConnector(t);
+      const live = await createConnector(t);
+      const device = await t.createDevice();
+      for (let i = 0; i < 10; i++) await publish(t, device);
+      fake.hold(dead.url);
+      const run = engine.runOnce();
+      for (let i = 0; i < 1000 && fake.callsTo(live.url).length < 10; i++) await new Promise((r) => setImmediate(r));
+      assert.equal(fake.callsTo(dead.url).length, 4);
+      assert.equal(fake.callsTo(live.url).length, 10);
+      fake.release();
+      const report = await run;
+      assert.equal(report.acked, 20);
+      assert.equal(fake.callsTo(dead.url).length, 10);
+    } finally {
+      await t.close();
+    }
+  });
+});
+
+describe('happy: background loop', () => {
+  it('wakes on a committed event without waiting for the poll, and stops cleanly', async () => {
+    const { t, fake } = await setup();
+    const engine = createDeliveryEngine(t.deps, fake, { pollIntervalMs: 60_000 });
+    try {
+      const dc = await createConnector(t);
+      engine.start();
+      const sent = await publish(t, await t.createDevice());
+      for (let i = 0; i < 2000 && fake.callsTo(dc.url).length === 0; i++) await new Promise((r) => setImmediate(r));
+      assert.deepEqual(fake.eventIds(dc.url), [sent.event.eventId]);
+      await engine.stop();
+      for (let i = 0; i < 2000 && (await queueDepth(t)) > 0; i++) await new Promise((r) => setImmediate(r));
+      assert.equal(await queueDepth(t), 0);
+    } finally {
+      await engine.stop();
+      await t.close();
+    }
+  });
+
+  it('releases leases left by a crashed process on start (SQLite: one writer)', async () => {
+    const { t, fake } = await setup();
+    const engine = createDeliveryEngine(t.deps, fake, { pollIntervalMs: 60_000 });
+    try {
+      const dc = await createConnector(t);
+      const sent = await publish(t, await t.createDevice());
+      // Simulate a claim by a process that died: the row is leased for a minute.
+      const now = nowMicros(t.deps);
+      const claimed = await t.deps.store.deliveries.claim(dc.id, now, 0, now + 60_000_000, 10);
+      assert.equal(claimed.length, 1);
+      engine.start();
+      for (let i = 0; i < 2000 && fake.callsTo(dc.url).length === 0; i++) await new Promise((r) => setImmediate(r));
+      assert.deepEqual(fake.eventIds(dc.url), [sent.event.eventId]);
+    } finally {
+      await engine.stop();
+      await t.close();
+    }
+  });
+});
+
+describe('happy: sync', () => {
+  it('queues the latest event of each type of each device now in the project, filter applied, labels as of now', async () => {
+    const { t, fake, engine } = await setup();
+    try {
+      const devA = await t.createDevice({ labels: { room: 'a1' } });
+      const devB = await t.createDevice({ type: 'touch', productNumber: '100110', labels: {} });
+      const elsewhere = await t.createProject('elsewhere');
+      const devC = await t.createDevice({ projectId: elsewhere });
+      const oldTouch = await publish(t, devA, 'touch');
+      t.clock.advance(1000);
+      const newTouch = await publish(t, devA, 'touch');
+      const labels = await publish(t, devA, 'labelsChanged');
+      await publish(t, devA, 'batteryStatus', { batteryStatus: { percentage: 50, updateTime: formatTimestamp(nowMicros(t.deps)) } });
+      const touchB = await publish(t, devB, 'touch');
+      await publish(t, devC, 'touch');
+      // The connector exists only now: nothing above was queued for it.
+      const dc = await createConnector(t, { events: ['touch', 'labelsChanged'], labels: ['room'] });
+      await t.deps.store.devices.updateLabels(devA.id, { room: 'a2' }, nowMicros(t.deps));
+      t.clock.advance(13 * HOUR); // enqueue time, not event time, starts the 12-hour window
+      const res = await t.request('POST', `/v2/projects/${t.projectId}/dataconnectors/${dc.id}:sync`);
+      assert.equal(res.status, 200);
+      assert.deepEqual(res.body, {});
+      assert.equal(await queueDepth(t), 3);
+      const report = await engine.runOnce();
+      assert.equal(report.acked, 3);
+      const calls = fake.callsTo(dc.url);
+      assert.deepEqual(calls.map((c) => c.json.event.eventId).sort(), [newTouch.event.eventId, labels.event.eventId, touchB.event.eventId].sort());
+      assert.ok(!calls.some((c) => c.json.event.eventId === oldTouch.event.eventId));
+      const a = calls.find((c) => c.json.event.eventId === newTouch.event.eventId)!;
+      assert.deepEqual(a.json.event, newTouch.event);
+      assert.deepEqual(a.json.labels, { room: 'a2' });
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('is a 400 on a connector that is not ACTIVE', async () => {
+    const { t } = await setup();
+    try {
+      const dc = await createConnector(t, { status: 'USER_DISABLED' });
+      const res = await t.request('POST', `/v2/projects/${t.projectId}/dataconnectors/${dc.id}:sync`);
+      assert.equal(res.status, 400);
+    } finally {
+      await t.close();
+    }
+  });
+});
