@@ -26,6 +26,8 @@ export interface Config {
   eventRetentionSeconds: number;
   /** Seconds between emulated heartbeats; 0 disables. */
   heartbeatIntervalSeconds: number;
+  /** Messages a slow stream reader may fall behind before its stream is closed with a 503 line. */
+  streamBufferMessages: number;
   /** Start the demo (emulated sensors producing events in the bootstrap project). */
   demo: boolean;
   logLevel: string;
@@ -117,12 +119,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: ConfigFl
   const heartbeatIntervalSeconds = parseSpan(heartbeatRaw);
   if (heartbeatIntervalSeconds === null || heartbeatIntervalSeconds < 0) problems.push(`SENSORCLOUD_HEARTBEAT_INTERVAL must be a duration like 15m or 0 (off), got "${heartbeatRaw}"`);
 
+  const bufferRaw = pick(undefined, 'SENSORCLOUD_STREAM_BUFFER') ?? '1000';
+  const streamBufferMessages = Number(bufferRaw);
+  if (!Number.isInteger(streamBufferMessages) || streamBufferMessages < 1) problems.push(`SENSORCLOUD_STREAM_BUFFER must be a positive integer, got "${bufferRaw}"`);
+
   if (problems.length > 0) throw new ConfigError(problems);
   return Object.freeze({
     port, host, dataDir, databaseUrl, publicUrl, emailDomain, adminEmail, adminPassword, caFile,
     allowPrivateEndpoints, rateLimit,
     eventRetentionSeconds: eventRetentionSeconds!,
     heartbeatIntervalSeconds: heartbeatIntervalSeconds!,
+    streamBufferMessages,
     demo: flags.demo === true || env.SENSORCLOUD_DEMO === '1' || env.SENSORCLOUD_DEMO === 'true',
     logLevel: env.LOG_LEVEL ?? 'info',
   });

@@ -75,7 +75,7 @@ const StreamMessage = Type.Object({
 type StreamQuery = { deviceIds?: string[]; deviceTypes?: string[]; labelFilters?: string[]; productNumbers?: string[]; eventTypes?: string[]; pingInterval?: string };
 
 export function registerStreamRoutes(app: App, deps: Deps): void {
-  const limits: StreamLimits = { ...DEFAULT_STREAM_LIMITS };
+  const limits: StreamLimits = { ...DEFAULT_STREAM_LIMITS, maxBufferedMessages: deps.config.streamBufferMessages };
   const fanOut = createFanOut(deps.events, (err) => deps.logger.error({ err }, 'event stream sink failed'));
   const open = new Set<StreamConnection>();
 
@@ -165,6 +165,11 @@ class StreamConnection {
     const { res } = this;
     res.on('close', () => this.cleanup());
     res.on('error', () => this.cleanup());
+    // The client may have gone while the request was being authorised; its 'close' has then already fired.
+    if (!res.socket || res.socket.destroyed) {
+      this.cleanup();
+      return;
+    }
     // Subscribed before the headers go out: once a client sees them, no later event is missed.
     this.unsubscribe = this.fanOut.add(this.filter, (message) => this.send(message));
     res.writeHead(200, {
