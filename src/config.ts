@@ -1,5 +1,6 @@
 // Configuration: one schema, every key with its env name and default (docs/configuration.md mirrors this).
 // Precedence: CLI flags > environment > defaults. Invalid configuration fails fast with every problem named.
+import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { tryParseDuration } from './domain/time.ts';
 
@@ -109,6 +110,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: ConfigFl
   if (adminPassword !== null && adminPassword.length < 12) problems.push('SENSORCLOUD_ADMIN_PASSWORD must be at least 12 characters');
 
   const caFile = pick(undefined, 'SENSORCLOUD_CA_FILE') ?? null;
+  if (caFile !== null) {
+    try {
+      if (!readFileSync(caFile, 'utf8').includes('-----BEGIN CERTIFICATE-----')) problems.push(`SENSORCLOUD_CA_FILE ${caFile} holds no PEM certificate`);
+    } catch {
+      problems.push(`SENSORCLOUD_CA_FILE ${caFile} cannot be read`);
+    }
+  }
   const allowPrivateEndpoints = parseCidrs(pick(undefined, 'SENSORCLOUD_ALLOW_PRIVATE_ENDPOINTS') ?? '', problems);
   const rateLimit = parseRateLimit(pick(undefined, 'SENSORCLOUD_RATE_LIMIT') ?? '100/5s', problems);
 

@@ -56,6 +56,8 @@ export async function startService(config: Config, overrides: DepsOverrides = {}
   const deps = buildDeps(config, overrides);
   const boot = await bootstrapIfEmpty(deps);
   if (boot) deps.logger.info({ file: boot.file }, 'first start: created organization, project, admin user and service account; credentials written to bootstrap.json');
+  // Built before listening so a bad SENSORCLOUD_CA_FILE fails the start before the port opens.
+  const dispatcher = createDispatcher({ config, clock: deps.clock, ids: deps.ids, logger: deps.logger });
   const app = await createApp(deps);
   await app.listen({ port: config.port, host: config.host });
   const address = app.server.address();
@@ -65,7 +67,6 @@ export async function startService(config: Config, overrides: DepsOverrides = {}
   const retention = startRetention(deps);
   const heartbeats = createHeartbeats(deps);
   heartbeats.start();
-  const dispatcher = createDispatcher({ config, clock: deps.clock, ids: deps.ids, logger: deps.logger });
   const engine = createDeliveryEngine(deps, dispatcher);
   engine.start();
   const demo = config.demo ? await startDemo(deps, boot ? { projectId: boot.contents.project.split('/')[1]! } : {}) : null;

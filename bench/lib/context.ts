@@ -45,21 +45,21 @@ export function settingsFor(quick: boolean, concurrency: number): Settings {
     throughputMs: quick ? 5_000 : 30_000,
     warmupMs: quick ? 1_000 : 3_000,
     latencyRates: [500, 1000, 2000],
-    latencyMs: quick ? 2_000 : 8_000,
-    latencyGraceMs: quick ? 2_000 : 4_000,
-    drainTimeoutMs: quick ? 10_000 : 30_000,
+    latencyMs: quick ? 2_000 : 6_000,
+    latencyGraceMs: quick ? 1_500 : 4_000,
+    drainTimeoutMs: quick ? 5_000 : 20_000,
     publishMs: quick ? 3_000 : 15_000,
     fanoutConnectors: 100,
-    fanoutEvents: quick ? 100 : 600,
-    fanoutTimeoutMs: quick ? 15_000 : 45_000,
+    fanoutEvents: quick ? 50 : 600,
+    fanoutTimeoutMs: quick ? 8_000 : 30_000,
     isolationSilent: 50,
     isolationRate: 500,
-    isolationMs: quick ? 3_000 : 15_000,
+    isolationMs: quick ? 2_000 : 10_000,
     backlogEvents: quick ? 20_000 : 1_000_000,
-    backlogRealMax: quick ? 20_000 : 50_000,
-    backlogRealMs: quick ? 10_000 : 25_000,
+    backlogRealMax: quick ? 5_000 : 50_000,
+    backlogRealMs: quick ? 5_000 : 20_000,
     backlogRateMs: quick ? 3_000 : 10_000,
-    backlogDrainMs: quick ? 15_000 : 60_000,
+    backlogDrainMs: quick ? 10_000 : 45_000,
     apiMs: quick ? 2_000 : 8_000,
     apiDevices: 150,
     memoryProjects: quick ? 10 : 100,
@@ -116,7 +116,6 @@ export class ScenarioOutput {
   ratioToCeiling: number | null = null;
   figures: Record<string, unknown> = {};
   notes: string[] = [];
-  info = false;
 
   check(what: string, value: number | null, goal: string, pass: boolean | null): void {
     this.checks.push({ what, value, goal, pass });

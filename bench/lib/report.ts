@@ -71,7 +71,8 @@ const END = '<!-- bench:end -->';
 function latencyTable(latency: Record<string, { ackLatency: { p50: number; p99: number; max: number }; acked: number; missing: number }>): string[] {
   const out = ['| offered events/s | p50 | p99 | max | acknowledged | missing |', '|---:|---:|---:|---:|---:|---:|'];
   for (const [rate, l] of Object.entries(latency)) {
-    out.push(`| ${Number(rate).toLocaleString('en-US')} | ${l.ackLatency.p50} ms | ${l.ackLatency.p99} ms | ${l.ackLatency.max} ms | ${l.acked.toLocaleString('en-US')} | ${l.missing.toLocaleString('en-US')} |`);
+    const ms = (x: number) => `${x < 10 ? x.toFixed(2) : x < 100 ? x.toFixed(1) : Math.round(x).toLocaleString('en-US')} ms`;
+    out.push(`| ${Number(rate).toLocaleString('en-US')} | ${ms(l.ackLatency.p50)} | ${ms(l.ackLatency.p99)} | ${ms(l.ackLatency.max)} | ${l.acked.toLocaleString('en-US')} | ${l.missing.toLocaleString('en-US')} |`);
   }
   return out;
 }
@@ -94,10 +95,12 @@ export function figuresSection(report: RunReport): string {
       lines.push(`${s.status}: ${s.notes[0] ?? ''}`);
       continue;
     }
+    lines.push(`- ${s.headline}`);
     for (const c of s.checks) lines.push(`- ${c.what}: **${c.value ?? 'not measured'}** (goal ${c.goal}) — ${c.pass === null ? 'not measured' : c.pass ? 'pass' : 'fail'}`);
     if (s.ratioToCeiling !== null) lines.push(`- ratio to the ceiling: ${s.ratioToCeiling}`);
     const latency = (s.figures as { latency?: Parameters<typeof latencyTable>[0] }).latency;
-    if (latency && typeof latency === 'object') lines.push('', 'Publish → acknowledgement latency:', '', ...latencyTable(latency), '');
+    const isLatencyMap = latency && typeof latency === 'object' && Object.values(latency).every((l) => typeof l === 'object' && l !== null && 'ackLatency' in l);
+    if (isLatencyMap) lines.push('', 'Publish → acknowledgement latency:', '', ...latencyTable(latency), '');
     for (const n of s.notes) lines.push(`- note: ${n}`);
   }
   lines.push('', 'Reproduce (on an otherwise idle machine):', '', '```sh', 'npm ci', 'npm run bench              # whole suite, under 10 minutes', 'npm run bench -- --quick   # harness check, under 2 minutes', 'npm run bench -- --only e2e,api   # some scenarios (the ceiling is added when a ratio needs it)', '```', '', 'Every figure of this run, with the settings, is in `bench/results/latest.json`.', END);

@@ -33,7 +33,6 @@ export const ceiling: Scenario = {
         ctx.log(`  → p50 ${fmtMs(l.ackLatency.p50)}, p99 ${fmtMs(l.ackLatency.p99)}, max ${fmtMs(l.ackLatency.max)}${l.missing ? `, ${l.missing} missing` : ''}`);
       }
       out.figures.latency = latency;
-      out.info = true;
     } finally {
       await pool.destroy().catch(() => {});
       await relay.stop();

@@ -30,6 +30,7 @@ export const endToEnd: Scenario = {
       ctx.log(`  → ${fmtInt(t.deliveredPerSecond)} delivered/s (${fmtInt(t.publishedPerSecond)} published/s)${ratio === null ? '' : `, ${fmtPct(ratio)} of the ceiling`}`);
       out.headline = `${fmtInt(t.deliveredPerSecond)} ev/s${ratio === null ? '' : ` (${fmtPct(ratio)} of ceiling)`}`;
 
+      if (t.drainedAfterMs === null) out.notes.push(`the queue had not drained ${s.drainTimeoutMs / 1000} s after the throughput run; the latency runs include that backlog`);
       const latency: Record<string, unknown> = {};
       for (const rate of s.latencyRates) {
         ctx.log(`  latency at ${rate}/s for ${s.latencyMs / 1000} s`);

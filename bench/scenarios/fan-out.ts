@@ -37,7 +37,6 @@ export const fanOut: Scenario = {
       };
       if (!d.drained) out.notes.push(`not drained within ${s.fanoutTimeoutMs / 1000} s: ${st.total} of ${expected} pushes; rate is over what arrived`);
       if (st.distinctPaths < s.fanoutConnectors) out.notes.push(`only ${st.distinctPaths} of ${s.fanoutConnectors} connectors received pushes`);
-      out.info = true;
       out.headline = `${fmtInt(rate)} pushes/s${ratio === null ? '' : ` (${fmtPct(ratio)} of ceiling)`}`;
       ctx.log(`  → ${fmtInt(rate)} pushes/s, ${fmtInt(st.total)} of ${fmtInt(expected)} delivered to ${st.distinctPaths} connectors`);
     } finally {

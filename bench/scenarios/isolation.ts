@@ -34,7 +34,8 @@ export const isolation: Scenario = {
       const silent = await ctx.receiver.silentStats();
       await ctx.receiver.closeSilent();
       const ratio = aloneRate > 0 ? besideRate / aloneRate : null;
-      ctx.log(`  → ${fmtInt(besideRate)} acknowledged/s, p99 ${fmtMs(beside.ackLatency.p99)}; silent endpoints got ${fmtInt(silent.accepted)} connections`);
+      const p99 = (l: typeof alone) => (l.acked ? fmtMs(l.ackLatency.p99) : 'none acknowledged');
+      ctx.log(`  → ${fmtInt(besideRate)} acknowledged/s, p99 ${p99(beside)}; silent endpoints got ${fmtInt(silent.accepted)} connections`);
       out.figures = {
         offeredPerSecond: s.isolationRate, seconds,
         alone: { ackedPerSecond: round(aloneRate, 1), ...alone },
@@ -44,7 +45,7 @@ export const isolation: Scenario = {
       };
       if (silent.accepted === 0) out.notes.push('the silent endpoints received no connection: the engine never tried them during the run');
       out.check('healthy rate beside silent / alone', ratio === null ? null : round(ratio, 3), '≥ 0.90', ratio === null ? false : ratio >= 0.9);
-      out.headline = ratio === null ? 'no healthy deliveries' : `${fmtPct(ratio)} (p99 ${fmtMs(alone.ackLatency.p99)} → ${fmtMs(beside.ackLatency.p99)})`;
+      out.headline = ratio === null ? 'no healthy deliveries alone' : `${fmtPct(ratio)} (p99 ${p99(alone)} → ${p99(beside)})`;
     } finally {
       await ctx.receiver.closeSilent().catch(() => {});
       await svc.dispose();

@@ -60,7 +60,7 @@ export const publishPath: Scenario = {
       const streamed = stream.count();
       await stream.close();
       out.figures = {
-        publishedPerSecond: round(r.okPerSecond, 1), published: r.ok, latency: r.latency, failures: r.failures, firstFailure: r.firstFailure,
+        publishedPerSecond: round(r.okPerSecond, 1), published: r.ok, publishLatency: r.latency, failures: r.failures, firstFailure: r.firstFailure,
         streamedEvents: stream.status === 200 ? streamed : null,
       };
       out.check('events/s', round(r.okPerSecond, 1), '≥ 2000', r.okPerSecond >= 2000);

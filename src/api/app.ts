@@ -43,6 +43,7 @@ declare module 'fastify' {
 }
 
 export const BODY_LIMIT_BYTES = 1024 * 1024;
+const MEDIA_TYPE = /^\s*[\w!#$%&'*+.^`|~-]+\/[\w!#$%&'*+.^`|~-]+\s*$/;
 
 /** Deeper bodies are refused (400) rather than risking a stack overflow while walking them. */
 export const MAX_BODY_DEPTH = 64;
@@ -110,6 +111,9 @@ export async function createApp(deps: Deps): Promise<App> {
   const limiter = createRateLimiter(deps.config.rateLimit, deps.clock);
   app.decorateRequest('principal', null);
   app.addHook('onRequest', async (request) => {
+    // Bodies are JSON whatever their Content-Type, even one that is not a media type (fastify would refuse it).
+    const contentType = request.headers['content-type'];
+    if (contentType !== undefined && !MEDIA_TYPE.test(contentType.split(';')[0]!)) request.headers['content-type'] = 'application/json';
     const config = request.routeOptions.config as RouteConfig | undefined;
     const isApi = request.url.startsWith('/v2/') || request.url.startsWith('/oauth2/');
     if (!isApi) return;

@@ -30,7 +30,8 @@ export function registerServeCommand(program: Command): void {
         if (stopping) return;
         stopping = true;
         service.deps.logger.info({ signal }, 'shutting down');
-        const force = setTimeout(() => process.exit(1), 10_000);
+        // Attempts in flight may take up to twice the 10 s push timeout to settle; unsettled rows retry next start.
+        const force = setTimeout(() => process.exit(1), 25_000);
         force.unref();
         await service.close();
         process.exit(0);

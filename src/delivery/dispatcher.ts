@@ -29,9 +29,9 @@ export interface DispatcherOptions {
   version?: string;
   /** Deadline for response headers, from the attempt's start (connect included), in ms. Default 10 000; tests shorten it. */
   timeoutMs?: number;
-  /** Keep-alive connections (= concurrent attempts) per receiver origin. Default 8. */
+  /** Keep-alive connections (= concurrent attempts) per receiver origin, shared by every connector pushing there. Default 32. */
   connectionsPerOrigin?: number;
-  /** Concurrent attempts over all origins. Default 256. Further sends wait their turn; the attempt starts when they get it. */
+  /** Concurrent attempts over all origins. Default 256. Further sends wait their turn, within their deadline. */
   maxInFlight?: number;
   /** Host name → addresses. Default: the system resolver (dns.lookup, all addresses). Tests inject fake DNS. */
   lookup?: (hostname: string) => Promise<string[]>;
@@ -80,19 +80,34 @@ export function loadTrustStore(caFile: string | null, extraCaFile: string | null
 /** FIFO admission: at most `limit` holders; a leaving holder hands its slot straight to the next waiter. */
 class Gate {
   private active = 0;
-  private readonly waiters: Array<() => void> = [];
+  private readonly waiters: Array<(admitted: boolean) => void> = [];
   constructor(private readonly limit: number) {}
-  /** undefined when admitted at once (the common case, no promise allocated). */
-  enter(): Promise<void> | undefined {
-    if (this.active < this.limit) {
-      this.active++;
-      return undefined;
-    }
-    return new Promise((resolve) => this.waiters.push(resolve));
+  /** Admits at once when a slot is free (the common case: no promise, no listener). */
+  tryEnter(): boolean {
+    if (this.active >= this.limit) return false;
+    this.active++;
+    return true;
+  }
+  /** Waits for a slot; false (and no slot held) when `signal` aborts first. */
+  wait(signal: AbortSignal): Promise<boolean> {
+    if (signal.aborted) return Promise.resolve(false);
+    return new Promise((resolve) => {
+      const onAbort = (): void => {
+        const i = this.waiters.indexOf(admit);
+        if (i >= 0) this.waiters.splice(i, 1);
+        resolve(false);
+      };
+      const admit = (admitted: boolean): void => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(admitted);
+      };
+      signal.addEventListener('abort', onAbort, { once: true });
+      this.waiters.push(admit);
+    });
   }
   leave(): void {
     const next = this.waiters.shift();
-    if (next) next();
+    if (next) next(true);
     else this.active--;
   }
   get idle(): boolean {
@@ -100,8 +115,12 @@ class Gate {
   }
 }
 
-// Refused from httpConfig.headers even if stored (the API refuses them at write time, §3.9): they would corrupt framing.
-const RESERVED_HEADERS = new Set(['host', 'content-length', 'content-type', 'transfer-encoding', 'connection', 'x-service-signature']);
+// Never sent from httpConfig.headers even if stored (the API refuses them at write time, §3.9): the service sets
+// them, or they are hop-by-hop and would corrupt framing (undici rejects several, `expect` included).
+const RESERVED_HEADERS = new Set([
+  'host', 'content-length', 'content-type', 'transfer-encoding', 'connection', 'x-service-signature',
+  'keep-alive', 'proxy-connection', 'te', 'trailer', 'upgrade', 'expect', 'proxy-authenticate', 'proxy-authorization',
+]);
 // Connection errors after which the next vetted address of the same host is worth a try.
 const TRY_NEXT_ADDRESS = new Set(['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'EADDRNOTAVAIL', 'UND_ERR_CONNECT_TIMEOUT']);
 
@@ -149,10 +168,20 @@ interface ParsedTarget {
   path: string;
 }
 
+/** One attempt's clock: its start, the deadline timer and the abort it triggers. */
+interface Run {
+  startMs: number;
+  controller: AbortController;
+  timer: NodeJS.Timeout;
+  /** The deadline passed before response headers arrived. */
+  timedOut: boolean;
+  headersArrived: boolean;
+}
+
 export function createDispatcher(options: DispatcherOptions): Dispatcher {
   const { clock, ids, logger } = options;
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-  const connectionsPerOrigin = options.connectionsPerOrigin ?? 8;
+  const connectionsPerOrigin = options.connectionsPerOrigin ?? 32;
   const userAgent = `SensorCloud-DataConnector/${options.version ?? packageVersion()}`;
   const secureContext = loadTrustStore(
     options.config.caFile,
@@ -209,65 +238,66 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     return headers;
   }
 
-  async function attempt(origin: string, path: string, target: PushTarget, body: Buffer): Promise<AttemptOutcome> {
-    const startMs = clock.now();
-    let timedOut = false;
-    let headersArrived = false;
-    const controller = new AbortController();
-    const timer = setTimeout(() => {
-      if (!headersArrived) timedOut = true;
-      controller.abort();
-    }, timeoutMs);
+  /** Sign, send, classify; the caller holds the connection slots. */
+  async function attempt(parsed: ParsedTarget, target: PushTarget, body: Buffer, run: Run): Promise<AttemptOutcome> {
+    const headers = buildHeaders(target, body, run.startMs);
+    const response = await agent.request({ origin: parsed.origin, path: parsed.path, method: 'POST', headers, body, signal: run.controller.signal });
+    run.headersArrived = true;
+    const nowMs = clock.now();
+    const outcome = classifyResponse({
+      status: response.statusCode,
+      retryAfter: response.headers['retry-after'],
+      responseTimeMs: Math.max(0, nowMs - run.startMs),
+      nowMs,
+    });
+    // Read (up to 64 KiB) and drop the body so the connection can be reused; a stalled body gets one more deadline.
+    run.timer.refresh();
+    await response.body.dump({ limit: MAX_RESPONSE_BODY_BYTES }).catch(() => undefined);
+    return outcome;
+  }
+
+  /** Waits for a per-origin and an overall slot within the deadline, then attempts; releases the slots it got. */
+  async function admitAndAttempt(parsed: ParsedTarget, target: PushTarget, body: Buffer, run: Run): Promise<AttemptOutcome | null> {
+    let gate = perOrigin.get(parsed.origin);
+    if (gate === undefined) {
+      gate = new Gate(connectionsPerOrigin);
+      perOrigin.set(parsed.origin, gate);
+    }
+    if (!gate.tryEnter() && !(await gate.wait(run.controller.signal))) return null;
     try {
-      const headers = buildHeaders(target, body, startMs);
-      const response = await agent.request({ origin, path, method: 'POST', headers, body, signal: controller.signal });
-      headersArrived = true;
-      const nowMs = clock.now();
-      const outcome = classifyResponse({
-        status: response.statusCode,
-        retryAfter: response.headers['retry-after'],
-        responseTimeMs: Math.max(0, nowMs - startMs),
-        nowMs,
-      });
-      // Read (up to 64 KiB) and drop the body so the connection can be reused; a stalled body gets one more deadline.
-      timer.refresh();
-      await response.body.dump({ limit: MAX_RESPONSE_BODY_BYTES }).catch(() => undefined);
-      return outcome;
-    } catch (err) {
-      return classifyError(err, { timedOut, timeoutMs, responseTimeMs: Math.max(0, clock.now() - startMs) });
+      if (!overall.tryEnter() && !(await overall.wait(run.controller.signal))) return null;
+      try {
+        return await attempt(parsed, target, body, run);
+      } finally {
+        overall.leave();
+      }
     } finally {
-      clearTimeout(timer);
+      gate.leave();
+      if (gate.idle) perOrigin.delete(parsed.origin);
     }
   }
 
   return {
     async send(target, body) {
+      if (closed) return { ok: false, reason: 'connection', responseTimeMs: 0, message: 'connection: the dispatcher is closed' };
+      const parsed = parseTarget(target.url);
+      if ('reason' in parsed) return { ...parsed };
+      // The attempt starts now (§6.4): waiting for a free connection counts against the deadline, so every send
+      // settles within about twice the timeout (headers, then the body drain) however busy the receiver is.
+      const run: Run = { startMs: clock.now(), controller: new AbortController(), timedOut: false, headersArrived: false, timer: undefined! };
+      run.timer = setTimeout(() => {
+        if (!run.headersArrived) run.timedOut = true;
+        run.controller.abort();
+      }, timeoutMs);
       try {
-        if (closed) return { ok: false, reason: 'connection', responseTimeMs: 0, message: 'connection: the dispatcher is closed' };
-        const parsed = parseTarget(target.url);
-        if ('reason' in parsed) return { ...parsed };
-        let gate = perOrigin.get(parsed.origin);
-        if (gate === undefined) {
-          gate = new Gate(connectionsPerOrigin);
-          perOrigin.set(parsed.origin, gate);
-        }
-        const originWait = gate.enter();
-        if (originWait) await originWait;
-        try {
-          const overallWait = overall.enter();
-          if (overallWait) await overallWait;
-          try {
-            return await attempt(parsed.origin, parsed.path, target, body);
-          } finally {
-            overall.leave();
-          }
-        } finally {
-          gate.leave();
-          if (gate.idle) perOrigin.delete(parsed.origin);
-        }
+        const outcome = await admitAndAttempt(parsed, target, body, run);
+        if (outcome !== null) return outcome;
+        return { ok: false, reason: 'timeout', responseTimeMs: timeoutMs, message: `no free connection to the receiver within ${timeoutMs} ms` };
       } catch (err) {
-        // Defensive: send never throws (§ Dispatcher); anything unexpected is a failed attempt.
-        return classifyError(err, { timedOut: false, timeoutMs, responseTimeMs: 0 });
+        // Every failure (and anything unexpected: send never throws) is an outcome.
+        return classifyError(err, { timedOut: run.timedOut, timeoutMs, responseTimeMs: Math.max(0, clock.now() - run.startMs) });
+      } finally {
+        clearTimeout(run.timer);
       }
     },
     async close() {

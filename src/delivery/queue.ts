@@ -103,13 +103,15 @@ export interface ClaimOptions {
  * Claims due rows in one transaction, at most `capacityOf(c)` per connector and `total` overall, and reads each
  * connector's current settings. Rows of a connector that is gone or no longer ACTIVE are deleted, not returned.
  */
-export function claimDue(store: Store, o: ClaimOptions): Promise<ClaimedDelivery[]> {
+export async function claimDue(store: Store, o: ClaimOptions): Promise<ClaimedDelivery[]> {
+  if (o.total <= 0) return [];
+  const enqueuedAfter = o.now - RETENTION_MICROS;
+  // A read first, so an idle poll never takes the write lock; the claim below re-checks what is due.
+  const ids = (await store.deliveries.connectorsWithDue(o.now, enqueuedAfter)).filter((id) => o.capacityOf(id) > 0);
+  if (ids.length === 0) return [];
   return store.transaction(async (tx) => {
     const out: ClaimedDelivery[] = [];
-    if (o.total <= 0) return out;
-    const enqueuedAfter = o.now - RETENTION_MICROS;
-    const ids = await tx.deliveries.connectorsWithDue(o.now, enqueuedAfter);
-    const start = ids.length === 0 ? 0 : o.rotation % ids.length;
+    const start = o.rotation % ids.length;
     let left = o.total;
     for (let i = 0; i < ids.length && left > 0; i++) {
       const id = ids[(start + i) % ids.length]!;

@@ -105,6 +105,8 @@ export function createHeartbeats(deps: Deps, options: HeartbeatOptions = {}): He
       }
       if (page.length < pageSize) return emitted;
       after = page[page.length - 1]!.id;
+      // SQLite transactions resolve without touching the event loop; let requests and sockets run between pages.
+      await new Promise((resolve) => setImmediate(resolve));
     }
   }
 

@@ -96,12 +96,14 @@ describe('dispatcher', () => {
 
     it('a custom User-Agent replaces the default; stored reserved headers are never sent', async () => {
       const before = rx.requests.length;
-      const outcome = await d.send(target(rx.url, { headers: { 'user-agent': 'mine/1', 'Content-Type': 'text/plain', 'X-Service-Signature': 'forged' } }), BODY);
+      const outcome = await d.send(target(rx.url, { headers: { 'user-agent': 'mine/1', 'Content-Type': 'text/plain', 'X-Service-Signature': 'forged', Expect: '100-continue', Upgrade: 'h2c', 'Keep-Alive': '5' } }), BODY);
       assert.equal(outcome.ok, true);
       const req = rx.requests[before]!;
       assert.equal(req.headers['user-agent'], 'mine/1');
       assert.equal(req.headers['content-type'], 'application/json');
       assert.equal(req.headers['x-service-signature'], undefined);
+      assert.equal(req.headers.expect, undefined);
+      assert.equal(req.headers.upgrade, undefined);
       assert.equal(req.rawHeaders.filter((h) => h.toLowerCase() === 'user-agent').length, 1);
     });
 
@@ -233,6 +235,18 @@ describe('dispatcher', () => {
       assert.equal(silent.requests.length, 1);
       silent.reply({});
       assert.equal((await quick.send(target(silent.url), BODY)).ok, true);
+    });
+
+    it('waiting for a free connection counts against the deadline; a stalled body is bounded', async () => {
+      // A gets its headers after 100 ms, then the body stalls: A holds the only connection until ~100 + 300 ms.
+      // B, sent at the same time, waits for that connection and reaches its own deadline (300 ms) first.
+      const stalling = await receiver({ reply: { delayMs: 100, stallBody: true } });
+      const single = dispatcher({ timeoutMs: 300, connectionsPerOrigin: 1 });
+      const [a, b] = await Promise.all([single.send(target(stalling.url), BODY), single.send(target(stalling.url), BODY)]);
+      assert.deepEqual({ ok: a!.ok, reason: a!.reason, status: a!.status }, { ok: true, reason: 'ack', status: 200 });
+      assert.deepEqual({ ok: b!.ok, reason: b!.reason, responseTimeMs: b!.responseTimeMs }, { ok: false, reason: 'timeout', responseTimeMs: 300 });
+      assert.match(b!.message, /no free connection/);
+      assert.equal(stalling.requests.length, 1);
     });
 
     it('the default deadline is 10 s', async () => {

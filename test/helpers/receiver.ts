@@ -36,6 +36,8 @@ export interface Reply {
   hang?: boolean;
   /** Destroy the connection without answering. */
   destroy?: boolean;
+  /** Send the status line, headers and the start of `body`, then never finish the body. */
+  stallBody?: boolean;
 }
 
 export type Behaviour = Reply | ((request: ReceivedRequest, index: number) => Reply);
@@ -102,7 +104,8 @@ export async function startReceiver(options: ReceiverOptions = {}): Promise<Rece
         if (reply.retryAfter !== undefined) headers['Retry-After'] = reply.retryAfter;
         if (reply.location !== undefined) headers.Location = reply.location;
         res.writeHead(reply.status ?? 200, headers);
-        res.end(reply.body ?? '');
+        if (reply.stallBody) res.write(reply.body ?? 'partial');
+        else res.end(reply.body ?? '');
       };
       if (reply.hang) return;
       if (reply.delayMs) {

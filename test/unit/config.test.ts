@@ -53,3 +53,10 @@ describe('config', () => {
     }
   });
 });
+
+describe('config files', () => {
+  it('refuses an unreadable or non-PEM SENSORCLOUD_CA_FILE at start', () => {
+    assert.throws(() => loadConfig({ SENSORCLOUD_CA_FILE: '/nonexistent/ca.pem' }), /SENSORCLOUD_CA_FILE .* cannot be read/);
+    assert.throws(() => loadConfig({ SENSORCLOUD_CA_FILE: '/etc/hostname' }), /holds no PEM certificate/);
+  });
+});

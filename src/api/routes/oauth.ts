@@ -11,6 +11,14 @@ import type { App } from '../app.ts';
 export const JWT_BEARER_GRANT = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
 export const PASSWORD_GRANT = 'password';
 
+/** Documents the token request in OpenAPI only: the handler parses the raw body itself (form or JSON). */
+const TokenRequestSchema = Type.Object({
+  grant_type: Type.String({ description: `${JWT_BEARER_GRANT} or ${PASSWORD_GRANT}` }),
+  assertion: Type.Optional(Type.String({ description: 'jwt-bearer: an HS256 JWT signed with the key secret' })),
+  username: Type.Optional(Type.String({ description: 'password grant: the user email' })),
+  password: Type.Optional(Type.String({ description: 'password grant' })),
+}, { description: 'application/x-www-form-urlencoded, or a JSON object with the same fields' });
+
 const TokenResponseSchema = Type.Object({ access_token: Type.String(), token_type: Type.Literal('Bearer'), expires_in: Type.Integer() });
 
 type Fields = Map<string, string>;
@@ -59,6 +67,8 @@ export function registerOauthRoutes(app: App, deps: Deps): void {
   const throttle = createLoginThrottle(deps.clock);
 
   app.post('/oauth2/token', {
+    schema: { body: TokenRequestSchema },
+    validatorCompiler: () => () => true, // the schema is documentation; the raw body is checked by parseTokenRequest
     config: {
       auth: false,
       rawBody: true,

@@ -1,0 +1,118 @@
+// Crash safety: the real service (`sensorcloud serve`) is SIGKILLed while pushes are in flight and restarted on
+// the same data dir; every stored event still reaches the receiver with a 2xx (at least once), in bounded time.
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { startReceiver } from '../helpers/receiver.ts';
+import { testTls } from '../helpers/tls.ts';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const EVENTS = 60;
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const port = (server.address() as { port: number }).port;
+  server.close();
+  await once(server, 'close');
+  return port;
+}
+
+const children = new Set<ChildProcess>();
+after(() => {
+  for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
+});
+
+/** Starts `node bin/sensorcloud.js serve` and resolves once it announces it is listening (bounded). */
+async function serve(env: NodeJS.ProcessEnv): Promise<ChildProcess> {
+  const child = spawn(process.execPath, ['bin/sensorcloud.js', 'serve'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  children.add(child);
+  let out = '';
+  let err = '';
+  child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`service did not start within 30 s: ${out}${err}`)), 30_000);
+    child.stdout!.on('data', (d: Buffer) => {
+      out += d.toString();
+      if (/listening on/.test(out)) {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`service exited with ${code}: ${out}${err}`));
+    });
+  });
+  return child;
+}
+
+async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+describe('happy', () => {
+  it('delivers every event at least once across a SIGKILL and restart', { timeout: 120_000 }, async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'sensorcloud-crash-'));
+    const acked = new Set<string>();
+    let phase: 'before' | 'after' = 'before';
+    // Before the crash every other request hangs, so attempts are certainly in flight when the process dies.
+    const receiver = await startReceiver({
+      reply: (req, index) => {
+        if (phase === 'before' && index % 2 === 1) return { hang: true };
+        acked.add(JSON.parse(req.body.toString('utf8')).event.eventId);
+        return { status: 200 };
+      },
+    });
+    try {
+      const port = await freePort();
+      const env = {
+        ...process.env, PORT: String(port), HOST: '127.0.0.1', SENSORCLOUD_DATA_DIR: dataDir,
+        SENSORCLOUD_ALLOW_PRIVATE_ENDPOINTS: '127.0.0.0/8', SENSORCLOUD_CA_FILE: testTls().caFile,
+        SENSORCLOUD_RATE_LIMIT: 'off', SENSORCLOUD_HEARTBEAT_INTERVAL: '0', LOG_LEVEL: 'error',
+      };
+      let child = await serve(env);
+      const boot = JSON.parse(readFileSync(join(dataDir, 'bootstrap.json'), 'utf8'));
+      const base = `http://127.0.0.1:${port}/v2`;
+      const auth = `Basic ${Buffer.from(`${boot.serviceAccount.keyId}:${boot.serviceAccount.secret}`).toString('base64')}`;
+      const call = async (method: string, path: string, body?: unknown) => {
+        const res = await fetch(`${base}${path}`, { method, headers: { authorization: auth, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+        const json = await res.json();
+        assert.equal(res.status, 200, JSON.stringify(json));
+        return json as any;
+      };
+
+      await call('POST', `/${boot.project}/dataconnectors`, { type: 'HTTP_PUSH', httpConfig: { url: receiver.url } });
+      const device = await call('POST', `/${boot.project}/devices`, { type: 'touch' });
+      for (let i = 0; i < EVENTS; i++) await call('POST', `/${device.name}:publish`, { touch: {} });
+      await until('attempts in flight', () => receiver.requests.length >= 10, 30_000);
+      child.kill('SIGKILL');
+      await once(child, 'exit');
+      assert.ok(acked.size < EVENTS, 'some events were still unacknowledged at the crash');
+
+      phase = 'after';
+      child = await serve(env);
+      const history = await call('GET', `/${device.name}/events?pageSize=1000`);
+      const stored: string[] = history.events.map((e: any) => e.eventId);
+      assert.equal(stored.length, EVENTS);
+      // In-flight attempts of the dead process were leased; the restart releases them at once.
+      await until('every event acknowledged', () => stored.every((id) => acked.has(id)), 60_000);
+      child.kill('SIGTERM');
+      await once(child, 'exit');
+    } finally {
+      await receiver.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});
