@@ -36,6 +36,7 @@ export const backlog: Scenario = {
       out.figures.queuedThroughApi = { events: q.ok, perSecond: round(q.okPerSecond, 1) };
 
       await svc.stop();
+      const seedStart = nowMs();
       const db = openDb(svc.dbFile);
       let queued: number;
       try {
@@ -50,7 +51,7 @@ export const backlog: Scenario = {
         };
         if (seed.copiedRows > 0) out.notes.push(`queue grown from ${fmtInt(seed.realRows)} rows queued through the API to ${fmtInt(queued)} by copying rows in SQLite while the service was stopped`);
         out.notes.push(`rows made due at restart (${seed.madeDue.join(', ') || 'no due column found'})`);
-        ctx.log(`  queue: ${fmtInt(queued)} events (${fmtInt(seed.copiedRows)} copied in SQLite), ${queueBytes === null ? '?' : round(queueBytes / queued, 0)} bytes/event`);
+        ctx.log(`  queue: ${fmtInt(queued)} events (${fmtInt(seed.copiedRows)} copied in SQLite in ${((nowMs() - seedStart) / 1000).toFixed(1)} s), ${queueBytes === null ? '?' : round(queueBytes / queued, 0)} bytes/event`);
       } finally {
         db.close();
       }

@@ -68,6 +68,8 @@ export async function createApp(deps: Deps): Promise<App> {
     loggerInstance: deps.logger as unknown as FastifyBaseLogger,
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: BODY_LIMIT_BYTES,
+    // HEAD is not part of the API: an unknown method on a known path is a 404 (contract §1.4).
+    exposeHeadRoutes: false,
     rewriteUrl: (req) => rewriteUrl(req.url ?? '/'),
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: false, allErrors: false, strict: false } },
     routerOptions: { caseSensitive: true, maxParamLength: 2048, querystringParser: parseQuery },

@@ -2,7 +2,7 @@
 import type { FastifyInstance } from 'fastify';
 import { publicPath } from './verbs.ts';
 
-interface Collected { method: string; url: string; schema: Record<string, unknown>; summary?: string; response?: unknown }
+interface Collected { method: string; url: string; schema: Record<string, unknown>; summary?: string; response?: unknown; auth?: boolean }
 
 export function createOpenApiCollector(app: FastifyInstance) {
   const routes: Collected[] = [];
@@ -11,7 +11,7 @@ export function createOpenApiCollector(app: FastifyInstance) {
     const methods = Array.isArray(route.method) ? route.method : [route.method];
     for (const method of methods) {
       if (method === 'HEAD') continue;
-      routes.push({ method: method.toLowerCase(), url: route.url, schema: (route.schema ?? {}) as Record<string, unknown>, summary: (route.config as { summary?: string } | undefined)?.summary, response: (route.config as { response?: unknown } | undefined)?.response });
+      routes.push({ method: method.toLowerCase(), url: route.url, schema: (route.schema ?? {}) as Record<string, unknown>, summary: (route.config as { summary?: string } | undefined)?.summary, response: (route.config as { response?: unknown } | undefined)?.response, auth: (route.config as { auth?: boolean } | undefined)?.auth });
     }
   });
   return {
@@ -37,7 +37,8 @@ export function createOpenApiCollector(app: FastifyInstance) {
             default: { description: 'Error', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
           },
         };
-        if (r.schema.body) op.requestBody = { content: { 'application/json': { schema: r.schema.body } } };
+        if (r.schema.body) op.requestBody = { required: true, content: { 'application/json': { schema: r.schema.body } } };
+        if (r.auth === false) op.security = [];
         (paths[path] ??= {})[r.method] = op;
       }
       return {

@@ -20,6 +20,8 @@ export function decodePageToken(token: string | undefined, filters: string = '')
   try {
     const parsed = JSON.parse(Buffer.from(token, 'base64url').toString('utf8'));
     if (!parsed || !Array.isArray(parsed.k) || (parsed.f ?? '') !== filters) throw new Error('bad');
+    // Keys are only ever strings, numbers or null: anything else is a forged token.
+    if (!parsed.k.every((v: unknown) => v === null || typeof v === 'string' || (typeof v === 'number' && Number.isFinite(v)))) throw new Error('bad');
     return parsed.k;
   } catch {
     throw badRequest('invalid pageToken');
@@ -29,6 +31,8 @@ export function decodePageToken(token: string | undefined, filters: string = '')
 /** pageSize: absent, empty or 0 = default; larger than the maximum = clamped; negative or non-integer = 400. */
 export function parsePageSize(raw: unknown): number {
   if (raw === undefined || raw === '' || raw === null) return DEFAULT_PAGE_SIZE;
+  // Only plain decimal digits: Number() would also accept '1e3', '0x10' or ' 5'.
+  if (typeof raw === 'string' && !/^\d+$/.test(raw)) throw badRequest('pageSize must be a non-negative integer');
   const n = typeof raw === 'number' ? raw : Number(raw);
   if (!Number.isInteger(n) || n < 0) throw badRequest('pageSize must be a non-negative integer');
   if (n === 0) return DEFAULT_PAGE_SIZE;

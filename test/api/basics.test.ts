@@ -154,3 +154,28 @@ describe('bodies', () => {
     assert.equal((await t.request('POST', '/v2/roles', { rawBody: '{not json' })).status, 404);
   });
 });
+
+describe('strictness', () => {
+  let t: TestContext;
+  before(async () => { t = await createTestContext(); });
+  after(() => t.close());
+
+  it('refuses pageSize spellings that are not plain digits', async () => {
+    for (const v of ['1e3', '0x10', '%205', '+5']) assert.equal((await t.request('GET', `/v2/roles?pageSize=${v}`)).status, 400, v);
+  });
+
+  it('refuses page tokens whose keys are not scalars', async () => {
+    const forged = Buffer.from(JSON.stringify({ k: [{ a: 1 }], f: 'roles' })).toString('base64url');
+    assert.equal((await t.request('GET', `/v2/roles?pageToken=${forged}`)).status, 400);
+  });
+
+  it('answers HEAD with 404 (not part of the API)', async () => {
+    assert.equal((await t.request('HEAD', '/v2/roles')).status, 404);
+  });
+
+  it('marks public routes as needing no credentials in the OpenAPI document', async () => {
+    const doc = (await t.request('GET', '/v2/openapi.json')).body;
+    assert.deepEqual(doc.paths['/oauth2/token'].post.security, []);
+    assert.equal(doc.paths['/v2/roles'].get.security, undefined);
+  });
+});
