@@ -4,6 +4,7 @@
 // the label `demo: ""`; events go through the one pipeline like any other.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { createPeriodic } from '../runtime/periodic.ts';
 import type { Deps } from '../deps.ts';
 import { nowMicros } from '../deps.ts';
 import { DEVICE_TYPES } from '../domain/device-types.ts';
@@ -162,30 +163,13 @@ export async function createDemo(deps: Deps, options: DemoOptions & { projectId:
     return count;
   }
 
-  let timer: NodeJS.Timeout | null = null;
-  let running: Promise<void> | null = null;
-  const run = () => {
-    if (running) return;
-    running = tickOnce()
-      .then(() => undefined, (err) => deps.logger.error({ err }, 'demo mode: emitting events failed'))
-      .finally(() => { running = null; });
-  };
-
+  const periodic = createPeriodic(tickOnce, deps.logger, 'demo mode: emitting events failed');
   return {
     projectId,
     ensureDevices,
     tickOnce,
-    start() {
-      if (timer) return;
-      timer = setInterval(run, tickMs);
-      timer.unref();
-      run();
-    },
-    async stop() {
-      if (timer) clearInterval(timer);
-      timer = null;
-      await running;
-    },
+    start: () => periodic.start(tickMs),
+    stop: () => periodic.stop(),
   };
 }
 

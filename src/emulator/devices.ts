@@ -3,9 +3,9 @@
 // the event pipeline so the labelsChanged event is stored and queued in the same transaction.
 import type { Deps } from '../deps.ts';
 import { nowMicros } from '../deps.ts';
-import { DEVICE_TYPES, DEVICE_TYPE_NAMES, LABELS_CHANGED } from '../domain/device-types.ts';
+import { DEVICE_TYPES, DEVICE_TYPE_NAMES } from '../domain/device-types.ts';
 import { badRequest, notFound } from '../domain/errors.ts';
-import { MAX_LABELS_PER_DEVICE, diffLabels, labelKeyProblem, labelValueProblem } from '../services/devices.ts';
+import { MAX_LABELS_PER_DEVICE, applyLabels, labelKeyProblem, labelValueProblem } from '../services/devices.ts';
 import type { DeviceRecord } from '../store/records.ts';
 import type { Repos } from '../store/store.ts';
 
@@ -92,13 +92,7 @@ export async function replaceEmulatedDevice(
     if (input.type !== undefined && input.type !== device.type) {
       throw badRequest(`type cannot be changed: the device is of type ${device.type}`);
     }
-    const change = diffLabels(device.labels, labels);
-    if (!change) return device;
-    const now = nowMicros(deps);
-    const updated: DeviceRecord = { ...device, labels, updateTime: now };
-    await tx.devices.updateLabels(device.id, labels, now);
-    await emit(updated, LABELS_CHANGED, change, now);
-    return updated;
+    return applyLabels(deps, tx, emit, device, labels);
   });
 }
 

@@ -4,6 +4,7 @@
 // updateTime, so a value published by a user (say 12 % battery) stays until the next publish.
 // Due-ness is read from the store (the event time of the latest networkStatus / connectionStatus in
 // `reported`), so restarts do not burst and several processes agree; time comes from deps.clock only.
+import { createPeriodic } from '../runtime/periodic.ts';
 import type { Deps } from '../deps.ts';
 import { nowMicros } from '../deps.ts';
 import { DEFAULT_CLOUD_CONNECTOR_ID, DEFAULT_RSSI, DEFAULT_SIGNAL_STRENGTH } from '../domain/event-data.ts';
@@ -110,29 +111,14 @@ export function createHeartbeats(deps: Deps, options: HeartbeatOptions = {}): He
     }
   }
 
-  let timer: NodeJS.Timeout | null = null;
-  let running: Promise<void> | null = null;
-  const run = () => {
-    if (running) return;
-    running = tickOnce()
-      .then(() => undefined, (err) => deps.logger.error({ err }, 'emulated heartbeats failed'))
-      .finally(() => { running = null; });
-  };
-
+  const periodic = createPeriodic(tickOnce, deps.logger, 'emulated heartbeats failed');
   return {
     tickOnce,
     start() {
-      if (intervalMicros <= 0 || timer) return;
+      if (intervalMicros <= 0) return;
       // A heartbeat is late by at most one check period: a tenth of the interval, between 1 s and 60 s.
-      const periodMs = Math.min(60_000, Math.max(1000, (intervalSeconds * 1000) / 10));
-      timer = setInterval(run, periodMs);
-      timer.unref();
-      run();
+      periodic.start(Math.min(60_000, Math.max(1000, (intervalSeconds * 1000) / 10)));
     },
-    async stop() {
-      if (timer) clearInterval(timer);
-      timer = null;
-      await running;
-    },
+    stop: () => periodic.stop(),
   };
 }

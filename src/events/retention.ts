@@ -1,6 +1,7 @@
 // History retention (contract §7 #6): events stored longer ago than SENSORCLOUD_EVENT_RETENTION are deleted in
 // small batches, yielding to the event loop between batches, so a large backlog never stalls API requests
 // (SQLite has one writer; each batch is a short statement of its own).
+import { createPeriodic } from '../runtime/periodic.ts';
 import type { Deps } from '../deps.ts';
 import { nowMicros } from '../deps.ts';
 
@@ -41,35 +42,16 @@ export interface RetentionTimer {
 
 /** Runs pruneOnce at once and then every `intervalMs`, never overlapping; the timer does not keep the process alive. */
 export function startRetention(deps: RetentionDeps, options: { intervalMs?: number; batchSize?: number } = {}): RetentionTimer {
-  const intervalMs = options.intervalMs ?? DEFAULT_PRUNE_INTERVAL_MS;
   let stopped = false;
-  let timer: NodeJS.Timeout | null = null;
-  let running: Promise<void> | null = null;
-
-  const run = () => {
-    timer = null;
-    running = pruneOnce(deps, { batchSize: options.batchSize, shouldStop: () => stopped })
-      .then((deleted) => {
-        if (deleted > 0) deps.logger.info({ deleted }, 'event history: pruned events past retention');
-      })
-      .catch((err: unknown) => deps.logger.error({ err }, 'event history: pruning failed; will retry'))
-      .finally(() => {
-        running = null;
-        if (!stopped) schedule(intervalMs);
-      });
-  };
-  const schedule = (delay: number) => {
-    timer = setTimeout(run, delay);
-    timer.unref();
-  };
-  schedule(0);
-
+  const periodic = createPeriodic(async () => {
+    const deleted = await pruneOnce(deps, { batchSize: options.batchSize, shouldStop: () => stopped });
+    if (deleted > 0) deps.logger.info({ deleted }, 'event history: pruned events past retention');
+  }, deps.logger, 'event history: pruning failed; will retry');
+  periodic.start(options.intervalMs ?? DEFAULT_PRUNE_INTERVAL_MS);
   return {
     async stop() {
       stopped = true;
-      if (timer) clearTimeout(timer);
-      timer = null;
-      await running;
+      await periodic.stop();
     },
   };
 }

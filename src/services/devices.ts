@@ -79,7 +79,7 @@ export function diffLabels(before: Record<string, string>, after: Record<string,
 }
 
 /** Stores the new labels and emits labelsChanged when the set changed. Returns the device as it is now. */
-async function applyLabels(deps: Pick<Deps, 'clock'>, tx: Repos, emit: Emit, device: DeviceRecord, labels: Record<string, string>): Promise<DeviceRecord> {
+export async function applyLabels(deps: Pick<Deps, 'clock'>, tx: Repos, emit: Emit, device: DeviceRecord, labels: Record<string, string>): Promise<DeviceRecord> {
   const change = diffLabels(device.labels, labels);
   if (!change) return device;
   const now = nowMicros(deps);
