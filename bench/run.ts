@@ -2,12 +2,12 @@
 // runs each scenario against the real service started as a separate process, prints progress and a summary,
 // writes bench/results/latest.json and the figures section of docs/benchmarks.md. Benchmarks, not tests: a
 // missed goal is reported, never thrown.
-import { mkdirSync, rmSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ApiFailure, Skip } from './lib/api.ts';
 import { settingsFor, ScenarioOutput, type BenchContext, type Scenario, type ScenarioResult } from './lib/context.ts';
-import { BENCH_DIR } from './lib/procs.ts';
+import { BENCH_DIR, removeDir } from './lib/procs.ts';
 import { Receiver } from './lib/receiver.ts';
 import { machineInfo, printSummary, rewriteDocs, writeResults, type RunReport } from './lib/report.ts';
 import { ServiceProcess } from './lib/service.ts';
@@ -123,7 +123,7 @@ try {
   }
 } finally {
   await receiver.stop();
-  rmSync(tls.dir, { recursive: true, force: true });
+  removeDir(tls.dir);
 }
 
 const report: RunReport = {

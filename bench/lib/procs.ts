@@ -1,10 +1,12 @@
-// Every process the benchmark starts is registered here, so an exit, Ctrl-C or crash of the runner never
-// leaves a service, receiver or relay behind.
+// Every process and temp dir the benchmark makes is registered here, so an exit, Ctrl-C or crash of the runner
+// never leaves a service, receiver, relay or data dir behind.
 import { fork, type ChildProcess } from 'node:child_process';
+import { rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const children = new Set<ChildProcess>();
+const tempDirs = new Set<string>();
 let hooked = false;
 
 export const BENCH_DIR = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -21,6 +23,8 @@ function killAll(): void {
     }
   }
   children.clear();
+  for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
+  tempDirs.clear();
 }
 
 function hookExit(): void {
@@ -47,6 +51,19 @@ export function track(child: ChildProcess): ChildProcess {
   children.add(child);
   child.once('exit', () => children.delete(child));
   return child;
+}
+
+/** Registers a temp dir to remove when the runner exits, however it exits (except SIGKILL). */
+export function trackDir(dir: string): string {
+  hookExit();
+  tempDirs.add(dir);
+  return dir;
+}
+
+/** Removes a temp dir now. */
+export function removeDir(dir: string): void {
+  rmSync(dir, { recursive: true, force: true });
+  tempDirs.delete(dir);
 }
 
 /** Stops a child: SIGTERM, then SIGKILL after `graceMs`. Resolves when it has exited. */

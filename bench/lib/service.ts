@@ -1,12 +1,12 @@
 // Starts the real service (`node bin/sensorcloud.js serve`) as a separate process on a fresh temp data dir and a
 // free loopback port, waits for /healthz, reads bootstrap.json, and stops it (SIGTERM, then SIGKILL).
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Pool } from 'undici';
-import { ROOT_DIR, stopChild, track } from './procs.ts';
+import { removeDir, ROOT_DIR, stopChild, track, trackDir } from './procs.ts';
 
 export interface Bootstrap {
   baseUrl: string;
@@ -47,7 +47,7 @@ export class ServiceProcess {
   private constructor(readonly dataDir: string, readonly port: number, private readonly options: ServiceOptions, private readonly connections: number) {}
 
   static async start(options: ServiceOptions, connections: number): Promise<ServiceProcess> {
-    const dataDir = mkdtempSync(join(tmpdir(), 'sc-bench-data-'));
+    const dataDir = trackDir(mkdtempSync(join(tmpdir(), 'sc-bench-data-')));
     const svc = new ServiceProcess(dataDir, await freePort(), options, connections);
     await svc.launch();
     return svc;
@@ -143,7 +143,7 @@ export class ServiceProcess {
   /** Stops the service and removes its data dir. */
   async dispose(): Promise<void> {
     await this.stop();
-    rmSync(this.dataDir, { recursive: true, force: true });
+    removeDir(this.dataDir);
   }
 }
 

@@ -4,6 +4,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { trackDir } from './procs.ts';
 
 export interface BenchTls {
   dir: string;
@@ -16,7 +17,7 @@ export interface BenchTls {
 }
 
 export function createBenchTls(): BenchTls {
-  const dir = mkdtempSync(join(tmpdir(), 'sc-bench-tls-'));
+  const dir = trackDir(mkdtempSync(join(tmpdir(), 'sc-bench-tls-')));
   const f = (name: string) => join(dir, name);
   const run = (args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] });
   run(['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '2', '-subj', '/CN=sensorcloud-bench-ca',
