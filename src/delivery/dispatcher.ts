@@ -31,7 +31,7 @@ export interface DispatcherOptions {
   timeoutMs?: number;
   /** Keep-alive connections (= concurrent attempts) per receiver origin, shared by every connector pushing there. Default 32. */
   connectionsPerOrigin?: number;
-  /** Concurrent attempts over all origins. Default 256. Further sends wait their turn, within their deadline. */
+  /** Concurrent attempts over all origins. Default 1024. Further sends wait their turn, within their deadline. */
   maxInFlight?: number;
   /** Host name → addresses. Default: the system resolver (dns.lookup, all addresses). Tests inject fake DNS. */
   lookup?: (hostname: string) => Promise<string[]>;
@@ -198,7 +198,8 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     bodyTimeout: timeoutMs,
     // Redirects are never followed (§6.2): undici 7 follows none unless a redirect interceptor is installed.
   });
-  const overall = new Gate(options.maxInFlight ?? 256);
+  // Matches the engine's overall cap; the engine decides who gets the slots.
+  const overall = new Gate(options.maxInFlight ?? 1024);
   const perOrigin = new Map<string, Gate>();
   // Connector URLs repeat for every event; parse each once (bounded: cleared when it grows past 1000 entries).
   const targets = new Map<string, ParsedTarget | AttemptOutcome>();

@@ -14,9 +14,11 @@ import { nextAttemptTime } from './retry.ts';
 import type { AttemptOutcome, Dispatcher, PushTarget } from './types.ts';
 
 export interface EngineOptions {
-  /** Attempts in flight per connector. Default 16. */
+  /** Attempts in flight per healthy connector. Default 16. */
   perConnectorConcurrency?: number;
-  /** Attempts in flight overall. Default 256. */
+  /** Attempts in flight per connector whose last attempt failed (it is probed, not flooded). Default 2. */
+  failingConnectorConcurrency?: number;
+  /** Attempts in flight overall. Default 1024. */
   totalConcurrency?: number;
   /** Fallback poll for due retries and for rows queued outside the event pipeline (`:sync`), ms. Default 250. */
   pollIntervalMs?: number;
@@ -54,7 +56,8 @@ interface Finished {
 
 export function createDeliveryEngine(deps: Deps, dispatcher: Dispatcher, options: EngineOptions = {}): DeliveryEngine {
   const perConnector = options.perConnectorConcurrency ?? 16;
-  const total = options.totalConcurrency ?? 256;
+  const perFailingConnector = Math.min(perConnector, options.failingConnectorConcurrency ?? 2);
+  const total = options.totalConcurrency ?? 1024;
   const pollIntervalMs = options.pollIntervalMs ?? 250;
   const leaseMicros = (options.leaseMs ?? 60_000) * 1000;
   const housekeepingIntervalMs = options.housekeepingIntervalMs ?? 5_000;
@@ -80,7 +83,12 @@ export function createDeliveryEngine(deps: Deps, dispatcher: Dispatcher, options
   let lastHousekeeping = -Infinity;
   let leasesReleased = false;
 
-  const capacityOf = (connectorId: string) => perConnector - (inFlight.get(connectorId) ?? 0);
+  // Connectors whose most recent attempt failed. A dead endpoint holds each attempt for up to the 10 s
+  // timeout; probing it with a couple of attempts instead of a full share keeps the slots (and sockets) for
+  // the healthy connectors (isolation), while its queued rows wait durably for their turn.
+  const failing = new Set<string>();
+  const capacityOf = (connectorId: string) =>
+    (failing.has(connectorId) ? perFailingConnector : perConnector) - (inFlight.get(connectorId) ?? 0);
 
   async function claim(): Promise<ClaimedDelivery[]> {
     const items = await claimDue(deps.store, {
@@ -106,6 +114,8 @@ export function createDeliveryEngine(deps: Deps, dispatcher: Dispatcher, options
       outcome = { ok: false, reason: 'connection', responseTimeMs: Math.max(0, deps.clock.now() - startMs), message: `dispatcher error: ${(err as Error).message}` };
     }
     const endMs = Math.max(deps.clock.now(), startMs + outcome.responseTimeMs);
+    if (outcome.ok) failing.delete(item.connector.id);
+    else failing.add(item.connector.id);
     return record({ item, outcome, endMs });
   }
 

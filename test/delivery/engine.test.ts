@@ -386,6 +386,38 @@ describe('happy: concurrency', () => {
   });
 });
 
+describe('isolation', () => {
+  it('probes a connector whose last attempt failed with only a couple of attempts at a time', async () => {
+    const { t, fake } = await setup();
+    const engine = createDeliveryEngine(t.deps, fake, { perConnectorConcurrency: 8, failingConnectorConcurrency: 2, totalConcurrency: 100 });
+    try {
+      const dead = await createConnector(t);
+      const device = await t.createDevice();
+      await publish(t, device);
+      fake.byUrl.set(dead.url, 503);
+      assert.equal((await engine.runOnce()).failed, 1); // now known to fail
+      for (let i = 0; i < 10; i++) await publish(t, device);
+      fake.hold(dead.url);
+      const run = engine.runOnce();
+      for (let i = 0; i < 200; i++) await new Promise((r) => setImmediate(r));
+      assert.equal(fake.callsTo(dead.url).length, 1 + 2, 'a failing connector gets 2 slots, not 8');
+      fake.byUrl.set(dead.url, 200);
+      fake.release();
+      await run;
+      // Healthy again after a success: the next run may use the full share.
+      for (let i = 0; i < 10; i++) await publish(t, device);
+      fake.hold(dead.url);
+      const next = engine.runOnce();
+      for (let i = 0; i < 200; i++) await new Promise((r) => setImmediate(r));
+      assert.ok(fake.callsTo(dead.url).length >= 3 + 8, `full share after a success (${fake.callsTo(dead.url).length})`);
+      fake.release();
+      await next;
+    } finally {
+      await t.close();
+    }
+  });
+});
+
 describe('happy: background loop', () => {
   it('wakes on a committed event without waiting for the poll, and stops cleanly', async () => {
     const { t, fake } = await setup();
