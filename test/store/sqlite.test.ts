@@ -1,6 +1,6 @@
 // The Store contract on SQLite (in memory and on disk), plus SQLite-specific behaviour.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -23,5 +23,24 @@ describe('sqlite specifics', () => {
     const second = createSqliteStore(file);
     assert.deepEqual(second.db.all<{ version: number }>('SELECT version FROM schema_migrations'), versions);
     await second.close();
+  });
+});
+
+describe('sqlite checkpoints', () => {
+  it('turns off the in-commit autocheckpoint and checkpoints the WAL from a worker thread', async () => {
+    const file = join(dir, 'checkpoint.db');
+    const store = createSqliteStore(file);
+    try {
+      assert.equal(store.db.raw.pragma('wal_autocheckpoint', { simple: true }), 0);
+      const before = statSync(file).size;
+      await store.transaction(async (tx) => {
+        for (let i = 0; i < 200; i++) await tx.organizations.create({ id: `o${String(i).padStart(19, '0')}`, displayName: 'x'.repeat(500), createTime: i });
+      });
+      // The worker copies committed pages into the database file; wait for it (bounded), without asserting a time.
+      for (let i = 0; i < 100 && statSync(file).size <= before; i++) await new Promise((r) => setTimeout(r, 50));
+      assert.ok(statSync(file).size > before, 'the database file received the checkpointed pages');
+    } finally {
+      await store.close();
+    }
   });
 });

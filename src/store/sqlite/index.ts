@@ -3,6 +3,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Repos, Store } from '../store.ts';
 import { createInviteRepo, createKeyRepo, createServiceAccountRepo, createUserRepo } from './accounts.ts';
+import { startCheckpointer } from './checkpointer.ts';
 import { Lock, SqliteDb } from './db.ts';
 import { createDeviceRepo } from './devices.ts';
 import { createEventRepo } from './events.ts';
@@ -54,6 +55,7 @@ function guarded(repos: Repos, lock: Lock): Repos {
 export function createSqliteStore(file: string): Store & { db: SqliteDb } {
   if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
   const db = new SqliteDb(file);
+  const checkpointer = file === ':memory:' ? null : startCheckpointer(db.raw, file);
   const lock = new Lock();
   const txRepos = createRepos(db);
   return {
@@ -81,6 +83,7 @@ export function createSqliteStore(file: string): Store & { db: SqliteDb } {
     },
     async close() {
       await lock.acquire();
+      await checkpointer?.stop();
       db.close();
       lock.release();
     },
