@@ -79,6 +79,22 @@ export function storeContract(name: string, open: () => Promise<Store> | Store):
       assert.equal(await store.projects.get(p.id), null);
     });
 
+    it('never serves a read of a rolled-back write, nor a stale read after an update', async () => {
+      const p = project({ displayName: 'before' });
+      await assert.rejects(store.transaction(async (tx) => {
+        await tx.projects.create(p);
+        assert.equal((await tx.projects.get(p.id))?.displayName, 'before'); // read inside: may be cached
+        throw new Error('undo');
+      }), /undo/);
+      assert.equal(await store.projects.get(p.id), null);
+      await store.projects.create(p);
+      assert.equal((await store.projects.get(p.id))?.displayName, 'before');
+      await store.projects.update({ ...p, displayName: 'after', updateTime: 2 });
+      assert.equal((await store.projects.get(p.id))?.displayName, 'after');
+      await store.projects.delete(p.id);
+      assert.equal(await store.projects.get(p.id), null);
+    });
+
     it('commits a transaction and isolates concurrent callers until it ends', async () => {
       const p = project();
       let release!: () => void;

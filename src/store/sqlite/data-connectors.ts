@@ -14,8 +14,16 @@ const toConnector = (r: Row): DataConnectorRecord => ({
 });
 
 export function createDataConnectorRepo(db: SqliteDb): DataConnectorRepo {
+  // get() runs for every delivery outcome and listActiveByProject() for every event: both cached.
+  const byId = db.caches.create<DataConnectorRecord | null>();
+  const activeByProject = db.caches.create<DataConnectorRecord[]>();
+  const invalidate = () => {
+    byId.clear();
+    activeByProject.clear();
+  };
   return {
     async create(c) {
+      invalidate();
       db.run(
         `INSERT INTO data_connectors (id, project_id, display_name, status, events, labels, url, headers, signature_secret, failing_since, create_time, update_time)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -24,8 +32,10 @@ export function createDataConnectorRepo(db: SqliteDb): DataConnectorRepo {
       );
     },
     async get(id) {
-      const r = db.get<Row>('SELECT * FROM data_connectors WHERE id = ?', id);
-      return r ? toConnector(r) : null;
+      return byId.get(id, () => {
+        const r = db.get<Row>('SELECT * FROM data_connectors WHERE id = ?', id);
+        return r ? toConnector(r) : null;
+      });
     },
     async listByProject(projectId, range) {
       return db
@@ -36,9 +46,11 @@ export function createDataConnectorRepo(db: SqliteDb): DataConnectorRepo {
       return db.get<{ n: number }>('SELECT count(*) AS n FROM data_connectors WHERE project_id = ?', projectId)!.n;
     },
     async listActiveByProject(projectId) {
-      return db.all<Row>("SELECT * FROM data_connectors WHERE project_id = ? AND status = 'ACTIVE' ORDER BY id", projectId).map(toConnector);
+      return activeByProject.get(projectId, () =>
+        db.all<Row>("SELECT * FROM data_connectors WHERE project_id = ? AND status = 'ACTIVE' ORDER BY id", projectId).map(toConnector));
     },
     async update(c) {
+      invalidate();
       db.run(
         `UPDATE data_connectors SET display_name = ?, status = ?, events = ?, labels = ?, url = ?, headers = ?, signature_secret = ?,
            failing_since = ?, update_time = ? WHERE id = ?`,
@@ -47,9 +59,11 @@ export function createDataConnectorRepo(db: SqliteDb): DataConnectorRepo {
       );
     },
     async updateState(id, status, failingSince, updateTime) {
+      invalidate();
       db.run('UPDATE data_connectors SET status = ?, failing_since = ?, update_time = ? WHERE id = ?', status, failingSince, updateTime, id);
     },
     async delete(id) {
+      invalidate();
       db.run('DELETE FROM data_connectors WHERE id = ?', id);
     },
     async countByStatus() {

@@ -5,11 +5,14 @@ import Database from 'better-sqlite3';
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { CacheRegistry } from './read-cache.ts';
 
 type Statement = Database.Statement<unknown[], unknown>;
 
 export class SqliteDb {
   readonly raw: Database.Database;
+  /** Read caches of the repositories (see read-cache.ts). */
+  readonly caches = new CacheRegistry();
   private readonly statements = new Map<string, Statement>();
 
   constructor(file: string) {

@@ -72,6 +72,8 @@ export function createSqliteStore(file: string): Store & { db: SqliteDb } {
           return result;
         } catch (err) {
           if (db.raw.inTransaction) db.raw.exec('ROLLBACK');
+          // A cache may hold rows this transaction wrote and then undid.
+          db.caches.clearAll();
           throw err;
         }
       } finally {

@@ -46,16 +46,21 @@ const WITH_COUNTS = `SELECT p.*, o.display_name AS organization_display_name,
   FROM projects p JOIN organizations o ON o.id = p.organization_id`;
 
 export function createProjectRepo(db: SqliteDb): ProjectRepo {
+  // get() runs on every authorised request (requireProject): cached, cleared by every project write.
+  const byId = db.caches.create<ProjectRecord | null>();
   return {
     async create(p) {
+      byId.clear();
       db.run(
         'INSERT INTO projects (id, organization_id, display_name, location, labels, create_time, update_time) VALUES (?, ?, ?, ?, ?, ?, ?)',
         p.id, p.organizationId, p.displayName, toJson(p.location), toJson(p.labels), p.createTime, p.updateTime,
       );
     },
     async get(id) {
-      const r = db.get<ProjectRow>('SELECT * FROM projects WHERE id = ?', id);
-      return r ? toProject(r) : null;
+      return byId.get(id, () => {
+        const r = db.get<ProjectRow>('SELECT * FROM projects WHERE id = ?', id);
+        return r ? toProject(r) : null;
+      });
     },
     async getWithCounts(id) {
       const r = db.get<ProjectCountsRow>(`${WITH_COUNTS} WHERE p.id = ?`, id);
@@ -77,12 +82,14 @@ export function createProjectRepo(db: SqliteDb): ProjectRepo {
       return rows.map(toProjectWithCounts);
     },
     async update(p) {
+      byId.clear();
       db.run(
         'UPDATE projects SET display_name = ?, location = ?, labels = ?, update_time = ? WHERE id = ?',
         p.displayName, toJson(p.location), toJson(p.labels), p.updateTime, p.id,
       );
     },
     async delete(id) {
+      byId.clear();
       const sas = `SELECT id FROM service_accounts WHERE project_id = ?`;
       db.run(`DELETE FROM memberships WHERE member_id IN (${sas})`, id);
       db.run(`DELETE FROM service_account_keys WHERE service_account_id IN (${sas})`, id);

@@ -1,0 +1,48 @@
+// Read-through caches for hot, rarely written rows (projects, data connectors), owned by the SQLite store.
+// Safe because SQLite has a single writer process and every write goes through a repository that clears the
+// cache it affects; a rolled-back transaction clears every cache (it may have cached uncommitted rows).
+// Cached records are frozen: a caller that tried to mutate one would corrupt every later read.
+
+const MAX_ENTRIES = 10_000;
+
+function freezeRecord<V>(value: V): V {
+  if (value && typeof value === 'object') {
+    for (const v of Object.values(value)) if (v && typeof v === 'object') Object.freeze(v);
+    Object.freeze(value);
+  }
+  return value;
+}
+
+export class ReadCache<V> {
+  private readonly entries = new Map<string, V>();
+
+  get(key: string, load: () => V): V {
+    const hit = this.entries.get(key);
+    if (hit !== undefined) return hit;
+    const value = load();
+    if (Array.isArray(value)) value.forEach(freezeRecord);
+    freezeRecord(value);
+    if (this.entries.size >= MAX_ENTRIES) this.entries.clear();
+    this.entries.set(key, value);
+    return value;
+  }
+
+  clear(): void {
+    this.entries.clear();
+  }
+}
+
+/** Every cache of one database, so a rollback can clear them all. */
+export class CacheRegistry {
+  private readonly caches: Array<ReadCache<unknown>> = [];
+
+  create<V>(): ReadCache<V> {
+    const cache = new ReadCache<V>();
+    this.caches.push(cache as ReadCache<unknown>);
+    return cache;
+  }
+
+  clearAll(): void {
+    for (const c of this.caches) c.clear();
+  }
+}
