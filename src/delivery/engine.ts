@@ -97,9 +97,23 @@ export function createDeliveryEngine(deps: Deps, dispatcher: Dispatcher, options
     return items;
   }
 
+  // Opened signature secrets by sealed value: an AES-GCM open per attempt showed in the profile. A changed
+  // secret has a new sealed value, so entries never go stale; the map is bounded.
+  const openedSecrets = new Map<string, string>();
+  function openSecret(sealed: string): string {
+    if (sealed === '') return '';
+    let plain = openedSecrets.get(sealed);
+    if (plain === undefined) {
+      plain = deps.secretBox.open(sealed);
+      if (openedSecrets.size >= 10_000) openedSecrets.clear();
+      openedSecrets.set(sealed, plain);
+    }
+    return plain;
+  }
+
   function targetOf(item: ClaimedDelivery): PushTarget {
     const c = item.connector;
-    return { url: c.url, headers: c.headers, signatureSecret: c.signatureSecretSealed === '' ? '' : deps.secretBox.open(c.signatureSecretSealed) };
+    return { url: c.url, headers: c.headers, signatureSecret: openSecret(c.signatureSecretSealed) };
   }
 
   /** One attempt: send, then record. Resolves with what recording it changed. */
