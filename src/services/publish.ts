@@ -2,7 +2,6 @@
 // event pipeline, which stores it, moves `reported` forward, queues it and (after commit) streams it.
 import type { Deps } from '../deps.ts';
 import { nowMicros } from '../deps.ts';
-import { notFound } from '../domain/errors.ts';
 import { normalizePublishBody } from '../domain/event-data.ts';
 import { findProjectDevice, requireEmulated } from '../emulator/devices.ts';
 import type { EmittedEvent } from '../events/types.ts';
@@ -15,18 +14,23 @@ import type { Principal } from './principal.ts';
  * directly). The event time is the data's updateTime after defaulting. Throws 400 on a bad body, 404 when the
  * device is gone by the time the transaction runs.
  */
-export async function publishEvent(deps: Deps, device: Pick<DeviceRecord, 'id' | 'projectId' | 'type'>, body: unknown): Promise<EmittedEvent> {
-  const { eventType, data, timestamp } = normalizePublishBody(device.type, body, nowMicros(deps));
-  return deps.events.transaction(async (tx, emit) => {
-    const current = await tx.devices.get(device.id);
-    if (!current || current.projectId !== device.projectId) throw notFound('device not found');
-    return emit(current, eventType, data, timestamp);
-  });
+export function publishEvent(deps: Deps, device: Pick<DeviceRecord, 'id' | 'projectId'>, body: unknown): Promise<EmittedEvent> {
+  return publishInTransaction(deps, device.projectId, device.id, body, false);
 }
 
 /** POST /projects/{p}/devices/{d}:publish: emulator.update on the project, emulated devices only. */
 export async function publishAsCaller(deps: Deps, principal: Principal, projectId: string, deviceId: string, body: unknown): Promise<EmittedEvent> {
   await requireProject(deps, principal, projectId, 'emulator.update');
-  const device = requireEmulated(await findProjectDevice(deps.store, projectId, deviceId));
-  return publishEvent(deps, device, body);
+  return publishInTransaction(deps, projectId, deviceId, body, true);
+}
+
+// The device is read once, inside the transaction (the hot path of :publish): it is current, and a bad body
+// or a wrong device just rolls back an empty transaction.
+function publishInTransaction(deps: Deps, projectId: string, deviceId: string, body: unknown, emulatedOnly: boolean): Promise<EmittedEvent> {
+  return deps.events.transaction(async (tx, emit) => {
+    const device = await findProjectDevice(tx, projectId, deviceId);
+    if (emulatedOnly) requireEmulated(device);
+    const { eventType, data, timestamp } = normalizePublishBody(device.type, body, nowMicros(deps));
+    return emit(device, eventType, data, timestamp);
+  });
 }
