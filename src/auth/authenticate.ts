@@ -3,14 +3,26 @@
 import type { Deps } from '../deps.ts';
 import { unauthenticated } from '../domain/errors.ts';
 import type { Principal } from '../services/principal.ts';
+import { ACCESS_TOKEN_GRACE_SECONDS } from './access-tokens.ts';
 import { safeEqual } from './secret-box.ts';
 
 export async function authenticate(deps: Deps, header: string | undefined): Promise<Principal> {
+  return (await authenticateCredential(deps, header)).principal;
+}
+
+export interface Authenticated {
+  principal: Principal;
+  /** Last instant (ms on deps.clock) the credential itself is honoured: a token's expiry plus grace; Infinity for Basic. */
+  validUntil: number;
+}
+
+/** authenticate(), also saying how long the credential stays valid by itself (for the cache in auth-cache.ts). */
+export async function authenticateCredential(deps: Deps, header: string | undefined): Promise<Authenticated> {
   if (!header) throw unauthenticated('missing Authorization header');
   const space = header.indexOf(' ');
   const scheme = (space < 0 ? header : header.slice(0, space)).toLowerCase();
   const value = space < 0 ? '' : header.slice(space + 1).trim();
-  if (scheme === 'basic') return authenticateBasic(deps, value);
+  if (scheme === 'basic') return { principal: await authenticateBasic(deps, value), validUntil: Infinity };
   if (scheme === 'bearer') return authenticateBearer(deps, value);
   throw unauthenticated('unsupported Authorization scheme; use Basic or Bearer');
 }
@@ -29,22 +41,24 @@ async function authenticateBasic(deps: Deps, value: string): Promise<Principal> 
   return { kind: 'serviceAccount', id: sa.id, email: sa.email, projectId: sa.projectId, keyId: key.id, memberships };
 }
 
-async function authenticateBearer(deps: Deps, token: string): Promise<Principal> {
+async function authenticateBearer(deps: Deps, token: string): Promise<Authenticated> {
   const claims = deps.tokens.verify(token, deps.clock.now() / 1000);
   if (!claims) throw unauthenticated('invalid or expired access token');
+  // verify() refuses the token once now / 1000 > exp + grace.
+  const validUntil = (claims.exp + ACCESS_TOKEN_GRACE_SECONDS) * 1000;
   const [kind, id] = claims.sub.split(':');
   if (kind === 'sa' && id) {
     const key = await deps.store.keys.get(claims.kid);
     const sa = key && key.serviceAccountId === id ? await deps.store.serviceAccounts.get(id) : null;
     if (!sa) throw unauthenticated('the key or service account of this token no longer exists');
     const memberships = await deps.store.memberships.listByMember(sa.id);
-    return { kind: 'serviceAccount', id: sa.id, email: sa.email, projectId: sa.projectId, keyId: claims.kid, memberships };
+    return { principal: { kind: 'serviceAccount', id: sa.id, email: sa.email, projectId: sa.projectId, keyId: claims.kid, memberships }, validUntil };
   }
   if (kind === 'user' && id) {
     const user = await deps.store.users.get(id);
     if (!user || !user.active) throw unauthenticated('the user of this token no longer exists');
     const memberships = await deps.store.memberships.listByMember(user.id);
-    return { kind: 'user', id: user.id, email: user.email, memberships };
+    return { principal: { kind: 'user', id: user.id, email: user.email, memberships }, validUntil };
   }
   throw unauthenticated('invalid access token');
 }

@@ -29,7 +29,7 @@ export interface DispatcherOptions {
   version?: string;
   /** Deadline for response headers, from the attempt's start (connect included), in ms. Default 10 000; tests shorten it. */
   timeoutMs?: number;
-  /** Keep-alive connections (= concurrent attempts) per receiver origin, shared by every connector pushing there. Default 32. */
+  /** Keep-alive connections (= concurrent attempts) per receiver origin, shared by every connector pushing there. Default 64. */
   connectionsPerOrigin?: number;
   /** Concurrent attempts over all origins. Default 1024. Further sends wait their turn, within their deadline. */
   maxInFlight?: number;
@@ -181,7 +181,7 @@ interface Run {
 export function createDispatcher(options: DispatcherOptions): Dispatcher {
   const { clock, ids, logger } = options;
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-  const connectionsPerOrigin = options.connectionsPerOrigin ?? 32;
+  const connectionsPerOrigin = options.connectionsPerOrigin ?? 64;
   const userAgent = `SensorCloud-DataConnector/${options.version ?? packageVersion()}`;
   const secureContext = loadTrustStore(
     options.config.caFile,

@@ -14,12 +14,14 @@ import { nextAttemptTime } from './retry.ts';
 import type { AttemptOutcome, Dispatcher, PushTarget } from './types.ts';
 
 export interface EngineOptions {
-  /** Attempts in flight per healthy connector. Default 16. */
+  /** Attempts in flight per healthy connector. Default 64 (16 capped a single connector at ~1,000/s here). */
   perConnectorConcurrency?: number;
   /** Attempts in flight per connector whose last attempt failed (it is probed, not flooded). Default 2. */
   failingConnectorConcurrency?: number;
   /** Attempts in flight overall. Default 1024. */
   totalConcurrency?: number;
+  /** A connector with an attempt in flight for longer than this is treated like a failing one, ms. Default 1000. */
+  suspectAfterMs?: number;
   /** Fallback poll for due retries and for rows queued outside the event pipeline (`:sync`), ms. Default 250. */
   pollIntervalMs?: number;
   /** How long a claimed row stays leased, ms; must exceed the 10 s attempt timeout. Default 60 000. */
@@ -55,9 +57,10 @@ interface Finished {
 }
 
 export function createDeliveryEngine(deps: Deps, dispatcher: Dispatcher, options: EngineOptions = {}): DeliveryEngine {
-  const perConnector = options.perConnectorConcurrency ?? 16;
+  const perConnector = options.perConnectorConcurrency ?? 64;
   const perFailingConnector = Math.min(perConnector, options.failingConnectorConcurrency ?? 2);
   const total = options.totalConcurrency ?? 1024;
+  const suspectAfterMs = options.suspectAfterMs ?? 1000;
   const pollIntervalMs = options.pollIntervalMs ?? 250;
   const leaseMicros = (options.leaseMs ?? 60_000) * 1000;
   const housekeepingIntervalMs = options.housekeepingIntervalMs ?? 5_000;
@@ -86,9 +89,17 @@ export function createDeliveryEngine(deps: Deps, dispatcher: Dispatcher, options
   // Connectors whose most recent attempt failed. A dead endpoint holds each attempt for up to the 10 s
   // timeout; probing it with a couple of attempts instead of a full share keeps the slots (and sockets) for
   // the healthy connectors (isolation), while its queued rows wait durably for their turn.
+  // A new dead endpoint is only known to fail once its first attempts time out (10 s), so an attempt that has
+  // been in flight for over a second makes the connector suspect too; a healthy endpoint answers long before.
   const failing = new Set<string>();
+  const startedAt = new Map<string, number[]>();
+  const suspect = (connectorId: string): boolean => {
+    if (failing.has(connectorId)) return true;
+    const starts = startedAt.get(connectorId);
+    return starts !== undefined && starts.length > 0 && deps.clock.now() - Math.min(...starts) > suspectAfterMs;
+  };
   const capacityOf = (connectorId: string) =>
-    (failing.has(connectorId) ? perFailingConnector : perConnector) - (inFlight.get(connectorId) ?? 0);
+    (suspect(connectorId) ? perFailingConnector : perConnector) - (inFlight.get(connectorId) ?? 0);
 
   async function claim(): Promise<ClaimedDelivery[]> {
     const items = await claimDue(deps.store, {
@@ -138,7 +149,16 @@ export function createDeliveryEngine(deps: Deps, dispatcher: Dispatcher, options
       const id = item.connector.id;
       inFlight.set(id, (inFlight.get(id) ?? 0) + 1);
       inFlightTotal += 1;
+      const start = deps.clock.now();
+      let starts = startedAt.get(id);
+      if (!starts) startedAt.set(id, (starts = []));
+      starts.push(start);
       const p = attempt(item).finally(() => {
+        const list = startedAt.get(id);
+        if (list) {
+          list.splice(list.indexOf(start), 1);
+          if (list.length === 0) startedAt.delete(id);
+        }
         const n = (inFlight.get(id) ?? 1) - 1;
         if (n <= 0) inFlight.delete(id);
         else inFlight.set(id, n);

@@ -1,12 +1,12 @@
 // Device lists (contract §4.6, §1.5, §1.10): the scope (one project, or `-` with organization/projects), list
 // filters, order_by, and keyset page tokens that carry the sort key and a fingerprint of the filters.
-import { createHash } from 'node:crypto';
 import type { Deps } from '../deps.ts';
 import { badRequest } from '../domain/errors.ts';
 import { idFromName } from '../domain/names.ts';
 import { pageRequest, toPage } from '../domain/paging.ts';
+import { sha256 } from '../runtime/sha256.ts';
 import type { DeviceRecord, ProjectRecord } from '../store/records.ts';
-import type { DeviceQuery, DeviceSort, DeviceSortValue } from '../store/store.ts';
+import type { DeviceListingRow, DeviceQuery, DeviceSort, DeviceSortValue } from '../store/store.ts';
 import { projectPermissions, readableScopes, requireProject } from './access.ts';
 import type { Principal } from './principal.ts';
 
@@ -76,7 +76,7 @@ function fingerprint(projectParam: string, params: DeviceListParams, order: Devi
     projectParam, params.organization ?? '', sorted(params.projects), sorted(params.deviceIds), sorted(params.deviceTypes),
     sorted(params.productNumbers), sorted(params.labelFilters), params.query ?? '', order,
   ]);
-  return createHash('sha256').update(material).digest('base64url').slice(0, 16);
+  return sha256(material, 'base64url').slice(0, 16);
 }
 
 /** The page token's key back to a store cursor; anything malformed is a bad token (400). */
@@ -120,6 +120,21 @@ async function wildcardProjects(deps: Deps, principal: Principal, params: Device
 export async function listDevices(
   deps: Deps, principal: Principal, projectParam: string, params: DeviceListParams,
 ): Promise<{ items: DeviceRecord[]; nextPageToken: string }> {
+  const { items, nextPageToken } = await listPage(deps, principal, projectParam, params, (q) => deps.store.devices.query(q), (r) => r.device.id);
+  return { items: items.map((r) => r.device), nextPageToken };
+}
+
+/** The same page as listDevices, as listing rows with unparsed JSON columns (for devicePageBody in device-json.ts). */
+export function listDeviceListing(
+  deps: Deps, principal: Principal, projectParam: string, params: DeviceListParams,
+): Promise<{ items: DeviceListingRow[]; nextPageToken: string }> {
+  return listPage(deps, principal, projectParam, params, (q) => deps.store.devices.queryListing(q), (r) => r.id);
+}
+
+async function listPage<R extends { sortValue: DeviceSortValue }>(
+  deps: Deps, principal: Principal, projectParam: string, params: DeviceListParams,
+  query: (q: DeviceQuery) => Promise<R[]>, idOf: (row: R) => string,
+): Promise<{ items: R[]; nextPageToken: string }> {
   const order = parseOrderBy(params.orderBy);
   const labelFilters = parseLabelFilters(params.labelFilters);
   let projectIds: string[];
@@ -133,7 +148,7 @@ export async function listDevices(
   const page = pageRequest(params, filters);
   const after = cursorOf(page.after, order);
   if (projectIds.length === 0) return { items: [], nextPageToken: '' };
-  const rows = await deps.store.devices.query({
+  const rows = await query({
     projectIds,
     deviceIds: params.deviceIds ?? [],
     deviceTypes: params.deviceTypes ?? [],
@@ -145,9 +160,6 @@ export async function listDevices(
     after,
     limit: page.pageSize + 1,
   });
-  const keyOf = order.sort.kind === 'id'
-    ? (r: (typeof rows)[number]) => [r.device.id]
-    : (r: (typeof rows)[number]) => [r.sortValue, r.device.id];
-  const { items, nextPageToken } = toPage(rows, page, keyOf, filters);
-  return { items: items.map((r) => r.device), nextPageToken };
+  const keyOf = order.sort.kind === 'id' ? (r: R) => [idOf(r)] : (r: R) => [r.sortValue, idOf(r)];
+  return toPage(rows, page, keyOf, filters);
 }

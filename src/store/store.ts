@@ -104,6 +104,8 @@ export interface DeviceRepo {
   delete(id: string): Promise<void>;
   /** Filtered, sorted keyset page of devices (contract §4.6 list filters and order_by). */
   query(q: DeviceQuery): Promise<DeviceQueryRow[]>;
+  /** The same page as query(), with only the listed fields and the JSON columns as stored (no parsing). */
+  queryListing(q: DeviceQuery): Promise<DeviceListingRow[]>;
 }
 
 /** What a device list sorts on: the id alone, or a value (missing values sort last) then the id ascending. */
@@ -136,6 +138,19 @@ export interface DeviceQuery {
 export interface DeviceQueryRow {
   device: DeviceRecord;
   /** The sort value of the row (null for the id sort or a missing value). */
+  sortValue: DeviceSortValue;
+}
+
+/** A row of DeviceRepo.queryListing: what a device list serves, JSON columns unparsed. */
+export interface DeviceListingRow {
+  id: string;
+  projectId: string;
+  type: string;
+  productNumber: string;
+  /** JSON.stringify of the labels object, exactly as stored. */
+  labelsJson: string;
+  /** JSON text of the stored `reported` object (not yet in the served shape; see presentReported). */
+  reportedJson: string;
   sortValue: DeviceSortValue;
 }
 
@@ -182,5 +197,10 @@ export interface Store extends Repos {
   transaction<T>(fn: (tx: Repos) => Promise<T>): Promise<T>;
   /** Resolves when the database answers. */
   ping(): Promise<void>;
+  /**
+   * A counter that changes with every write to users, service accounts, keys or memberships (project deletes
+   * included) made through this store, so the authenticator can cache principals (src/auth/auth-cache.ts).
+   */
+  authVersion(): number;
   close(): Promise<void>;
 }

@@ -418,6 +418,33 @@ describe('isolation', () => {
   });
 });
 
+describe('isolation: suspect connectors', () => {
+  it('treats a connector with an attempt in flight for over a second like a failing one', async () => {
+    const { t, fake } = await setup();
+    const engine = createDeliveryEngine(t.deps, fake, { perConnectorConcurrency: 8, failingConnectorConcurrency: 2, suspectAfterMs: 1000 });
+    try {
+      const dead = await createConnector(t);
+      const live = await createConnector(t);
+      const device = await t.createDevice();
+      for (let i = 0; i < 4; i++) await publish(t, device);
+      fake.hold(dead.url);
+      const first = engine.runOnce();
+      for (let i = 0; i < 200 && fake.callsTo(live.url).length < 4; i++) await new Promise((r) => setImmediate(r));
+      assert.equal(fake.callsTo(dead.url).length, 4, 'not yet suspect: a full share');
+      t.clock.advance(1500);
+      for (let i = 0; i < 10; i++) await publish(t, device);
+      const second = engine.runOnce();
+      for (let i = 0; i < 200 && fake.callsTo(live.url).length < 14; i++) await new Promise((r) => setImmediate(r));
+      assert.equal(fake.callsTo(live.url).length, 14);
+      assert.equal(fake.callsTo(dead.url).length, 4, 'suspect: no new attempts beyond the 2-slot probe share');
+      fake.release();
+      await Promise.all([first, second]);
+    } finally {
+      await t.close();
+    }
+  });
+});
+
 describe('happy: background loop', () => {
   it('wakes on a committed event without waiting for the poll, and stops cleanly', async () => {
     const { t, fake } = await setup();

@@ -3,7 +3,8 @@
 import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { Deps } from '../../deps.ts';
-import { listDevices, type DeviceListParams } from '../../services/device-query.ts';
+import { devicePageBody } from '../../services/device-json.ts';
+import { listDeviceListing, type DeviceListParams } from '../../services/device-query.ts';
 import * as service from '../../services/devices.ts';
 import type { App } from '../app.ts';
 import { PagingQuery, UpdateMaskQuery, parseUpdateMask, principalOf } from '../http.ts';
@@ -48,9 +49,11 @@ export function registerDeviceRoutes(app: App, deps: Deps): void {
   app.get('/v2/projects/:project/devices', {
     schema: { querystring: DeviceListQuery },
     config: { summary: 'List devices (project "-" = every readable project of an organization or project list)', response: Type.Object({ devices: Type.Array(DeviceSchema), nextPageToken: Type.String() }) },
-  }, async (request) => {
-    const { items, nextPageToken } = await listDevices(deps, principalOf(request), paramsOf(request).project, request.query as DeviceListParams);
-    return { devices: items.map(service.presentDevice), nextPageToken };
+  }, async (request, reply) => {
+    // Served as prebuilt UTF-8 (device-json.ts): the same bytes as serialising presentDevice objects, much cheaper.
+    const { items, nextPageToken } = await listDeviceListing(deps, principalOf(request), paramsOf(request).project, request.query as DeviceListParams);
+    reply.type('application/json; charset=utf-8');
+    return devicePageBody(items, nextPageToken);
   });
 
   app.get(DEVICE_PATH, { config: { summary: 'Get a device (project "-" finds it in any readable project)', response: DeviceSchema } }, async (request) => {

@@ -1,4 +1,4 @@
-// Users, service accounts, their keys and invitations on SQLite.
+// Users, service accounts, their keys and invitations on SQLite. Writes to the first three bump db.authWrites.
 import type { InviteRecord, KeyRecord, ServiceAccountRecord, UserRecord } from '../records.ts';
 import type { InviteRepo, KeyRepo, ServiceAccountRepo, UserRepo } from '../store.ts';
 import type { SqliteDb } from './db.ts';
@@ -12,6 +12,7 @@ const toUser = (r: UserRow): UserRecord => ({
 export function createUserRepo(db: SqliteDb): UserRepo {
   return {
     async create(u) {
+      db.authWrites++;
       db.run(
         'INSERT INTO users (id, email, display_name, password_hash, active, create_time, update_time) VALUES (?, ?, ?, ?, ?, ?, ?)',
         u.id, u.email, u.displayName, u.passwordHash, u.active ? 1 : 0, u.createTime, u.updateTime,
@@ -26,6 +27,7 @@ export function createUserRepo(db: SqliteDb): UserRepo {
       return r ? toUser(r) : null;
     },
     async update(u) {
+      db.authWrites++;
       db.run(
         'UPDATE users SET display_name = ?, password_hash = ?, active = ?, update_time = ? WHERE id = ?',
         u.displayName, u.passwordHash, u.active ? 1 : 0, u.updateTime, u.id,
@@ -43,6 +45,7 @@ const toSa = (r: SaRow): ServiceAccountRecord => ({
 export function createServiceAccountRepo(db: SqliteDb): ServiceAccountRepo {
   return {
     async create(sa) {
+      db.authWrites++;
       db.run(
         'INSERT INTO service_accounts (id, project_id, email, display_name, enable_basic_auth, create_time, update_time) VALUES (?, ?, ?, ?, ?, ?, ?)',
         sa.id, sa.projectId, sa.email, sa.displayName, sa.enableBasicAuth ? 1 : 0, sa.createTime, sa.updateTime,
@@ -62,12 +65,14 @@ export function createServiceAccountRepo(db: SqliteDb): ServiceAccountRepo {
         .map(toSa);
     },
     async update(sa) {
+      db.authWrites++;
       db.run(
         'UPDATE service_accounts SET display_name = ?, enable_basic_auth = ?, update_time = ? WHERE id = ?',
         sa.displayName, sa.enableBasicAuth ? 1 : 0, sa.updateTime, sa.id,
       );
     },
     async delete(id) {
+      db.authWrites++;
       db.run('DELETE FROM memberships WHERE member_id = ?', id);
       db.run('DELETE FROM service_account_keys WHERE service_account_id = ?', id);
       db.run('DELETE FROM service_accounts WHERE id = ?', id);
@@ -81,6 +86,7 @@ const toKey = (r: KeyRow): KeyRecord => ({ id: r.id, serviceAccountId: r.service
 export function createKeyRepo(db: SqliteDb): KeyRepo {
   return {
     async create(k) {
+      db.authWrites++;
       db.run('INSERT INTO service_account_keys (id, service_account_id, secret_enc, create_time) VALUES (?, ?, ?, ?)', k.id, k.serviceAccountId, k.secretEnc, k.createTime);
     },
     async get(id) {
@@ -96,6 +102,7 @@ export function createKeyRepo(db: SqliteDb): KeyRepo {
       return db.get<{ n: number }>('SELECT count(*) AS n FROM service_account_keys WHERE service_account_id = ?', saId)!.n;
     },
     async delete(id) {
+      db.authWrites++;
       db.run('DELETE FROM service_account_keys WHERE id = ?', id);
     },
   };

@@ -13,6 +13,8 @@ export class SqliteDb {
   readonly raw: Database.Database;
   /** Read caches of the repositories (see read-cache.ts). */
   readonly caches = new CacheRegistry();
+  /** Bumped by every write that can change whom a credential authenticates as (src/auth/auth-cache.ts). */
+  authWrites = 0;
   private readonly statements = new Map<string, Statement>();
 
   constructor(file: string) {

@@ -1,9 +1,10 @@
-// Devices on SQLite.
+// Devices on SQLite. Every write calls devicesChanged() (the device list's page cache, device-query.ts).
 import type { DeviceRecord } from '../records.ts';
 import type { DeviceRepo } from '../store.ts';
 import { fromJson, toJson, type SqliteDb } from './db.ts';
-import { createDeviceQuery } from './device-query.ts';
+import { createDeviceQueries } from './device-query.ts';
 
+// `labels` always holds JSON.stringify of the labels object: the device list serves that text verbatim.
 interface Row {
   id: string; project_id: string; type: string; product_number: string; labels: string; reported: string;
   reported_times: string; emulated: number; create_time: number; update_time: number;
@@ -15,8 +16,10 @@ export const toDevice = (r: Row): DeviceRecord => ({
 });
 
 export function createDeviceRepo(db: SqliteDb): DeviceRepo {
+  const { query, queryListing, devicesChanged } = createDeviceQueries<Row>(db, toDevice);
   return {
     async create(d) {
+      devicesChanged();
       db.run(
         `INSERT INTO devices (id, project_id, type, product_number, labels, reported, reported_times, emulated, create_time, update_time)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -29,16 +32,20 @@ export function createDeviceRepo(db: SqliteDb): DeviceRepo {
       return r ? toDevice(r) : null;
     },
     async updateReported(id, reported, reportedTimes, updateTime) {
+      devicesChanged();
       db.run('UPDATE devices SET reported = ?, reported_times = ?, update_time = ? WHERE id = ?', toJson(reported), toJson(reportedTimes), updateTime, id);
     },
     async updateLabels(id, labels, updateTime) {
+      devicesChanged();
       db.run('UPDATE devices SET labels = ?, update_time = ? WHERE id = ?', toJson(labels), updateTime, id);
     },
     async move(id, projectId, updateTime) {
+      devicesChanged();
       db.run('UPDATE devices SET project_id = ?, update_time = ? WHERE id = ?', projectId, updateTime, id);
       db.run('UPDATE events SET project_id = ? WHERE device_id = ?', projectId, id);
     },
     async delete(id) {
+      devicesChanged();
       db.run('DELETE FROM events WHERE device_id = ?', id);
       db.run('DELETE FROM devices WHERE id = ?', id);
     },
@@ -52,6 +59,7 @@ export function createDeviceRepo(db: SqliteDb): DeviceRepo {
         .all<Row>('SELECT * FROM devices WHERE emulated = 1 AND id > ? ORDER BY id LIMIT ?', range.after ?? '', range.limit)
         .map(toDevice);
     },
-    query: createDeviceQuery<Row>(db, toDevice),
+    query,
+    queryListing,
   };
 }

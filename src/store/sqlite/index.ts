@@ -61,6 +61,7 @@ export function createSqliteStore(file: string): Store & { db: SqliteDb } {
   return {
     kind: 'sqlite',
     db,
+    authVersion: () => db.authWrites,
     ...guarded(txRepos, lock),
     async transaction(fn) {
       await lock.acquire();

@@ -1,4 +1,4 @@
-// Project and organization memberships on SQLite.
+// Project and organization memberships on SQLite. Every write bumps db.authWrites (principals carry memberships).
 import type { MembershipRecord, ScopeType } from '../records.ts';
 import type { MembershipRepo } from '../store.ts';
 import { fromJson, toJson, type SqliteDb } from './db.ts';
@@ -29,18 +29,22 @@ export function createMembershipRepo(db: SqliteDb): MembershipRepo {
       return db.all<Row>('SELECT * FROM memberships WHERE member_id = ? ORDER BY create_time, scope_id', memberId).map(toMembership);
     },
     async create(m) {
+      db.authWrites++;
       db.run(
         'INSERT INTO memberships (scope_type, scope_id, member_id, account_type, roles, status, create_time) VALUES (?, ?, ?, ?, ?, ?, ?)',
         m.scopeType, m.scopeId, m.memberId, m.accountType, toJson(m.roles), m.status, m.createTime,
       );
     },
     async updateRoles(scopeType, scopeId, memberId, roles) {
+      db.authWrites++;
       db.run('UPDATE memberships SET roles = ? WHERE scope_type = ? AND scope_id = ? AND member_id = ?', toJson(roles), scopeType, scopeId, memberId);
     },
     async delete(scopeType, scopeId, memberId) {
+      db.authWrites++;
       db.run('DELETE FROM memberships WHERE scope_type = ? AND scope_id = ? AND member_id = ?', scopeType, scopeId, memberId);
     },
     async acceptAll(memberId) {
+      db.authWrites++;
       db.run(`UPDATE memberships SET status = 'ACCEPTED' WHERE member_id = ? AND status = 'PENDING'`, memberId);
     },
     async countAcceptedOrganizationAdmins(organizationId) {

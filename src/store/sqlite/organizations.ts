@@ -90,6 +90,7 @@ export function createProjectRepo(db: SqliteDb): ProjectRepo {
     },
     async delete(id) {
       byId.clear();
+      db.authWrites++; // the project's service accounts, keys and memberships go with it
       const sas = `SELECT id FROM service_accounts WHERE project_id = ?`;
       db.run(`DELETE FROM memberships WHERE member_id IN (${sas})`, id);
       db.run(`DELETE FROM service_account_keys WHERE service_account_id IN (${sas})`, id);
