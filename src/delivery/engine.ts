@@ -98,8 +98,12 @@ export function createDeliveryEngine(deps: Deps, dispatcher: Dispatcher, options
     const starts = startedAt.get(connectorId);
     return starts !== undefined && starts.length > 0 && deps.clock.now() - Math.min(...starts) > suspectAfterMs;
   };
-  const capacityOf = (connectorId: string) =>
-    (suspect(connectorId) ? perFailingConnector : perConnector) - (inFlight.get(connectorId) ?? 0);
+  // While health is unknown (the first second), a fair share of the overall cap keeps any number of new dead
+  // endpoints from taking every slot before they are found out.
+  const capacityOf = (connectorId: string, competitors = 1) => {
+    const share = Math.max(perFailingConnector, Math.floor(total / Math.max(1, competitors)));
+    return Math.min(suspect(connectorId) ? perFailingConnector : perConnector, share) - (inFlight.get(connectorId) ?? 0);
+  };
 
   async function claim(): Promise<ClaimedDelivery[]> {
     const items = await claimDue(deps.store, {

@@ -92,7 +92,8 @@ export interface ClaimOptions {
   /** How long (micros) a claimed row stays leased; longer than an attempt can take. */
   leaseMicros: number;
   /** How many more attempts this connector may start now (per-connector concurrency). */
-  capacityOf(connectorId: string): number;
+  /** Free slots of the connector, given how many connectors have rows due in this claim. */
+  capacityOf(connectorId: string, competitors: number): number;
   /** Overall number of attempts that may start now. */
   total: number;
   /** Rotates the connector order between calls so no connector is always served last. */
@@ -107,7 +108,8 @@ export async function claimDue(store: Store, o: ClaimOptions): Promise<ClaimedDe
   if (o.total <= 0) return [];
   const enqueuedAfter = o.now - RETENTION_MICROS;
   // A read first, so an idle poll never takes the write lock; the claim below re-checks what is due.
-  const ids = (await store.deliveries.connectorsWithDue(o.now, enqueuedAfter)).filter((id) => o.capacityOf(id) > 0);
+  const due = await store.deliveries.connectorsWithDue(o.now, enqueuedAfter);
+  const ids = due.filter((id) => o.capacityOf(id, due.length) > 0);
   if (ids.length === 0) return [];
   return store.transaction(async (tx) => {
     const out: ClaimedDelivery[] = [];
@@ -115,7 +117,7 @@ export async function claimDue(store: Store, o: ClaimOptions): Promise<ClaimedDe
     let left = o.total;
     for (let i = 0; i < ids.length && left > 0; i++) {
       const id = ids[(start + i) % ids.length]!;
-      const capacity = Math.min(o.capacityOf(id), left);
+      const capacity = Math.min(o.capacityOf(id, due.length), left);
       if (capacity <= 0) continue;
       const connector = await tx.dataConnectors.get(id);
       if (!connector || connector.status !== 'ACTIVE') {

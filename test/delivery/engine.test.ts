@@ -445,6 +445,28 @@ describe('isolation: suspect connectors', () => {
   });
 });
 
+describe('isolation: fair share', () => {
+  it('splits the overall cap among the connectors that have rows due', async () => {
+    const { t, fake } = await setup();
+    const engine = createDeliveryEngine(t.deps, fake, { perConnectorConcurrency: 8, failingConnectorConcurrency: 1, totalConcurrency: 8 });
+    try {
+      const dead = await createConnector(t);
+      const live = await createConnector(t);
+      const device = await t.createDevice();
+      for (let i = 0; i < 8; i++) await publish(t, device);
+      fake.hold(dead.url);
+      const run = engine.runOnce();
+      for (let i = 0; i < 200 && fake.callsTo(live.url).length < 8; i++) await new Promise((r) => setImmediate(r));
+      assert.equal(fake.callsTo(dead.url).length, 4, 'half of the overall cap, not all of it');
+      assert.equal(fake.callsTo(live.url).length, 8, 'the other connector still gets through');
+      fake.release();
+      await run;
+    } finally {
+      await t.close();
+    }
+  });
+});
+
 describe('happy: background loop', () => {
   it('wakes on a committed event without waiting for the poll, and stops cleanly', async () => {
     const { t, fake } = await setup();
