@@ -95,16 +95,36 @@ export function storeContract(name: string, open: () => Promise<Store> | Store):
       assert.equal(await store.projects.get(p.id), null);
     });
 
+    it('keeps concurrent transactions independent: one failing undoes only its own writes', async () => {
+      const a = project({ displayName: 'a' });
+      const b = project({ displayName: 'b' });
+      const c = project({ displayName: 'c' });
+      const results = await Promise.allSettled([
+        store.transaction(async (tx) => { await tx.projects.create(a); return 'a'; }),
+        store.transaction(async (tx) => { await tx.projects.create(b); throw new Error('b fails'); }),
+        store.transaction(async (tx) => { await tx.projects.create(c); return (await tx.projects.get(c.id))?.displayName; }),
+      ]);
+      assert.deepEqual(results.map((r) => r.status), ['fulfilled', 'rejected', 'fulfilled']);
+      assert.equal((results[2] as PromiseFulfilledResult<string>).value, 'c');
+      assert.equal((await store.projects.get(a.id))?.displayName, 'a');
+      assert.equal(await store.projects.get(b.id), null);
+      assert.equal((await store.projects.get(c.id))?.displayName, 'c');
+    });
+
     it('commits a transaction and isolates concurrent callers until it ends', async () => {
       const p = project();
       let release!: () => void;
       const gate = new Promise<void>((r) => { release = r; });
+      let opened!: () => void;
+      const open = new Promise<void>((r) => { opened = r; });
       const tx = store.transaction(async (t) => {
         await t.projects.create(p);
+        opened();
         await gate;
         return 'done';
       });
-      // A concurrent top-level read waits for the transaction instead of running inside it.
+      await open;
+      // Issued while the transaction is open: it waits for the commit instead of running inside it.
       const read = store.projects.get(p.id);
       release();
       assert.equal(await tx, 'done');

@@ -58,28 +58,70 @@ export function createSqliteStore(file: string): Store & { db: SqliteDb } {
   const checkpointer = file === ':memory:' ? null : startCheckpointer(db.raw, file);
   const lock = new Lock();
   const txRepos = createRepos(db);
+
+  // Group commit. Each COMMIT writes every page the transaction touched to the WAL; with several commits per
+  // event that write was the largest single cost of the publish-to-delivery path. Transactions requested in
+  // the same turn of the event loop run one after another inside one BEGIN … COMMIT, each in its own
+  // SAVEPOINT: one that throws is rolled back alone, and every caller is answered only after the COMMIT.
+  interface Queued { fn: (tx: Repos) => Promise<unknown>; resolve: (v: unknown) => void; reject: (e: unknown) => void }
+  const queued: Queued[] = [];
+  let scheduled = false;
+  const MAX_BATCH = 64;
+
+  async function runBatches(): Promise<void> {
+    while (queued.length > 0) {
+      await lock.acquire();
+      const batch = queued.splice(0, MAX_BATCH);
+      const outcomes: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }> = [];
+      try {
+        db.raw.exec('BEGIN IMMEDIATE');
+        for (const item of batch) {
+          db.raw.exec('SAVEPOINT tx');
+          try {
+            const value = await item.fn(txRepos);
+            db.raw.exec('RELEASE tx');
+            outcomes.push({ ok: true, value });
+          } catch (error) {
+            // A cache may hold rows this transaction wrote and then undid.
+            db.caches.clearAll();
+            if (!db.raw.inTransaction) throw error; // SQLite aborted the whole transaction: nothing is kept
+            db.raw.exec('ROLLBACK TO tx');
+            db.raw.exec('RELEASE tx');
+            outcomes.push({ ok: false, error });
+          }
+        }
+        db.raw.exec('COMMIT');
+      } catch (error) {
+        if (db.raw.inTransaction) db.raw.exec('ROLLBACK');
+        db.caches.clearAll();
+        outcomes.length = 0;
+        for (let i = 0; i < batch.length; i++) outcomes.push({ ok: false, error });
+      } finally {
+        lock.release();
+      }
+      batch.forEach((item, i) => {
+        const o = outcomes[i]!;
+        if (o.ok) item.resolve(o.value);
+        else item.reject(o.error);
+      });
+    }
+    scheduled = false;
+  }
+
   return {
     kind: 'sqlite',
     db,
     authVersion: () => db.authWrites,
     ...guarded(txRepos, lock),
-    async transaction(fn) {
-      await lock.acquire();
-      try {
-        db.raw.exec('BEGIN IMMEDIATE');
-        try {
-          const result = await fn(txRepos);
-          db.raw.exec('COMMIT');
-          return result;
-        } catch (err) {
-          if (db.raw.inTransaction) db.raw.exec('ROLLBACK');
-          // A cache may hold rows this transaction wrote and then undid.
-          db.caches.clearAll();
-          throw err;
+    transaction<T>(fn: (tx: Repos) => Promise<T>): Promise<T> {
+      return new Promise<T>((resolve, reject) => {
+        queued.push({ fn, resolve, reject } as Queued);
+        if (!scheduled) {
+          scheduled = true;
+          // Start after this turn's I/O callbacks, so the transactions they request share one commit.
+          setImmediate(runBatches);
         }
-      } finally {
-        lock.release();
-      }
+      });
     },
     async ping() {
       db.get('SELECT 1');
