@@ -85,8 +85,6 @@ export interface DeliveryRepo {
   /** Makes every leased row due at `now` (single-process restart: no attempt can still be in flight). */
   releaseLeases(now: number): Promise<number>;
   count(): Promise<number>;
-  /** Earliest due time of any row, or null when the queue is empty. */
-  nextDueTime(): Promise<number | null>;
 }
 
 export interface ConnectorMetricRepo {

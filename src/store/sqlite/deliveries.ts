@@ -73,8 +73,5 @@ export function createDeliveryRepo(db: SqliteDb): DeliveryRepo {
     async count() {
       return db.get<{ n: number }>('SELECT count(*) AS n FROM deliveries')!.n;
     },
-    async nextDueTime() {
-      return db.get<{ t: number | null }>('SELECT min(due_time) AS t FROM deliveries')!.t;
-    },
   };
 }
