@@ -7,15 +7,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Pool } from 'undici';
 import { removeDir, ROOT_DIR, stopChild, track, trackDir } from './procs.ts';
+import type { BootstrapFile } from '../../src/services/bootstrap.ts';
 
-export interface Bootstrap {
-  baseUrl: string;
-  tokenUrl: string;
-  organization: string;
-  project: string;
-  user: { email: string; password: string };
-  serviceAccount: { name: string; email: string; keyId: string; secret: string };
-}
+/** bootstrap.json, as the service writes it. */
+export type Bootstrap = BootstrapFile;
 
 export interface ServiceOptions {
   caFile: string;
