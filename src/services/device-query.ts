@@ -5,7 +5,7 @@ import { badRequest } from '../domain/errors.ts';
 import { idFromName } from '../domain/names.ts';
 import { pageRequest, toPage } from '../domain/paging.ts';
 import { sha256 } from '../runtime/sha256.ts';
-import type { DeviceRecord, ProjectRecord } from '../store/records.ts';
+import type { ProjectRecord } from '../store/records.ts';
 import type { DeviceListingRow, DeviceQuery, DeviceSort, DeviceSortValue } from '../store/store.ts';
 import { projectPermissions, readableScopes, requireProject } from './access.ts';
 import type { Principal } from './principal.ts';
@@ -117,14 +117,7 @@ async function wildcardProjects(deps: Deps, principal: Principal, params: Device
   }
 }
 
-export async function listDevices(
-  deps: Deps, principal: Principal, projectParam: string, params: DeviceListParams,
-): Promise<{ items: DeviceRecord[]; nextPageToken: string }> {
-  const { items, nextPageToken } = await listPage(deps, principal, projectParam, params, (q) => deps.store.devices.query(q), (r) => r.device.id);
-  return { items: items.map((r) => r.device), nextPageToken };
-}
-
-/** The same page as listDevices, as listing rows with unparsed JSON columns (for devicePageBody in device-json.ts). */
+/** One page of the device list (filters, order, wildcard scope), as listing rows with unparsed JSON columns (for devicePageBody in device-json.ts). */
 export function listDeviceListing(
   deps: Deps, principal: Principal, projectParam: string, params: DeviceListParams,
 ): Promise<{ items: DeviceListingRow[]; nextPageToken: string }> {

@@ -102,9 +102,8 @@ export interface DeviceRepo {
   move(id: string, projectId: string, updateTime: number): Promise<void>;
   /** Deletes the device and its history. */
   delete(id: string): Promise<void>;
-  /** Filtered, sorted keyset page of devices (contract §4.6 list filters and order_by). */
-  query(q: DeviceQuery): Promise<DeviceQueryRow[]>;
-  /** The same page as query(), with only the listed fields and the JSON columns as stored (no parsing). */
+  /** Filtered, sorted keyset page of devices (contract §4.6 list filters and order_by), with only the listed
+   *  fields and the JSON columns as stored (no parsing). */
   queryListing(q: DeviceQuery): Promise<DeviceListingRow[]>;
 }
 
@@ -133,12 +132,6 @@ export interface DeviceQuery {
   /** Rows strictly after this sort position (value is ignored for the id sort). */
   after: { value: DeviceSortValue; id: string } | null;
   limit: number;
-}
-
-export interface DeviceQueryRow {
-  device: DeviceRecord;
-  /** The sort value of the row (null for the id sort or a missing value). */
-  sortValue: DeviceSortValue;
 }
 
 /** A row of DeviceRepo.queryListing: what a device list serves, JSON columns unparsed. */

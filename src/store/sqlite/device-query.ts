@@ -2,8 +2,7 @@
 // bound as JSON (json_each) so the number of distinct statement shapes stays small for the statement cache.
 // The default order (id) walks devices_by_project(project_id, id) and stops after `limit` rows.
 import type Database from 'better-sqlite3';
-import type { DeviceRecord } from '../records.ts';
-import type { DeviceListingRow, DeviceQuery, DeviceQueryRow, DeviceSortValue } from '../store.ts';
+import type { DeviceListingRow, DeviceQuery, DeviceSortValue } from '../store.ts';
 import { toJson, type SqliteDb } from './db.ts';
 
 /** Case-insensitive containment with JavaScript's Unicode lower-casing (SQLite's lower() is ASCII only). */
@@ -91,22 +90,14 @@ function buildQuery(q: DeviceQuery, columns: (alias: string) => string): { sql: 
   return { sql, params };
 }
 
-export function createDeviceQueries<Row>(db: SqliteDb, toDevice: (row: Row) => DeviceRecord): {
-  query: (q: DeviceQuery) => Promise<DeviceQueryRow[]>;
+export function createDeviceQueries(db: SqliteDb): {
   queryListing: (q: DeviceQuery) => Promise<DeviceListingRow[]>;
   /** Must be called by every write to the devices table (it drops the cached listing pages). */
   devicesChanged: () => void;
 } {
   registerFunctions(db);
   const pages = new ListingCache();
-  return { query: createDeviceQuery(db, toDevice), queryListing: createDeviceListingQuery(db, pages), devicesChanged: () => pages.clear() };
-}
-
-function createDeviceQuery<Row>(db: SqliteDb, toDevice: (row: Row) => DeviceRecord): (q: DeviceQuery) => Promise<DeviceQueryRow[]> {
-  return async (q) => {
-    const { sql, params } = buildQuery(q, (a) => `${a}.*`);
-    return db.all<Row & { sort_value: DeviceSortValue }>(sql, params).map((r) => ({ device: toDevice(r), sortValue: r.sort_value }));
-  };
+  return { queryListing: createDeviceListingQuery(db, pages), devicesChanged: () => pages.clear() };
 }
 
 type ListingTuple = [string, string, string, string, string, string, DeviceSortValue];

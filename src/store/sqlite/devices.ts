@@ -16,7 +16,7 @@ export const toDevice = (r: Row): DeviceRecord => ({
 });
 
 export function createDeviceRepo(db: SqliteDb): DeviceRepo {
-  const { query, queryListing, devicesChanged } = createDeviceQueries<Row>(db, toDevice);
+  const { queryListing, devicesChanged } = createDeviceQueries(db);
   return {
     async create(d) {
       devicesChanged();
@@ -59,7 +59,6 @@ export function createDeviceRepo(db: SqliteDb): DeviceRepo {
         .all<Row>('SELECT * FROM devices WHERE emulated = 1 AND id > ? ORDER BY id LIMIT ?', range.after ?? '', range.limit)
         .map(toDevice);
     },
-    query,
     queryListing,
   };
 }
