@@ -67,6 +67,25 @@ describe('happy', () => {
     assert.equal(metrics.body.metrics.successCount, 1);
   });
 
+  it('sends only the event types of the connector filter, with only its label keys', async () => {
+    const dc = await t.request('POST', `/v2/projects/${t.projectId}/dataconnectors`, {
+      body: { type: 'HTTP_PUSH', displayName: 'touch only', events: ['touch'], labels: ['room'], httpConfig: { url: `${receiver.url}/touch-only` } },
+    });
+    assert.equal(dc.status, 200, dc.text);
+    const device = await createDevice({ name: 'Lobby', room: '1' });
+    for (const body of [{ temperature: { value: 20 } }, { touch: {} }, { networkStatus: {} }]) {
+      assert.equal((await t.request('POST', `/v2/${device}:publish`, { body })).status, 200);
+    }
+    await engine.runOnce();
+    const received = receiver.requests.filter((r) => r.path === '/hook/touch-only');
+    assert.equal(received.length, 1);
+    const body = JSON.parse(received[0]!.body.toString('utf8'));
+    assert.equal(body.event.eventType, 'touch');
+    assert.deepEqual(body.labels, { room: '1' });
+    assert.equal(received[0]!.headers['x-service-signature'], undefined, 'no secret, no signature');
+    assert.equal((await t.request('DELETE', `/v2/${dc.body.name}`)).status, 200);
+  });
+
   it('counts a refused answer as a failure and retries it on schedule', async () => {
     const device = await createDevice({});
     receiver.replyOnce({ status: 503, retryAfter: '20' });
