@@ -130,7 +130,14 @@ export async function createApp(deps: Deps): Promise<App> {
       return;
     }
     if (!request.routeOptions.url) return; // unknown route: 404 below, no credentials needed to learn that
-    request.principal = await authenticate(request.headers.authorization);
+    try {
+      request.principal = await authenticate(request.headers.authorization);
+    } catch (err) {
+      // Unauthenticated requests count against the client's IP (contract §1.11), so guessing is rate limited too.
+      const wait = limiter.take(`ip:${request.ip}`);
+      if (wait > 0) throw tooManyRequests(wait);
+      throw err;
+    }
     const wait = limiter.take(principalBucket(request.principal));
     if (wait > 0) throw tooManyRequests(wait);
   });

@@ -128,6 +128,22 @@ describe('conventions', () => {
   });
 });
 
+describe('rate limiting of unauthenticated requests', () => {
+  it('buckets failed authentication by client IP', async () => {
+    const t = await createTestContext({ env: { SENSORCLOUD_RATE_LIMIT: '3/3s' } });
+    try {
+      for (let i = 0; i < 3; i++) assert.equal((await t.request('GET', '/v2/roles', { auth: { basic: ['nokey', 'guess'] } })).status, 401);
+      const limited = await t.request('GET', '/v2/roles', { auth: { basic: ['nokey', 'guess'] } });
+      assert.equal(limited.status, 429);
+      assert.ok(Number(limited.headers['retry-after']) >= 1);
+      // A valid principal has a bucket of its own.
+      assert.equal((await t.request('GET', '/v2/roles')).status, 200);
+    } finally {
+      await t.close();
+    }
+  });
+});
+
 describe('rate limiting', () => {
   it('answers 429 with Retry-After once the bucket is empty, and refills with time', async () => {
     const t = await createTestContext({ env: { SENSORCLOUD_RATE_LIMIT: '3/3s' } });
