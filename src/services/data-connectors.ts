@@ -27,10 +27,13 @@ export const MAX_HEADER_VALUE_LENGTH = 4096;
 export const MAX_SECRET_LENGTH = 256;
 export const CONNECTOR_TYPE = 'HTTP_PUSH';
 
-/** Set by the service itself, or hop-by-hop: refused case-insensitively (contract §3.9). */
+/**
+ * Set by the service itself, hop-by-hop, or (`expect`) refused by the HTTP client at send time, which would
+ * fail every attempt: refused case-insensitively when the connector is written (contract §3.9).
+ */
 export const RESERVED_HEADERS = new Set([
   'host', 'content-length', 'content-type', 'transfer-encoding', 'connection', 'x-service-signature',
-  'keep-alive', 'proxy-connection', 'te', 'trailer', 'upgrade', 'proxy-authenticate', 'proxy-authorization',
+  'keep-alive', 'proxy-connection', 'te', 'trailer', 'upgrade', 'proxy-authenticate', 'proxy-authorization', 'expect',
 ]);
 const HTTP_TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 const CR_LF = /[\r\n]/;

@@ -173,7 +173,7 @@ describe('errors', () => {
   });
 
   it('refuses bad headers', async () => {
-    for (const name of ['Host', 'content-type', 'Content-Length', 'Transfer-Encoding', 'Connection', 'x-service-signature', 'Keep-Alive', 'TE', 'Upgrade', 'Proxy-Authorization', 'Trailer']) {
+    for (const name of ['Host', 'content-type', 'Content-Length', 'Transfer-Encoding', 'Connection', 'x-service-signature', 'Keep-Alive', 'TE', 'Upgrade', 'Proxy-Authorization', 'Trailer', 'Expect']) {
       await bad(withHttp({ headers: { [name]: 'v' } }), /reserved/);
     }
     await bad(withHttp({ headers: { 'Bad Header': 'v' } }), /header name/);
