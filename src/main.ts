@@ -7,7 +7,7 @@ import { createApp, type App } from './api/app.ts';
 import type { Config } from './config.ts';
 import type { Deps } from './deps.ts';
 import { createEventPipeline } from './events/pipeline.ts';
-import { createDispatcher } from './delivery/dispatcher.ts';
+import { createThreadedDispatcher } from './delivery/dispatcher-thread.ts';
 import { createDeliveryEngine } from './delivery/engine.ts';
 import { withDeliveryQueue } from './delivery/queue.ts';
 import { startRetention } from './events/retention.ts';
@@ -57,7 +57,7 @@ export async function startService(config: Config, overrides: DepsOverrides = {}
   const boot = await bootstrapIfEmpty(deps);
   if (boot) deps.logger.info({ file: boot.file }, 'first start: created organization, project, admin user and service account; credentials written to bootstrap.json');
   // Built before listening so a bad SENSORCLOUD_CA_FILE fails the start before the port opens.
-  const dispatcher = createDispatcher({ config, clock: deps.clock, ids: deps.ids, logger: deps.logger });
+  const dispatcher = createThreadedDispatcher({ config, logger: deps.logger });
   const app = await createApp(deps);
   await app.listen({ port: config.port, host: config.host });
   const address = app.server.address();

@@ -1,0 +1,68 @@
+// Runs inside the dispatcher thread (see dispatcher-thread.ts): the in-process Dispatcher, fed by messages.
+// Outcomes that finish in the same turn of this thread's event loop go back in one message.
+import { parentPort, workerData } from 'node:worker_threads';
+import { systemClock } from '../runtime/clock.ts';
+import { createIdGenerator } from '../runtime/ids.ts';
+import type { Logger } from '../runtime/logger.ts';
+import { systemRandom } from '../runtime/random.ts';
+import { createDispatcher } from './dispatcher.ts';
+import type { DispatcherWorkerData, FromWorker, ToWorker } from './dispatcher-thread.ts';
+import type { AttemptOutcome } from './types.ts';
+
+const port = parentPort!;
+const data = workerData as DispatcherWorkerData;
+
+// The transport only warns (an unreadable NODE_EXTRA_CA_CERTS); the main thread's logger writes it.
+const forward = (level: 'warn' | 'error') => (obj: unknown, msg?: string) =>
+  port.postMessage({ type: 'log', level, obj: typeof obj === 'object' && obj !== null ? { ...obj } : { value: obj }, msg: msg ?? '' } satisfies FromWorker);
+const ignore = () => undefined;
+const logger = { warn: forward('warn'), error: forward('error'), info: ignore, debug: ignore, trace: ignore, fatal: forward('error') } as unknown as Logger;
+
+const dispatcher = createDispatcher({
+  config: { caFile: data.caFile, allowPrivateEndpoints: data.allowPrivateEndpoints },
+  clock: systemClock,
+  // jti values only need to be unique; this generator has its own random machine bytes.
+  ids: createIdGenerator(systemClock, systemRandom),
+  logger,
+  version: data.version,
+  timeoutMs: data.timeoutMs,
+  connectionsPerOrigin: data.connectionsPerOrigin,
+  maxInFlight: data.maxInFlight,
+  extraCaFile: data.extraCaFile,
+});
+
+let done: Array<[number, AttemptOutcome]> = [];
+let flushScheduled = false;
+const inFlight = new Set<Promise<void>>();
+
+function finished(id: number, outcome: AttemptOutcome): void {
+  done.push([id, outcome]);
+  if (flushScheduled) return;
+  flushScheduled = true;
+  setImmediate(() => {
+    flushScheduled = false;
+    const items = done;
+    done = [];
+    port.postMessage({ type: 'done', items } satisfies FromWorker);
+  });
+}
+
+port.on('message', (m: ToWorker) => {
+  if (m.type === 'send') {
+    for (const [id, target, bytes] of m.items) {
+      const body = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+      const p = dispatcher.send(target, body).then((outcome) => finished(id, outcome));
+      inFlight.add(p);
+      void p.finally(() => inFlight.delete(p));
+    }
+  } else if (m.type === 'close') {
+    void (async () => {
+      await Promise.all([...inFlight]);
+      await dispatcher.close();
+      // Let the last outcomes leave before saying so.
+      await new Promise((r) => setImmediate(r));
+      await new Promise((r) => setImmediate(r));
+      port.postMessage({ type: 'closed' } satisfies FromWorker);
+    })();
+  }
+});

@@ -1,0 +1,138 @@
+// The Dispatcher on a worker thread of its own. Signing, TLS and the HTTP exchange of every push took about a
+// sixth of the event loop under load, next to the API and SQLite, which must stay on the main thread (one
+// writer connection). The worker runs the very same transport (dispatcher.ts: SSRF guard, trust store, pooled
+// keep-alive connections); this side only forwards attempts to it and outcomes back, in batches per turn of
+// the event loop, so one message crosses the thread boundary for many pushes.
+//
+// The worker keeps its own wall clock: an outcome's responseTimeMs is measured there, exactly as in process.
+// If the worker dies, every attempt it held fails like a dropped connection (its row is retried by the
+// engine), and the next send starts a new worker.
+import { Worker } from 'node:worker_threads';
+import type { Logger } from '../runtime/logger.ts';
+import { loadTrustStore, packageVersion, type DispatcherOptions } from './dispatcher.ts';
+import type { AttemptOutcome, Dispatcher, PushTarget } from './types.ts';
+
+/** What the worker gets at start; everything else it builds itself (dispatcher-host.ts). */
+export interface DispatcherWorkerData {
+  caFile: string | null;
+  allowPrivateEndpoints: string[];
+  extraCaFile: string | null;
+  version: string;
+  timeoutMs?: number;
+  connectionsPerOrigin?: number;
+  maxInFlight?: number;
+}
+
+/** main → worker */
+export type ToWorker =
+  | { type: 'send'; items: Array<[id: number, target: PushTarget, body: Uint8Array]> }
+  | { type: 'close' };
+
+/** worker → main */
+export type FromWorker =
+  | { type: 'done'; items: Array<[id: number, outcome: AttemptOutcome]> }
+  | { type: 'log'; level: 'warn' | 'error'; obj: Record<string, unknown>; msg: string }
+  | { type: 'closed' };
+
+export type ThreadedDispatcherOptions = Pick<DispatcherOptions, 'config' | 'logger' | 'version' | 'timeoutMs' | 'connectionsPerOrigin' | 'maxInFlight' | 'extraCaFile'> & {
+  /** The worker's entry; tests substitute one that misbehaves. Default: dispatcher-worker.mjs. */
+  workerUrl?: URL;
+};
+
+const failed = (message: string): AttemptOutcome => ({ ok: false, reason: 'connection', responseTimeMs: 0, message: `connection: ${message}` });
+
+export function createThreadedDispatcher(options: ThreadedDispatcherOptions): Dispatcher {
+  const logger: Logger = options.logger;
+  const extraCaFile = options.extraCaFile !== undefined ? options.extraCaFile : (process.env.NODE_EXTRA_CA_CERTS ?? null);
+  // Built here once so that a bad SENSORCLOUD_CA_FILE fails the start (on this thread), not the first push.
+  loadTrustStore(options.config.caFile, extraCaFile, logger);
+  const workerUrl = options.workerUrl ?? new URL('./dispatcher-worker.mjs', import.meta.url);
+  const workerData: DispatcherWorkerData = {
+    caFile: options.config.caFile,
+    allowPrivateEndpoints: [...options.config.allowPrivateEndpoints],
+    extraCaFile,
+    version: options.version ?? packageVersion(),
+    timeoutMs: options.timeoutMs,
+    connectionsPerOrigin: options.connectionsPerOrigin,
+    maxInFlight: options.maxInFlight,
+  };
+
+  let worker: Worker | null = null;
+  let nextId = 1;
+  const waiting = new Map<number, (outcome: AttemptOutcome) => void>();
+  let outbox: Array<[number, PushTarget, Uint8Array]> = [];
+  let flushScheduled = false;
+  let closed = false;
+
+  function failAll(message: string): void {
+    const all = [...waiting.values()];
+    waiting.clear();
+    for (const resolve of all) resolve(failed(message));
+  }
+
+  function start(): Worker {
+    const w = new Worker(workerUrl, { workerData });
+    // Never keeps the process alive by itself; the server and the engine do.
+    w.unref();
+    w.on('message', (m: FromWorker) => {
+      if (m.type === 'done') {
+        for (const [id, outcome] of m.items) {
+          const resolve = waiting.get(id);
+          waiting.delete(id);
+          resolve?.(outcome);
+        }
+      } else if (m.type === 'log') {
+        logger[m.level](m.obj, m.msg);
+      }
+    });
+    w.on('error', (err) => {
+      logger.error({ err }, 'delivery dispatcher thread failed; its attempts count as failed and a new thread takes over');
+    });
+    w.on('exit', () => {
+      if (worker === w) worker = null;
+      failAll('the dispatcher thread stopped during the attempt');
+    });
+    return w;
+  }
+
+  function flush(): void {
+    flushScheduled = false;
+    if (outbox.length === 0) return;
+    const items = outbox;
+    outbox = [];
+    worker ??= start();
+    worker.postMessage({ type: 'send', items } satisfies ToWorker);
+  }
+
+  return {
+    send(target, body) {
+      if (closed) return Promise.resolve(failed('the dispatcher is closed'));
+      return new Promise<AttemptOutcome>((resolve) => {
+        const id = nextId++;
+        waiting.set(id, resolve);
+        // Only what the transport reads crosses the boundary (the target may carry more).
+        outbox.push([id, { url: target.url, headers: target.headers, signatureSecret: target.signatureSecret }, body]);
+        if (!flushScheduled) {
+          flushScheduled = true;
+          setImmediate(flush);
+        }
+      });
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      flush();
+      const w = worker;
+      if (!w) return;
+      // The worker lets attempts in flight finish (their outcomes arrive first), then closes its pools.
+      await new Promise<void>((resolve) => {
+        w.on('message', (m: FromWorker) => {
+          if (m.type === 'closed') void w.terminate().then(() => resolve(), () => resolve());
+        });
+        w.once('exit', () => resolve());
+        w.postMessage({ type: 'close' } satisfies ToWorker);
+      });
+      failAll('the dispatcher is closed');
+    },
+  };
+}

@@ -1,0 +1,126 @@
+// The dispatcher on its worker thread (what `serve` uses), against a real loopback HTTPS receiver: the same
+// bytes, signature and outcomes as in process, many pushes per message, SSRF and TLS refusals, close and the
+// loss of the thread. The transport itself is covered in depth by dispatcher.test.ts.
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { after, before, describe, it } from 'node:test';
+import { jwtVerify } from 'jose';
+import { createThreadedDispatcher, type ThreadedDispatcherOptions } from '../../src/delivery/dispatcher-thread.ts';
+import type { Dispatcher, PushTarget } from '../../src/delivery/types.ts';
+import { createSilentLogger } from '../../src/runtime/logger.ts';
+import { startReceiver, type Receiver } from '../helpers/receiver.ts';
+import { testTls } from '../helpers/tls.ts';
+
+const LOCAL = ['127.0.0.0/8', '::1/128'];
+const body = (i: number) => Buffer.from(`{"event":{"eventId":"e${i}","text":"Grüße ✓"},"labels":{},"metadata":{}}`, 'utf8');
+const target = (url: string, extra: Partial<PushTarget> = {}): PushTarget => ({ url, headers: {}, signatureSecret: '', ...extra });
+
+const dispatchers: Dispatcher[] = [];
+function dispatcher(options: Partial<ThreadedDispatcherOptions> & { allow?: string[]; caFile?: string | null } = {}): Dispatcher {
+  const { allow = LOCAL, caFile = testTls().caFile, ...rest } = options;
+  const d = createThreadedDispatcher({ config: { caFile, allowPrivateEndpoints: allow }, logger: createSilentLogger(), extraCaFile: null, ...rest });
+  dispatchers.push(d);
+  return d;
+}
+
+describe('dispatcher thread', () => {
+  let rx: Receiver;
+  before(async () => {
+    rx = await startReceiver();
+  });
+  after(async () => {
+    await Promise.all(dispatchers.map((d) => d.close()));
+    await rx.close();
+  });
+
+  it('pushes the exact body bytes with a signature that verifies, and reports the outcome', async () => {
+    const d = dispatcher();
+    const secret = 'thread-secret';
+    const before = rx.requests.length;
+    const outcome = await d.send(target(rx.url, { headers: { 'X-Tenant': 't1' }, signatureSecret: secret }), body(1));
+    assert.equal(outcome.ok, true);
+    assert.equal(outcome.reason, 'ack');
+    assert.equal(outcome.status, 200);
+    assert.ok(outcome.responseTimeMs >= 0 && outcome.responseTimeMs < 10_000);
+    const req = rx.requests[before]!;
+    assert.ok(req.body.equals(body(1)));
+    assert.equal(req.headers['x-tenant'], 't1');
+    assert.equal(req.headers['content-type'], 'application/json');
+    const { payload } = await jwtVerify(String(req.headers['x-service-signature']), new TextEncoder().encode(secret), { algorithms: ['HS256'] });
+    assert.equal(payload.checksum_sha256, createHash('sha256').update(req.body).digest('hex'));
+  });
+
+  it('carries many pushes per message: each arrives once and each send gets its own outcome', async () => {
+    const d = dispatcher();
+    const before = rx.requests.length;
+    rx.reply((req) => ({ status: req.body.includes('"e7"') ? 500 : 200 }));
+    try {
+      const outcomes = await Promise.all(Array.from({ length: 200 }, (_, i) => d.send(target(rx.url), body(i))));
+      assert.equal(outcomes.length, 200);
+      outcomes.forEach((o, i) => {
+        if (i === 7) assert.deepEqual([o.ok, o.reason, o.status], [false, 'http_status', 500]);
+        else assert.equal(o.ok, true, `send ${i}: ${o.message}`);
+      });
+      const got = rx.requests.slice(before).map((r) => r.body.toString('utf8')).sort();
+      assert.deepEqual(got, Array.from({ length: 200 }, (_, i) => body(i).toString('utf8')).sort());
+    } finally {
+      rx.reply({});
+    }
+  });
+
+  it('passes Retry-After of a 503 on', async () => {
+    const d = dispatcher();
+    rx.replyOnce({ status: 503, retryAfter: '120' });
+    const outcome = await d.send(target(rx.url), body(2));
+    assert.deepEqual([outcome.ok, outcome.reason, outcome.status, outcome.retryAfterSeconds], [false, 'http_status', 503, 120]);
+  });
+
+  it('refuses loopback unless allowed, without connecting', async () => {
+    const guarded = await startReceiver();
+    try {
+      const outcome = await dispatcher({ allow: [] }).send(target(guarded.url.replace('127.0.0.1', '[::ffff:7f00:1]')), body(3));
+      assert.equal(outcome.reason, 'refused_address');
+      assert.equal(guarded.connections, 0);
+    } finally {
+      await guarded.close();
+    }
+  });
+
+  it('fails an untrusted certificate as tls', async () => {
+    const selfSigned = await startReceiver({ cert: 'self-signed' });
+    try {
+      const outcome = await dispatcher().send(target(selfSigned.url), body(4));
+      assert.equal(outcome.reason, 'tls');
+      assert.equal(selfSigned.requests.length, 0);
+    } finally {
+      await selfSigned.close();
+    }
+  });
+
+  it('fails the start on an unreadable CA file, on the calling thread', () => {
+    assert.throws(() => dispatcher({ caFile: '/nonexistent/ca.pem' }), /SENSORCLOUD_CA_FILE: cannot read/);
+  });
+
+  it('when the thread dies, the attempts it held fail as connection errors and the next send gets a new thread', async () => {
+    const d = dispatcher({ workerUrl: new URL('../helpers/dying-dispatcher-worker.mjs', import.meta.url) });
+    assert.equal((await d.send(target(rx.url), body(8))).ok, true);
+    const lost = await Promise.all([d.send(target(rx.url), Buffer.from('die')), d.send(target(rx.url), body(9))]);
+    for (const o of lost) {
+      assert.deepEqual([o.ok, o.reason], [false, 'connection']);
+      assert.match(o.message, /dispatcher thread stopped/);
+    }
+    assert.equal((await d.send(target(rx.url), body(10))).ok, true);
+  });
+
+  it('close lets attempts in flight finish, then refuses new sends', async () => {
+    const d = dispatcher();
+    rx.replyOnce({ delayMs: 300 });
+    const inFlight = d.send(target(rx.url), body(5));
+    await rx.waitFor(rx.requests.length + 1).catch(() => undefined);
+    await d.close();
+    assert.equal((await inFlight).ok, true);
+    const late = await d.send(target(rx.url), body(6));
+    assert.deepEqual([late.ok, late.reason], [false, 'connection']);
+    assert.match(late.message, /closed/);
+  });
+});
