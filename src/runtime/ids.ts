@@ -26,6 +26,16 @@ export function encodeBase32Hex(bytes: Uint8Array): string {
 export const ID_PATTERN = /^[0-9a-v]{20}$/;
 export const EMULATED_DEVICE_ID_PATTERN = /^emu[0-9a-v]{20}$/;
 
+/**
+ * The smallest id generated in or after Unix second `seconds`: ids compare (as strings) in the order of their
+ * seconds prefix, so "generated before second S" is the range `id < firstIdOfSecond(S)`.
+ */
+export function firstIdOfSecond(seconds: number): string {
+  const buf = Buffer.alloc(12);
+  buf.writeUInt32BE(Math.max(0, Math.min(0xffffffff, Math.floor(seconds))) >>> 0, 0);
+  return encodeBase32Hex(buf);
+}
+
 export interface IdGenerator {
   /** A new 20-character id. */
   next(): string;

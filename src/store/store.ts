@@ -163,7 +163,11 @@ export interface EventRepo {
   insert(event: EventRecord): Promise<void>;
   /** History of one device, newest first (timestamp, then id, both descending). */
   listByDevice(query: EventHistoryQuery): Promise<EventRecord[]>;
-  /** Deletes up to `limit` events stored before `createTime`; returns how many were deleted. */
+  /**
+   * Deletes up to `limit` events stored before `createTime`; returns how many were deleted. Event ids come from
+   * the service's id generator, whose seconds prefix is never earlier than the event's storage time, so a store
+   * may find them through the id (no index on the storage time).
+   */
   deleteStoredBefore(createTime: number, limit: number): Promise<number>;
   /** For each device currently in the project and each of `eventTypes`, its latest stored event (by timestamp, then id). */
   latestPerType(projectId: string, eventTypes: readonly string[]): Promise<EventRecord[]>;

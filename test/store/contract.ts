@@ -2,6 +2,9 @@
 // second backend (PostgreSQL) runs it unchanged: `storeContract('postgres', () => createPostgresStore(url))`.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { FakeClock } from '../../src/runtime/clock.ts';
+import { createIdGenerator } from '../../src/runtime/ids.ts';
+import { SeededRandom } from '../../src/runtime/random.ts';
 import type { DeviceRecord, ProjectRecord } from '../../src/store/records.ts';
 import type { Store } from '../../src/store/store.ts';
 
@@ -175,7 +178,29 @@ export function storeContract(name: string, open: () => Promise<Store> | Store):
       assert.deepEqual(touches.map((e) => e.timestamp), [100]);
       const page2 = await store.events.listByDevice({ deviceId: d.id, eventTypes: [], startTime: 0, endTime: 1000, before: [all[1]!.timestamp, all[1]!.id], limit: 10 });
       assert.deepEqual(page2.map((e) => e.timestamp), [200, 100]);
-      assert.equal(await store.events.deleteStoredBefore(250, 10), 2);
+      assert.equal(await store.events.deleteStoredBefore(250, 10), 0, 'ids with a later seconds prefix are not candidates');
+    });
+
+    it('deletes events stored before a time, found through their time-ordered ids', async () => {
+      const p = project();
+      await store.projects.create(p);
+      const d = device(p.id);
+      await store.devices.create(d);
+      const clock = new FakeClock(Date.UTC(2026, 0, 1));
+      const ids = createIdGenerator(clock, new SeededRandom('retention'));
+      const stored: number[] = [];
+      for (const ms of [0, 400, 999, 1000, 1500, 2000]) {
+        clock.set(Date.UTC(2026, 0, 1) + ms);
+        const t = clock.now() * 1000;
+        stored.push(t);
+        await store.events.insert({ id: ids.next(), projectId: p.id, deviceId: d.id, eventType: 'touch', timestamp: t, createTime: t, body: '{}' });
+      }
+      // Cut-off inside a second: the events of that second stored before it go, the later ones stay.
+      assert.equal(await store.events.deleteStoredBefore(stored[1]! + 1, 10), 2);
+      assert.equal(await store.events.deleteStoredBefore(stored[4]!, 1), 1, 'the limit holds');
+      assert.equal(await store.events.deleteStoredBefore(stored[4]!, 10), 1);
+      const left = await store.events.listByDevice({ deviceId: d.id, eventTypes: [], startTime: 0, endTime: Number.MAX_SAFE_INTEGER, limit: 10 });
+      assert.deepEqual(left.map((e) => e.createTime), [stored[5], stored[4]]);
     });
 
     it('moves and deletes devices with their history', async () => {

@@ -1,6 +1,7 @@
 // Event history on SQLite.
 import type { EventRecord } from '../records.ts';
 import type { EventRepo } from '../store.ts';
+import { firstIdOfSecond } from '../../runtime/ids.ts';
 import { toJson, type SqliteDb } from './db.ts';
 
 interface Row { id: string; project_id: string; device_id: string; event_type: string; timestamp: number; create_time: number; body: string }
@@ -44,7 +45,11 @@ export function createEventRepo(db: SqliteDb): EventRepo {
         .map(toEvent);
     },
     async deleteStoredBefore(createTime, limit) {
-      return db.run('DELETE FROM events WHERE rowid IN (SELECT rowid FROM events WHERE create_time < ? LIMIT ?)', createTime, limit).changes;
+      // A range of the primary key instead of an index on create_time, which cost every insert ~10 % of its
+      // time: an event stored before the cutoff has an id from its second or earlier (ids.ts), so every
+      // candidate lies below the first id of the second after the cutoff's; create_time settles that second.
+      const upTo = firstIdOfSecond(Math.floor(createTime / 1_000_000) + 1);
+      return db.run('DELETE FROM events WHERE id IN (SELECT id FROM events WHERE id < ? AND create_time < ? LIMIT ?)', upTo, createTime, limit).changes;
     },
   };
 }
