@@ -2,6 +2,7 @@
 import type { AccessTokenSigner } from './auth/access-tokens.ts';
 import type { SecretBox } from './auth/secret-box.ts';
 import type { Config } from './config.ts';
+import type { HandoffPort } from './delivery/queue.ts';
 import type { EventPipeline } from './events/pipeline.ts';
 import type { Clock } from './runtime/clock.ts';
 import type { IdGenerator } from './runtime/ids.ts';
@@ -20,6 +21,8 @@ export interface Deps {
   tokens: AccessTokenSigner;
   /** The one path every device event takes (store + reported + consumers, then subscribers). */
   events: EventPipeline;
+  /** Where the running delivery engine takes fresh queue rows straight from the pipeline (delivery/queue.ts). */
+  deliveryHandoff: HandoffPort;
 }
 
 /** Now, in integer microseconds (the store's time unit). */

@@ -9,7 +9,7 @@ import type { Deps } from './deps.ts';
 import { createEventPipeline } from './events/pipeline.ts';
 import { createThreadedDispatcher } from './delivery/dispatcher-thread.ts';
 import { createDeliveryEngine } from './delivery/engine.ts';
-import { withDeliveryQueue } from './delivery/queue.ts';
+import { createHandoffPort, withDeliveryQueue } from './delivery/queue.ts';
 import { startRetention } from './events/retention.ts';
 import { startDemo } from './emulator/demo.ts';
 import { createHeartbeats } from './emulator/heartbeats.ts';
@@ -35,11 +35,13 @@ export function buildDeps(config: Config, overrides: DepsOverrides = {}): Deps {
   const store = overrides.store ?? createSqliteStore(join(config.dataDir, 'sensorcloud.db'));
   const masterKey = loadOrCreateMasterKey(config.dataDir, random);
   const ids = createIdGenerator(clock, random);
+  const deliveryHandoff = createHandoffPort();
   return {
     config, clock, random, logger, store, ids,
     secretBox: createSecretBox(masterKey, random),
     tokens: createAccessTokenSigner(masterKey),
-    events: withDeliveryQueue(createEventPipeline({ store, clock, ids, logger }), clock),
+    events: withDeliveryQueue(createEventPipeline({ store, clock, ids, logger }), clock, deliveryHandoff),
+    deliveryHandoff,
   };
 }
 

@@ -9,7 +9,7 @@ import { afterFailure, afterSuccess } from '../domain/connector-status.ts';
 import { dataConnectorName } from '../domain/names.ts';
 import type { Repos } from '../store/store.ts';
 import { attemptCounterDeltas, pruneMetrics, recordAttemptMetrics, series, type AttemptSample } from './metrics.ts';
-import { claimDue, dropExpired, dropQueue, type ClaimedDelivery } from './queue.ts';
+import { claimDue, dropExpired, dropQueue, type ClaimedDelivery, type DeliveryHandoff } from './queue.ts';
 import { nextAttemptTime } from './retry.ts';
 import type { AttemptOutcome, Dispatcher, PushTarget } from './types.ts';
 
@@ -105,12 +105,52 @@ export function createDeliveryEngine(deps: Deps, dispatcher: Dispatcher, options
     return Math.min(suspect(connectorId) ? perFailingConnector : perConnector, share) - (inFlight.get(connectorId) ?? 0);
   };
 
+  // Connectors that may have due rows waiting in the queue, because a fresh row of theirs was queued as due
+  // (no free slot): later fresh rows queue behind them instead of being handed off, until a claim finds the
+  // connector's due rows all taken. The value is when that happened, so that a claim that read the queue
+  // before it does not clear it.
+  const backlog = new Map<string, number>();
+  let generation = 0;
+
   async function claim(): Promise<ClaimedDelivery[]> {
-    const items = await claimDue(deps.store, {
+    const seen = generation;
+    const result = await claimDue(deps.store, {
       now: nowMicros(deps), leaseMicros, capacityOf, total: total - inFlightTotal, rotation: rotation++,
     });
-    return items;
+    if (result.due !== null) {
+      for (const [id, at] of backlog) {
+        if (at <= seen && (!result.due.has(id) || result.drained.has(id))) backlog.delete(id);
+      }
+    }
+    return result.items;
   }
+
+  /** The hand-off of fresh rows (queue.ts): attached to the pipeline's queue consumer while the loop runs. */
+  const handoff: DeliveryHandoff = {
+    reserve(connectorId, now, competitors) {
+      if (!started || stopping) return null;
+      // The same fair share of the overall cap as a claim gives, here among the connectors the event goes to,
+      // so that many new endpoints that turn out dead cannot take every slot before they are found out.
+      if (backlog.has(connectorId) || inFlightTotal >= total || capacityOf(connectorId, competitors) <= 0) {
+        backlog.set(connectorId, ++generation);
+        return null;
+      }
+      take(connectorId);
+      return now + leaseMicros;
+    },
+    launch(item) {
+      // Stopping: the row stays leased and is released, then attempted, at the next start.
+      if (!started || stopping) {
+        give(item.connector.id);
+        return;
+      }
+      void run(item);
+    },
+    release(connectorId) {
+      give(connectorId);
+      wake();
+    },
+  };
 
   // Opened signature secrets by sealed value: an AES-GCM open per attempt showed in the profile. A changed
   // secret has a new sealed value, so entries never go stale; the map is bounded.
@@ -148,31 +188,45 @@ export function createDeliveryEngine(deps: Deps, dispatcher: Dispatcher, options
     return record({ item, outcome, endMs });
   }
 
+  /** Counts an attempt slot of the connector as taken. */
+  function take(id: string): void {
+    inFlight.set(id, (inFlight.get(id) ?? 0) + 1);
+    inFlightTotal += 1;
+  }
+
+  function give(id: string): void {
+    const n = (inFlight.get(id) ?? 1) - 1;
+    if (n <= 0) inFlight.delete(id);
+    else inFlight.set(id, n);
+    inFlightTotal -= 1;
+  }
+
+  /** Attempts a row in a slot already taken, and gives the slot back when its outcome is recorded. */
+  function run(item: ClaimedDelivery): Promise<RunReport> {
+    const id = item.connector.id;
+    const start = deps.clock.now();
+    let starts = startedAt.get(id);
+    if (!starts) startedAt.set(id, (starts = []));
+    starts.push(start);
+    const p = attempt(item).finally(() => {
+      const list = startedAt.get(id);
+      if (list) {
+        list.splice(list.indexOf(start), 1);
+        if (list.length === 0) startedAt.delete(id);
+      }
+      give(id);
+      wakeForBacklog();
+    });
+    const tracked = p.then(() => undefined, () => undefined);
+    attempts.add(tracked);
+    void tracked.finally(() => attempts.delete(tracked));
+    return p;
+  }
+
   function launch(items: ClaimedDelivery[]): Array<Promise<RunReport>> {
     return items.map((item) => {
-      const id = item.connector.id;
-      inFlight.set(id, (inFlight.get(id) ?? 0) + 1);
-      inFlightTotal += 1;
-      const start = deps.clock.now();
-      let starts = startedAt.get(id);
-      if (!starts) startedAt.set(id, (starts = []));
-      starts.push(start);
-      const p = attempt(item).finally(() => {
-        const list = startedAt.get(id);
-        if (list) {
-          list.splice(list.indexOf(start), 1);
-          if (list.length === 0) startedAt.delete(id);
-        }
-        const n = (inFlight.get(id) ?? 1) - 1;
-        if (n <= 0) inFlight.delete(id);
-        else inFlight.set(id, n);
-        inFlightTotal -= 1;
-        wake();
-      });
-      const tracked = p.then(() => undefined, () => undefined);
-      attempts.add(tracked);
-      void tracked.finally(() => attempts.delete(tracked));
-      return p;
+      take(item.connector.id);
+      return run(item);
     });
   }
 
@@ -326,6 +380,12 @@ export function createDeliveryEngine(deps: Deps, dispatcher: Dispatcher, options
     });
   }
 
+  // Fresh rows go straight to attempts (hand-off); the queue needs reading only when rows were queued as due
+  // behind a busy connector. Retries coming due and rows queued outside the pipeline (`:sync`) wait for the poll.
+  function wakeForBacklog(): void {
+    if (backlog.size > 0) wake();
+  }
+
   function schedulePoll(): void {
     timer = setTimeout(() => {
       wake();
@@ -339,7 +399,8 @@ export function createDeliveryEngine(deps: Deps, dispatcher: Dispatcher, options
       if (started) return;
       started = true;
       stopping = false;
-      unsubscribe = deps.events.subscribe(() => wake());
+      unsubscribe = deps.events.subscribe(wakeForBacklog);
+      deps.deliveryHandoff.attach(handoff);
       schedulePoll();
       wake();
       log.info({ perConnectorConcurrency: perConnector, totalConcurrency: total }, 'delivery engine started');
@@ -348,6 +409,7 @@ export function createDeliveryEngine(deps: Deps, dispatcher: Dispatcher, options
     async stop() {
       if (!started) return;
       stopping = true;
+      deps.deliveryHandoff.attach(null);
       if (timer) clearTimeout(timer);
       timer = null;
       unsubscribe?.();

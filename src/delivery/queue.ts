@@ -46,15 +46,76 @@ function rowsFor(connectors: DataConnectorRecord[], event: DeviceEvent, device: 
   return rows;
 }
 
-/** The pipeline consumer: runs inside the transaction that stores the event, so it is stored and queued, or neither. */
-export function createEnqueueConsumer(deps: Pick<Deps, 'clock'>): EventConsumer {
+/**
+ * The running engine's side of the hand-off. A fresh row whose connector has a free attempt slot (and nothing
+ * older waiting in the queue) is queued already leased, and attempted the moment its transaction commits, instead
+ * of being found and leased again by the engine's claim (a query and a write per batch, ~10 % of the event loop
+ * under load). The row is durable before the attempt starts, exactly as a claimed one; after a crash its lease is
+ * released at the next start (engine.ts) and it is attempted again.
+ */
+export interface DeliveryHandoff {
+  /**
+   * Takes an attempt slot of the connector for a row queued now (`competitors`: how many connectors the event
+   * goes to); the lease end (micros), or null: queue it as due.
+   */
+  reserve(connectorId: string, now: number, competitors: number): number | null;
+  /** The row's transaction committed: attempt it now, in the slot taken. */
+  launch(item: ClaimedDelivery): void;
+  /** The slot is not used after all (the transaction rolled back): give it back. */
+  release(connectorId: string): void;
+}
+
+/** Where the running engine plugs in (composition root); with nothing attached every row is queued as due. */
+export interface HandoffPort {
+  attach(handoff: DeliveryHandoff | null): void;
+  readonly current: DeliveryHandoff | null;
+}
+
+export function createHandoffPort(): HandoffPort {
+  let current: DeliveryHandoff | null = null;
   return {
-    async consume(tx, emitted) {
+    attach(handoff) {
+      current = handoff;
+    },
+    get current() {
+      return current;
+    },
+  };
+}
+
+/** The pipeline consumer: runs inside the transaction that stores the event, so it is stored and queued, or neither. */
+export function createEnqueueConsumer(deps: Pick<Deps, 'clock'>, port: HandoffPort | null = null): EventConsumer {
+  return {
+    async consume(tx, emitted, outcome) {
       if (emitted.event.eventType === PING) return;
       const connectors = await tx.dataConnectors.listActiveByProject(emitted.device.projectId);
       if (connectors.length === 0) return;
-      const rows = rowsFor(connectors, emitted.event, emitted.device, nowMicros(deps));
-      if (rows.length > 0) await tx.deliveries.insert(rows);
+      const now = nowMicros(deps);
+      const rows = rowsFor(connectors, emitted.event, emitted.device, now);
+      if (rows.length === 0) return;
+      const handoff = port?.current ?? null;
+      const handed: Array<{ row: NewDelivery; connector: DataConnectorRecord; id: number | null }> = [];
+      if (handoff) {
+        for (const row of rows) {
+          const leaseUntil = handoff.reserve(row.connectorId, now, rows.length);
+          if (leaseUntil === null) continue;
+          row.leaseUntil = leaseUntil;
+          row.dueTime = leaseUntil;
+          handed.push({ row, connector: connectors.find((c) => c.id === row.connectorId)!, id: null });
+        }
+        if (handed.length > 0) {
+          // A slot is used only by a row that was inserted and committed; every other ending gives it back.
+          outcome.onRollback(() => handed.forEach((h) => handoff.release(h.connector.id)));
+          outcome.onCommit(() => {
+            for (const h of handed) {
+              if (h.id === null) handoff.release(h.connector.id);
+              else handoff.launch({ delivery: { ...h.row, id: h.id, attempts: 0, leaseUntil: h.row.leaseUntil! }, connector: h.connector });
+            }
+          });
+        }
+      }
+      const ids = await tx.deliveries.insert(rows);
+      for (const h of handed) h.id = ids[rows.indexOf(h.row)]!;
     },
   };
 }
@@ -100,18 +161,27 @@ export interface ClaimOptions {
   rotation: number;
 }
 
+export interface ClaimResult {
+  items: ClaimedDelivery[];
+  /** Connectors that had rows due when the claim began; null when the queue was not read (no capacity at all). */
+  due: Set<string> | null;
+  /** Of those, the ones whose due rows were all claimed (fewer than their capacity). */
+  drained: Set<string>;
+}
+
 /**
  * Claims due rows in one transaction, at most `capacityOf(c)` per connector and `total` overall, and reads each
  * connector's current settings. Rows of a connector that is gone or no longer ACTIVE are deleted, not returned.
  */
-export async function claimDue(store: Store, o: ClaimOptions): Promise<ClaimedDelivery[]> {
-  if (o.total <= 0) return [];
+export async function claimDue(store: Store, o: ClaimOptions): Promise<ClaimResult> {
+  if (o.total <= 0) return { items: [], due: null, drained: new Set() };
   const enqueuedAfter = o.now - RETENTION_MICROS;
   // A read first, so an idle poll never takes the write lock; the claim below re-checks what is due.
   const due = await store.deliveries.connectorsWithDue(o.now, enqueuedAfter);
+  const drained = new Set<string>();
   const ids = due.filter((id) => o.capacityOf(id, due.length) > 0);
-  if (ids.length === 0) return [];
-  return store.transaction(async (tx) => {
+  if (ids.length === 0) return { items: [], due: new Set(due), drained };
+  const items = await store.transaction(async (tx) => {
     const out: ClaimedDelivery[] = [];
     const start = o.rotation % ids.length;
     let left = o.total;
@@ -126,10 +196,12 @@ export async function claimDue(store: Store, o: ClaimOptions): Promise<ClaimedDe
       }
       const rows = await tx.deliveries.claim(id, o.now, enqueuedAfter, o.now + o.leaseMicros, capacity);
       for (const delivery of rows) out.push({ delivery, connector });
+      if (rows.length < capacity) drained.add(id);
       left -= rows.length;
     }
     return out;
   });
+  return { items, due: new Set(due), drained };
 }
 
 /** Drops rows unacknowledged 12 h after enqueue (not those in flight; their outcome decides). Returns how many. */
@@ -143,7 +215,7 @@ export function dropQueue(tx: Repos, connectorId: string): Promise<number> {
 }
 
 /** Registers the enqueue consumer on the pipeline (composition root) and returns the pipeline. */
-export function withDeliveryQueue(events: EventPipeline, clock: Deps['clock']): EventPipeline {
-  events.addConsumer(createEnqueueConsumer({ clock }));
+export function withDeliveryQueue(events: EventPipeline, clock: Deps['clock'], port: HandoffPort | null = null): EventPipeline {
+  events.addConsumer(createEnqueueConsumer({ clock }, port));
   return events;
 }

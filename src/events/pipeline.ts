@@ -11,9 +11,17 @@ import type { DeviceRecord } from '../store/records.ts';
 import type { Repos } from '../store/store.ts';
 import type { DeviceEvent, EmittedEvent } from './types.ts';
 
+/** Callbacks a consumer leaves for when the emitting transaction is over; they run synchronously and must not throw. */
+export interface TransactionOutcome {
+  /** Runs once the transaction has committed, before the subscribers see its events. */
+  onCommit(fn: () => void): void;
+  /** Runs when the transaction rolled back: nothing it wrote was kept. */
+  onRollback(fn: () => void): void;
+}
+
 /** Runs inside the emitting transaction; throwing rolls the whole change back. */
 export interface EventConsumer {
-  consume(tx: Repos, emitted: EmittedEvent): Promise<void>;
+  consume(tx: Repos, emitted: EmittedEvent, outcome: TransactionOutcome): Promise<void>;
 }
 
 /** Runs after commit, synchronously; must not throw or block (streams buffer and return at once). */
@@ -34,7 +42,7 @@ export function createEventPipeline(deps: Pick<Deps, 'store' | 'clock' | 'ids' |
   const consumers: EventConsumer[] = [];
   const subscribers = new Set<EventSubscriber>();
 
-  const emitIn = (tx: Repos, emitted: EmittedEvent[]): Emit => async (device, eventType, data, timestamp) => {
+  const emitIn = (tx: Repos, emitted: EmittedEvent[], outcome: TransactionOutcome): Emit => async (device, eventType, data, timestamp) => {
     const event: DeviceEvent = {
       eventId: deps.ids.next(),
       targetName: deviceName(device.projectId, device.id),
@@ -60,15 +68,35 @@ export function createEventPipeline(deps: Pick<Deps, 'store' | 'clock' | 'ids' |
       }
     }
     const result: EmittedEvent = { event, device: current, timestamp };
-    for (const consumer of consumers) await consumer.consume(tx, result);
+    for (const consumer of consumers) await consumer.consume(tx, result, outcome);
     emitted.push(result);
     return result;
+  };
+
+  const runAll = (fns: Array<() => void>) => {
+    for (const f of fns) {
+      try {
+        f();
+      } catch (err) {
+        deps.logger.error({ err }, 'event consumer: after-transaction callback failed');
+      }
+    }
   };
 
   return {
     async transaction(fn) {
       const emitted: EmittedEvent[] = [];
-      const result = await deps.store.transaction((tx) => fn(tx, emitIn(tx, emitted)));
+      const committed: Array<() => void> = [];
+      const rolledBack: Array<() => void> = [];
+      const outcome: TransactionOutcome = { onCommit: (f) => committed.push(f), onRollback: (f) => rolledBack.push(f) };
+      let result;
+      try {
+        result = await deps.store.transaction((tx) => fn(tx, emitIn(tx, emitted, outcome)));
+      } catch (err) {
+        runAll(rolledBack);
+        throw err;
+      }
+      runAll(committed);
       for (const e of emitted) {
         for (const s of subscribers) {
           try {

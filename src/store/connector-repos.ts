@@ -32,9 +32,11 @@ export interface NewDelivery {
   enqueueTime: number;
   /** Micros; the first attempt is due at once. */
   dueTime: number;
+  /** Micros; set when the row is queued already leased to an attempt starting at commit (the engine's hand-off). */
+  leaseUntil?: number | null;
 }
 
-export interface DeliveryRecord extends NewDelivery {
+export interface DeliveryRecord extends Omit<NewDelivery, 'leaseUntil'> {
   id: number;
   /** Attempts made so far. */
   attempts: number;
@@ -68,7 +70,8 @@ export interface DataConnectorRepo {
 }
 
 export interface DeliveryRepo {
-  insert(rows: NewDelivery[]): Promise<void>;
+  /** Returns the new rows' ids, in order. */
+  insert(rows: NewDelivery[]): Promise<number[]>;
   /** Connectors that have at least one row due at `now` (not leased, not expired). */
   connectorsWithDue(now: number, enqueuedAfter: number): Promise<string[]>;
   /** Leases up to `limit` due rows of one connector (earliest due first) until `leaseUntil`, and returns them. */

@@ -506,6 +506,111 @@ describe('happy: background loop', () => {
   });
 });
 
+describe('happy: hand-off of fresh rows', () => {
+  const spin = async (until: () => boolean | Promise<boolean>) => {
+    for (let i = 0; i < 5000 && !(await until()); i++) await new Promise((r) => setImmediate(r));
+  };
+  const dueNow = (t: TestContext) => t.deps.store.deliveries.connectorsWithDue(nowMicros(t.deps), 0);
+
+  it('queues a fresh row already leased and attempts it at commit: never due, never claimed', async () => {
+    const { t, fake } = await setup();
+    const engine = createDeliveryEngine(t.deps, fake, { pollIntervalMs: 60_000 });
+    try {
+      const dc = await createConnector(t);
+      engine.start();
+      fake.hold();
+      const sent = await publish(t, await t.createDevice());
+      await spin(() => fake.calls.length > 0);
+      assert.deepEqual(fake.eventIds(dc.url), [sent.event.eventId]);
+      assert.equal(await queueDepth(t), 1, 'durable while in flight');
+      assert.deepEqual(await dueNow(t), [], 'leased: no claim can take it a second time');
+      fake.release();
+      await spin(async () => (await queueDepth(t)) === 0);
+      assert.equal(await queueDepth(t), 0);
+      assert.equal(fake.calls.length, 1);
+    } finally {
+      fake.release();
+      await engine.stop();
+      await t.close();
+    }
+  });
+
+  it('a rolled-back transaction gives its slot back', async () => {
+    const { t, fake } = await setup();
+    const engine = createDeliveryEngine(t.deps, fake, { pollIntervalMs: 60_000, perConnectorConcurrency: 1 });
+    try {
+      const dc = await createConnector(t);
+      const device = await t.createDevice();
+      engine.start();
+      await assert.rejects(
+        t.deps.events.transaction(async (_tx, emit) => {
+          await emit(device, 'touch', { touch: { updateTime: formatTimestamp(nowMicros(t.deps)) } }, nowMicros(t.deps));
+          throw new Error('changed my mind');
+        }),
+        /changed my mind/,
+      );
+      assert.equal(await queueDepth(t), 0);
+      // With one slot, a leaked reservation would leave the next row queued for the (minute-long) poll.
+      const sent = await publish(t, device);
+      await spin(() => fake.calls.length > 0);
+      assert.deepEqual(fake.eventIds(dc.url), [sent.event.eventId]);
+    } finally {
+      await engine.stop();
+      await t.close();
+    }
+  });
+
+  it('a hanging connector never takes every slot: the other one gets each event at once', async () => {
+    const { t, fake } = await setup();
+    const engine = createDeliveryEngine(t.deps, fake, { pollIntervalMs: 60_000, perConnectorConcurrency: 8, totalConcurrency: 8 });
+    try {
+      const dead = await createConnector(t);
+      const live = await createConnector(t);
+      const device = await t.createDevice();
+      engine.start();
+      fake.hold(dead.url);
+      for (let i = 0; i < 8; i++) await publish(t, device);
+      await spin(() => fake.callsTo(live.url).length >= 8);
+      assert.equal(fake.callsTo(live.url).length, 8, 'the live connector gets every event while the dead one hangs');
+      // Hand-offs give it half of the cap (two connectors per event); claims of its queued rows add more, as they
+      // would for any connector that alone has rows due, but never the whole cap while the other one is busy.
+      assert.ok(fake.callsTo(dead.url).length < 8, `the hanging connector holds ${fake.callsTo(dead.url).length} of 8 slots`);
+    } finally {
+      fake.release();
+      await engine.stop();
+      await t.close();
+    }
+  });
+
+  it('behind a busy connector fresh rows queue as due and go out in order; the hand-off resumes once they are gone', async () => {
+    const { t, fake } = await setup();
+    const engine = createDeliveryEngine(t.deps, fake, { pollIntervalMs: 60_000, perConnectorConcurrency: 1 });
+    try {
+      const dc = await createConnector(t);
+      const device = await t.createDevice();
+      engine.start();
+      fake.hold();
+      const first = await publish(t, device);
+      await spin(() => fake.calls.length > 0);
+      const queued = [await publish(t, device), await publish(t, device)];
+      assert.deepEqual(await dueNow(t), [dc.id], 'no free slot: queued as due');
+      fake.release();
+      await spin(async () => (await queueDepth(t)) === 0);
+      assert.deepEqual(fake.eventIds(dc.url), [first, ...queued].map((e) => e.event.eventId));
+
+      fake.hold();
+      const later = await publish(t, device);
+      await spin(() => fake.calls.length > 3);
+      assert.deepEqual(fake.eventIds(dc.url).slice(3), [later.event.eventId]);
+      assert.deepEqual(await dueNow(t), [], 'handed off again: leased at once');
+    } finally {
+      fake.release();
+      await engine.stop();
+      await t.close();
+    }
+  });
+});
+
 describe('happy: sync', () => {
   it('queues the latest event of each type of each device now in the project, filter applied, labels as of now', async () => {
     const { t, fake, engine } = await setup();

@@ -25,12 +25,10 @@ const CONNECTORS_WITH_DUE = `
 export function createDeliveryRepo(db: SqliteDb): DeliveryRepo {
   return {
     async insert(rows) {
-      for (const r of rows) {
-        db.run(
-          'INSERT INTO deliveries (connector_id, event_id, body, enqueue_time, due_time, attempts, lease_until) VALUES (?, ?, ?, ?, ?, 0, NULL)',
-          r.connectorId, r.eventId, r.body, r.enqueueTime, r.dueTime,
-        );
-      }
+      return rows.map((r) => Number(db.run(
+        'INSERT INTO deliveries (connector_id, event_id, body, enqueue_time, due_time, attempts, lease_until) VALUES (?, ?, ?, ?, ?, 0, ?)',
+        r.connectorId, r.eventId, r.body, r.enqueueTime, r.dueTime, r.leaseUntil ?? null,
+      ).lastInsertRowid));
     },
     async connectorsWithDue(now, enqueuedAfter) {
       return db.all<{ id: string }>(CONNECTORS_WITH_DUE, now, enqueuedAfter).map((r) => r.id);
