@@ -5,6 +5,7 @@ import type { Pool } from 'undici';
 import type { BenchContext } from './context.ts';
 import { closedLoop, openLoop, type LoadResult, type Req } from './loadgen.ts';
 import { Skip } from './api.ts';
+import { cpuTimes } from './procs.ts';
 import { nowMs, round, sleep, summarize, type Summary } from './stats.ts';
 
 export function assertFound(r: LoadResult, what: string): void {
@@ -78,11 +79,18 @@ export interface LatencyFigures {
   ackLatency: Summary;
   publishLatency: Summary;
   failures: Record<string, number>;
+  /**
+   * CPU the measured process spent per acknowledged event over the run (its main thread, and all its threads),
+   * in µs; null without a pid. Steadier than throughput on a shared machine: time the process is not given
+   * a core does not count.
+   */
+  cpuPerEventUs: { main: number; total: number } | null;
 }
 
-/** Open-loop publish at `rate`; publish→ack latency from the receiver's timestamps. */
-export async function measureLatency(ctx: BenchContext, pool: Pool, make: (i: number) => Req, rate: number, durationMs: number, label: string): Promise<LatencyFigures> {
+/** Open-loop publish at `rate`; publish→ack latency from the receiver's timestamps; CPU per event of process `pid`. */
+export async function measureLatency(ctx: BenchContext, pool: Pool, make: (i: number) => Req, rate: number, durationMs: number, label: string, pid = 0): Promise<LatencyFigures> {
   await ctx.receiver.record(true);
+  const cpuBefore = cpuTimes(pid);
   const r = await openLoop(pool, { rate, durationMs, make, label, log: ctx.log });
   assertFound(r, 'publish');
   // Wait until every publish answered 2xx has been pushed, or the grace period is over.
@@ -96,6 +104,7 @@ export async function measureLatency(ctx: BenchContext, pool: Pool, make: (i: nu
     if (matched >= r.ok || nowMs() > deadline) break;
     await sleep(200);
   }
+  const cpuAfter = cpuTimes(pid);
   await ctx.receiver.record(false);
   const lat: number[] = [];
   for (const [key, sent] of r.sendTimes) {
@@ -105,5 +114,8 @@ export async function measureLatency(ctx: BenchContext, pool: Pool, make: (i: nu
   return {
     offeredPerSecond: rate, published: r.ok, acked: lat.length, missing: Math.max(0, r.ok - lat.length),
     ackLatency: summarize(lat), publishLatency: r.latency, failures: r.failures,
+    cpuPerEventUs: cpuBefore && cpuAfter && lat.length > 0
+      ? { main: round(((cpuAfter.mainMs - cpuBefore.mainMs) * 1000) / lat.length, 0), total: round(((cpuAfter.totalMs - cpuBefore.totalMs) * 1000) / lat.length, 0) }
+      : null,
   };
 }

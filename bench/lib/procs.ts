@@ -1,7 +1,7 @@
 // Every process and temp dir the benchmark makes is registered here, so an exit, Ctrl-C or crash of the runner
 // never leaves a service, receiver, relay or data dir behind.
 import { fork, type ChildProcess } from 'node:child_process';
-import { rmSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -149,4 +149,35 @@ export function serveHelper(ready: unknown, handlers: Record<string, (args: any)
     }
   });
   process.send!({ ready });
+}
+
+/** CPU time a process has used so far, in ms: its main thread alone, and all its threads (Linux /proc). */
+export interface CpuTimes {
+  mainMs: number;
+  totalMs: number;
+}
+
+const TICK_MS = 10; // USER_HZ is 100 on Linux
+
+function threadCpuMs(pid: number, tid: string): number {
+  // Fields after the ")" that ends the command name: state is field 3, utime 14, stime 15.
+  const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * TICK_MS;
+}
+
+export function cpuTimes(pid: number): CpuTimes | null {
+  if (!pid) return null;
+  try {
+    let totalMs = 0;
+    let mainMs = 0;
+    for (const tid of readdirSync(`/proc/${pid}/task`)) {
+      const ms = threadCpuMs(pid, tid);
+      totalMs += ms;
+      if (tid === String(pid)) mainMs = ms;
+    }
+    return { mainMs, totalMs };
+  } catch {
+    return null;
+  }
 }

@@ -68,11 +68,12 @@ export function writeResults(report: RunReport): string {
 const START = '<!-- bench:start -->';
 const END = '<!-- bench:end -->';
 
-function latencyTable(latency: Record<string, { ackLatency: { p50: number; p99: number; max: number }; acked: number; missing: number }>): string[] {
-  const out = ['| offered events/s | p50 | p99 | max | acknowledged | missing |', '|---:|---:|---:|---:|---:|---:|'];
+function latencyTable(latency: Record<string, { ackLatency: { p50: number; p99: number; max: number }; acked: number; missing: number; cpuPerEventUs?: { main: number; total: number } | null }>): string[] {
+  const out = ['| offered events/s | p50 | p99 | max | acknowledged | missing | CPU per event (main thread) |', '|---:|---:|---:|---:|---:|---:|---:|'];
   for (const [rate, l] of Object.entries(latency)) {
     const ms = (x: number) => `${x < 10 ? x.toFixed(2) : x < 100 ? x.toFixed(1) : Math.round(x).toLocaleString('en-US')} ms`;
-    out.push(`| ${Number(rate).toLocaleString('en-US')} | ${ms(l.ackLatency.p50)} | ${ms(l.ackLatency.p99)} | ${ms(l.ackLatency.max)} | ${l.acked.toLocaleString('en-US')} | ${l.missing.toLocaleString('en-US')} |`);
+    const cpu = l.cpuPerEventUs ? `${l.cpuPerEventUs.total} µs (${l.cpuPerEventUs.main} µs)` : '—';
+    out.push(`| ${Number(rate).toLocaleString('en-US')} | ${ms(l.ackLatency.p50)} | ${ms(l.ackLatency.p99)} | ${ms(l.ackLatency.max)} | ${l.acked.toLocaleString('en-US')} | ${l.missing.toLocaleString('en-US')} | ${cpu} |`);
   }
   return out;
 }

@@ -28,9 +28,9 @@ export const ceiling: Scenario = {
       const latency: Record<string, unknown> = {};
       for (const rate of s.latencyRates) {
         ctx.log(`  latency at ${rate}/s for ${s.latencyMs / 1000} s`);
-        const l = await measureLatency(ctx, pool, make, rate, s.latencyMs, `relay@${rate}`);
+        const l = await measureLatency(ctx, pool, make, rate, s.latencyMs, `relay@${rate}`, relay.pid);
         latency[String(rate)] = l;
-        ctx.log(`  → p50 ${fmtMs(l.ackLatency.p50)}, p99 ${fmtMs(l.ackLatency.p99)}, max ${fmtMs(l.ackLatency.max)}${l.missing ? `, ${l.missing} missing` : ''}`);
+        ctx.log(`  → p50 ${fmtMs(l.ackLatency.p50)}, p99 ${fmtMs(l.ackLatency.p99)}, max ${fmtMs(l.ackLatency.max)}${l.missing ? `, ${l.missing} missing` : ''}${l.cpuPerEventUs ? `, CPU ${l.cpuPerEventUs.total} µs/event (main thread ${l.cpuPerEventUs.main})` : ''}`);
       }
       out.figures.latency = latency;
     } finally {

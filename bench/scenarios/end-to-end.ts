@@ -34,9 +34,10 @@ export const endToEnd: Scenario = {
       const latency: Record<string, unknown> = {};
       for (const rate of s.latencyRates) {
         ctx.log(`  latency at ${rate}/s for ${s.latencyMs / 1000} s`);
-        const l = await measureLatency(ctx, svc.pool, make, rate, s.latencyMs, `e2e@${rate}`);
+        const l = await measureLatency(ctx, svc.pool, make, rate, s.latencyMs, `e2e@${rate}`, svc.pid);
         latency[String(rate)] = l;
-        ctx.log(`  → p50 ${fmtMs(l.ackLatency.p50)}, p99 ${fmtMs(l.ackLatency.p99)}, max ${fmtMs(l.ackLatency.max)}${l.missing ? `, ${l.missing} not acknowledged in time` : ''}`);
+        const cpu = l.cpuPerEventUs ? `, CPU ${l.cpuPerEventUs.total} µs/event (main thread ${l.cpuPerEventUs.main})` : '';
+        ctx.log(`  → p50 ${fmtMs(l.ackLatency.p50)}, p99 ${fmtMs(l.ackLatency.p99)}, max ${fmtMs(l.ackLatency.max)}${l.missing ? `, ${l.missing} not acknowledged in time` : ''}${cpu}`);
         if (rate === 1000) {
           const ok = l.acked > 0 && l.missing === 0 && l.ackLatency.p99 <= 20;
           out.check('p99 publish→ack at 1,000/s (ms)', l.ackLatency.p99, '≤ 20 ms, none missing', l.acked > 0 ? ok : false);
