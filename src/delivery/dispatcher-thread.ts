@@ -71,7 +71,9 @@ export function createThreadedDispatcher(options: ThreadedDispatcherOptions): Di
   }
 
   function start(): Worker {
-    const w = new Worker(workerUrl, { workerData });
+    // A worker's default young generation let its heap grow by ~100 MB under fan-out load (memory benchmark:
+    // 330 MB peak, over the 300 MB goal); 8 MB keeps it near 50 MB with no measurable cost in throughput.
+    const w = new Worker(workerUrl, { workerData, resourceLimits: { maxYoungGenerationSizeMb: 8, maxOldGenerationSizeMb: 256 } });
     // Never keeps the process alive by itself; the server and the engine do.
     w.unref();
     w.on('message', (m: FromWorker) => {

@@ -105,10 +105,11 @@ export function createDeliveryEngine(deps: Deps, dispatcher: Dispatcher, options
     return Math.min(suspect(connectorId) ? perFailingConnector : perConnector, share) - (inFlight.get(connectorId) ?? 0);
   };
 
-  // Connectors that may have due rows waiting in the queue, because a fresh row of theirs was queued as due
-  // (no free slot): later fresh rows queue behind them instead of being handed off, until a claim finds the
-  // connector's due rows all taken. The value is when that happened, so that a claim that read the queue
-  // before it does not clear it.
+  // Connectors that may have due rows waiting in the queue: a fresh row of theirs was queued as due (no free
+  // slot), or a claim left some behind (a backlog after a restart, retries coming due, `:sync`). Later fresh rows
+  // queue behind them instead of being handed off, and every finished attempt wakes the loop to claim more,
+  // until a claim finds the connector's due rows all taken. The value is when it was last marked, so that a
+  // claim that read the queue before that does not clear it.
   const backlog = new Map<string, number>();
   let generation = 0;
 
@@ -118,6 +119,7 @@ export function createDeliveryEngine(deps: Deps, dispatcher: Dispatcher, options
       now: nowMicros(deps), leaseMicros, capacityOf, total: total - inFlightTotal, rotation: rotation++,
     });
     if (result.due !== null) {
+      for (const id of result.due) if (!result.drained.has(id)) backlog.set(id, ++generation);
       for (const [id, at] of backlog) {
         if (at <= seen && (!result.due.has(id) || result.drained.has(id))) backlog.delete(id);
       }

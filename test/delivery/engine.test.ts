@@ -560,6 +560,27 @@ describe('happy: hand-off of fresh rows', () => {
     }
   });
 
+  it('rows already due when the loop starts (a backlog after a restart) are drained without waiting for the poll', async () => {
+    const { t, fake } = await setup();
+    const engine = createDeliveryEngine(t.deps, fake, { pollIntervalMs: 60_000, perConnectorConcurrency: 1 });
+    try {
+      const dc = await createConnector(t);
+      const device = await t.createDevice();
+      const sent = [];
+      for (let i = 0; i < 5; i++) sent.push(await publish(t, device));
+      assert.deepEqual(await dueNow(t), [dc.id]);
+      engine.start();
+      await spin(async () => (await queueDepth(t)) === 0);
+      assert.deepEqual(fake.eventIds(dc.url), sent.map((e) => e.event.eventId), 'one slot: claimed one by one, in order');
+      const later = await publish(t, device);
+      await spin(() => fake.calls.length > 5);
+      assert.deepEqual(fake.eventIds(dc.url).slice(5), [later.event.eventId]);
+    } finally {
+      await engine.stop();
+      await t.close();
+    }
+  });
+
   it('a hanging connector never takes every slot: the other one gets each event at once', async () => {
     const { t, fake } = await setup();
     const engine = createDeliveryEngine(t.deps, fake, { pollIntervalMs: 60_000, perConnectorConcurrency: 8, totalConcurrency: 8 });
