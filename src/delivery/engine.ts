@@ -1,4 +1,5 @@
-// The delivery engine (contract §6): claims due queue rows, pushes them through the Dispatcher with bounded
+// The delivery engine (contract §6): takes fresh queue rows handed off at commit while it runs (queue.ts) and
+// claims due ones (retries, backlogs, `:sync`), pushes them through the Dispatcher with bounded
 // concurrency per connector and overall (a dead endpoint never slows the others), and records every outcome
 // in the store: ack → row deleted; failure → retry schedule, 12-hour drop, 5-day auto-disable. Outcomes that
 // arrive together are recorded in one transaction (group commit); each outcome's effects are all-or-nothing.
