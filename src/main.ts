@@ -59,7 +59,7 @@ export async function startService(config: Config, overrides: DepsOverrides = {}
   const boot = await bootstrapIfEmpty(deps);
   if (boot) deps.logger.info({ file: boot.file }, 'first start: created organization, project, admin user and service account; credentials written to bootstrap.json');
   // Built before listening so a bad SENSORCLOUD_CA_FILE fails the start before the port opens.
-  const dispatcher = createThreadedDispatcher({ config, logger: deps.logger });
+  const dispatcher = createThreadedDispatcher({ config, logger: deps.logger, clock: deps.clock });
   const app = await createApp(deps);
   await app.listen({ port: config.port, host: config.host });
   const address = app.server.address();

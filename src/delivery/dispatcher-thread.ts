@@ -6,8 +6,11 @@
 //
 // The worker keeps its own wall clock: an outcome's responseTimeMs is measured there, exactly as in process.
 // If the worker dies, every attempt it held fails like a dropped connection (its row is retried by the
-// engine), and the next send starts a new worker.
+// engine), and the next send starts a new worker. A worker that dies within a second of starting (one that
+// cannot start at all) is not restarted at once: sends fail at once instead, for 1 s, then 2, 4 … up to 30 s,
+// so a broken install fails every push with a clear reason instead of spawning a thread per batch.
 import { Worker } from 'node:worker_threads';
+import { systemClock, type Clock } from '../runtime/clock.ts';
 import type { Logger } from '../runtime/logger.ts';
 import { loadTrustStore, packageVersion, type DispatcherOptions } from './dispatcher.ts';
 import type { AttemptOutcome, Dispatcher, PushTarget } from './types.ts';
@@ -35,6 +38,8 @@ export type FromWorker =
   | { type: 'closed' };
 
 export type ThreadedDispatcherOptions = Pick<DispatcherOptions, 'config' | 'logger' | 'version' | 'timeoutMs' | 'connectionsPerOrigin' | 'maxInFlight' | 'extraCaFile'> & {
+  /** For the restart backoff after a worker dies young. Default: the system clock. */
+  clock?: Clock;
   /** The worker's entry; tests substitute one that misbehaves. Default: dispatcher-worker.mjs. */
   workerUrl?: URL;
 };
@@ -63,6 +68,10 @@ export function createThreadedDispatcher(options: ThreadedDispatcherOptions): Di
   let outbox: Array<[number, PushTarget, Uint8Array]> = [];
   let flushScheduled = false;
   let closed = false;
+  const clock = options.clock ?? systemClock;
+  let startedAtMs = 0;
+  let backoffMs = 0;
+  let restartAtMs = 0;
 
   function failAll(message: string): void {
     const all = [...waiting.values()];
@@ -71,6 +80,7 @@ export function createThreadedDispatcher(options: ThreadedDispatcherOptions): Di
   }
 
   function start(): Worker {
+    startedAtMs = clock.now();
     // A worker's default young generation let its heap grow by ~100 MB under fan-out load (memory benchmark:
     // 330 MB peak, over the 300 MB goal); 8 MB keeps it near 50 MB with no measurable cost in throughput.
     const w = new Worker(workerUrl, { workerData, resourceLimits: { maxYoungGenerationSizeMb: 8, maxOldGenerationSizeMb: 256 } });
@@ -92,6 +102,11 @@ export function createThreadedDispatcher(options: ThreadedDispatcherOptions): Di
     });
     w.on('exit', () => {
       if (worker === w) worker = null;
+      if (!closed) {
+        const lived = clock.now() - startedAtMs;
+        backoffMs = lived < 1000 ? Math.min(30_000, Math.max(1000, backoffMs * 2)) : 0;
+        restartAtMs = clock.now() + backoffMs;
+      }
       failAll('the dispatcher thread stopped during the attempt');
     });
     return w;
@@ -102,6 +117,15 @@ export function createThreadedDispatcher(options: ThreadedDispatcherOptions): Di
     if (outbox.length === 0) return;
     const items = outbox;
     outbox = [];
+    if (!worker && clock.now() < restartAtMs) {
+      const message = `the dispatcher thread failed right after it started; the next one starts in ${Math.ceil((restartAtMs - clock.now()) / 1000)} s`;
+      for (const [id] of items) {
+        const resolve = waiting.get(id);
+        waiting.delete(id);
+        resolve?.(failed(message));
+      }
+      return;
+    }
     worker ??= start();
     worker.postMessage({ type: 'send', items } satisfies ToWorker);
   }

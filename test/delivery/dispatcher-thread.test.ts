@@ -7,6 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import { jwtVerify } from 'jose';
 import { createThreadedDispatcher, type ThreadedDispatcherOptions } from '../../src/delivery/dispatcher-thread.ts';
 import type { Dispatcher, PushTarget } from '../../src/delivery/types.ts';
+import { FakeClock } from '../../src/runtime/clock.ts';
 import { createSilentLogger } from '../../src/runtime/logger.ts';
 import { startReceiver, type Receiver } from '../helpers/receiver.ts';
 import { testTls } from '../helpers/tls.ts';
@@ -102,14 +103,31 @@ describe('dispatcher thread', () => {
   });
 
   it('when the thread dies, the attempts it held fail as connection errors and the next send gets a new thread', async () => {
-    const d = dispatcher({ workerUrl: new URL('../helpers/dying-dispatcher-worker.mjs', import.meta.url) });
+    const clock = new FakeClock();
+    const d = dispatcher({ clock, workerUrl: new URL('../helpers/dying-dispatcher-worker.mjs', import.meta.url) });
     assert.equal((await d.send(target(rx.url), body(8))).ok, true);
+    clock.advance(5000); // the thread has lived long enough: no backoff
     const lost = await Promise.all([d.send(target(rx.url), Buffer.from('die')), d.send(target(rx.url), body(9))]);
     for (const o of lost) {
       assert.deepEqual([o.ok, o.reason], [false, 'connection']);
       assert.match(o.message, /dispatcher thread stopped/);
     }
     assert.equal((await d.send(target(rx.url), body(10))).ok, true);
+  });
+
+  it('a thread that dies right after starting is restarted after a growing pause, sends failing meanwhile', async () => {
+    const clock = new FakeClock();
+    const d = dispatcher({ clock, workerUrl: new URL('../helpers/dying-dispatcher-worker.mjs', import.meta.url) });
+    const first = await d.send(target(rx.url), Buffer.from('die'));
+    assert.match(first.message, /dispatcher thread stopped/);
+    const waiting = await d.send(target(rx.url), body(11));
+    assert.deepEqual([waiting.ok, waiting.reason], [false, 'connection']);
+    assert.match(waiting.message, /failed right after it started; the next one starts in 1 s/);
+    clock.advance(1000);
+    assert.match((await d.send(target(rx.url), Buffer.from('die'))).message, /dispatcher thread stopped/);
+    assert.match((await d.send(target(rx.url), body(12))).message, /next one starts in 2 s/, 'the pause doubles');
+    clock.advance(2000);
+    assert.equal((await d.send(target(rx.url), body(13))).ok, true);
   });
 
   it('close lets attempts in flight finish, then refuses new sends', async () => {
