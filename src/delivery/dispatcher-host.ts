@@ -35,16 +35,19 @@ let done: Array<[number, AttemptOutcome]> = [];
 let flushScheduled = false;
 const inFlight = new Set<Promise<void>>();
 
+function flushDone(): void {
+  flushScheduled = false;
+  if (done.length === 0) return;
+  const items = done;
+  done = [];
+  port.postMessage({ type: 'done', items } satisfies FromWorker);
+}
+
 function finished(id: number, outcome: AttemptOutcome): void {
   done.push([id, outcome]);
   if (flushScheduled) return;
   flushScheduled = true;
-  setImmediate(() => {
-    flushScheduled = false;
-    const items = done;
-    done = [];
-    port.postMessage({ type: 'done', items } satisfies FromWorker);
-  });
+  setImmediate(flushDone);
 }
 
 port.on('message', (m: ToWorker) => {
@@ -59,9 +62,8 @@ port.on('message', (m: ToWorker) => {
     void (async () => {
       await Promise.all([...inFlight]);
       await dispatcher.close();
-      // Let the last outcomes leave before saying so.
-      await new Promise((r) => setImmediate(r));
-      await new Promise((r) => setImmediate(r));
+      // The last outcomes leave before the message that says so.
+      flushDone();
       port.postMessage({ type: 'closed' } satisfies FromWorker);
     })();
   }

@@ -73,6 +73,12 @@ export function createThreadedDispatcher(options: ThreadedDispatcherOptions): Di
   let backoffMs = 0;
   let restartAtMs = 0;
 
+  function settle(id: number, outcome: AttemptOutcome): void {
+    const resolve = waiting.get(id);
+    waiting.delete(id);
+    resolve?.(outcome);
+  }
+
   function failAll(message: string): void {
     const all = [...waiting.values()];
     waiting.clear();
@@ -88,11 +94,7 @@ export function createThreadedDispatcher(options: ThreadedDispatcherOptions): Di
     w.unref();
     w.on('message', (m: FromWorker) => {
       if (m.type === 'done') {
-        for (const [id, outcome] of m.items) {
-          const resolve = waiting.get(id);
-          waiting.delete(id);
-          resolve?.(outcome);
-        }
+        for (const [id, outcome] of m.items) settle(id, outcome);
       } else if (m.type === 'log') {
         logger[m.level](m.obj, m.msg);
       }
@@ -119,11 +121,7 @@ export function createThreadedDispatcher(options: ThreadedDispatcherOptions): Di
     outbox = [];
     if (!worker && clock.now() < restartAtMs) {
       const message = `the dispatcher thread failed right after it started; the next one starts in ${Math.ceil((restartAtMs - clock.now()) / 1000)} s`;
-      for (const [id] of items) {
-        const resolve = waiting.get(id);
-        waiting.delete(id);
-        resolve?.(failed(message));
-      }
+      for (const [id] of items) settle(id, failed(message));
       return;
     }
     worker ??= start();

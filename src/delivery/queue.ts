@@ -94,28 +94,29 @@ export function createEnqueueConsumer(deps: Pick<Deps, 'clock'>, port: HandoffPo
       const rows = rowsFor(connectors, emitted.event, emitted.device, now);
       if (rows.length === 0) return;
       const handoff = port?.current ?? null;
-      const handed: Array<{ row: NewDelivery; connector: DataConnectorRecord; id: number | null }> = [];
+      const handed: Array<{ index: number; connector: DataConnectorRecord; id: number | null }> = [];
       if (handoff) {
-        for (const row of rows) {
+        const byId = new Map(connectors.map((c) => [c.id, c]));
+        rows.forEach((row, index) => {
           const leaseUntil = handoff.reserve(row.connectorId, now, rows.length);
-          if (leaseUntil === null) continue;
+          if (leaseUntil === null) return;
           row.leaseUntil = leaseUntil;
           row.dueTime = leaseUntil;
-          handed.push({ row, connector: connectors.find((c) => c.id === row.connectorId)!, id: null });
-        }
+          handed.push({ index, connector: byId.get(row.connectorId)!, id: null });
+        });
         if (handed.length > 0) {
           // A slot is used only by a row that was inserted and committed; every other ending gives it back.
           outcome.onRollback(() => handed.forEach((h) => handoff.release(h.connector.id)));
           outcome.onCommit(() => {
             for (const h of handed) {
               if (h.id === null) handoff.release(h.connector.id);
-              else handoff.launch({ delivery: { ...h.row, id: h.id, attempts: 0, leaseUntil: h.row.leaseUntil! }, connector: h.connector });
+              else handoff.launch({ delivery: { ...rows[h.index]!, id: h.id, attempts: 0, leaseUntil: rows[h.index]!.leaseUntil! }, connector: h.connector });
             }
           });
         }
       }
       const ids = await tx.deliveries.insert(rows);
-      for (const h of handed) h.id = ids[rows.indexOf(h.row)]!;
+      for (const h of handed) h.id = ids[h.index]!;
     },
   };
 }
