@@ -1,19 +1,21 @@
-// `npm run bench:cost [-- <events/s> [seconds]]`: the service's CPU per event at a steady offered rate, for
+// `npm run bench:cost [-- <events/s>|max [seconds]]`: the service's CPU per event at a steady offered rate, for
 // comparing two versions of the code on a machine whose speed drifts (throughput figures moved ±30 % between
 // runs; this one moves ±2 %). Starts the service and the receiver as `npm run bench` does, one signed
 // connector, 10 devices; a 3 s warm-up, then an open loop at the rate; prints the main thread's and all threads'
-// CPU time per published event (from /proc), then the idle cost per second.
+// CPU time per published event (from /proc), then the idle cost per second. `max` runs the closed loop of the
+// end-to-end scenario instead (32 concurrent publishers) and also prints published and delivered per second.
 import { createConnectors, createDevices, publishRequests } from './lib/api.ts';
-import { openLoop } from './lib/loadgen.ts';
+import { closedLoop, openLoop } from './lib/loadgen.ts';
 import { Receiver } from './lib/receiver.ts';
 import { ServiceProcess } from './lib/service.ts';
 import { createBenchTls } from './lib/tls.ts';
 import { cpuTimes, removeDir } from './lib/procs.ts';
 
-const rate = Number(process.argv[2] ?? 1000);
+const max = process.argv[2] === 'max';
+const rate = max ? 1000 : Number(process.argv[2] ?? 1000);
 const seconds = Number(process.argv[3] ?? 10);
 if (!(rate > 0 && rate <= 20_000) || !(seconds > 0 && seconds <= 120)) {
-  process.stderr.write('usage: npm run bench:cost -- [events/s, 1-20000] [seconds, 1-120]\n');
+  process.stderr.write('usage: npm run bench:cost -- [events/s, 1-20000, or max] [seconds, 1-120]\n');
   process.exit(2);
 }
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -28,10 +30,16 @@ try {
   await openLoop(svc.pool, { rate, durationMs: 3000, make, label: 'warm-up', log: () => {} });
   await sleep(1000);
   const before = cpuTimes(svc.pid)!;
-  const run = await openLoop(svc.pool, { rate, durationMs: seconds * 1000, make, label: 'run', log: () => {} });
+  const delivered0 = (await receiver.stats()).total;
+  const durationMs = seconds * 1000;
+  const run = max
+    ? await closedLoop(svc.pool, { concurrency: 32, durationMs, maxCount: 2_000_000, make, label: 'run' })
+    : await openLoop(svc.pool, { rate, durationMs, make, label: 'run', log: () => {} });
   const after = cpuTimes(svc.pid)!;
+  const delivered = (await receiver.stats()).total - delivered0;
   const per = (ms: number) => ((ms * 1000) / run.ok).toFixed(0);
-  console.log(`${rate} events/s for ${seconds} s: ${run.ok} published; CPU per event: main thread ${per(after.mainMs - before.mainMs)} µs, all threads ${per(after.totalMs - before.totalMs)} µs`);
+  const what = max ? `closed loop for ${seconds} s: ${(run.ok / seconds).toFixed(0)} published/s, ${(delivered / seconds).toFixed(0)} delivered/s` : `${rate} events/s for ${seconds} s: ${run.ok} published`;
+  console.log(`${what}; CPU per event: main thread ${per(after.mainMs - before.mainMs)} µs, all threads ${per(after.totalMs - before.totalMs)} µs`);
   await sleep(1000);
   const idle0 = cpuTimes(svc.pid)!;
   await sleep(5000);

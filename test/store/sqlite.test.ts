@@ -43,4 +43,24 @@ describe('sqlite checkpoints', () => {
       await store.close();
     }
   });
+
+  it('starts the WAL over under a steady stream of commits instead of letting it grow', async () => {
+    const file = join(dir, 'restart.db');
+    const store = createSqliteStore(file, { checkpoints: { intervalMs: 5, restartFrames: 64 } });
+    try {
+      // A writer that never pauses, until the checkpointer has run a few rounds beside it (bounded in count).
+      let commits = 0;
+      while (store.checkpointRounds() < 5 && commits < 200_000) {
+        const i = commits++;
+        await store.transaction((tx) => tx.organizations.create({ id: `o${String(i).padStart(19, '0')}`, displayName: 'x', createTime: i }));
+      }
+      assert.ok(store.checkpointRounds() >= 5, `only ${store.checkpointRounds()} checkpoint rounds in ${commits} commits`);
+      // Every commit appends at least one frame; a WAL never started over would hold at least one per commit.
+      const [{ log }] = store.db.raw.pragma('wal_checkpoint(PASSIVE)') as Array<{ log: number }>;
+      assert.ok(log < commits / 2, `the WAL holds ${log} frames after ${commits} commits`);
+      assert.equal(store.db.get<{ n: number }>('SELECT count(*) AS n FROM organizations')?.n, commits);
+    } finally {
+      await store.close();
+    }
+  });
 });

@@ -3,7 +3,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Repos, Store } from '../store.ts';
 import { createInviteRepo, createKeyRepo, createServiceAccountRepo, createUserRepo } from './accounts.ts';
-import { startCheckpointer } from './checkpointer.ts';
+import { startCheckpointer, type CheckpointOptions } from './checkpointer.ts';
 import { Lock, SqliteDb } from './db.ts';
 import { createDeviceRepo } from './devices.ts';
 import { createEventRepo } from './events.ts';
@@ -52,11 +52,11 @@ function guarded(repos: Repos, lock: Lock): Repos {
 }
 
 /** Opens (creating if needed) the database file; ':memory:' gives a private in-memory store. */
-export function createSqliteStore(file: string): Store & { db: SqliteDb } {
+export function createSqliteStore(file: string, options: { checkpoints?: CheckpointOptions } = {}): Store & { db: SqliteDb; checkpointRounds(): number } {
   if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
   const db = new SqliteDb(file);
-  const checkpointer = file === ':memory:' ? null : startCheckpointer(db.raw, file);
   const lock = new Lock();
+  const checkpointer = file === ':memory:' ? null : startCheckpointer(db.raw, file, lock, options.checkpoints);
   const txRepos = createRepos(db);
 
   // Group commit. Each COMMIT writes every page the transaction touched to the WAL; with several commits per
@@ -112,6 +112,7 @@ export function createSqliteStore(file: string): Store & { db: SqliteDb } {
     kind: 'sqlite',
     db,
     authVersion: () => db.authWrites,
+    checkpointRounds: () => checkpointer?.rounds ?? 0,
     ...guarded(txRepos, lock),
     transaction<T>(fn: (tx: Repos) => Promise<T>): Promise<T> {
       return new Promise<T>((resolve, reject) => {
@@ -127,8 +128,8 @@ export function createSqliteStore(file: string): Store & { db: SqliteDb } {
       db.get('SELECT 1');
     },
     async close() {
-      await lock.acquire();
       await checkpointer?.stop();
+      await lock.acquire();
       db.close();
       lock.release();
     },
