@@ -174,8 +174,8 @@ export function createDeliveryEngine(deps: Deps, dispatcher: Dispatcher, options
     return { url: c.url, headers: c.headers, signatureSecret: openSecret(c.signatureSecretSealed) };
   }
 
-  /** One attempt: send, then record. Resolves with what recording it changed. */
-  async function attempt(item: ClaimedDelivery): Promise<RunReport> {
+  /** One attempt: the push and how it ended. */
+  async function send(item: ClaimedDelivery): Promise<Finished> {
     const startMs = deps.clock.now();
     let outcome: AttemptOutcome;
     try {
@@ -188,7 +188,7 @@ export function createDeliveryEngine(deps: Deps, dispatcher: Dispatcher, options
     const endMs = Math.max(deps.clock.now(), startMs + outcome.responseTimeMs);
     if (outcome.ok) failing.delete(item.connector.id);
     else failing.add(item.connector.id);
-    return record({ item, outcome, endMs });
+    return { item, outcome, endMs };
   }
 
   /** Counts an attempt slot of the connector as taken. */
@@ -204,14 +204,19 @@ export function createDeliveryEngine(deps: Deps, dispatcher: Dispatcher, options
     inFlightTotal -= 1;
   }
 
-  /** Attempts a row in a slot already taken, and gives the slot back when its outcome is recorded. */
+  /**
+   * Attempts a row in a slot already taken and records the outcome. The slot is given back as soon as the push
+   * has ended: it bounds requests at the endpoint, and the row stays leased until the outcome is recorded, so no
+   * claim can take it again meanwhile. (Holding the slot through the recording transaction, which waits its
+   * turn behind the publishes of a busy event loop, capped one connector at ~2,600 pushes/s with 64 slots.)
+   */
   function run(item: ClaimedDelivery): Promise<RunReport> {
     const id = item.connector.id;
     const start = deps.clock.now();
     let starts = startedAt.get(id);
     if (!starts) startedAt.set(id, (starts = []));
     starts.push(start);
-    const p = attempt(item).finally(() => {
+    const ended = () => {
       const list = startedAt.get(id);
       if (list) {
         list.splice(list.indexOf(start), 1);
@@ -219,6 +224,10 @@ export function createDeliveryEngine(deps: Deps, dispatcher: Dispatcher, options
       }
       give(id);
       wakeForBacklog();
+    };
+    const p = send(item).then((done) => {
+      ended();
+      return record(done);
     });
     const tracked = p.then(() => undefined, () => undefined);
     attempts.add(tracked);
