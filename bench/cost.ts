@@ -22,7 +22,9 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const tls = createBenchTls();
 const receiver = await Receiver.start(tls);
-const svc = await ServiceProcess.start({ caFile: tls.caFile }, 32);
+// BENCH_PROFILE_DIR=dir: the service runs with --cpu-prof and writes its profiles there.
+const profileDir = process.env.BENCH_PROFILE_DIR;
+const svc = await ServiceProcess.start({ caFile: tls.caFile, nodeArgs: profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [] }, 32);
 try {
   const devices = await createDevices(svc, 10);
   await createConnectors(svc, [{ url: receiver.url('/cost'), signatureSecret: 'bench-signature-secret', displayName: 'cost' }]);

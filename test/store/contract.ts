@@ -203,6 +203,27 @@ export function storeContract(name: string, open: () => Promise<Store> | Store):
       assert.deepEqual(left.map((e) => e.createTime), [stored[5], stored[4]]);
     });
 
+    it('reads a device as last written, and not as written by a rolled-back transaction', async () => {
+      const p = project();
+      await store.projects.create(p);
+      const d = device(p.id);
+      assert.equal(await store.devices.get(d.id), null);
+      await store.devices.create(d);
+      assert.equal((await store.devices.get(d.id))?.id, d.id, 'created after a read that found nothing');
+      await store.devices.updateReported(d.id, { temperature: { value: 1 } }, { temperature: 10 }, 11);
+      let got = await store.devices.get(d.id);
+      assert.deepEqual([got?.reported, got?.reportedTimes, got?.updateTime], [{ temperature: { value: 1 } }, { temperature: 10 }, 11]);
+      await store.devices.updateLabels(d.id, { b: '2' }, 12);
+      assert.deepEqual((await store.devices.get(d.id))?.labels, { b: '2' });
+      await assert.rejects(store.transaction(async (tx) => {
+        await tx.devices.updateReported(d.id, { temperature: { value: 2 } }, { temperature: 20 }, 21);
+        assert.deepEqual((await tx.devices.get(d.id))?.reported, { temperature: { value: 2 } }, 'the transaction reads its own write');
+        throw new Error('roll back');
+      }), /roll back/);
+      got = await store.devices.get(d.id);
+      assert.deepEqual([got?.reported, got?.updateTime], [{ temperature: { value: 1 } }, 12]);
+    });
+
     it('moves and deletes devices with their history', async () => {
       const p1 = project();
       const p2 = project();

@@ -17,9 +17,13 @@ export const toDevice = (r: Row): DeviceRecord => ({
 
 export function createDeviceRepo(db: SqliteDb): DeviceRepo {
   const { queryListing, devicesChanged } = createDeviceQueries(db);
+  // Every publish reads its device and writes its `reported` back: the read (a query and three JSON parses)
+  // is served from this cache, which the write updates in place (write-through).
+  const byId = db.caches.create<DeviceRecord | null>();
   return {
     async create(d) {
       devicesChanged();
+      byId.delete(d.id);
       db.run(
         `INSERT INTO devices (id, project_id, type, product_number, labels, reported, reported_times, emulated, create_time, update_time)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -28,24 +32,31 @@ export function createDeviceRepo(db: SqliteDb): DeviceRepo {
       );
     },
     async get(id) {
-      const r = db.get<Row>('SELECT * FROM devices WHERE id = ?', id);
-      return r ? toDevice(r) : null;
+      return byId.get(id, () => {
+        const r = db.get<Row>('SELECT * FROM devices WHERE id = ?', id);
+        return r ? toDevice(r) : null;
+      });
     },
     async updateReported(id, reported, reportedTimes, updateTime) {
       devicesChanged();
-      db.run('UPDATE devices SET reported = ?, reported_times = ?, update_time = ? WHERE id = ?', toJson(reported), toJson(reportedTimes), updateTime, id);
+      const changes = db.run('UPDATE devices SET reported = ?, reported_times = ?, update_time = ? WHERE id = ?', toJson(reported), toJson(reportedTimes), updateTime, id).changes;
+      if (changes > 0) byId.update(id, (d) => d && { ...d, reported: { ...reported }, reportedTimes: { ...reportedTimes }, updateTime });
+      else byId.delete(id);
     },
     async updateLabels(id, labels, updateTime) {
       devicesChanged();
+      byId.delete(id);
       db.run('UPDATE devices SET labels = ?, update_time = ? WHERE id = ?', toJson(labels), updateTime, id);
     },
     async move(id, projectId, updateTime) {
       devicesChanged();
+      byId.delete(id);
       db.run('UPDATE devices SET project_id = ?, update_time = ? WHERE id = ?', projectId, updateTime, id);
       db.run('UPDATE events SET project_id = ? WHERE device_id = ?', projectId, id);
     },
     async delete(id) {
       devicesChanged();
+      byId.delete(id);
       db.run('DELETE FROM events WHERE device_id = ?', id);
       db.run('DELETE FROM devices WHERE id = ?', id);
     },

@@ -1,4 +1,4 @@
-// Read-through caches for hot, rarely written rows (projects, data connectors), owned by the SQLite store.
+// Read-through caches for hot rows (projects, data connectors, devices), owned by the SQLite store.
 // Safe because SQLite has a single writer process and every write goes through a repository that clears the
 // cache it affects; a rolled-back transaction clears every cache (it may have cached uncommitted rows).
 // Cached records are frozen: a caller that tried to mutate one would corrupt every later read.
@@ -20,11 +20,25 @@ export class ReadCache<V> {
     const hit = this.entries.get(key);
     if (hit !== undefined) return hit;
     const value = load();
+    this.put(key, value);
+    return value;
+  }
+
+  /** Caches the value just written (write-through), if the key is cached already. */
+  update(key: string, next: (cached: V) => V): void {
+    const hit = this.entries.get(key);
+    if (hit !== undefined) this.put(key, next(hit));
+  }
+
+  delete(key: string): void {
+    this.entries.delete(key);
+  }
+
+  private put(key: string, value: V): void {
     if (Array.isArray(value)) value.forEach(freezeRecord);
     freezeRecord(value);
     if (this.entries.size >= MAX_ENTRIES) this.entries.clear();
     this.entries.set(key, value);
-    return value;
   }
 
   clear(): void {
