@@ -83,7 +83,10 @@ export interface DeliveryRepo {
   reschedule(id: number, attempts: number, dueTime: number): Promise<boolean>;
   /** Drops a connector's whole queue; returns the number of rows removed. */
   deleteByConnector(connectorId: string): Promise<number>;
-  /** Removes up to `limit` rows queued at or before `enqueuedAtOrBefore` that are not in flight. */
+  /**
+   * Removes up to `limit` rows queued at or before `enqueuedAtOrBefore` that are not in flight. Rows are inserted
+   * in enqueue-time order (enqueueTime is the time of the insert), and a backend may rely on that.
+   */
   deleteExpired(enqueuedAtOrBefore: number, now: number, limit: number): Promise<number>;
   /** Makes every leased row due at `now` (single-process restart: no attempt can still be in flight). */
   releaseLeases(now: number): Promise<number>;

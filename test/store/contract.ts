@@ -224,6 +224,23 @@ export function storeContract(name: string, open: () => Promise<Store> | Store):
       assert.deepEqual([got?.reported, got?.updateTime], [{ temperature: { value: 1 } }, 12]);
     });
 
+    it('drops queued deliveries older than the cutoff, oldest first, except those in flight', async () => {
+      const row = (enqueueTime: number) => ({ connectorId: id('c'), eventId: id('e'), body: Buffer.from('{}'), enqueueTime, dueTime: enqueueTime });
+      const ids = await store.deliveries.insert([row(100), row(101), row(102), row(103), row(200)]);
+      const before = await store.deliveries.count();
+      // The second row is in flight (leased until 500): it stays until its outcome is recorded.
+      assert.equal((await store.deliveries.claim((await store.deliveries.get(ids[1]!))!.connectorId, 150, 0, 500, 10)).length, 1);
+      assert.equal(await store.deliveries.deleteExpired(150, 300, 2), 2, 'at most the limit');
+      assert.equal(await store.deliveries.get(ids[0]!), null, 'oldest first');
+      assert.ok(await store.deliveries.get(ids[1]!), 'in flight: kept');
+      assert.equal(await store.deliveries.deleteExpired(150, 300, 10), 1);
+      assert.equal(await store.deliveries.deleteExpired(150, 300, 10), 0);
+      assert.ok(await store.deliveries.get(ids[4]!), 'not yet expired: kept');
+      assert.equal(await store.deliveries.count(), before - 3);
+      assert.equal(await store.deliveries.deleteExpired(150, 600, 10), 1, 'once its lease is over');
+      for (const i of ids) await store.deliveries.delete(i);
+    });
+
     it('moves and deletes devices with their history', async () => {
       const p1 = project();
       const p2 = project();

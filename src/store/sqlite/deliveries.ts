@@ -58,10 +58,17 @@ export function createDeliveryRepo(db: SqliteDb): DeliveryRepo {
       return db.run('DELETE FROM deliveries WHERE connector_id = ?', connectorId).changes;
     },
     async deleteExpired(enqueuedAtOrBefore, now, limit) {
-      // A row in flight (lease not yet over) may finish its attempt; its outcome drops it.
+      // Rows are queued with enqueue_time = now and ids in insert order, so the expired rows are the lowest ids:
+      // a walk along the primary key up to the first row not yet expired finds them, without an index on
+      // enqueue_time, which was one more B-tree written for every row queued (−5 µs per event). (Should the clock
+      // step back, rows queued after the step are dropped with the ones before it: late by the size of the step,
+      // and never attempted meanwhile, since a claim skips expired rows.) A row in flight (lease not yet over) may finish its attempt; its outcome drops it.
       return db.run(
         `DELETE FROM deliveries WHERE id IN (
-           SELECT id FROM deliveries WHERE enqueue_time <= ? AND (lease_until IS NULL OR lease_until <= ?) LIMIT ?)`,
+           SELECT id FROM deliveries
+           WHERE id < coalesce((SELECT id FROM deliveries WHERE enqueue_time > ? ORDER BY id LIMIT 1), 9223372036854775807)
+             AND (lease_until IS NULL OR lease_until <= ?)
+           ORDER BY id LIMIT ?)`,
         enqueuedAtOrBefore, now, limit,
       ).changes;
     },
