@@ -15,9 +15,9 @@ parentPort.on('message', (msg) => {
   try {
     // PASSIVE never waits for the writer or readers; it copies what it can and fsyncs the database file.
     const [row] = db.pragma('wal_checkpoint(PASSIVE)');
-    parentPort.postMessage({ log: row.log, checkpointed: row.checkpointed });
+    parentPort.postMessage({ log: row.log });
   } catch {
     // Busy or locked: the next round catches up.
-    parentPort.postMessage({ log: 0, checkpointed: 0 });
+    parentPort.postMessage({ log: 0 });
   }
 });

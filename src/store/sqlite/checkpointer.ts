@@ -27,8 +27,8 @@ export interface CheckpointOptions {
   restartFrames?: number;
 }
 
-/** Frames, as SQLite's `wal_checkpoint` pragma reports them. */
-interface Progress { log: number; checkpointed: number }
+/** Frames in the WAL, as SQLite's `wal_checkpoint` pragma reports them. */
+interface Progress { log: number }
 
 /** After a restart the WAL file is cut back to this size, so a burst does not keep its disk space. */
 const WAL_SIZE_LIMIT = 64 * 1024 * 1024;

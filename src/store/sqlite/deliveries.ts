@@ -60,9 +60,10 @@ export function createDeliveryRepo(db: SqliteDb): DeliveryRepo {
     async deleteExpired(enqueuedAtOrBefore, now, limit) {
       // Rows are queued with enqueue_time = now and ids in insert order, so the expired rows are the lowest ids:
       // a walk along the primary key up to the first row not yet expired finds them, without an index on
-      // enqueue_time, which was one more B-tree written for every row queued (−5 µs per event). (Should the clock
-      // step back, rows queued after the step are dropped with the ones before it: late by the size of the step,
-      // and never attempted meanwhile, since a claim skips expired rows.) A row in flight (lease not yet over) may finish its attempt; its outcome drops it.
+      // enqueue_time, which was one more B-tree written for every row queued. (Should the clock step back, rows
+      // queued after the step are dropped with the ones before it: late by the size of the step, and never
+      // attempted meanwhile, since a claim skips expired rows.) A row in flight (lease not yet over) may finish
+      // its attempt; its outcome drops it.
       return db.run(
         `DELETE FROM deliveries WHERE id IN (
            SELECT id FROM deliveries
