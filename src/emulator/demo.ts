@@ -138,6 +138,7 @@ export async function createDemo(deps: Deps, options: DemoOptions & { projectId:
     const touched = rand() < 0.15 ? deviceIds[Math.floor(rand() * deviceIds.length)]! : null;
     const gone: string[] = [];
     const count = await deps.events.transaction(async (tx, emit) => {
+      gone.length = 0; // the pipeline may call this again after undoing a call
       let n = 0;
       for (const id of deviceIds) {
         let device = await tx.devices.get(id);

@@ -31,7 +31,11 @@ export type EventSubscriber = (emitted: EmittedEvent) => void;
 export type Emit = (device: DeviceRecord, eventType: string, data: unknown, timestamp: number) => Promise<EmittedEvent>;
 
 export interface EventPipeline {
-  /** A store transaction in which events can be emitted; subscribers see them once it has committed. */
+  /**
+   * A store transaction in which events can be emitted; subscribers see them once it has committed. fn may be
+   * called again after a call whose writes were undone (the store's `rerunnable`), so it must change nothing
+   * outside the store; consumers undo their own effects through TransactionOutcome.onRollback.
+   */
   transaction<T>(fn: (tx: Repos, emit: Emit) => Promise<T>): Promise<T>;
   addConsumer(consumer: EventConsumer): void;
   /** Returns an unsubscribe function. */
@@ -91,7 +95,15 @@ export function createEventPipeline(deps: Pick<Deps, 'store' | 'clock' | 'ids' |
       const outcome: TransactionOutcome = { onCommit: (f) => committed.push(f), onRollback: (f) => rolledBack.push(f) };
       let result;
       try {
-        result = await deps.store.transaction((tx) => fn(tx, emitIn(tx, emitted, outcome)));
+        // Re-runnable: the store may undo a call and make it again (store/sqlite/index.ts). What a call left
+        // behind is settled first, as a rollback: its events never happened.
+        const call = (tx: Repos) => {
+          runAll(rolledBack.splice(0));
+          emitted.length = 0;
+          committed.length = 0;
+          return fn(tx, emitIn(tx, emitted, outcome));
+        };
+        result = await deps.store.transaction(call, { rerunnable: true });
       } catch (err) {
         runAll(rolledBack);
         throw err;

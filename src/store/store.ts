@@ -188,10 +188,19 @@ export interface Repos {
   connectorMetrics: ConnectorMetricRepo;
 }
 
+export interface TransactionOptions {
+  /**
+   * fn may be called again from the start after a call whose writes were undone, and leaves nothing outside the
+   * store to undo (or undoes it itself when called again, as the event pipeline does). The store may then run it
+   * more cheaply (SQLite: without the savepoint of a shared commit).
+   */
+  rerunnable?: boolean;
+}
+
 export interface Store extends Repos {
   readonly kind: 'sqlite' | 'postgres';
   /** Runs fn in one transaction; commits when it resolves, rolls back when it throws. */
-  transaction<T>(fn: (tx: Repos) => Promise<T>): Promise<T>;
+  transaction<T>(fn: (tx: Repos) => Promise<T>, options?: TransactionOptions): Promise<T>;
   /** Resolves when the database answers. */
   ping(): Promise<void>;
   /**

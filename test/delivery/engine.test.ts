@@ -560,6 +560,42 @@ describe('happy: hand-off of fresh rows', () => {
     }
   });
 
+  it('a publish undone and run again (its commit shared with one that failed after writing) goes out once, and no slot leaks', async () => {
+    const { t, fake } = await setup();
+    const engine = createDeliveryEngine(t.deps, fake, { pollIntervalMs: 60_000, perConnectorConcurrency: 1 });
+    const seen: string[] = [];
+    const unsubscribe = t.deps.events.subscribe((e) => seen.push(e.event.eventId));
+    try {
+      const dc = await createConnector(t);
+      const device = await t.createDevice();
+      engine.start();
+      const now = nowMicros(t.deps);
+      // Requested in the same turn, so they share a commit: the second one's failure undoes the first one's call too.
+      const [kept, failed] = await Promise.allSettled([
+        t.deps.events.transaction((_tx, emit) => emit(device, 'touch', { touch: { updateTime: formatTimestamp(now) } }, now)),
+        t.deps.events.transaction(async (_tx, emit) => {
+          await emit(device, 'touch', { touch: { updateTime: formatTimestamp(now) } }, now);
+          throw new Error('fails after writing');
+        }),
+      ]);
+      assert.equal(failed.status, 'rejected');
+      assert.equal(kept.status, 'fulfilled');
+      const id = (kept as PromiseFulfilledResult<{ event: { eventId: string } }>).value.event.eventId;
+      await spin(async () => fake.calls.length > 0 && (await queueDepth(t)) === 0);
+      assert.deepEqual(fake.eventIds(dc.url), [id], 'pushed once');
+      assert.deepEqual(seen, [id], 'streamed once');
+      assert.equal((await t.deps.store.events.listByDevice({ deviceId: device.id, eventTypes: [], startTime: 0, endTime: Number.MAX_SAFE_INTEGER, limit: 10 })).length, 1);
+      // With one slot, a reservation leaked by the undone call would leave the next row queued for the poll.
+      const later = await publish(t, device);
+      await spin(() => fake.calls.length > 1);
+      assert.deepEqual(fake.eventIds(dc.url), [id, later.event.eventId]);
+    } finally {
+      unsubscribe();
+      await engine.stop();
+      await t.close();
+    }
+  });
+
   it('rows already due when the loop starts (a backlog after a restart) are drained without waiting for the poll', async () => {
     const { t, fake } = await setup();
     const engine = createDeliveryEngine(t.deps, fake, { pollIntervalMs: 60_000, perConnectorConcurrency: 1 });

@@ -114,6 +114,30 @@ export function storeContract(name: string, open: () => Promise<Store> | Store):
       assert.equal((await store.projects.get(c.id))?.displayName, 'c');
     });
 
+    it('keeps re-runnable transactions all-or-nothing beside others, calling them again only after undoing a call', async () => {
+      const [a, b, c, d, e] = ['a', 'b', 'c', 'd', 'e'].map((n) => project({ displayName: n }));
+      const calls = { a: 0, b: 0, c: 0, d: 0, e: 0 };
+      const rerunnable = { rerunnable: true };
+      const results = await Promise.allSettled([
+        store.transaction(async (tx) => { calls.a++; await tx.projects.create(a!); return 'a'; }, rerunnable),
+        store.transaction(async (tx) => { calls.b++; await tx.projects.create(b!); return 'b'; }), // not re-runnable
+        store.transaction(async (tx) => { calls.c++; assert.equal(await tx.projects.get(c!.id), null); throw new Error('c fails before writing'); }, rerunnable),
+        store.transaction(async (tx) => { calls.d++; await tx.projects.create(d!); throw new Error('d fails after writing'); }, rerunnable),
+        store.transaction(async (tx) => { calls.e++; await tx.projects.create(e!); return 'e'; }, rerunnable),
+      ]);
+      assert.deepEqual(results.map((r) => r.status), ['fulfilled', 'fulfilled', 'rejected', 'rejected', 'fulfilled']);
+      assert.match(String((results[3] as PromiseRejectedResult).reason), /d fails after writing/);
+      for (const p of [a, b, e]) assert.equal((await store.projects.get(p!.id))?.displayName, p!.displayName);
+      for (const p of [c, d]) assert.equal(await store.projects.get(p!.id), null);
+      // Each failure is answered once; a transaction that is not re-runnable is never called twice.
+      assert.equal(calls.b, 1);
+      assert.equal(calls.c, 1);
+      assert.equal(calls.d, 1);
+      // A backend may have undone and repeated the calls of a and e, but each committed exactly once.
+      assert.ok(calls.a >= 1 && calls.a <= 2 && calls.e >= 1 && calls.e <= 2);
+      assert.equal((await store.projects.list({ projectIds: [a!.id, e!.id], organizationIds: [] }, { limit: 10 })).length, 2);
+    });
+
     it('commits a transaction and isolates concurrent callers until it ends', async () => {
       const p = project();
       let release!: () => void;

@@ -44,6 +44,38 @@ describe('sqlite checkpoints', () => {
     }
   });
 
+  it('runs re-runnable transactions without a savepoint, and undoes one that fails after writing by running the others again', async () => {
+    const store = createSqliteStore(':memory:');
+    try {
+      const savepoints: string[] = [];
+      const exec = store.db.raw.exec.bind(store.db.raw);
+      store.db.raw.exec = (sql: string) => {
+        if (sql.startsWith('SAVEPOINT')) savepoints.push(sql);
+        return exec(sql);
+      };
+      const org = (i: number) => ({ id: `r${String(i).padStart(19, '0')}`, displayName: `r${i}`, createTime: i });
+      const calls = [0, 0, 0];
+      const rerunnable = { rerunnable: true };
+      // Alone in their commit, all succeeding: no savepoint at all.
+      await Promise.all([0, 1].map((i) => store.transaction(async (tx) => { calls[i]!++; await tx.organizations.create(org(i)); }, rerunnable)));
+      assert.deepEqual({ savepoints, calls }, { savepoints: [], calls: [1, 1, 0] });
+      // The middle one fails after writing: the commit is undone with it, 0 runs again and 2 runs (once), both in savepoints.
+      calls.fill(0);
+      const results = await Promise.allSettled([
+        store.transaction(async (tx) => { calls[0]!++; await tx.organizations.create(org(10)); }, rerunnable),
+        store.transaction(async (tx) => { calls[1]!++; await tx.organizations.create(org(11)); throw new Error('fails after writing'); }, rerunnable),
+        store.transaction(async (tx) => { calls[2]!++; await tx.organizations.create(org(12)); }, rerunnable),
+      ]);
+      assert.deepEqual(results.map((r) => r.status), ['fulfilled', 'rejected', 'fulfilled']);
+      assert.deepEqual(calls, [2, 1, 1]);
+      assert.equal(savepoints.length, 2);
+      const names = store.db.all<{ id: string }>("SELECT id FROM organizations WHERE id LIKE 'r%' ORDER BY id").map((r) => r.id);
+      assert.deepEqual(names, [org(0).id, org(1).id, org(10).id, org(12).id]);
+    } finally {
+      await store.close();
+    }
+  });
+
   it('starts the WAL over under a steady stream of commits instead of letting it grow', async () => {
     const file = join(dir, 'restart.db');
     const store = createSqliteStore(file, { checkpoints: { intervalMs: 5, restartFrames: 64 } });

@@ -15,6 +15,8 @@ export class SqliteDb {
   readonly caches = new CacheRegistry();
   /** Bumped by every write that can change whom a credential authenticates as (src/auth/auth-cache.ts). */
   authWrites = 0;
+  /** Write statements run so far (group commit, index.ts: did a failed transaction write anything?). */
+  writes = 0;
   private readonly statements = new Map<string, Statement>();
 
   constructor(file: string) {
@@ -39,15 +41,22 @@ export class SqliteDb {
   }
 
   all<T>(sql: string, ...params: unknown[]): T[] {
-    return this.stmt(sql).all(...params) as T[];
+    return this.counted(sql).all(...params) as T[];
   }
 
   get<T>(sql: string, ...params: unknown[]): T | undefined {
-    return this.stmt(sql).get(...params) as T | undefined;
+    return this.counted(sql).get(...params) as T | undefined;
   }
 
   run(sql: string, ...params: unknown[]): Database.RunResult {
-    return this.stmt(sql).run(...params);
+    return this.counted(sql).run(...params);
+  }
+
+  /** The statement, counted in `writes` (before it runs, so a write that fails counts too) unless read-only. */
+  private counted(sql: string): Statement {
+    const s = this.stmt(sql);
+    if (!s.readonly) this.writes++;
+    return s;
   }
 
   close(): void {

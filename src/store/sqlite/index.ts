@@ -1,7 +1,7 @@
 // The SQLite Store: one connection, one writer. Top-level calls wait while a transaction is open.
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import type { Repos, Store } from '../store.ts';
+import type { Repos, Store, TransactionOptions } from '../store.ts';
 import { createInviteRepo, createKeyRepo, createServiceAccountRepo, createUserRepo } from './accounts.ts';
 import { startCheckpointer, type CheckpointOptions } from './checkpointer.ts';
 import { Lock, SqliteDb } from './db.ts';
@@ -63,7 +63,15 @@ export function createSqliteStore(file: string, options: { checkpoints?: Checkpo
   // event that write was the largest single cost of the publish-to-delivery path. Transactions requested in
   // the same turn of the event loop run one after another inside one BEGIN … COMMIT, each in its own
   // SAVEPOINT: one that throws is rolled back alone, and every caller is answered only after the COMMIT.
-  interface Queued { fn: (tx: Repos) => Promise<unknown>; resolve: (v: unknown) => void; reject: (e: unknown) => void }
+  // A savepoint copies every page it changes to a sub-journal first (and SQLite moves that journal to a
+  // temporary file past 64 KiB); at saturation that cost ~8 % of the main thread's CPU per event. So
+  // transactions that may be run again (TransactionOptions.rerunnable: the event pipeline's) go first, bare
+  // (all were requested in the same turn and no caller has seen another's result, so their order is free).
+  // One that throws before writing has nothing to undo. One that throws after writing can only be undone with
+  // everything before it: the whole transaction is rolled back, it fails, and the bare ones that had succeeded
+  // are queued again, with the rest of the batch, to run in savepoints.
+  interface Queued { fn: (tx: Repos) => Promise<unknown>; resolve: (v: unknown) => void; reject: (e: unknown) => void; bare: boolean }
+  type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
   const queued: Queued[] = [];
   let scheduled = false;
   const MAX_BATCH = 64;
@@ -71,39 +79,55 @@ export function createSqliteStore(file: string, options: { checkpoints?: Checkpo
   async function runBatches(): Promise<void> {
     while (queued.length > 0) {
       await lock.acquire();
-      const batch = queued.splice(0, MAX_BATCH);
-      const outcomes: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }> = [];
+      const taken = queued.splice(0, MAX_BATCH);
+      const batch = [...taken.filter((q) => q.bare), ...taken.filter((q) => !q.bare)];
+      const outcomes = new Map<Queued, Outcome>();
+      let again: Queued[] = [];
       try {
         db.raw.exec('BEGIN IMMEDIATE');
-        for (const item of batch) {
-          db.raw.exec('SAVEPOINT tx');
+        for (let i = 0; i < batch.length; i++) {
+          const item = batch[i]!;
+          const writes = db.writes;
+          if (!item.bare) db.raw.exec('SAVEPOINT tx');
           try {
             const value = await item.fn(txRepos);
-            db.raw.exec('RELEASE tx');
-            outcomes.push({ ok: true, value });
+            if (!item.bare) db.raw.exec('RELEASE tx');
+            outcomes.set(item, { ok: true, value });
           } catch (error) {
             // A cache may hold rows this transaction wrote and then undid.
             db.caches.clearAll();
             if (!db.raw.inTransaction) throw error; // SQLite aborted the whole transaction: nothing is kept
-            db.raw.exec('ROLLBACK TO tx');
-            db.raw.exec('RELEASE tx');
-            outcomes.push({ ok: false, error });
+            outcomes.set(item, { ok: false, error });
+            if (!item.bare) {
+              db.raw.exec('ROLLBACK TO tx');
+              db.raw.exec('RELEASE tx');
+            } else if (db.writes !== writes) {
+              db.raw.exec('ROLLBACK');
+              again = batch.filter((q, j) => j > i || outcomes.get(q)?.ok === true);
+              for (const q of again) {
+                outcomes.delete(q);
+                q.bare = false;
+              }
+              break;
+            }
           }
         }
-        db.raw.exec('COMMIT');
+        if (db.raw.inTransaction) db.raw.exec('COMMIT');
       } catch (error) {
         if (db.raw.inTransaction) db.raw.exec('ROLLBACK');
         db.caches.clearAll();
-        outcomes.length = 0;
-        for (let i = 0; i < batch.length; i++) outcomes.push({ ok: false, error });
+        again = [];
+        for (const item of batch) outcomes.set(item, { ok: false, error });
       } finally {
         lock.release();
       }
-      batch.forEach((item, i) => {
-        const o = outcomes[i]!;
+      queued.unshift(...again);
+      for (const item of batch) {
+        const o = outcomes.get(item);
+        if (o === undefined) continue; // queued again
         if (o.ok) item.resolve(o.value);
         else item.reject(o.error);
-      });
+      }
     }
     scheduled = false;
   }
@@ -114,9 +138,9 @@ export function createSqliteStore(file: string, options: { checkpoints?: Checkpo
     authVersion: () => db.authWrites,
     checkpointRounds: () => checkpointer?.rounds ?? 0,
     ...guarded(txRepos, lock),
-    transaction<T>(fn: (tx: Repos) => Promise<T>): Promise<T> {
+    transaction<T>(fn: (tx: Repos) => Promise<T>, options?: TransactionOptions): Promise<T> {
       return new Promise<T>((resolve, reject) => {
-        queued.push({ fn, resolve, reject } as Queued);
+        queued.push({ fn, resolve, reject, bare: options?.rerunnable === true } as Queued);
         if (!scheduled) {
           scheduled = true;
           // Start after this turn's I/O callbacks, so the transactions they request share one commit.
