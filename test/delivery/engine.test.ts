@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { nowMicros } from '../../src/deps.ts';
-import { createDeliveryEngine, type DeliveryEngine } from '../../src/delivery/engine.ts';
+import { createDeliveryEngine, type DeliveryEngine, type EngineOptions } from '../../src/delivery/engine.ts';
 import { formatTimestamp } from '../../src/domain/time.ts';
 import type { DeviceRecord } from '../../src/store/records.ts';
 import { createTestContext, type TestContext } from '../helpers/context.ts';
@@ -512,10 +512,21 @@ describe('happy: hand-off of fresh rows', () => {
   };
   const dueNow = (t: TestContext) => t.deps.store.deliveries.connectorsWithDue(nowMicros(t.deps), 0);
 
-  it('queues a fresh row already leased and attempts it at commit: never due, never claimed', async () => {
+  /** A test with its own context and an engine that polls only once a minute (hand-offs and wakes do the rest). */
+  const withEngine = async (options: EngineOptions, body: (s: Setup) => Promise<void>) => {
     const { t, fake } = await setup();
-    const engine = createDeliveryEngine(t.deps, fake, { pollIntervalMs: 60_000 });
+    const engine = createDeliveryEngine(t.deps, fake, { pollIntervalMs: 60_000, ...options });
     try {
+      await body({ t, fake, engine });
+    } finally {
+      fake.release();
+      await engine.stop();
+      await t.close();
+    }
+  };
+
+  it('queues a fresh row already leased and attempts it at commit: never due, never claimed', async () => {
+    await withEngine({}, async ({ t, fake, engine }) => {
       const dc = await createConnector(t);
       engine.start();
       fake.hold();
@@ -528,17 +539,11 @@ describe('happy: hand-off of fresh rows', () => {
       await spin(async () => (await queueDepth(t)) === 0);
       assert.equal(await queueDepth(t), 0);
       assert.equal(fake.calls.length, 1);
-    } finally {
-      fake.release();
-      await engine.stop();
-      await t.close();
-    }
+    });
   });
 
   it('a rolled-back transaction gives its slot back', async () => {
-    const { t, fake } = await setup();
-    const engine = createDeliveryEngine(t.deps, fake, { pollIntervalMs: 60_000, perConnectorConcurrency: 1 });
-    try {
+    await withEngine({ perConnectorConcurrency: 1 }, async ({ t, fake, engine }) => {
       const dc = await createConnector(t);
       const device = await t.createDevice();
       engine.start();
@@ -554,18 +559,13 @@ describe('happy: hand-off of fresh rows', () => {
       const sent = await publish(t, device);
       await spin(() => fake.calls.length > 0);
       assert.deepEqual(fake.eventIds(dc.url), [sent.event.eventId]);
-    } finally {
-      await engine.stop();
-      await t.close();
-    }
+    });
   });
 
   it('a publish undone and run again (its commit shared with one that failed after writing) goes out once, and no slot leaks', async () => {
-    const { t, fake } = await setup();
-    const engine = createDeliveryEngine(t.deps, fake, { pollIntervalMs: 60_000, perConnectorConcurrency: 1 });
-    const seen: string[] = [];
-    const unsubscribe = t.deps.events.subscribe((e) => seen.push(e.event.eventId));
-    try {
+    await withEngine({ perConnectorConcurrency: 1 }, async ({ t, fake, engine }) => {
+      const seen: string[] = [];
+      t.deps.events.subscribe((e) => seen.push(e.event.eventId)); // ends with the context
       const dc = await createConnector(t);
       const device = await t.createDevice();
       engine.start();
@@ -589,17 +589,11 @@ describe('happy: hand-off of fresh rows', () => {
       const later = await publish(t, device);
       await spin(() => fake.calls.length > 1);
       assert.deepEqual(fake.eventIds(dc.url), [id, later.event.eventId]);
-    } finally {
-      unsubscribe();
-      await engine.stop();
-      await t.close();
-    }
+    });
   });
 
   it('rows already due when the loop starts (a backlog after a restart) are drained without waiting for the poll', async () => {
-    const { t, fake } = await setup();
-    const engine = createDeliveryEngine(t.deps, fake, { pollIntervalMs: 60_000, perConnectorConcurrency: 1 });
-    try {
+    await withEngine({ perConnectorConcurrency: 1 }, async ({ t, fake, engine }) => {
       const dc = await createConnector(t);
       const device = await t.createDevice();
       const sent = [];
@@ -611,16 +605,11 @@ describe('happy: hand-off of fresh rows', () => {
       const later = await publish(t, device);
       await spin(() => fake.calls.length > 5);
       assert.deepEqual(fake.eventIds(dc.url).slice(5), [later.event.eventId]);
-    } finally {
-      await engine.stop();
-      await t.close();
-    }
+    });
   });
 
   it('a hanging connector never takes every slot: the other one gets each event at once', async () => {
-    const { t, fake } = await setup();
-    const engine = createDeliveryEngine(t.deps, fake, { pollIntervalMs: 60_000, perConnectorConcurrency: 6, totalConcurrency: 8 });
-    try {
+    await withEngine({ perConnectorConcurrency: 6, totalConcurrency: 8 }, async ({ t, fake, engine }) => {
       const dead = await createConnector(t);
       const live = await createConnector(t);
       const device = await t.createDevice();
@@ -636,17 +625,11 @@ describe('happy: hand-off of fresh rows', () => {
       const later = await publish(t, device);
       await spin(() => fake.callsTo(live.url).length >= 9);
       assert.deepEqual(fake.eventIds(live.url).slice(8), [later.event.eventId], 'a new event still goes out at once');
-    } finally {
-      fake.release();
-      await engine.stop();
-      await t.close();
-    }
+    });
   });
 
   it('behind a busy connector fresh rows queue as due and go out in order; the hand-off resumes once they are gone', async () => {
-    const { t, fake } = await setup();
-    const engine = createDeliveryEngine(t.deps, fake, { pollIntervalMs: 60_000, perConnectorConcurrency: 1 });
-    try {
+    await withEngine({ perConnectorConcurrency: 1 }, async ({ t, fake, engine }) => {
       const dc = await createConnector(t);
       const device = await t.createDevice();
       engine.start();
@@ -664,11 +647,7 @@ describe('happy: hand-off of fresh rows', () => {
       await spin(() => fake.calls.length > 3);
       assert.deepEqual(fake.eventIds(dc.url).slice(3), [later.event.eventId]);
       assert.deepEqual(await dueNow(t), [], 'handed off again: leased at once');
-    } finally {
-      fake.release();
-      await engine.stop();
-      await t.close();
-    }
+    });
   });
 });
 
