@@ -1,13 +1,15 @@
 // createApp(deps): the HTTP surface. Never listens; main.ts (or a test) decides where it runs.
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type RawServerDefault } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { createCachedAuthenticator } from '../auth/auth-cache.ts';
 import type { Deps } from '../deps.ts';
-import { badRequest, notFound, tooManyRequests } from '../domain/errors.ts';
+import { notFound, tooManyRequests } from '../domain/errors.ts';
 import { principalBucket, type Principal } from '../services/principal.ts';
+import { BODY_LIMIT_BYTES, parseJsonBody } from './body.ts';
 import { errorBody, sendError } from './errors.ts';
 import { createOpenApiCollector } from './openapi.ts';
+import { createPublishFastPath } from './publish-fast-path.ts';
 import { parseQuery } from './query.ts';
 import { createRateLimiter } from './rate-limit.ts';
 import { registerRoutes } from './routes/index.ts';
@@ -42,29 +44,38 @@ declare module 'fastify' {
   }
 }
 
-export const BODY_LIMIT_BYTES = 1024 * 1024;
 const MEDIA_TYPE = /^\s*[\w!#$%&'*+.^`|~-]+\/[\w!#$%&'*+.^`|~-]+\s*$/;
 
-/** Deeper bodies are refused (400) rather than risking a stack overflow while walking them. */
-export const MAX_BODY_DEPTH = 64;
-
-/** "A null value means the field is absent" (contract §1.2): drops null-valued keys of objects, recursively. */
-export function stripNulls(value: unknown, depth = 0): unknown {
-  if (depth > MAX_BODY_DEPTH) throw badRequest(`request body is nested more than ${MAX_BODY_DEPTH} levels deep`);
-  if (Array.isArray(value)) return value.map((v) => stripNulls(v, depth + 1));
-  if (value && typeof value === 'object') {
-    const out: Record<string, unknown> = {};
-    // defineProperty, not assignment: a "__proto__" key stays an own field instead of replacing the prototype.
-    for (const [k, v] of Object.entries(value)) {
-      if (v !== null) Object.defineProperty(out, k, { value: stripNulls(v, depth + 1), enumerable: true, writable: true, configurable: true });
-    }
-    return out;
-  }
-  return value;
-}
-
 export async function createApp(deps: Deps): Promise<App> {
+  const limiter = createRateLimiter(deps.config.rateLimit, deps.clock);
+  const authenticate = createCachedAuthenticator(deps);
+  /** Credentials and the rate limit of an authenticated API request: the caller, or a 401 or 429 to answer. */
+  const admit = async (authorization: string | undefined, ip: string): Promise<Principal> => {
+    let principal: Principal;
+    try {
+      principal = await authenticate(authorization);
+    } catch (err) {
+      // Unauthenticated requests count against the client's IP (contract §1.11), so guessing is rate limited too.
+      const wait = limiter.take(`ip:${ip}`);
+      if (wait > 0) throw tooManyRequests(wait);
+      throw err;
+    }
+    const wait = limiter.take(principalBucket(principal));
+    if (wait > 0) throw tooManyRequests(wait);
+    return principal;
+  };
+  const publishFastPath = createPublishFastPath(deps, admit);
   const app = Fastify({
+    // The plain form of :publish is answered before fastify sees it (publish-fast-path.ts). The server gets the
+    // timeouts fastify gives the servers it creates itself.
+    serverFactory: (handler) => {
+      const server = createServer((req, res) => {
+        if (!publishFastPath(req, res)) handler(req, res);
+      });
+      server.keepAliveTimeout = 72_000;
+      server.requestTimeout = 0;
+      return server;
+    },
     loggerInstance: deps.logger as unknown as FastifyBaseLogger,
     logController: new LogController({ disableRequestLogging: true }),
     // No child logger per request: pino's child() cost about a quarter of a small request's time (API bench), and
@@ -98,23 +109,13 @@ export async function createApp(deps: Deps): Promise<App> {
     const text = body as string;
     if (!request.routeOptions.url) return done(null, undefined); // unknown route: answered 404, body unread
     if ((request.routeOptions.config as RouteConfig | undefined)?.rawBody) return done(null, text);
-    if (text.trim() === '') return done(null, undefined);
-    let parsed: unknown;
     try {
-      parsed = JSON.parse(text);
-    } catch {
-      return done(badRequest('request body is not valid JSON'), undefined);
-    }
-    if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) return done(badRequest('request body must be a JSON object'), undefined);
-    try {
-      done(null, stripNulls(parsed));
+      done(null, parseJsonBody(text));
     } catch (err) {
       done(err as Error, undefined);
     }
   });
 
-  const limiter = createRateLimiter(deps.config.rateLimit, deps.clock);
-  const authenticate = createCachedAuthenticator(deps);
   app.decorateRequest('principal', null);
   app.addHook('onRequest', async (request) => {
     // Bodies are JSON whatever their Content-Type, even one that is not a media type (fastify would refuse it).
@@ -130,16 +131,7 @@ export async function createApp(deps: Deps): Promise<App> {
       return;
     }
     if (!request.routeOptions.url) return; // unknown route: 404 below, no credentials needed to learn that
-    try {
-      request.principal = await authenticate(request.headers.authorization);
-    } catch (err) {
-      // Unauthenticated requests count against the client's IP (contract §1.11), so guessing is rate limited too.
-      const wait = limiter.take(`ip:${request.ip}`);
-      if (wait > 0) throw tooManyRequests(wait);
-      throw err;
-    }
-    const wait = limiter.take(principalBucket(request.principal));
-    if (wait > 0) throw tooManyRequests(wait);
+    request.principal = await admit(request.headers.authorization, request.ip);
   });
 
   app.setErrorHandler((err, _request, reply) => sendError(reply, deps.config.publicUrl, err));

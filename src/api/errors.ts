@@ -1,7 +1,9 @@
 // The only place errors become HTTP: {error, code, help} with a status from the closed set (contract §1.4).
 // Unknown errors become a generic 500; their text is logged with the request id, never sent.
-import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyError, FastifyReply } from 'fastify';
+import type { ServerResponse } from 'node:http';
 import { ApiError, type ErrorStatus } from '../domain/errors.ts';
+import type { Logger } from '../runtime/logger.ts';
 
 export interface ErrorBody {
   error: string;
@@ -14,8 +16,8 @@ export function errorBody(publicUrl: string, status: number, message: string): E
   return { error: message, code: status, help: `${publicUrl}/docs/errors#${status}` };
 }
 
-/** Maps anything thrown to a status and message; logs what the client must not see. */
-export function classifyError(err: unknown, request: FastifyRequest): { status: ErrorStatus; message: string; apiError?: ApiError } {
+/** Maps anything thrown to a status and message; logs what the client must not see, with the request's id. */
+export function classifyError(err: unknown, request: { id: string; log: Pick<Logger, 'error'> }): { status: ErrorStatus; message: string; apiError?: ApiError } {
   if (err instanceof ApiError) return { status: err.status, message: err.message, apiError: err };
   const fe = err as FastifyError;
   if (fe && fe.validation) {
@@ -41,4 +43,14 @@ export function sendError(reply: FastifyReply, publicUrl: string, err: unknown):
     return reply.code(status).header('Cache-Control', 'no-store').send({ error: apiError.extra.oauthError, error_description: message, code: status, help: body.help });
   }
   return reply.code(status).send(body);
+}
+
+/** The same answer as sendError, written without fastify (the lean :publish path, publish-fast-path.ts). */
+export function writeError(res: ServerResponse, publicUrl: string, err: unknown, request: { id: string; log: Pick<Logger, 'error'> }): void {
+  const { status, message, apiError } = classifyError(err, request);
+  const body = JSON.stringify(errorBody(publicUrl, status, message));
+  const headers: Record<string, string> = { 'content-type': 'application/json; charset=utf-8', 'content-length': String(Buffer.byteLength(body)) };
+  if (apiError?.extra.retryAfterSeconds !== undefined) headers['retry-after'] = String(apiError.extra.retryAfterSeconds);
+  res.writeHead(status, headers);
+  res.end(body);
 }

@@ -3,6 +3,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { inject, type DispatchFunc } from 'light-my-request';
 import { createApp, type App } from '../../src/api/app.ts';
 import { loadConfig } from '../../src/config.ts';
 import type { Deps } from '../../src/deps.ts';
@@ -75,6 +76,7 @@ export async function createTestContext(options: ContextOptions = {}): Promise<T
   const boot = (await bootstrapIfEmpty(deps))!.contents;
   const app = await createApp(deps);
   await app.ready();
+  const listener = app.server.listeners('request')[0] as DispatchFunc;
   const organizationId = boot.organization.split('/')[1]!;
   const projectId = boot.project.split('/')[1]!;
   const admin: Auth = { basic: [boot.serviceAccount.keyId, boot.serviceAccount.secret] };
@@ -93,7 +95,8 @@ export async function createTestContext(options: ContextOptions = {}): Promise<T
         payload = JSON.stringify(opts.body);
         headers['content-type'] ??= 'application/json';
       }
-      const res = await app.inject({ method: method as 'GET', url, headers, payload });
+      // Through the server's request listener, as a real request goes: the lean :publish path first, then fastify.
+      const res = await inject(listener, { method: method as 'GET', url, headers, payload });
       let body: unknown = undefined;
       try {
         body = res.body === '' ? undefined : JSON.parse(res.body);

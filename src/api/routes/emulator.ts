@@ -9,6 +9,7 @@ import { concreteProject, presentDevice } from '../../services/devices.ts';
 import { publishAsCaller } from '../../services/publish.ts';
 import type { App } from '../app.ts';
 import { principalOf } from '../http.ts';
+import type { Principal } from '../../services/principal.ts';
 import { DeviceSchema } from './devices.ts';
 
 const Labels = Type.Record(Type.String(), Type.String());
@@ -74,8 +75,13 @@ export function registerEmulatorRoutes(app: App, deps: Deps): void {
     schema: { body: PublishBody },
     config: { summary: 'Publish an event from an emulated device', response: Type.Object({}) },
   }, async (request) => {
-    const { project, device } = paramsOf(request);
-    await publishAsCaller(deps, principalOf(request), project, device, request.body);
+    const { project, device } = request.params as Params;
+    await publishFromApi(deps, principalOf(request), project, device, request.body);
     return {};
   });
+}
+
+/** The :publish route's work once the caller is known and the body parsed (the lean path shares it). */
+export async function publishFromApi(deps: Deps, principal: Principal, projectParam: string, device: string, body: unknown): Promise<void> {
+  await publishAsCaller(deps, principal, concreteProject(projectParam), device, body);
 }
