@@ -31,7 +31,6 @@ export function createPublishFastPath(deps: Deps, admit: Admit): (req: IncomingM
     const length = req.headers['content-length'];
     if (length !== undefined && !(Number(length) <= BODY_LIMIT_BYTES)) return false;
 
-    const request = { id: `pub-${++seq}`, log: deps.logger };
     // As on the route: credentials and rate limit are settled (and a refusal answered) before the body counts.
     const admitted = admit(req.headers.authorization, req.socket.remoteAddress ?? '');
     const text = readText(req);
@@ -43,7 +42,8 @@ export function createPublishFastPath(deps: Deps, admit: Admit): (req: IncomingM
       res.writeHead(200, OK_HEADERS);
       res.end('{}');
     })().catch((err: unknown) => {
-      if (!res.headersSent && !res.destroyed) writeError(res, deps.config.publicUrl, err, request);
+      // The request id only names an unexpected error in the log and in the 500's message.
+      if (!res.headersSent && !res.destroyed) writeError(res, deps.config.publicUrl, err, { id: `pub-${++seq}`, log: deps.logger });
     });
     return true;
   };
