@@ -72,7 +72,7 @@ export async function createEmulatedDevice(deps: Deps, projectId: string, input:
   }
   const now = nowMicros(deps);
   const device: DeviceRecord = {
-    id: `emu${deps.ids.next()}`, projectId, type, productNumber, labels, reported: {}, reportedTimes: {}, emulated: true,
+    id: `emu${deps.ids.next()}`, projectId, type, productNumber, labels, reported: {}, latestEvents: {}, emulated: true,
     createTime: now, updateTime: now,
   };
   await deps.store.transaction(async (tx) => {

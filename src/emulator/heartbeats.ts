@@ -81,7 +81,7 @@ export function createHeartbeats(deps: Deps, options: HeartbeatOptions = {}): He
   const intervalMicros = Math.round(intervalSeconds * 1_000_000);
   const pageSize = options.pageSize ?? 200;
   const isDue = (device: DeviceRecord, now: number): boolean => {
-    const last = device.reportedTimes[heartbeatType(device)];
+    const last = device.latestEvents[heartbeatType(device)]?.[0];
     return last === undefined || now - last >= intervalMicros;
   };
 

@@ -57,19 +57,17 @@ export function createEventPipeline(deps: Pick<Deps, 'store' | 'clock' | 'ids' |
     const now = nowMicros(deps);
     await tx.events.insert({ id: event.eventId, projectId: device.projectId, deviceId: device.id, eventType, timestamp, createTime: now, body: JSON.stringify(event) });
     let current = device;
-    if (eventType !== LABELS_CHANGED) {
-      const previous = device.reportedTimes[eventType];
-      // `reported` only moves forward in event time (contract §5.3): an older event is history only.
-      if (previous === undefined || timestamp >= previous) {
-        const inner = (data as Record<string, unknown> | null)?.[eventType] ?? null;
-        current = {
-          ...device,
-          reported: { ...device.reported, [eventType]: inner },
-          reportedTimes: { ...device.reportedTimes, [eventType]: timestamp },
-          updateTime: now,
-        };
-        await tx.devices.updateReported(current.id, current.reported, current.reportedTimes, now);
-      }
+    const latest = device.latestEvents[eventType];
+    // The latest event of a type only moves forward in event time (contract §5.3), so an older event is history
+    // only; ids grow, so of two with the same time the later one is latest. `reported` follows it, except for
+    // labelsChanged, which never appears there. One write keeps both: :sync finds its events through them.
+    if (latest === undefined || timestamp >= latest[0]) {
+      const reported = eventType === LABELS_CHANGED
+        ? device.reported
+        : { ...device.reported, [eventType]: (data as Record<string, unknown> | null)?.[eventType] ?? null };
+      const latestEvents: DeviceRecord['latestEvents'] = { ...device.latestEvents, [eventType]: [timestamp, event.eventId] };
+      current = { ...device, reported, latestEvents, updateTime: now };
+      await tx.devices.updateReported(current.id, reported, latestEvents, now);
     }
     const result: EmittedEvent = { event, device: current, timestamp };
     for (const consumer of consumers) await consumer.consume(tx, result, outcome);

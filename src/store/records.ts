@@ -77,6 +77,9 @@ export interface InviteRecord {
   usedTime: number | null;
 }
 
+/** [event time (micros), event id] */
+export type LatestEvent = [timestamp: number, eventId: string];
+
 export interface DeviceRecord {
   id: string;
   projectId: string;
@@ -85,8 +88,12 @@ export interface DeviceRecord {
   labels: Record<string, string>;
   /** Latest data per event type (the inner data[type] shape). */
   reported: Record<string, unknown>;
-  /** Event timestamp (micros) of each reported entry. */
-  reportedTimes: Record<string, number>;
+  /**
+   * The device's latest event of each type, labelsChanged included: its time (micros) and id. Latest means by
+   * event time, then id; `reported` holds the data of these events. The event itself may have been deleted by
+   * retention since.
+   */
+  latestEvents: Record<string, LatestEvent>;
   emulated: boolean;
   createTime: number;
   updateTime: number;

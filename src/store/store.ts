@@ -2,7 +2,7 @@
 // PostgreSQL later) implements it and passes the same contract suite (test/store/contract.ts).
 // transaction(fn) gives fn the same repositories bound to one transaction: all or nothing.
 import type {
-  DeviceRecord, EventRecord, InviteRecord, KeyRecord, MembershipRecord, OrganizationRecord, ProjectRecord, ProjectWithCounts,
+  DeviceRecord, EventRecord, InviteRecord, KeyRecord, LatestEvent, MembershipRecord, OrganizationRecord, ProjectRecord, ProjectWithCounts,
   ScopeType, ServiceAccountRecord, UserRecord,
 } from './records.ts';
 import type { ConnectorMetricRepo, DataConnectorRepo, DeliveryRepo } from './connector-repos.ts';
@@ -96,7 +96,8 @@ export interface DeviceRepo {
   listByProject(projectId: string, range: Range): Promise<DeviceRecord[]>;
   /** Emulated devices of every project, in id order (heartbeats walk them page by page). */
   listEmulated(range: Range): Promise<DeviceRecord[]>;
-  updateReported(id: string, reported: Record<string, unknown>, reportedTimes: Record<string, number>, updateTime: number): Promise<void>;
+  /** Writes what an event changed: `reported` and the latest event per type. */
+  updateReported(id: string, reported: Record<string, unknown>, latestEvents: Record<string, LatestEvent>, updateTime: number): Promise<void>;
   updateLabels(id: string, labels: Record<string, string>, updateTime: number): Promise<void>;
   /** Moves the device (with its history) to another project. */
   move(id: string, projectId: string, updateTime: number): Promise<void>;
@@ -169,7 +170,10 @@ export interface EventRepo {
    * may find them through the id (no index on the storage time).
    */
   deleteStoredBefore(createTime: number, limit: number): Promise<number>;
-  /** For each device currently in the project and each of `eventTypes`, its latest stored event (by timestamp, then id). */
+  /**
+   * For each device currently in the project and each of `eventTypes`, its latest stored event (by timestamp,
+   * then id), ordered by device id, then event time.
+   */
   latestPerType(projectId: string, eventTypes: readonly string[]): Promise<EventRecord[]>;
 }
 

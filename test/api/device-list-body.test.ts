@@ -91,7 +91,7 @@ describe('device list body', () => {
     it('presentDeviceJson equals JSON.stringify(presentDevice) for a listing row', () => {
       const record: DeviceRecord = {
         id: 'emu"x', projectId: 'p\\1', type: 'touch', productNumber: '\u0000', labels: { 'k"': 'v\n' }, reported: { touch: { a: 1 } },
-        reportedTimes: {}, emulated: true, createTime: 0, updateTime: 0,
+        latestEvents: {}, emulated: true, createTime: 0, updateTime: 0,
       };
       const row = {
         id: record.id, projectId: record.projectId, type: record.type, productNumber: record.productNumber,

@@ -4,6 +4,7 @@ import { after, before, describe, it } from 'node:test';
 import { nowMicros } from '../../src/deps.ts';
 import { createDeliveryEngine, type DeliveryEngine, type EngineOptions } from '../../src/delivery/engine.ts';
 import { formatTimestamp } from '../../src/domain/time.ts';
+import { pruneOnce } from '../../src/events/retention.ts';
 import type { DeviceRecord } from '../../src/store/records.ts';
 import { createTestContext, type TestContext } from '../helpers/context.ts';
 import { FakeDispatcher } from '../helpers/fake-dispatcher.ts';
@@ -682,6 +683,39 @@ describe('happy: sync', () => {
       const a = calls.find((c) => c.json.event.eventId === newTouch.event.eventId)!;
       assert.deepEqual(a.json.event, newTouch.event);
       assert.deepEqual(a.json.labels, { room: 'a2' });
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('sends an older event only once retention has deleted every later one of its type', async () => {
+    const { t, fake, engine } = await setup();
+    try {
+      const device = await t.createDevice({ type: 'touch', productNumber: '100110', labels: {} });
+      const emitAt = async (timestamp: number) => {
+        const fresh = (await t.deps.store.devices.get(device.id))!;
+        return t.deps.events.transaction((_tx, emit) => emit(fresh, 'touch', { touch: { updateTime: formatTimestamp(timestamp) } }, timestamp));
+      };
+      const latest = await emitAt(nowMicros(t.deps));
+      t.clock.advance(20 * DAY);
+      const backdated = await emitAt(latest.timestamp - HOUR * 1000);
+      assert.equal(backdated.device.latestEvents.touch?.[1], latest.event.eventId, 'an older event is history only');
+      const dc = await createConnector(t, { events: ['touch'] });
+      const sync = async () => {
+        const seen = fake.eventIds(dc.url).length;
+        const res = await t.request('POST', `/v2/projects/${t.projectId}/dataconnectors/${dc.id}:sync`);
+        assert.equal(res.status, 200);
+        await engine.runOnce();
+        return fake.eventIds(dc.url).slice(seen);
+      };
+      assert.deepEqual(await sync(), [latest.event.eventId]);
+      // 32 days after the latest was stored, retention (31 days) deletes it; the backdated one, stored 12 days
+      // ago, is now the latest touch still stored.
+      t.clock.advance(12 * DAY);
+      assert.equal(await pruneOnce(t.deps), 1);
+      assert.deepEqual(await sync(), [backdated.event.eventId]);
+      const res = await t.request('GET', `/v2/projects/${t.projectId}/devices/${device.id}`);
+      assert.equal(res.body.reported.touch.updateTime, latest.event.timestamp, '`reported` keeps the latest data');
     } finally {
       await t.close();
     }

@@ -135,7 +135,7 @@ export async function createTestContext(options: ContextOptions = {}): Promise<T
       const now = nowMicros(deps);
       const device: DeviceRecord = {
         id: `emu${deps.ids.next()}`, projectId, type: 'temperature', productNumber: '102058', labels: { 'virtual-sensor': '' },
-        reported: {}, reportedTimes: {}, emulated: true, createTime: now, updateTime: now, ...o,
+        reported: {}, latestEvents: {}, emulated: true, createTime: now, updateTime: now, ...o,
       };
       await deps.store.devices.create(device);
       return device;

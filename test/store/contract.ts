@@ -5,7 +5,7 @@ import { after, before, describe, it } from 'node:test';
 import { FakeClock } from '../../src/runtime/clock.ts';
 import { createIdGenerator } from '../../src/runtime/ids.ts';
 import { SeededRandom } from '../../src/runtime/random.ts';
-import type { DeviceRecord, ProjectRecord } from '../../src/store/records.ts';
+import type { DeviceRecord, EventRecord, ProjectRecord } from '../../src/store/records.ts';
 import type { Store } from '../../src/store/store.ts';
 
 const loc = { latitude: null, longitude: null, timeLocation: '' };
@@ -27,7 +27,7 @@ export function storeContract(name: string, open: () => Promise<Store> | Store):
       id: id('p'), organizationId: org, displayName: 'P', location: loc, labels: {}, createTime: 1, updateTime: 1, ...over,
     });
     const device = (projectId: string, over: Partial<DeviceRecord> = {}): DeviceRecord => ({
-      id: id('d'), projectId, type: 'temperature', productNumber: '102058', labels: { a: '1' }, reported: {}, reportedTimes: {},
+      id: id('d'), projectId, type: 'temperature', productNumber: '102058', labels: { a: '1' }, reported: {}, latestEvents: {},
       emulated: true, createTime: 1, updateTime: 1, ...over,
     });
 
@@ -205,6 +205,59 @@ export function storeContract(name: string, open: () => Promise<Store> | Store):
       assert.equal(await store.events.deleteStoredBefore(250, 10), 0, 'ids with a later seconds prefix are not candidates');
     });
 
+    it('finds the events the devices of a project point at as their latest of each type', async () => {
+      const p = project();
+      const other = project();
+      await store.projects.create(p);
+      await store.projects.create(other);
+      const [a, b, c] = [device(p.id), device(p.id), device(other.id)];
+      for (const d of [a, b, c]) await store.devices.create(d);
+      const ev = (d: DeviceRecord, n: number, type: string) => ({ id: id('e'), projectId: d.projectId, deviceId: d.id, eventType: type, timestamp: n, createTime: n, body: `{"n":${n}}` });
+      const [aTouch, aTemp, aLabels, bTouch, cTouch] = [ev(a, 300, 'touch'), ev(a, 200, 'temperature'), ev(a, 250, 'labelsChanged'), ev(b, 50, 'touch'), ev(c, 999, 'touch')];
+      for (const e of [ev(a, 100, 'touch'), aTouch, aTemp, aLabels, bTouch, cTouch]) await store.events.insert(e);
+      const point = (d: DeviceRecord, ...events: EventRecord[]) =>
+        store.devices.updateReported(d.id, {}, Object.fromEntries(events.map((e) => [e.eventType, [e.timestamp, e.id]])), 1);
+      await point(a, aTouch, aTemp, aLabels);
+      await point(b, bTouch);
+      await point(c, cTouch);
+      const pairs = (events: EventRecord[]) => events.map((e) => [e.deviceId, e.id]);
+      // Ordered by device, then by the event's time; only the types asked for.
+      const byDevice = [[a.id, [aTemp.id, aLabels.id, aTouch.id]], [b.id, [bTouch.id]]] as const;
+      const expected = [...byDevice].sort((x, y) => (x[0] < y[0] ? -1 : 1)).flatMap(([d, es]) => es.map((e) => [d, e]));
+      assert.deepEqual(pairs(await store.events.latestPerType(p.id, ['touch', 'temperature', 'labelsChanged', 'co2'])), expected);
+      assert.deepEqual(pairs(await store.events.latestPerType(p.id, ['temperature'])), [[a.id, aTemp.id]]);
+      assert.deepEqual(await store.events.latestPerType(p.id, ['co2']), []);
+      assert.deepEqual(pairs(await store.events.latestPerType(other.id, ['touch'])), [[c.id, cTouch.id]]);
+    });
+
+    it('when the latest event of a type is gone, finds the latest one stored after it, which is older', async () => {
+      const p = project();
+      await store.projects.create(p);
+      const d = device(p.id);
+      await store.devices.create(d);
+      const clock = new FakeClock(Date.UTC(2026, 0, 1));
+      const ids = createIdGenerator(clock, new SeededRandom('latest'));
+      const store1 = async (timestamp: number, type = 'touch') => {
+        clock.advance(1000);
+        const e = { id: ids.next(), projectId: p.id, deviceId: d.id, eventType: type, timestamp, createTime: clock.now() * 1000, body: '{}' };
+        await store.events.insert(e);
+        return e;
+      };
+      await store1(100);
+      const latest = await store1(500);
+      const backdated = [await store1(300), await store1(400), await store1(450, 'temperature'), await store1(200)];
+      await store.devices.updateReported(d.id, {}, { touch: [500, latest.id] }, 1);
+      assert.deepEqual((await store.events.latestPerType(p.id, ['touch'])).map((e) => e.id), [latest.id]);
+      // Retention deletes what was stored first: the two events before the backdated ones.
+      assert.equal(await store.events.deleteStoredBefore(backdated[0]!.createTime, 10), 2);
+      assert.deepEqual((await store.events.latestPerType(p.id, ['touch'])).map((e) => e.id), [backdated[1]!.id]);
+      // A pointer without an id (kept by migration 080 when retention had already deleted the event) works alike.
+      await store.devices.updateReported(d.id, {}, { touch: [500, ''] }, 1);
+      assert.deepEqual((await store.events.latestPerType(p.id, ['touch'])).map((e) => e.id), [backdated[1]!.id]);
+      await store.events.deleteStoredBefore(clock.now() * 1000 + 1, 10);
+      assert.deepEqual(await store.events.latestPerType(p.id, ['touch']), [], 'none stored: none sent');
+    });
+
     it('deletes events stored before a time, found through their time-ordered ids', async () => {
       const p = project();
       await store.projects.create(p);
@@ -234,13 +287,13 @@ export function storeContract(name: string, open: () => Promise<Store> | Store):
       assert.equal(await store.devices.get(d.id), null);
       await store.devices.create(d);
       assert.equal((await store.devices.get(d.id))?.id, d.id, 'created after a read that found nothing');
-      await store.devices.updateReported(d.id, { temperature: { value: 1 } }, { temperature: 10 }, 11);
+      await store.devices.updateReported(d.id, { temperature: { value: 1 } }, { temperature: [10, 'e1'] }, 11);
       let got = await store.devices.get(d.id);
-      assert.deepEqual([got?.reported, got?.reportedTimes, got?.updateTime], [{ temperature: { value: 1 } }, { temperature: 10 }, 11]);
+      assert.deepEqual([got?.reported, got?.latestEvents, got?.updateTime], [{ temperature: { value: 1 } }, { temperature: [10, 'e1'] }, 11]);
       await store.devices.updateLabels(d.id, { b: '2' }, 12);
       assert.deepEqual((await store.devices.get(d.id))?.labels, { b: '2' });
       await assert.rejects(store.transaction(async (tx) => {
-        await tx.devices.updateReported(d.id, { temperature: { value: 2 } }, { temperature: 20 }, 21);
+        await tx.devices.updateReported(d.id, { temperature: { value: 2 } }, { temperature: [20, 'e2'] }, 21);
         assert.deepEqual((await tx.devices.get(d.id))?.reported, { temperature: { value: 2 } }, 'the transaction reads its own write');
         throw new Error('roll back');
       }), /roll back/);
@@ -272,14 +325,17 @@ export function storeContract(name: string, open: () => Promise<Store> | Store):
       await store.projects.create(p2);
       const d = device(p1.id);
       await store.devices.create(d);
-      await store.events.insert({ id: id('e'), projectId: p1.id, deviceId: d.id, eventType: 'touch', timestamp: 1, createTime: 1, body: '{}' });
+      const e = { id: id('e'), projectId: p1.id, deviceId: d.id, eventType: 'touch', timestamp: 1, createTime: 1, body: '{}' };
+      await store.events.insert(e);
       await store.devices.updateLabels(d.id, { b: '2' }, 5);
-      await store.devices.updateReported(d.id, { touch: { updateTime: 'x' } }, { touch: 1 }, 6);
+      await store.devices.updateReported(d.id, { touch: { updateTime: 'x' } }, { touch: [1, e.id] }, 6);
       await store.devices.move(d.id, p2.id, 7);
       const moved = await store.devices.get(d.id);
       assert.equal(moved?.projectId, p2.id);
       assert.deepEqual(moved?.labels, { b: '2' });
-      assert.deepEqual(moved?.reportedTimes, { touch: 1 });
+      assert.deepEqual(moved?.latestEvents, { touch: [1, e.id] });
+      assert.deepEqual((await store.events.latestPerType(p2.id, ['touch'])).map((x) => [x.id, x.projectId]), [[e.id, p2.id]], 'its latest events go with it');
+      assert.deepEqual(await store.events.latestPerType(p1.id, ['touch']), []);
       await store.devices.delete(d.id);
       assert.equal(await store.devices.get(d.id), null);
       assert.deepEqual(await store.events.listByDevice({ deviceId: d.id, eventTypes: [], startTime: 0, endTime: 10, limit: 10 }), []);

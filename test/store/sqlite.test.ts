@@ -24,6 +24,50 @@ describe('sqlite specifics', () => {
     assert.deepEqual(second.db.all<{ version: number }>('SELECT version FROM schema_migrations'), versions);
     await second.close();
   });
+
+  it('migration 080 keeps the latest event of each type on the device row, from reported_times and the history', async () => {
+    const file = join(dir, 'latest.db');
+    const store = createSqliteStore(file);
+    const raw = store.db.raw;
+    // Back to the schema before 080, with devices and history written as they were then.
+    raw.exec(`ALTER TABLE devices DROP COLUMN latest_events;
+      ALTER TABLE devices ADD COLUMN reported_times TEXT NOT NULL DEFAULT '{}';
+      DROP INDEX events_by_device_time;
+      CREATE INDEX events_by_device_time ON events(device_id, timestamp DESC, id DESC);
+      CREATE INDEX events_by_device_type_time ON events(device_id, event_type, timestamp DESC, id DESC);
+      DELETE FROM schema_migrations WHERE version = 80;
+      INSERT INTO organizations VALUES ('o1', 'o', 0);
+      INSERT INTO projects (id, organization_id, display_name, location, create_time, update_time) VALUES ('p1', 'o1', 'p', '{}', 0, 0);`);
+    const device = raw.prepare("INSERT INTO devices (id, project_id, type, product_number, emulated, create_time, update_time, reported_times) VALUES (?, 'p1', 'touch', '', 1, 0, 0, ?)");
+    // d1: the newest touch is stored (two at 300: the greater id is the latest); labelsChanged is never in
+    // reported_times. d2: retention deleted its newest touch (900); an older one is still stored. d3: no history.
+    device.run('d1', '{"touch":300,"temperature":50}');
+    device.run('d2', '{"touch":900}');
+    device.run('d3', '{"networkStatus":5}');
+    device.run('d4', '{}');
+    const insert = raw.prepare("INSERT INTO events (id, project_id, device_id, event_type, timestamp, create_time, body) VALUES (?, 'p1', ?, ?, ?, 0, '{}')");
+    for (const [id, d, type, timestamp] of [
+      ['e1', 'd1', 'touch', 300], ['e2', 'd1', 'touch', 100], ['e3', 'd1', 'temperature', 50], ['e4', 'd1', 'touch', 300],
+      ['e5', 'd1', 'labelsChanged', 70], ['e6', 'd2', 'touch', 7],
+    ] as const) insert.run(id, d, type, timestamp);
+    await store.close();
+
+    const migrated = createSqliteStore(file);
+    const rows = migrated.db.all<{ id: string; latest_events: string }>('SELECT id, latest_events FROM devices ORDER BY id');
+    assert.deepEqual(rows.map((r) => [r.id, JSON.parse(r.latest_events)]), [
+      ['d1', { labelsChanged: [70, 'e5'], temperature: [50, 'e3'], touch: [300, 'e4'] }],
+      ['d2', { touch: [900, ''] }],
+      ['d3', { networkStatus: [5, ''] }],
+      ['d4', {}],
+    ]);
+    assert.deepEqual((await migrated.devices.get('d2'))?.latestEvents, { touch: [900, ''] });
+    assert.deepEqual((await migrated.events.latestPerType('p1', ['touch', 'temperature', 'labelsChanged'])).map((e) => e.id), ['e3', 'e5', 'e4', 'e6']);
+    const columns = migrated.db.all<{ name: string }>('SELECT name FROM pragma_table_info(?)', 'devices').map((c) => c.name);
+    assert.ok(columns.includes('latest_events') && !columns.includes('reported_times'));
+    const indexes = migrated.db.all<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'events' AND name NOT LIKE 'sqlite_%' ORDER BY name");
+    assert.deepEqual(indexes.map((i) => i.name), ['events_by_device_time']);
+    await migrated.close();
+  });
 });
 
 describe('sqlite checkpoints', () => {

@@ -7,11 +7,11 @@ import { createDeviceQueries } from './device-query.ts';
 // `labels` always holds JSON.stringify of the labels object: the device list serves that text verbatim.
 interface Row {
   id: string; project_id: string; type: string; product_number: string; labels: string; reported: string;
-  reported_times: string; emulated: number; create_time: number; update_time: number;
+  latest_events: string; emulated: number; create_time: number; update_time: number;
 }
 export const toDevice = (r: Row): DeviceRecord => ({
   id: r.id, projectId: r.project_id, type: r.type, productNumber: r.product_number, labels: fromJson(r.labels),
-  reported: fromJson(r.reported), reportedTimes: fromJson(r.reported_times), emulated: r.emulated === 1,
+  reported: fromJson(r.reported), latestEvents: fromJson(r.latest_events), emulated: r.emulated === 1,
   createTime: r.create_time, updateTime: r.update_time,
 });
 
@@ -25,9 +25,9 @@ export function createDeviceRepo(db: SqliteDb): DeviceRepo {
       devicesChanged();
       byId.delete(d.id);
       db.run(
-        `INSERT INTO devices (id, project_id, type, product_number, labels, reported, reported_times, emulated, create_time, update_time)
+        `INSERT INTO devices (id, project_id, type, product_number, labels, reported, latest_events, emulated, create_time, update_time)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-        d.id, d.projectId, d.type, d.productNumber, toJson(d.labels), toJson(d.reported), toJson(d.reportedTimes),
+        d.id, d.projectId, d.type, d.productNumber, toJson(d.labels), toJson(d.reported), toJson(d.latestEvents),
         d.emulated ? 1 : 0, d.createTime, d.updateTime,
       );
     },
@@ -37,10 +37,10 @@ export function createDeviceRepo(db: SqliteDb): DeviceRepo {
         return r ? toDevice(r) : null;
       });
     },
-    async updateReported(id, reported, reportedTimes, updateTime) {
+    async updateReported(id, reported, latestEvents, updateTime) {
       devicesChanged();
-      const changes = db.run('UPDATE devices SET reported = ?, reported_times = ?, update_time = ? WHERE id = ?', toJson(reported), toJson(reportedTimes), updateTime, id).changes;
-      if (changes > 0) byId.update(id, (d) => d && { ...d, reported: { ...reported }, reportedTimes: { ...reportedTimes }, updateTime });
+      const changes = db.run('UPDATE devices SET reported = ?, latest_events = ?, update_time = ? WHERE id = ?', toJson(reported), toJson(latestEvents), updateTime, id).changes;
+      if (changes > 0) byId.update(id, (d) => d && { ...d, reported: { ...reported }, latestEvents: { ...latestEvents }, updateTime });
       else byId.delete(id);
     },
     async updateLabels(id, labels, updateTime) {

@@ -32,15 +32,21 @@ export function createEventRepo(db: SqliteDb): EventRepo {
         .map(toEvent);
     },
     async latestPerType(projectId, eventTypes) {
-      // One index seek (events_by_device_type_time) per device and type.
+      // The devices' latest_events point at the events (migration 080). When retention has deleted the pointed-at
+      // event, the latest one still stored is older and was stored after it (so has a greater id): one walk of
+      // the device's time index from that time back, which holds only events older than the deleted one.
       return db
         .all<Row>(
-          `SELECT e.* FROM devices d, json_each(?) t
-           JOIN events e ON e.id = (SELECT x.id FROM events x WHERE x.device_id = d.id AND x.event_type = t.value
-                                    ORDER BY x.timestamp DESC, x.id DESC LIMIT 1)
-           WHERE d.project_id = ?
+          `SELECT e.* FROM devices d, json_each(d.latest_events) l
+           JOIN events e ON e.id = coalesce(
+             (SELECT id FROM events WHERE id = json_extract(l.value, '$[1]')),
+             (SELECT x.id FROM events x
+              WHERE x.device_id = d.id AND x.timestamp <= json_extract(l.value, '$[0]')
+                AND x.event_type = l.key AND x.id > json_extract(l.value, '$[1]')
+              ORDER BY x.timestamp DESC, x.id DESC LIMIT 1))
+           WHERE d.project_id = ? AND l.key IN (SELECT value FROM json_each(?))
            ORDER BY d.id, e.timestamp, e.id`,
-          toJson(eventTypes), projectId,
+          projectId, toJson(eventTypes),
         )
         .map(toEvent);
     },
