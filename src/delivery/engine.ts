@@ -255,10 +255,14 @@ export function createDeliveryEngine(deps: Deps, dispatcher: Dispatcher, options
     while (pending.length > 0) {
       const batch = pending;
       pending = [];
-      const reports = batch.map(() => ({ attempted: 1, acked: 0, failed: 0, dropped: 0 }));
-      const disabled: Array<{ connectorId: string; projectId: string; failingSince: number | null; dropped: number }> = [];
+      const attempted = (): RunReport[] => batch.map(() => ({ attempted: 1, acked: 0, failed: 0, dropped: 0 }));
+      let reports = attempted();
+      let disabled: Array<{ connectorId: string; projectId: string; failingSince: number | null; dropped: number }> = [];
       try {
+        // Re-runnable, so a shared SQLite commit runs it without a savepoint: each call starts its reports over.
         await deps.store.transaction(async (tx) => {
+          reports = attempted();
+          disabled = [];
           const samples: AttemptSample[] = [];
           const counters: Record<string, number> = {};
           for (let i = 0; i < batch.length; i++) {
@@ -267,9 +271,11 @@ export function createDeliveryEngine(deps: Deps, dispatcher: Dispatcher, options
           await recordAttemptMetrics(tx, samples);
           attemptCounterDeltas(samples, counters);
           await tx.connectorMetrics.addCounters(counters);
-        });
+        }, { rerunnable: true });
       } catch (err) {
         // Nothing was recorded; the rows stay leased and come back when the lease ends.
+        reports = attempted();
+        disabled = [];
         log.error({ err }, 'delivery engine: recording attempt outcomes failed');
       }
       for (const d of disabled) {
