@@ -14,9 +14,11 @@ after(() => rmSync(dir, { recursive: true, force: true }));
 storeContract('sqlite (file)', () => createSqliteStore(join(dir, 'contract.db')));
 
 describe('sqlite specifics', () => {
-  it('uses WAL and applies migrations once', async () => {
+  it('uses WAL and applies migrations once, quietly on a new database', async () => {
     const file = join(dir, 'wal.db');
-    const first = createSqliteStore(file);
+    const logged: unknown[] = [];
+    const first = createSqliteStore(file, { logger: { info: (...args: unknown[]) => logged.push(args) } as never });
+    assert.deepEqual(logged, []);
     assert.equal(first.db.raw.pragma('journal_mode', { simple: true }), 'wal');
     const versions = first.db.all<{ version: number }>('SELECT version FROM schema_migrations');
     await first.close();
@@ -52,7 +54,13 @@ describe('sqlite specifics', () => {
     ] as const) insert.run(id, d, type, timestamp);
     await store.close();
 
-    const migrated = createSqliteStore(file);
+    const logged: Array<[Record<string, unknown>, string]> = [];
+    const migrated = createSqliteStore(file, { logger: { info: (obj: Record<string, unknown>, msg: string) => logged.push([obj, msg]) } as never });
+    assert.deepEqual(logged.map(([obj, msg]) => [obj.migration, msg]), [
+      ['080_latest_event_per_type.sql', 'upgrading the database schema; with a long event history this can take minutes'],
+      ['080_latest_event_per_type.sql', 'database schema upgraded'],
+    ]);
+    assert.equal(typeof logged[1]![0].ms, 'number');
     const rows = migrated.db.all<{ id: string; latest_events: string }>('SELECT id, latest_events FROM devices ORDER BY id');
     assert.deepEqual(rows.map((r) => [r.id, JSON.parse(r.latest_events)]), [
       ['d1', { labelsChanged: [70, 'e5'], temperature: [50, 'e3'], touch: [300, 'e4'] }],

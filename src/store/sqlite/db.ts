@@ -5,6 +5,7 @@ import Database from 'better-sqlite3';
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { Logger } from '../../runtime/logger.ts';
 import { CacheRegistry } from './read-cache.ts';
 
 type Statement = Database.Statement<unknown[], unknown>;
@@ -19,7 +20,8 @@ export class SqliteDb {
   writes = 0;
   private readonly statements = new Map<string, Statement>();
 
-  constructor(file: string) {
+  /** `logger` hears about schema upgrades of an existing database, which can take a while on a long history. */
+  constructor(file: string, private readonly logger?: Pick<Logger, 'info'>) {
     this.raw = new Database(file);
     this.raw.pragma('journal_mode = WAL');
     // NORMAL in WAL mode: durable against process crashes (the WAL is written before COMMIT returns);
@@ -68,14 +70,20 @@ export class SqliteDb {
     const applied = new Set(this.raw.prepare('SELECT version FROM schema_migrations').all().map((r) => (r as { version: number }).version));
     const dir = join(dirname(fileURLToPath(import.meta.url)), 'migrations');
     const files = readdirSync(dir).filter((f) => /^\d+_.*\.sql$/.test(f)).sort();
+    // A new database is created in milliseconds; an upgrade may rebuild an index over the whole event history
+    // (~1.6 s per million events for 080), so the operator is told what the start is waiting for.
+    const upgrading = applied.size > 0;
     for (const file of files) {
       const version = Number(file.split('_')[0]);
       if (applied.has(version)) continue;
       const sql = readFileSync(join(dir, file), 'utf8');
+      const started = Date.now();
+      if (upgrading) this.logger?.info({ migration: file }, 'upgrading the database schema; with a long event history this can take minutes');
       this.raw.transaction(() => {
         this.raw.exec(sql);
         this.raw.prepare('INSERT INTO schema_migrations (version, applied_time) VALUES (?, ?)').run(version, Date.now());
       })();
+      if (upgrading) this.logger?.info({ migration: file, ms: Date.now() - started }, 'database schema upgraded');
     }
   }
 }

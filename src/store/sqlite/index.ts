@@ -1,6 +1,7 @@
 // The SQLite Store: one connection, one writer. Top-level calls wait while a transaction is open.
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
+import type { Logger } from '../../runtime/logger.ts';
 import type { Repos, Store, TransactionOptions } from '../store.ts';
 import { createInviteRepo, createKeyRepo, createServiceAccountRepo, createUserRepo } from './accounts.ts';
 import { startCheckpointer, type CheckpointOptions } from './checkpointer.ts';
@@ -52,9 +53,12 @@ function guarded(repos: Repos, lock: Lock): Repos {
 }
 
 /** Opens (creating if needed) the database file; ':memory:' gives a private in-memory store. */
-export function createSqliteStore(file: string, options: { checkpoints?: CheckpointOptions } = {}): Store & { db: SqliteDb; checkpointRounds(): number } {
+export function createSqliteStore(
+  file: string,
+  options: { checkpoints?: CheckpointOptions; logger?: Pick<Logger, 'info'> } = {},
+): Store & { db: SqliteDb; checkpointRounds(): number } {
   if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
-  const db = new SqliteDb(file);
+  const db = new SqliteDb(file, options.logger);
   const lock = new Lock();
   const checkpointer = file === ':memory:' ? null : startCheckpointer(db.raw, file, lock, options.checkpoints);
   const txRepos = createRepos(db);
