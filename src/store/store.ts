@@ -172,7 +172,9 @@ export interface EventRepo {
   deleteStoredBefore(createTime: number, limit: number): Promise<number>;
   /**
    * For each device currently in the project and each of `eventTypes`, its latest stored event (by timestamp,
-   * then id), ordered by device id, then event time.
+   * then id), ordered by device id, then event time. The latest events are the ones the devices' `latestEvents`
+   * name (kept by the pipeline through updateReported); when retention has deleted one, the latest event of
+   * that type still stored, if any.
    */
   latestPerType(projectId: string, eventTypes: readonly string[]): Promise<EventRecord[]>;
 }
