@@ -1,16 +1,22 @@
 // Scenario 2, end-to-end: publish through the service to one signed connector pointing at the receiver.
 // Maximum sustained throughput (pushes acknowledged per second while the closed-loop load runs), then
 // publish→acknowledgement latency at fixed offered rates.
+//
+// The throughput goal is a ratio to the bare relay. This machine's speed drifts by up to ±30 % over minutes
+// (docs/benchmarks.md: identical code measured 43-67 % of a ceiling taken a minute earlier), so the relay and
+// the service run in alternating rounds of equal length, and the ratio is the service's mean rate over the
+// relay's: a slow or fast phase of the machine falls on both.
 import { createConnectors, createDevices, publishRequests } from '../lib/api.ts';
 import type { Scenario } from '../lib/context.ts';
-import { measureLatency, measureThroughput } from '../lib/measure.ts';
+import { measureLatency, measureThroughput, type ThroughputFigures } from '../lib/measure.ts';
 import { fmtInt, fmtMs, fmtPct, round } from '../lib/stats.ts';
+import { startRelay } from './ceiling.ts';
 
 export const endToEnd: Scenario = {
   name: 'e2e',
   title: 'End-to-end: publish → signed push',
-  goal: '≥ 60 % of the ceiling; p99 ≤ 20 ms at 1,000 events/s',
-  needsCeiling: true,
+  goal: '≥ 60 % of the bare relay run beside it; p99 ≤ 20 ms at 1,000 events/s',
+  needsCeiling: false,
   async run(ctx, out) {
     const s = ctx.settings;
     const svc = await ctx.startService();
@@ -19,16 +25,42 @@ export const endToEnd: Scenario = {
       await createConnectors(svc, [{ url: ctx.receiver.url('/e2e'), signatureSecret: 'bench-signature-secret', displayName: 'e2e' }]);
       const make = publishRequests(devices, svc.basicAuth);
 
-      ctx.log(`  max throughput, ${s.concurrency} concurrent, ${s.throughputMs / 1000} s`);
-      const t = await measureThroughput(ctx, svc.pool, make, { durationMs: s.throughputMs, label: 'e2e' });
-      const stats = await ctx.receiver.stats();
-      out.figures.throughput = { ...t, signedPushes: stats.signed };
-      if (stats.signed < stats.total) out.notes.push(`${stats.total - stats.signed} of ${stats.total} pushes carried no X-Service-Signature`);
-      const ratio = ctx.ceiling.throughput ? t.deliveredPerSecond / ctx.ceiling.throughput : null;
-      out.ratioToCeiling = ratio === null ? null : round(ratio, 3);
-      out.check('throughput / ceiling', out.ratioToCeiling, '≥ 0.60', ratio === null ? null : ratio >= 0.6);
-      ctx.log(`  → ${fmtInt(t.deliveredPerSecond)} delivered/s (${fmtInt(t.publishedPerSecond)} published/s)${ratio === null ? '' : `, ${fmtPct(ratio)} of the ceiling`}`);
-      out.headline = `${fmtInt(t.deliveredPerSecond)} ev/s${ratio === null ? '' : ` (${fmtPct(ratio)} of ceiling)`}`;
+      const roundCount = s.quick ? 1 : 3;
+      const roundMs = Math.round(s.throughputMs / roundCount);
+      const rounds: Array<{ relay: ThroughputFigures; service: ThroughputFigures }> = [];
+      let unsigned = 0;
+      const relay = await startRelay(ctx);
+      try {
+        // Both run once before the rounds, uncounted, so that neither is measured while its code is still cold.
+        ctx.log(`  warm-up: relay, then the service, ${s.warmupMs / 1000} s each (not counted)`);
+        await measureThroughput(ctx, relay.pool, relay.make, { durationMs: s.warmupMs, label: 'relay warm-up' });
+        await measureThroughput(ctx, svc.pool, make, { durationMs: s.warmupMs, label: 'e2e warm-up' });
+        for (let i = 1; i <= roundCount; i++) {
+          ctx.log(`  round ${i} of ${roundCount}: max throughput of the relay, then of the service, ${s.concurrency} concurrent, ${roundMs / 1000} s each`);
+          const r = await measureThroughput(ctx, relay.pool, relay.make, { durationMs: roundMs, label: `relay ${i}` });
+          const t = await measureThroughput(ctx, svc.pool, make, { durationMs: roundMs, label: `e2e ${i}` });
+          const stats = await ctx.receiver.stats();
+          unsigned += stats.total - stats.signed;
+          rounds.push({ relay: r, service: t });
+          ctx.log(`  → relay ${fmtInt(r.deliveredPerSecond)} forwards/s; service ${fmtInt(t.deliveredPerSecond)} delivered/s (${fmtInt(t.publishedPerSecond)} published/s), ${fmtPct(t.deliveredPerSecond / r.deliveredPerSecond)}`);
+        }
+      } finally {
+        await relay.stop();
+      }
+      const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+      const relayRate = mean(rounds.map((r) => r.relay.deliveredPerSecond));
+      const serviceRate = mean(rounds.map((r) => r.service.deliveredPerSecond));
+      const ratio = relayRate > 0 ? serviceRate / relayRate : null;
+      const t = rounds[rounds.length - 1]!.service;
+      out.figures.throughput = { deliveredPerSecond: round(serviceRate, 1), relayPerSecond: round(relayRate, 1), rounds };
+      if (unsigned > 0) out.notes.push(`${unsigned} pushes carried no X-Service-Signature`);
+      // For comparison with the other scenarios' ratios; the goal is checked against the relay beside it.
+      out.ratioToCeiling = ctx.ceiling.throughput ? round(serviceRate / ctx.ceiling.throughput, 3) : null;
+      out.check('throughput / relay (alternating rounds)', ratio === null ? null : round(ratio, 3), '≥ 0.60', ratio === null ? null : ratio >= 0.6);
+      const perRound = rounds.map((r) => fmtPct(r.service.deliveredPerSecond / r.relay.deliveredPerSecond)).join(', ');
+      ctx.log(`  → ${fmtInt(serviceRate)} delivered/s against the relay's ${fmtInt(relayRate)} forwards/s${ratio === null ? '' : `: ${fmtPct(ratio)} (rounds: ${perRound})`}`);
+      out.headline = `${fmtInt(serviceRate)} ev/s${ratio === null ? '' : ` (${fmtPct(ratio)} of the relay beside it)`}`;
+      out.notes.push(`throughput in ${roundCount} alternating rounds of ${roundMs / 1000} s, relay then service: relay ${rounds.map((r) => fmtInt(r.relay.deliveredPerSecond)).join(' / ')}, service ${rounds.map((r) => fmtInt(r.service.deliveredPerSecond)).join(' / ')} per second`);
 
       if (t.drainedAfterMs === null) out.notes.push(`the queue had not drained ${s.drainTimeoutMs / 1000} s after the throughput run; the latency runs include that backlog`);
       const latency: Record<string, unknown> = {};
