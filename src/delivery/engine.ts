@@ -256,7 +256,8 @@ export function createDeliveryEngine(deps: Deps, dispatcher: Dispatcher, options
       const batch = pending;
       pending = [];
       const attempted = (): RunReport[] => batch.map(() => ({ attempted: 1, acked: 0, failed: 0, dropped: 0 }));
-      let reports = attempted();
+      // Set by the transaction below, or by its failure.
+      let reports: RunReport[] = [];
       let disabled: Array<{ connectorId: string; projectId: string; failingSince: number | null; dropped: number }> = [];
       try {
         // Re-runnable, so a shared SQLite commit runs it without a savepoint: each call starts its reports over.
