@@ -52,11 +52,19 @@ export function createPublishFastPath(deps: Deps, admit: Admit): (req: IncomingM
 function readText(req: IncomingMessage): Promise<string> {
   return new Promise((resolve, reject) => {
     let text = '';
+    let ended = false;
     req.setEncoding('utf8');
     req.on('data', (chunk: string) => (text += chunk));
-    req.on('end', () => resolve(text));
+    req.on('end', () => {
+      ended = true;
+      resolve(text);
+    });
     req.on('error', reject);
-    // A client that leaves mid-body: 'close' without 'end' (after 'end' the rejection is a no-op).
-    req.on('close', () => reject(new Error('request closed before its body was complete')));
+    // A client that leaves mid-body: 'close' without 'end'. Every request closes once answered, so the error is
+    // built only when the body is incomplete: building one per request (stack trace included) was ~4 % of the
+    // main thread under load.
+    req.on('close', () => {
+      if (!ended) reject(new Error('request closed before its body was complete'));
+    });
   });
 }

@@ -42,6 +42,21 @@ export interface EventPipeline {
   subscribe(subscriber: EventSubscriber): () => void;
 }
 
+/**
+ * A transaction's after-callbacks. A class, not an object of arrow functions: tsx keeps function names, which
+ * costs a defineProperty call per arrow function created, and this object is made for every publish.
+ */
+class Callbacks implements TransactionOutcome {
+  readonly committed: Array<() => void> = [];
+  readonly rolledBack: Array<() => void> = [];
+  onCommit(fn: () => void): void {
+    this.committed.push(fn);
+  }
+  onRollback(fn: () => void): void {
+    this.rolledBack.push(fn);
+  }
+}
+
 export function createEventPipeline(deps: Pick<Deps, 'store' | 'clock' | 'ids' | 'logger'>): EventPipeline {
   const consumers: EventConsumer[] = [];
   const subscribers = new Set<EventSubscriber>();
@@ -88,25 +103,22 @@ export function createEventPipeline(deps: Pick<Deps, 'store' | 'clock' | 'ids' |
   return {
     async transaction(fn) {
       const emitted: EmittedEvent[] = [];
-      const committed: Array<() => void> = [];
-      const rolledBack: Array<() => void> = [];
-      const outcome: TransactionOutcome = { onCommit: (f) => committed.push(f), onRollback: (f) => rolledBack.push(f) };
+      const outcome = new Callbacks();
       let result;
       try {
         // Re-runnable: the store may undo a call and make it again (store/sqlite/index.ts). What a call left
         // behind is settled first, as a rollback: its events never happened.
-        const call = (tx: Repos) => {
-          runAll(rolledBack.splice(0));
+        result = await deps.store.transaction((tx) => {
+          runAll(outcome.rolledBack.splice(0));
           emitted.length = 0;
-          committed.length = 0;
+          outcome.committed.length = 0;
           return fn(tx, emitIn(tx, emitted, outcome));
-        };
-        result = await deps.store.transaction(call, { rerunnable: true });
+        }, { rerunnable: true });
       } catch (err) {
-        runAll(rolledBack);
+        runAll(outcome.rolledBack);
         throw err;
       }
-      runAll(committed);
+      runAll(outcome.committed);
       for (const e of emitted) {
         for (const s of subscribers) {
           try {

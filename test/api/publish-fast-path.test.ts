@@ -2,7 +2,9 @@
 // it takes, and that every request gets the same answer both ways. The route is reached with the same request
 // written `%3Apublish`, a form the lean path leaves alone.
 import assert from 'node:assert/strict';
+import { once } from 'node:events';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { connect } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { createPublishFastPath } from '../../src/api/publish-fast-path.ts';
 import { createTestContext, type Auth, type TestContext } from '../helpers/context.ts';
@@ -128,6 +130,34 @@ describe('lean :publish path', () => {
       assert.equal(answers[0]!.status, 200);
       assert.equal(answers[0]!.headers.connection, 'keep-alive');
       assert.equal(answers[0]!.headers['keep-alive'], 'timeout=72');
+    });
+
+    it('a client that leaves mid-body: nothing is stored, and the next request is answered', async () => {
+      if (!t.app.server.listening) await t.app.listen({ port: 0, host: '127.0.0.1' });
+      const { port } = t.app.server.address() as { port: number };
+      const { keyId, secret } = t.boot.serviceAccount;
+      const authorization = `Basic ${Buffer.from(`${keyId}:${secret}`).toString('base64')}`;
+      const history = async () => (await t.request('GET', `/v2/projects/${t.projectId}/devices/${device}/events`)).body.events as unknown[];
+      const before = (await history()).length;
+      const socket = connect(port, '127.0.0.1');
+      await once(socket, 'connect');
+      const body = '{"touch":{}}';
+      socket.write(
+        `POST /v2/projects/${t.projectId}/devices/${device}:publish HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: ${authorization}\r\n` +
+        `Content-Type: application/json\r\nContent-Length: ${body.length + 20}\r\n\r\n${body}`,
+      );
+      let answered = '';
+      socket.on('data', (chunk: Buffer) => (answered += chunk.toString()));
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      socket.destroy();
+      await once(socket, 'close');
+      assert.equal(answered, '');
+      assert.equal((await history()).length, before);
+      const res = await fetch(`http://127.0.0.1:${port}/v2/projects/${t.projectId}/devices/${device}:publish`, {
+        method: 'POST', headers: { authorization, 'content-type': 'application/json' }, body,
+      });
+      assert.equal(res.status, 200);
+      assert.equal((await history()).length, before + 1);
     });
   });
 });
