@@ -140,30 +140,114 @@ export function createDeliveryEngine(deps: Deps, dispatcher: Dispatcher, options
     return result.items;
   }
 
+  // Fresh rows of a connector whose slots are all taken, waiting leased, in queue order, for its next free slot
+  // (the hand-off's line, queue.ts). `places` counts the rows in line and those reserved by transactions not yet
+  // committed. Only a connector that answers gets a line (a suspect one's rows queue as due, as behind a backlog),
+  // and a line is bounded, so its rows wait milliseconds, far less than their lease.
+  const lines = new Map<string, ClaimedDelivery[]>();
+  const places = new Map<string, number>();
+  let placesTotal = 0;
+  const lineLimit = perConnector * 4;
+  const linesLimit = total * 4;
+  const draining = new Set<string>();
+
+  function unplace(id: string, n = 1): void {
+    const left = (places.get(id) ?? n) - n;
+    if (left <= 0) places.delete(id);
+    else places.set(id, left);
+    placesTotal -= n;
+  }
+
+  /** Attempts rows of the connector's line while it has free slots; gives the line back to the queue when it must. */
+  async function drain(id: string): Promise<void> {
+    if (draining.has(id) || !lines.has(id)) return;
+    draining.add(id);
+    try {
+      // A row in line is attempted with the connector as it is now, as a claimed one would be. A connector changed
+      // since (disabled and its queue dropped, perhaps enabled again; new settings) or no longer answering gets its
+      // rows back as due: what is still queued is claimed with the current settings, and what was dropped is gone.
+      const current = await deps.store.dataConnectors.get(id);
+      const line = lines.get(id);
+      if (!line || stopping) return;
+      const head = line[0]!;
+      if (!current || current.status !== 'ACTIVE' || current.updateTime !== head.connector.updateTime || suspect(id)
+        || line[line.length - 1]!.connector.updateTime !== current.updateTime || (head.delivery.leaseUntil ?? 0) - nowMicros(deps) < leaseMicros / 2) {
+        await releaseLine(id);
+        return;
+      }
+      while (line.length > 0 && inFlightTotal < total && capacityOf(id) > 0) {
+        unplace(id);
+        take(id);
+        void run(line.shift()!);
+      }
+      if (line.length === 0) lines.delete(id);
+    } catch (err) {
+      log.error({ err }, 'delivery engine: attempting rows in line failed');
+    } finally {
+      draining.delete(id);
+    }
+  }
+
+  /** Makes the connector's line due in the queue again, for claims to take. */
+  async function releaseLine(id: string): Promise<void> {
+    const line = lines.get(id);
+    if (!line) return;
+    lines.delete(id);
+    unplace(id, line.length);
+    backlog.set(id, ++generation);
+    try {
+      await deps.store.transaction((tx) => tx.deliveries.releaseLeases(nowMicros(deps), line.map((item) => item.delivery.id)));
+    } catch (err) {
+      // The rows stay leased; they come due when their leases end.
+      log.error({ err }, 'delivery engine: giving rows in line back to the queue failed');
+    }
+    wake();
+  }
+
   /** The hand-off of fresh rows (queue.ts): attached to the pipeline's queue consumer while the loop runs. */
   const handoff: DeliveryHandoff = {
     reserve(connectorId, now, competitors) {
       if (!started || stopping) return null;
-      // The same fair share of the overall cap as a claim gives, here among the connectors the event goes to,
-      // so that many new endpoints that turn out dead cannot take every slot before they are found out.
-      if (backlog.has(connectorId) || inFlightTotal >= total || capacityOf(connectorId, competitors) <= 0) {
-        backlog.set(connectorId, ++generation);
-        return null;
+      if (!backlog.has(connectorId) && inFlightTotal < total) {
+        const waiting = places.get(connectorId) ?? 0;
+        // The same fair share of the overall cap as a claim gives, here among the connectors the event goes to,
+        // so that many new endpoints that turn out dead cannot take every slot before they are found out.
+        if (waiting === 0 && capacityOf(connectorId, competitors) > 0) {
+          take(connectorId);
+          return { leaseUntil: now + leaseMicros, slot: true };
+        }
+        if (!suspect(connectorId) && waiting < lineLimit && placesTotal < linesLimit) {
+          places.set(connectorId, waiting + 1);
+          placesTotal++;
+          return { leaseUntil: now + leaseMicros, slot: false };
+        }
       }
-      take(connectorId);
-      return now + leaseMicros;
+      backlog.set(connectorId, ++generation);
+      return null;
     },
-    launch(item) {
+    launch(item, slot) {
+      const id = item.connector.id;
       // Stopping: the row stays leased and is released, then attempted, at the next start.
       if (!started || stopping) {
-        give(item.connector.id);
-        return;
+        if (slot) give(id);
+        else unplace(id);
+      } else if (slot) {
+        void run(item);
+      } else {
+        let line = lines.get(id);
+        if (!line) lines.set(id, (line = []));
+        line.push(item);
+        void drain(id);
       }
-      void run(item);
     },
-    release(connectorId) {
-      give(connectorId);
-      wake();
+    release(connectorId, slot) {
+      if (slot) {
+        give(connectorId);
+        if (lines.has(connectorId)) void drain(connectorId);
+        wake();
+      } else {
+        unplace(connectorId);
+      }
     },
   };
 
@@ -235,6 +319,7 @@ export function createDeliveryEngine(deps: Deps, dispatcher: Dispatcher, options
         if (list.length === 0) startedAt.delete(id);
       }
       give(id);
+      if (lines.has(id)) void drain(id);
       wakeForBacklog();
       return record(done);
     });
@@ -413,6 +498,8 @@ export function createDeliveryEngine(deps: Deps, dispatcher: Dispatcher, options
   function schedulePoll(): void {
     timer = setTimeout(() => {
       wake();
+      // A line that stopped moving (its connector turned suspect, or changed) goes back to the queue.
+      for (const id of lines.keys()) void drain(id);
       if (started && !stopping) schedulePoll();
     }, pollIntervalMs);
     timer.unref();
@@ -441,6 +528,11 @@ export function createDeliveryEngine(deps: Deps, dispatcher: Dispatcher, options
       if (pumping) await pumping;
       while (attempts.size > 0) await Promise.all([...attempts]);
       if (flushing) await flushing;
+      // Rows in line stay leased: the next start releases every lease (no attempt is in flight by then).
+      lines.clear();
+      places.clear();
+      placesTotal = 0;
+      leasesReleased = false;
       started = false;
       stopping = false;
       log.info('delivery engine stopped');

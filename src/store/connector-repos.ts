@@ -88,8 +88,11 @@ export interface DeliveryRepo {
    * in enqueue-time order (enqueueTime is the time of the insert), and a backend may rely on that.
    */
   deleteExpired(enqueuedAtOrBefore: number, now: number, limit: number): Promise<number>;
-  /** Makes every leased row due at `now` (single-process restart: no attempt can still be in flight). */
-  releaseLeases(now: number): Promise<number>;
+  /**
+   * Makes leased rows due at `now`: the given ones (rows the engine leased but will not attempt after all), or
+   * every leased row (single-process restart: no attempt can still be in flight). Returns how many.
+   */
+  releaseLeases(now: number, ids?: readonly number[]): Promise<number>;
   count(): Promise<number>;
 }
 

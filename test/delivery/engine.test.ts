@@ -629,7 +629,7 @@ describe('happy: hand-off of fresh rows', () => {
     });
   });
 
-  it('behind a busy connector fresh rows queue as due and go out in order; the hand-off resumes once they are gone', async () => {
+  it('behind a busy connector fresh rows wait in line, leased, and go out in order as slots free: never due, never claimed', async () => {
     await withEngine({ perConnectorConcurrency: 1 }, async ({ t, fake, engine }) => {
       const dc = await createConnector(t);
       const device = await t.createDevice();
@@ -637,17 +637,97 @@ describe('happy: hand-off of fresh rows', () => {
       fake.hold();
       const first = await publish(t, device);
       await spin(() => fake.calls.length > 0);
-      const queued = [await publish(t, device), await publish(t, device)];
-      assert.deepEqual(await dueNow(t), [dc.id], 'no free slot: queued as due');
+      const lined = [await publish(t, device), await publish(t, device)];
+      assert.equal(await queueDepth(t), 3, 'durable while waiting');
+      assert.deepEqual(await dueNow(t), [], 'leased: no claim can take them');
       fake.release();
       await spin(async () => (await queueDepth(t)) === 0);
-      assert.deepEqual(fake.eventIds(dc.url), [first, ...queued].map((e) => e.event.eventId));
+      assert.deepEqual(fake.eventIds(dc.url), [first, ...lined].map((e) => e.event.eventId));
+    });
+  });
+
+  it('past the line (4 × the per-connector cap) rows queue as due and go out in order; the hand-off resumes once they are gone', async () => {
+    await withEngine({ perConnectorConcurrency: 1 }, async ({ t, fake, engine }) => {
+      const dc = await createConnector(t);
+      const device = await t.createDevice();
+      engine.start();
+      fake.hold();
+      const sent = [await publish(t, device)];
+      await spin(() => fake.calls.length > 0);
+      for (let i = 0; i < 6; i++) sent.push(await publish(t, device));
+      assert.deepEqual(await dueNow(t), [dc.id], 'no slot and no place in line: queued as due');
+      fake.release();
+      await spin(async () => (await queueDepth(t)) === 0);
+      assert.deepEqual(fake.eventIds(dc.url), sent.map((e) => e.event.eventId));
 
       fake.hold();
       const later = await publish(t, device);
-      await spin(() => fake.calls.length > 3);
-      assert.deepEqual(fake.eventIds(dc.url).slice(3), [later.event.eventId]);
+      await spin(() => fake.calls.length > 7);
+      assert.deepEqual(fake.eventIds(dc.url).slice(7), [later.event.eventId]);
       assert.deepEqual(await dueNow(t), [], 'handed off again: leased at once');
+    });
+  });
+
+  it('a connector that starts failing gives its line back to the queue, and the rows are claimed at the pace of a failing one', async () => {
+    await withEngine({ perConnectorConcurrency: 2 }, async ({ t, fake, engine }) => {
+      const dc = await createConnector(t);
+      const device = await t.createDevice();
+      engine.start();
+      fake.hold();
+      fake.queue.push(503, 503);
+      const sent = [];
+      for (let i = 0; i < 5; i++) sent.push(await publish(t, device));
+      await spin(() => fake.calls.length === 2);
+      assert.deepEqual(await dueNow(t), [], 'two in flight, three in line');
+      fake.release();
+      fake.hold();
+      // The two failures are rescheduled (8 s on); the line is due at once, and claimed two at a time.
+      await spin(() => fake.calls.length === 4);
+      assert.deepEqual(await dueNow(t), [dc.id], 'the third row of the line waits in the queue, due');
+      fake.release();
+      await spin(async () => (await queueDepth(t)) === 2 && fake.calls.length === 5);
+      assert.deepEqual(fake.eventIds(dc.url).sort(), sent.map((e) => e.event.eventId).sort(), 'each attempted once');
+      assert.equal(await queueDepth(t), 2);
+      assert.deepEqual(await dueNow(t), []);
+    });
+  });
+
+  it('a connector disabled while rows wait in line: none of them is sent', async () => {
+    await withEngine({ perConnectorConcurrency: 1 }, async ({ t, fake, engine }) => {
+      const dc = await createConnector(t);
+      const device = await t.createDevice();
+      engine.start();
+      fake.hold();
+      const first = await publish(t, device);
+      await spin(() => fake.calls.length > 0);
+      await publish(t, device);
+      await publish(t, device);
+      const res = await t.request('PATCH', `/v2/projects/${t.projectId}/dataconnectors/${dc.id}`, { body: { status: 'USER_DISABLED' } });
+      assert.equal(res.status, 200, res.text);
+      assert.equal(await queueDepth(t), 0, 'the queue is dropped, the row in flight included');
+      fake.release();
+      for (let i = 0; i < 50; i++) await new Promise((r) => setImmediate(r));
+      assert.deepEqual(fake.eventIds(dc.url), [first.event.eventId]);
+    });
+  });
+
+  it('rows in line when the loop stops stay leased, and go out after the next start', async () => {
+    await withEngine({ perConnectorConcurrency: 1 }, async ({ t, fake, engine }) => {
+      const dc = await createConnector(t);
+      const device = await t.createDevice();
+      engine.start();
+      fake.hold();
+      const sent = [await publish(t, device)];
+      await spin(() => fake.calls.length > 0);
+      sent.push(await publish(t, device), await publish(t, device));
+      const stopped = engine.stop();
+      fake.release();
+      await stopped;
+      assert.equal(await queueDepth(t), 2);
+      assert.deepEqual(await dueNow(t), [], 'still leased');
+      engine.start();
+      await spin(async () => (await queueDepth(t)) === 0);
+      assert.deepEqual(fake.eventIds(dc.url), sent.map((e) => e.event.eventId));
     });
   });
 });

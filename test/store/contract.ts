@@ -318,6 +318,17 @@ export function storeContract(name: string, open: () => Promise<Store> | Store):
       for (const i of ids) await store.deliveries.delete(i);
     });
 
+    it('releases the leases of given rows only, making them due now', async () => {
+      const connectorId = id('c');
+      const row = (leaseUntil?: number) => ({ connectorId, eventId: id('e'), body: Buffer.from('{}'), enqueueTime: 100, dueTime: leaseUntil ?? 100, leaseUntil });
+      const ids = await store.deliveries.insert([row(900), row(900), row(), row(900)]);
+      assert.equal(await store.deliveries.releaseLeases(150, [ids[0]!, ids[2]!, ids[3]!, 999_999]), 2, 'leased rows only; a row that is gone is skipped');
+      const rows = await Promise.all(ids.map((i) => store.deliveries.get(i)));
+      assert.deepEqual(rows.map((r) => [r?.leaseUntil, r?.dueTime]), [[null, 150], [900, 900], [null, 100], [null, 150]]);
+      assert.deepEqual((await store.deliveries.claim(connectorId, 150, 0, 500, 10)).map((r) => r.id), [ids[0], ids[2], ids[3]], 'the due ones');
+      for (const i of ids) await store.deliveries.delete(i);
+    });
+
     it('moves and deletes devices with their history', async () => {
       const p1 = project();
       const p2 = project();

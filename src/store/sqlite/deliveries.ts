@@ -73,8 +73,11 @@ export function createDeliveryRepo(db: SqliteDb): DeliveryRepo {
         enqueuedAtOrBefore, now, limit,
       ).changes;
     },
-    async releaseLeases(now) {
-      return db.run('UPDATE deliveries SET lease_until = NULL, due_time = ? WHERE lease_until IS NOT NULL', now).changes;
+    async releaseLeases(now, ids) {
+      if (ids === undefined) return db.run('UPDATE deliveries SET lease_until = NULL, due_time = ? WHERE lease_until IS NOT NULL', now).changes;
+      let released = 0;
+      for (const id of ids) released += db.run('UPDATE deliveries SET lease_until = NULL, due_time = ? WHERE id = ? AND lease_until IS NOT NULL', now, id).changes;
+      return released;
     },
     async count() {
       return db.get<{ n: number }>('SELECT count(*) AS n FROM deliveries')!.n;
