@@ -4,7 +4,7 @@
 import type { Deps } from '../deps.ts';
 import { nowMicros } from '../deps.ts';
 import type { EventConsumer, EventPipeline } from '../events/pipeline.ts';
-import type { DeviceEvent } from '../events/types.ts';
+import type { EmittedEvent } from '../events/types.ts';
 import type { DataConnectorRecord, DeliveryRecord, NewDelivery } from '../store/connector-repos.ts';
 import type { DeviceRecord } from '../store/records.ts';
 import type { Repos, Store } from '../store/store.ts';
@@ -20,27 +20,28 @@ export function forwards(connector: Pick<DataConnectorRecord, 'events'>, eventTy
 }
 
 /**
- * The push body (contract §6.2): compact JSON `{event, labels, metadata}`, UTF-8 without \u escapes. `labels`
- * holds the device labels named by the connector, in the connector's order, absent keys left out.
+ * The push body (contract §6.2): compact JSON `{event, labels, metadata}`, UTF-8 without \u escapes, around the
+ * event's own JSON (`JSON.stringify(event)`, as the pipeline stores it). `labels` holds the device labels named by
+ * the connector, in the connector's order, absent keys left out.
  */
-export function buildPushBody(event: DeviceEvent, device: DeviceRecord, labelKeys: readonly string[]): Buffer {
+export function buildPushBody(eventJson: string, device: DeviceRecord, labelKeys: readonly string[]): Buffer {
   const labels: Record<string, string> = {};
   for (const key of labelKeys) {
     if (Object.prototype.hasOwnProperty.call(device.labels, key)) labels[key] = device.labels[key]!;
   }
   const metadata = { deviceId: device.id, projectId: device.projectId, deviceType: device.type, productNumber: device.productNumber };
-  return Buffer.from(JSON.stringify({ event, labels, metadata }), 'utf8');
+  return Buffer.from(`{"event":${eventJson},"labels":${JSON.stringify(labels)},"metadata":${JSON.stringify(metadata)}}`, 'utf8');
 }
 
 /** Queue rows for one event and the given connectors; bodies are shared between connectors asking for the same labels. */
-function rowsFor(connectors: DataConnectorRecord[], event: DeviceEvent, device: DeviceRecord, now: number): NewDelivery[] {
+function rowsFor(connectors: DataConnectorRecord[], { event, json }: EmittedEvent, device: DeviceRecord, now: number): NewDelivery[] {
   const bodies = new Map<string, Buffer>();
   const rows: NewDelivery[] = [];
   for (const c of connectors) {
     if (!forwards(c, event.eventType)) continue;
     const key = JSON.stringify(c.labels);
     let body = bodies.get(key);
-    if (!body) bodies.set(key, (body = buildPushBody(event, device, c.labels)));
+    if (!body) bodies.set(key, (body = buildPushBody(json, device, c.labels)));
     rows.push({ connectorId: c.id, eventId: event.eventId, body, enqueueTime: now, dueTime: now });
   }
   return rows;
@@ -99,7 +100,7 @@ export function createEnqueueConsumer(deps: Pick<Deps, 'clock'>, port: HandoffPo
       const connectors = await tx.dataConnectors.listActiveByProject(emitted.device.projectId);
       if (connectors.length === 0) return;
       const now = nowMicros(deps);
-      const rows = rowsFor(connectors, emitted.event, emitted.device, now);
+      const rows = rowsFor(connectors, emitted, emitted.device, now);
       if (rows.length === 0) return;
       const handoff = port?.current ?? null;
       const handed: Array<{ index: number; connector: DataConnectorRecord; slot: boolean; id: number | null }> = [];
@@ -143,9 +144,8 @@ export async function enqueueSync(tx: Repos, connector: DataConnectorRecord, eve
     let device = devices.get(e.deviceId);
     if (device === undefined) devices.set(e.deviceId, (device = await tx.devices.get(e.deviceId)));
     if (!device) continue;
-    // The stored body keeps the envelope's key order; JSON.parse preserves it.
-    const event = JSON.parse(e.body) as DeviceEvent;
-    rows.push({ connectorId: connector.id, eventId: e.id, body: buildPushBody(event, device, connector.labels), enqueueTime: now, dueTime: now });
+    // The stored body is the event's JSON, exactly as it was pushed when it happened.
+    rows.push({ connectorId: connector.id, eventId: e.id, body: buildPushBody(e.body, device, connector.labels), enqueueTime: now, dueTime: now });
   }
   if (rows.length > 0) await tx.deliveries.insert(rows);
   return rows.length;

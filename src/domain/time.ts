@@ -8,11 +8,16 @@ export const msToMicros = (ms: number): Micros => Math.floor(ms * 1000);
 
 /** RFC 3339 UTC with exactly 6 fractional digits, e.g. 2025-06-01T12:00:00.250000Z. */
 export function formatTimestamp(micros: Micros): string {
-  const ms = Math.floor(micros / 1000);
-  const iso = new Date(ms).toISOString(); // 2025-06-01T12:00:00.250Z
-  const sub = String(((micros % 1000) + 1000) % 1000).padStart(3, '0');
-  return `${iso.slice(0, 23)}${sub}Z`;
+  const second = Math.floor(micros / 1_000_000);
+  // An event's times mostly fall in the same second as the previous one's: the date part is formatted once.
+  if (second !== lastSecond) {
+    lastPrefix = new Date(second * 1000).toISOString().slice(0, 19); // 2025-06-01T12:00:00
+    lastSecond = second;
+  }
+  return `${lastPrefix}.${String(micros - second * 1_000_000).padStart(6, '0')}Z`;
 }
+let lastSecond = Number.NaN;
+let lastPrefix = '';
 
 const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(Z|z|[+-]\d{2}:\d{2})$/;
 

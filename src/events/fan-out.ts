@@ -88,7 +88,7 @@ export function createFanOut(events: EventPipeline, onSinkError: (err: unknown) 
     let message: string | null = null;
     for (const entry of entries) {
       if (!matchesStreamFilter(entry.filter, emitted)) continue;
-      message ??= resultMessage(JSON.stringify(emitted.event));
+      message ??= resultMessage(emitted.json);
       try {
         entry.sink(message, emitted);
       } catch (err) {

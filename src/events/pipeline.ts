@@ -70,7 +70,8 @@ export function createEventPipeline(deps: Pick<Deps, 'store' | 'clock' | 'ids' |
       timestamp: formatTimestamp(timestamp),
     };
     const now = nowMicros(deps);
-    await tx.events.insert({ id: event.eventId, projectId: device.projectId, deviceId: device.id, eventType, timestamp, createTime: now, body: JSON.stringify(event) });
+    const json = JSON.stringify(event);
+    await tx.events.insert({ id: event.eventId, projectId: device.projectId, deviceId: device.id, eventType, timestamp, createTime: now, body: json });
     let current = device;
     const latest = device.latestEvents[eventType];
     // The latest event of a type only moves forward in event time (contract §5.3), so an older event is history
@@ -84,7 +85,7 @@ export function createEventPipeline(deps: Pick<Deps, 'store' | 'clock' | 'ids' |
       current = { ...device, reported, latestEvents, updateTime: now };
       await tx.devices.updateReported(current.id, reported, latestEvents, now);
     }
-    const result: EmittedEvent = { event, device: current, timestamp };
+    const result: EmittedEvent = { event, device: current, timestamp, json };
     for (const consumer of consumers) await consumer.consume(tx, result, outcome);
     emitted.push(result);
     return result;

@@ -16,4 +16,6 @@ export interface EmittedEvent {
   device: DeviceRecord;
   /** Event time in microseconds. */
   timestamp: number;
+  /** JSON.stringify(event): the event as stored, pushed and streamed, serialised once. */
+  json: string;
 }

@@ -33,6 +33,12 @@ describe('timestamps', () => {
   it('format with exactly 6 fractional digits', () => {
     assert.equal(formatTimestamp(Date.UTC(2025, 5, 1, 12) * 1000 + 250_000), '2025-06-01T12:00:00.250000Z');
     assert.equal(formatTimestamp(Date.UTC(2025, 5, 1, 12) * 1000 + 1), '2025-06-01T12:00:00.000001Z');
+    // The date part of the previous call is reused only within its second.
+    assert.equal(formatTimestamp(Date.UTC(2025, 5, 1, 12) * 1000 + 999_999), '2025-06-01T12:00:00.999999Z');
+    assert.equal(formatTimestamp(Date.UTC(2025, 5, 1, 12) * 1000 + 1_000_000), '2025-06-01T12:00:01.000000Z');
+    assert.equal(formatTimestamp(Date.UTC(2025, 5, 1, 12) * 1000 - 1), '2025-06-01T11:59:59.999999Z');
+    assert.equal(formatTimestamp(0), '1970-01-01T00:00:00.000000Z');
+    assert.equal(formatTimestamp(-1), '1969-12-31T23:59:59.999999Z');
   });
 
   it('parse RFC 3339 with offsets and 0-9 fractional digits, truncated to microseconds', () => {
