@@ -168,7 +168,7 @@ export function presentDataConnector(deps: Pick<Deps, 'secretBox'>, c: DataConne
   };
 }
 
-const canSeeSecrets = (permissions: Set<string>) => permissions.has('dataconnector.update');
+const canSeeSecrets = (permissions: ReadonlySet<string>) => permissions.has('dataconnector.update');
 
 async function requireConnector(deps: Deps, principal: Principal, projectId: string, connectorId: string, permission: string) {
   const { permissions } = await requireProject(deps, principal, concrete(projectId), permission);

@@ -2,7 +2,7 @@
 import { badRequest } from '../../domain/errors.ts';
 import { pageRequest, toPage } from '../../domain/paging.ts';
 
-export function permissionsPage(permissions: Set<string>, query: { pageSize?: string; pageToken?: string }) {
+export function permissionsPage(permissions: ReadonlySet<string>, query: { pageSize?: string; pageToken?: string }) {
   const page = pageRequest(query, 'permissions');
   const sorted = [...permissions].sort();
   const after = page.after?.[0];
