@@ -143,12 +143,13 @@ export function createDeliveryEngine(deps: Deps, dispatcher: Dispatcher, options
   // Fresh rows of a connector whose slots are all taken, waiting leased, in queue order, for its next free slot
   // (the hand-off's line, queue.ts). `places` counts the rows in line and those reserved by transactions not yet
   // committed. Only a connector that answers gets a line (a suspect one's rows queue as due, as behind a backlog),
-  // and a line is bounded, so its rows wait milliseconds, far less than their lease.
+  // and a line is bounded, so its rows wait milliseconds, far less than their lease. All lines together hold at
+  // most as many rows as may be in flight: with thousands of connectors, rows wait in the queue, not in memory.
   const lines = new Map<string, ClaimedDelivery[]>();
   const places = new Map<string, number>();
   let placesTotal = 0;
   const lineLimit = perConnector * 4;
-  const linesLimit = total * 4;
+  const linesLimit = total;
   const draining = new Set<string>();
 
   function unplace(id: string, n = 1): void {
