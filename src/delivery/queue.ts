@@ -53,7 +53,7 @@ function rowsFor(connectors: DataConnectorRecord[], { event, json }: EmittedEven
  * of being found and leased again by the engine's claim (a query and a write transaction; at 1,000 events/s the
  * main thread's CPU per event fell by ~13 %). When every slot of a connector that answers is taken, the row waits
  * in the engine's line for the next one, leased too (at saturation, two thirds of the rows were claimed again:
- * ~10 % of the main thread). The row is durable before the attempt starts, exactly as a claimed one; after a crash
+ * ~7 % of the main thread). The row is durable before the attempt starts, exactly as a claimed one; after a crash
  * its lease is released at the next start (engine.ts) and it is attempted again.
  */
 export interface DeliveryHandoff {
