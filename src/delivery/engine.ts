@@ -170,9 +170,10 @@ export function createDeliveryEngine(deps: Deps, dispatcher: Dispatcher, options
       const current = await deps.store.dataConnectors.get(id);
       const line = lines.get(id);
       if (!line || stopping) return;
+      // The head is the oldest row: if its connector record is the current one, so are all the others'.
       const head = line[0]!;
       if (!current || current.status !== 'ACTIVE' || current.updateTime !== head.connector.updateTime || suspect(id)
-        || line[line.length - 1]!.connector.updateTime !== current.updateTime || (head.delivery.leaseUntil ?? 0) - nowMicros(deps) < leaseMicros / 2) {
+        || (head.delivery.leaseUntil ?? 0) - nowMicros(deps) < leaseMicros / 2) {
         await releaseLine(id);
         return;
       }

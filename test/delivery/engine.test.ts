@@ -526,6 +526,17 @@ describe('happy: hand-off of fresh rows', () => {
     }
   };
 
+  /** A connector with one slot, taken by the held push of `first`. */
+  const busyConnector = async ({ t, fake, engine }: Setup) => {
+    const dc = await createConnector(t);
+    const device = await t.createDevice();
+    engine.start();
+    fake.hold();
+    const first = await publish(t, device);
+    await spin(() => fake.calls.length > 0);
+    return { dc, device, first };
+  };
+
   it('queues a fresh row already leased and attempts it at commit: never due, never claimed', async () => {
     await withEngine({}, async ({ t, fake, engine }) => {
       const dc = await createConnector(t);
@@ -630,13 +641,9 @@ describe('happy: hand-off of fresh rows', () => {
   });
 
   it('behind a busy connector fresh rows wait in line, leased, and go out in order as slots free: never due, never claimed', async () => {
-    await withEngine({ perConnectorConcurrency: 1 }, async ({ t, fake, engine }) => {
-      const dc = await createConnector(t);
-      const device = await t.createDevice();
-      engine.start();
-      fake.hold();
-      const first = await publish(t, device);
-      await spin(() => fake.calls.length > 0);
+    await withEngine({ perConnectorConcurrency: 1 }, async (s) => {
+      const { t, fake } = s;
+      const { dc, device, first } = await busyConnector(s);
       const lined = [await publish(t, device), await publish(t, device)];
       assert.equal(await queueDepth(t), 3, 'durable while waiting');
       assert.deepEqual(await dueNow(t), [], 'leased: no claim can take them');
@@ -647,13 +654,10 @@ describe('happy: hand-off of fresh rows', () => {
   });
 
   it('past the line (4 × the per-connector cap) rows queue as due and go out in order; the hand-off resumes once they are gone', async () => {
-    await withEngine({ perConnectorConcurrency: 1 }, async ({ t, fake, engine }) => {
-      const dc = await createConnector(t);
-      const device = await t.createDevice();
-      engine.start();
-      fake.hold();
-      const sent = [await publish(t, device)];
-      await spin(() => fake.calls.length > 0);
+    await withEngine({ perConnectorConcurrency: 1 }, async (s) => {
+      const { t, fake } = s;
+      const { dc, device, first } = await busyConnector(s);
+      const sent = [first];
       for (let i = 0; i < 6; i++) sent.push(await publish(t, device));
       assert.deepEqual(await dueNow(t), [dc.id], 'no slot and no place in line: queued as due');
       fake.release();
@@ -693,13 +697,9 @@ describe('happy: hand-off of fresh rows', () => {
   });
 
   it('a connector disabled while rows wait in line: none of them is sent', async () => {
-    await withEngine({ perConnectorConcurrency: 1 }, async ({ t, fake, engine }) => {
-      const dc = await createConnector(t);
-      const device = await t.createDevice();
-      engine.start();
-      fake.hold();
-      const first = await publish(t, device);
-      await spin(() => fake.calls.length > 0);
+    await withEngine({ perConnectorConcurrency: 1 }, async (s) => {
+      const { t, fake } = s;
+      const { dc, device, first } = await busyConnector(s);
       await publish(t, device);
       await publish(t, device);
       const res = await t.request('PATCH', `/v2/projects/${t.projectId}/dataconnectors/${dc.id}`, { body: { status: 'USER_DISABLED' } });
@@ -712,13 +712,10 @@ describe('happy: hand-off of fresh rows', () => {
   });
 
   it('rows in line when the loop stops stay leased, and go out after the next start', async () => {
-    await withEngine({ perConnectorConcurrency: 1 }, async ({ t, fake, engine }) => {
-      const dc = await createConnector(t);
-      const device = await t.createDevice();
-      engine.start();
-      fake.hold();
-      const sent = [await publish(t, device)];
-      await spin(() => fake.calls.length > 0);
+    await withEngine({ perConnectorConcurrency: 1 }, async (s) => {
+      const { t, fake, engine } = s;
+      const { dc, device, first } = await busyConnector(s);
+      const sent = [first];
       sent.push(await publish(t, device), await publish(t, device));
       const stopped = engine.stop();
       fake.release();

@@ -2,7 +2,7 @@
 // the lease end, so a row whose process died mid-attempt becomes due again by itself, and "due" stays a plain
 // range on (connector_id, due_time).
 import type { DeliveryRecord, DeliveryRepo } from '../connector-repos.ts';
-import type { SqliteDb } from './db.ts';
+import { toJson, type SqliteDb } from './db.ts';
 
 interface Row {
   id: number; connector_id: string; event_id: string; body: Buffer; enqueue_time: number; due_time: number; attempts: number; lease_until: number | null;
@@ -75,9 +75,10 @@ export function createDeliveryRepo(db: SqliteDb): DeliveryRepo {
     },
     async releaseLeases(now, ids) {
       if (ids === undefined) return db.run('UPDATE deliveries SET lease_until = NULL, due_time = ? WHERE lease_until IS NOT NULL', now).changes;
-      let released = 0;
-      for (const id of ids) released += db.run('UPDATE deliveries SET lease_until = NULL, due_time = ? WHERE id = ? AND lease_until IS NOT NULL', now, id).changes;
-      return released;
+      return db.run(
+        'UPDATE deliveries SET lease_until = NULL, due_time = ? WHERE id IN (SELECT value FROM json_each(?)) AND lease_until IS NOT NULL',
+        now, toJson(ids),
+      ).changes;
     },
     async count() {
       return db.get<{ n: number }>('SELECT count(*) AS n FROM deliveries')!.n;
