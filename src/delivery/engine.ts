@@ -164,23 +164,20 @@ export function createDeliveryEngine(deps: Deps, dispatcher: Dispatcher, options
     if (draining.has(id) || !lines.has(id)) return;
     draining.add(id);
     try {
-      // A row in line is attempted with the connector as it is now, as a claimed one would be. A connector changed
-      // since (disabled and its queue dropped, perhaps enabled again; new settings) or no longer answering gets its
-      // rows back as due: what is still queued is claimed with the current settings, and what was dropped is gone.
+      // A row in line is attempted with the connector's settings as they are now, as a claimed one would be. A line
+      // whose connector is gone, disabled or no longer answering, or whose oldest row has waited half its lease,
+      // goes back to the queue as due (a dropped queue's line is gone already: queueDropped).
       const current = await deps.store.dataConnectors.get(id);
       const line = lines.get(id);
       if (!line || stopping) return;
-      // The head is the oldest row: if its connector record is the current one, so are all the others'.
-      const head = line[0]!;
-      if (!current || current.status !== 'ACTIVE' || current.updateTime !== head.connector.updateTime || suspect(id)
-        || (head.delivery.leaseUntil ?? 0) - nowMicros(deps) < leaseMicros / 2) {
+      if (!current || current.status !== 'ACTIVE' || suspect(id) || (line[0]!.delivery.leaseUntil ?? 0) - nowMicros(deps) < leaseMicros / 2) {
         await releaseLine(id);
         return;
       }
       while (line.length > 0 && inFlightTotal < total && capacityOf(id) > 0) {
         unplace(id);
         take(id);
-        void run(line.shift()!);
+        void run({ delivery: line.shift()!.delivery, connector: current });
       }
       if (line.length === 0) lines.delete(id);
     } catch (err) {
@@ -188,6 +185,14 @@ export function createDeliveryEngine(deps: Deps, dispatcher: Dispatcher, options
     } finally {
       draining.delete(id);
     }
+  }
+
+  /** Forgets the connector's line: its rows were deleted with its queue. */
+  function dropLine(id: string): void {
+    const line = lines.get(id);
+    if (!line) return;
+    lines.delete(id);
+    unplace(id, line.length);
   }
 
   /** Makes the connector's line due in the queue again, for claims to take. */
@@ -251,6 +256,7 @@ export function createDeliveryEngine(deps: Deps, dispatcher: Dispatcher, options
         unplace(connectorId);
       }
     },
+    queueDropped: dropLine,
   };
 
   // Opened signature secrets by sealed value: an AES-GCM open per attempt showed in the profile. A changed
@@ -375,6 +381,7 @@ export function createDeliveryEngine(deps: Deps, dispatcher: Dispatcher, options
         log.error({ err }, 'delivery engine: recording attempt outcomes failed');
       }
       for (const d of disabled) {
+        dropLine(d.connectorId);
         log.warn(
           { connector: dataConnectorName(d.projectId, d.connectorId), from: 'ACTIVE', to: 'SYSTEM_DISABLED', failingSince: d.failingSince, droppedDeliveries: d.dropped },
           'data connector disabled by the service: every push attempt failed for 5 days',

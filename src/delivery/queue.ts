@@ -67,6 +67,8 @@ export interface DeliveryHandoff {
   launch(item: ClaimedDelivery, slot: boolean): void;
   /** The reservation is not used after all (the transaction rolled back): give it back. */
   release(connectorId: string, slot: boolean): void;
+  /** The connector's queue was dropped (disabled or deleted; committed): rows waiting in its line are gone. */
+  queueDropped(connectorId: string): void;
 }
 
 export interface Reservation {

@@ -309,6 +309,7 @@ export async function updateDataConnector(
     await tx.dataConnectors.update(next);
     return { connector: next, from: before.status, transitioned, dropped };
   });
+  if (result.dropped > 0) deps.deliveryHandoff.current?.queueDropped(connectorId);
   if (result.transitioned) logTransition(deps, result.connector, result.from, principal, result.dropped);
   return presentDataConnector(deps, result.connector, true);
 }
@@ -324,6 +325,7 @@ export async function deleteDataConnector(deps: Deps, principal: Principal, proj
     await tx.dataConnectors.delete(c.id);
     return n;
   });
+  if (dropped > 0) deps.deliveryHandoff.current?.queueDropped(connectorId);
   deps.logger.info({ connector: dataConnectorName(projectId, connectorId), by: `${principal.kind}:${principal.id}`, droppedDeliveries: dropped }, 'data connector deleted');
 }
 

@@ -711,6 +711,38 @@ describe('happy: hand-off of fresh rows', () => {
     });
   });
 
+  it('a connector disabled and enabled again while rows wait in line: none of them is sent (no backfill)', async () => {
+    await withEngine({ perConnectorConcurrency: 1 }, async (s) => {
+      const { t, fake } = s;
+      const { dc, device, first } = await busyConnector(s);
+      await publish(t, device);
+      await publish(t, device);
+      for (const status of ['USER_DISABLED', 'ACTIVE']) {
+        const res = await t.request('PATCH', `/v2/projects/${t.projectId}/dataconnectors/${dc.id}`, { body: { status } });
+        assert.equal(res.status, 200, res.text);
+      }
+      fake.release();
+      for (let i = 0; i < 50; i++) await new Promise((r) => setImmediate(r));
+      assert.deepEqual(fake.eventIds(dc.url), [first.event.eventId]);
+      assert.equal(await queueDepth(t), 0);
+    });
+  });
+
+  it('rows waiting in line go out with the connector\'s settings as they are when a slot frees', async () => {
+    await withEngine({ perConnectorConcurrency: 1 }, async (s) => {
+      const { t, fake } = s;
+      const { dc, device, first } = await busyConnector(s);
+      const lined = [await publish(t, device), await publish(t, device)];
+      const url = 'https://moved.example/hook';
+      const res = await t.request('PATCH', `/v2/projects/${t.projectId}/dataconnectors/${dc.id}`, { body: { httpConfig: { url } } });
+      assert.equal(res.status, 200, res.text);
+      fake.release();
+      await spin(async () => (await queueDepth(t)) === 0);
+      assert.deepEqual(fake.eventIds(dc.url), [first.event.eventId], 'in flight before the change: the old URL');
+      assert.deepEqual(fake.eventIds(url), lined.map((e) => e.event.eventId));
+    });
+  });
+
   it('rows in line when the loop stops stay leased, and go out after the next start', async () => {
     await withEngine({ perConnectorConcurrency: 1 }, async (s) => {
       const { t, fake, engine } = s;
