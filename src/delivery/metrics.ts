@@ -95,19 +95,34 @@ export const series = {
   durationCount: 'delivery_duration_seconds_count',
 };
 
-/** Counter increments for a set of attempts (per-reason counts and the duration histogram). */
+// The series names, built once: this runs for every attempt, and building ~15 strings per attempt to key a
+// record was ~2.5 % of the busy main thread.
+const attemptSeries = new Map<AttemptReason, string>();
+const bucketSeries = [...DURATION_BUCKETS_SECONDS.map(String), '+Inf'].map(series.durationBucket);
+
+/** Counter increments for a set of attempts (per-reason counts and the cumulative duration histogram). */
 export function attemptCounterDeltas(samples: AttemptSample[], into: Record<string, number> = {}): Record<string, number> {
-  const add = (k: string, n: number) => {
-    into[k] = (into[k] ?? 0) + n;
-  };
+  // inBucket[i]: samples whose smallest bucket is i (the last one is +Inf); made cumulative below.
+  const inBucket = new Array<number>(bucketSeries.length).fill(0);
+  let sum = 0;
   for (const s of samples) {
     const seconds = Math.max(0, s.responseTimeMs) / 1000;
-    add(series.attempts(s.reason), 1);
-    for (const le of DURATION_BUCKETS_SECONDS) if (seconds <= le) add(series.durationBucket(String(le)), 1);
-    add(series.durationBucket('+Inf'), 1);
-    add(series.durationSum, seconds);
-    add(series.durationCount, 1);
+    let name = attemptSeries.get(s.reason);
+    if (name === undefined) attemptSeries.set(s.reason, (name = series.attempts(s.reason)));
+    into[name] = (into[name] ?? 0) + 1;
+    let i = 0;
+    while (i < DURATION_BUCKETS_SECONDS.length && seconds > DURATION_BUCKETS_SECONDS[i]!) i++;
+    inBucket[i]! += 1;
+    sum += seconds;
   }
+  if (samples.length === 0) return into;
+  let cumulative = 0;
+  for (let i = 0; i < bucketSeries.length; i++) {
+    cumulative += inBucket[i]!;
+    if (cumulative > 0) into[bucketSeries[i]!] = (into[bucketSeries[i]!] ?? 0) + cumulative;
+  }
+  into[series.durationSum] = (into[series.durationSum] ?? 0) + sum;
+  into[series.durationCount] = (into[series.durationCount] ?? 0) + samples.length;
   return into;
 }
 

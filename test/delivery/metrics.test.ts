@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { nowMicros } from '../../src/deps.ts';
 import { createDeliveryEngine } from '../../src/delivery/engine.ts';
-import { HISTOGRAM_RELATIVE_ERROR, histogramKey, histogramValue, nearestRank } from '../../src/delivery/metrics.ts';
+import { attemptCounterDeltas, HISTOGRAM_RELATIVE_ERROR, histogramKey, histogramValue, nearestRank, type AttemptSample } from '../../src/delivery/metrics.ts';
 import { formatTimestamp } from '../../src/domain/time.ts';
 import type { DeviceRecord } from '../../src/store/records.ts';
 import { createTestContext, type TestContext } from '../helpers/context.ts';
@@ -23,6 +23,39 @@ async function connector(t: TestContext): Promise<string> {
   assert.equal(res.status, 200, res.text);
   return res.body.name.split('/')[3];
 }
+
+describe('happy: Prometheus counter increments', () => {
+  it('counts attempts per outcome and fills the cumulative duration buckets, a bound included in its bucket', () => {
+    const sample = (reason: AttemptSample['reason'], responseTimeMs: number): AttemptSample => ({ connectorId: 'c', time: 0, reason, ok: reason === 'ack', responseTimeMs });
+    // 5 ms sits exactly on the first bound; 20 s is above the last one; a negative time counts as 0.
+    const into = attemptCounterDeltas([sample('ack', 5), sample('ack', 30), sample('http_status', 20_000), sample('timeout', -1)], { 'deliveries_total{outcome="acked"}': 2 });
+    assert.deepEqual(into, {
+      'deliveries_total{outcome="acked"}': 2,
+      'delivery_attempts_total{outcome="ack"}': 2,
+      'delivery_attempts_total{outcome="http_status"}': 1,
+      'delivery_attempts_total{outcome="timeout"}': 1,
+      'delivery_duration_seconds_bucket{le="0.005"}': 2,
+      'delivery_duration_seconds_bucket{le="0.01"}': 2,
+      'delivery_duration_seconds_bucket{le="0.025"}': 2,
+      'delivery_duration_seconds_bucket{le="0.05"}': 3,
+      'delivery_duration_seconds_bucket{le="0.1"}': 3,
+      'delivery_duration_seconds_bucket{le="0.25"}': 3,
+      'delivery_duration_seconds_bucket{le="0.5"}': 3,
+      'delivery_duration_seconds_bucket{le="1"}': 3,
+      'delivery_duration_seconds_bucket{le="2.5"}': 3,
+      'delivery_duration_seconds_bucket{le="5"}': 3,
+      'delivery_duration_seconds_bucket{le="10"}': 3,
+      'delivery_duration_seconds_bucket{le="+Inf"}': 4,
+      delivery_duration_seconds_sum: 20.035,
+      delivery_duration_seconds_count: 4,
+    });
+    // Added to what is already there.
+    attemptCounterDeltas([sample('ack', 1)], into);
+    assert.equal(into['delivery_duration_seconds_bucket{le="0.005"}'], 3);
+    assert.equal(into['delivery_attempts_total{outcome="ack"}'], 3);
+    assert.deepEqual(attemptCounterDeltas([]), {});
+  });
+});
 
 describe('happy: histogram', () => {
   it('represents every value within the relative error bound', () => {

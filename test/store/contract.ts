@@ -329,6 +329,14 @@ export function storeContract(name: string, open: () => Promise<Store> | Store):
       for (const i of ids) await store.deliveries.delete(i);
     });
 
+    it('adds to the delivery counters, creating a series on its first non-zero increment', async () => {
+      await store.connectorMetrics.addCounters({ 'c_total{outcome="a"}': 2, c_seconds_sum: 0.25, c_zero: 0 });
+      await store.connectorMetrics.addCounters({ 'c_total{outcome="a"}': 3, c_seconds_sum: 0.5 });
+      await store.connectorMetrics.addCounters({});
+      const all = await store.connectorMetrics.counters();
+      assert.deepEqual(Object.fromEntries(Object.entries(all).filter(([k]) => k.startsWith('c_'))), { 'c_total{outcome="a"}': 5, c_seconds_sum: 0.75 });
+    });
+
     it('moves and deletes devices with their history', async () => {
       const p1 = project();
       const p2 = project();

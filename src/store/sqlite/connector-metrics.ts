@@ -36,10 +36,12 @@ export function createConnectorMetricRepo(db: SqliteDb): ConnectorMetricRepo {
       ).changes;
     },
     async addCounters(deltas) {
-      for (const [series, delta] of Object.entries(deltas)) {
-        if (delta === 0) continue;
-        db.run('INSERT INTO delivery_counters (series, value) VALUES (?, ?) ON CONFLICT (series) DO UPDATE SET value = value + excluded.value', series, delta);
-      }
+      // One statement for all series (~15 after a batch of attempts) instead of one per series.
+      db.run(
+        `INSERT INTO delivery_counters (series, value) SELECT key, value FROM json_each(?) WHERE value <> 0
+         ON CONFLICT (series) DO UPDATE SET value = value + excluded.value`,
+        JSON.stringify(deltas),
+      );
     },
     async counters() {
       const out: Record<string, number> = {};
