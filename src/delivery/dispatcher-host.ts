@@ -33,7 +33,10 @@ const dispatcher = createDispatcher({
 
 let done: Array<[number, AttemptOutcome]> = [];
 let flushScheduled = false;
-const inFlight = new Set<Promise<void>>();
+// Sends not yet settled, and who waits for them to reach 0 (a close). A counter, not a set of promises: this
+// runs for every push, and each tracked promise cost two more promises and closures to collect.
+let inFlight = 0;
+let idle: (() => void) | null = null;
 
 function flushDone(): void {
   flushScheduled = false;
@@ -45,6 +48,7 @@ function flushDone(): void {
 
 function finished(id: number, outcome: AttemptOutcome): void {
   done.push([id, outcome]);
+  if (--inFlight === 0 && idle !== null) idle();
   if (flushScheduled) return;
   flushScheduled = true;
   setImmediate(flushDone);
@@ -54,13 +58,13 @@ port.on('message', (m: ToWorker) => {
   if (m.type === 'send') {
     for (const [id, target, bytes] of m.items) {
       const body = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-      const p = dispatcher.send(target, body).then((outcome) => finished(id, outcome));
-      inFlight.add(p);
-      void p.finally(() => inFlight.delete(p));
+      inFlight++;
+      // send never rejects: every failure is an outcome.
+      void dispatcher.send(target, body).then((outcome) => finished(id, outcome));
     }
   } else if (m.type === 'close') {
     void (async () => {
-      await Promise.all([...inFlight]);
+      if (inFlight > 0) await new Promise<void>((resolve) => (idle = resolve));
       await dispatcher.close();
       // The last outcomes leave before the message that says so.
       flushDone();

@@ -7,7 +7,11 @@ const MAX_ENTRIES = 10_000;
 
 function freezeRecord<V>(value: V): V {
   if (value && typeof value === 'object') {
-    for (const v of Object.values(value)) if (v && typeof v === 'object') Object.freeze(v);
+    // A device is cached again after every event it emits (write-through), so this stays allocation-free.
+    for (const k in value) {
+      const v = value[k];
+      if (v && typeof v === 'object') Object.freeze(v);
+    }
     Object.freeze(value);
   }
   return value;
