@@ -9,7 +9,7 @@ import { nowMicros } from '../deps.ts';
 import { afterFailure, afterSuccess } from '../domain/connector-status.ts';
 import { dataConnectorName } from '../domain/names.ts';
 import type { Repos } from '../store/store.ts';
-import { attemptCounterDeltas, pruneMetrics, recordAttemptMetrics, series, type AttemptSample } from './metrics.ts';
+import { attemptCounterDeltas, bump, pruneMetrics, recordAttemptMetrics, series, type AttemptSample } from './metrics.ts';
 import { claimDue, dropExpired, dropQueue, type ClaimedDelivery, type DeliveryHandoff } from './queue.ts';
 import { nextAttemptTime } from './retry.ts';
 import type { AttemptOutcome, Dispatcher, PushTarget } from './types.ts';
@@ -57,16 +57,12 @@ interface Finished {
   endMs: number;
 }
 
-// Module-level helpers, not closures in the per-attempt code: tsx keeps function names, which costs a
+// A module-level helper, not a closure in the per-attempt code: tsx keeps function names, which costs a
 // defineProperty call for every arrow function created (~1 % of the main thread under load).
 function attemptedReports(n: number): RunReport[] {
   const reports: RunReport[] = [];
   for (let i = 0; i < n; i++) reports.push({ attempted: 1, acked: 0, failed: 0, dropped: 0 });
   return reports;
-}
-
-function bump(counters: Record<string, number>, key: string, n = 1): void {
-  counters[key] = (counters[key] ?? 0) + n;
 }
 
 export function createDeliveryEngine(deps: Deps, dispatcher: Dispatcher, options: EngineOptions = {}): DeliveryEngine {
@@ -187,20 +183,19 @@ export function createDeliveryEngine(deps: Deps, dispatcher: Dispatcher, options
     }
   }
 
-  /** Forgets the connector's line: its rows were deleted with its queue. */
-  function dropLine(id: string): void {
+  /** Forgets the connector's line (its rows were deleted with its queue, or are given back): the rows it held. */
+  function dropLine(id: string): ClaimedDelivery[] | undefined {
     const line = lines.get(id);
-    if (!line) return;
+    if (!line) return undefined;
     lines.delete(id);
     unplace(id, line.length);
+    return line;
   }
 
   /** Makes the connector's line due in the queue again, for claims to take. */
   async function releaseLine(id: string): Promise<void> {
-    const line = lines.get(id);
+    const line = dropLine(id);
     if (!line) return;
-    lines.delete(id);
-    unplace(id, line.length);
     backlog.set(id, ++generation);
     try {
       await deps.store.transaction((tx) => tx.deliveries.releaseLeases(nowMicros(deps), line.map((item) => item.delivery.id)));
