@@ -33,18 +33,27 @@ export function buildPushBody(eventJson: string, device: DeviceRecord, labelKeys
   return Buffer.from(`{"event":${eventJson},"labels":${JSON.stringify(labels)},"metadata":${JSON.stringify(metadata)}}`, 'utf8');
 }
 
-/** Queue rows for one event and the given connectors; bodies are shared between connectors asking for the same labels. */
-function rowsFor(connectors: DataConnectorRecord[], { event, json }: EmittedEvent, device: DeviceRecord, now: number): NewDelivery[] {
-  const bodies = new Map<string, Buffer>();
+/**
+ * Queue rows for one event and the given connectors, each with its connector (`targets[i]` for `rows[i]`). Bodies are
+ * shared between connectors asking for the same labels; with one connector, the usual case, no map is made.
+ */
+function rowsFor(connectors: DataConnectorRecord[], { event, json }: EmittedEvent, device: DeviceRecord, now: number): { rows: NewDelivery[]; targets: DataConnectorRecord[] } {
+  const bodies = connectors.length > 1 ? new Map<string, Buffer>() : null;
   const rows: NewDelivery[] = [];
+  const targets: DataConnectorRecord[] = [];
   for (const c of connectors) {
     if (!forwards(c, event.eventType)) continue;
-    const key = JSON.stringify(c.labels);
-    let body = bodies.get(key);
-    if (!body) bodies.set(key, (body = buildPushBody(json, device, c.labels)));
+    let body: Buffer | undefined;
+    if (bodies === null) body = buildPushBody(json, device, c.labels);
+    else {
+      const key = JSON.stringify(c.labels);
+      body = bodies.get(key);
+      if (!body) bodies.set(key, (body = buildPushBody(json, device, c.labels)));
+    }
     rows.push({ connectorId: c.id, eventId: event.eventId, body, enqueueTime: now, dueTime: now });
+    targets.push(c);
   }
-  return rows;
+  return { rows, targets };
 }
 
 /**
@@ -102,19 +111,19 @@ export function createEnqueueConsumer(deps: Pick<Deps, 'clock'>, port: HandoffPo
       const connectors = await tx.dataConnectors.listActiveByProject(emitted.device.projectId);
       if (connectors.length === 0) return;
       const now = nowMicros(deps);
-      const rows = rowsFor(connectors, emitted, emitted.device, now);
+      const { rows, targets } = rowsFor(connectors, emitted, emitted.device, now);
       if (rows.length === 0) return;
       const handoff = port?.current ?? null;
       const handed: Array<{ index: number; connector: DataConnectorRecord; slot: boolean; id: number | null }> = [];
       if (handoff) {
-        const byId = new Map(connectors.map((c) => [c.id, c]));
-        rows.forEach((row, index) => {
+        for (let index = 0; index < rows.length; index++) {
+          const row = rows[index]!;
           const reservation = handoff.reserve(row.connectorId, now, rows.length);
-          if (reservation === null) return;
+          if (reservation === null) continue;
           row.leaseUntil = reservation.leaseUntil;
           row.dueTime = reservation.leaseUntil;
-          handed.push({ index, connector: byId.get(row.connectorId)!, slot: reservation.slot, id: null });
-        });
+          handed.push({ index, connector: targets[index]!, slot: reservation.slot, id: null });
+        }
         if (handed.length > 0) {
           // A reservation is used only by a row that was inserted and committed; every other ending gives it back.
           outcome.onRollback(() => handed.forEach((h) => handoff.release(h.connector.id, h.slot)));
