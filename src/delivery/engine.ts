@@ -57,8 +57,6 @@ interface Finished {
   endMs: number;
 }
 
-// A module-level helper, not a closure in the per-attempt code: tsx keeps function names, which costs a
-// defineProperty call for every arrow function created (~1 % of the main thread under load).
 /** The smallest of the start times (a loop: spreading up to 64 of them into Math.min allocated for every event). */
 function earliest(times: number[]): number {
   let min = Infinity;
@@ -66,6 +64,8 @@ function earliest(times: number[]): number {
   return min;
 }
 
+// A module-level helper, not a closure in the per-attempt code: tsx keeps function names, which costs a
+// defineProperty call for every arrow function created (~1 % of the main thread under load).
 function attemptedReports(n: number): RunReport[] {
   const reports: RunReport[] = [];
   for (let i = 0; i < n; i++) reports.push({ attempted: 1, acked: 0, failed: 0, dropped: 0 });
