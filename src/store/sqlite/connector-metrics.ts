@@ -40,7 +40,7 @@ export function createConnectorMetricRepo(db: SqliteDb): ConnectorMetricRepo {
       db.run(
         `INSERT INTO delivery_counters (series, value) SELECT key, value FROM json_each(?) WHERE value <> 0
          ON CONFLICT (series) DO UPDATE SET value = value + excluded.value`,
-        JSON.stringify(deltas),
+        toJson(deltas),
       );
     },
     async counters() {
