@@ -1,8 +1,9 @@
 // The Store contract on SQLite (in memory and on disk), plus SQLite-specific behaviour.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { after, describe, it } from 'node:test';
 import { createSqliteStore } from '../../src/store/sqlite/index.ts';
 import { storeContract } from './contract.ts';
@@ -75,6 +76,29 @@ describe('sqlite specifics', () => {
     const indexes = migrated.db.all<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'events' AND name NOT LIKE 'sqlite_%' ORDER BY name");
     assert.deepEqual(indexes.map((i) => i.name), ['events_by_device_time']);
     await migrated.close();
+  });
+});
+
+describe('sqlite statements', () => {
+  it('bind no LIMIT or OFFSET as a bare parameter, which would recompile the statement at every call (db.ts)', () => {
+    const sqliteDir = fileURLToPath(new URL('../../src/store/sqlite/', import.meta.url));
+    const bare = readdirSync(sqliteDir)
+      .filter((f) => f.endsWith('.ts'))
+      .flatMap((f) => (readFileSync(join(sqliteDir, f), 'utf8').match(/\b(LIMIT|OFFSET)\s+\?/gi) ?? []).map((m) => `${f}: ${m}`));
+    assert.deepEqual(bare, []);
+  });
+
+  it('pages with a LIMIT +? exactly as with a literal limit, a negative one meaning none', async () => {
+    const store = createSqliteStore(':memory:');
+    const raw = store.db.raw;
+    raw.exec('CREATE TABLE t (x INTEGER)');
+    for (let i = 0; i < 10; i++) raw.prepare('INSERT INTO t VALUES (?)').run(i);
+    const page = (limit: number, after: number) => store.db.all<{ x: number }>('SELECT x FROM t WHERE x > ? ORDER BY x LIMIT +?', after, limit).map((r) => r.x);
+    assert.deepEqual(page(3, -1), [0, 1, 2]);
+    assert.deepEqual(page(3, 2), [3, 4, 5]);
+    assert.deepEqual(page(0, -1), []);
+    assert.equal(page(-1, -1).length, 10);
+    await store.close();
   });
 });
 

@@ -61,7 +61,7 @@ export function createServiceAccountRepo(db: SqliteDb): ServiceAccountRepo {
     },
     async listByProject(projectId, range) {
       return db
-        .all<SaRow>('SELECT * FROM service_accounts WHERE project_id = ? AND id > ? ORDER BY id LIMIT ?', projectId, range.after ?? '', range.limit)
+        .all<SaRow>('SELECT * FROM service_accounts WHERE project_id = ? AND id > ? ORDER BY id LIMIT +?', projectId, range.after ?? '', range.limit)
         .map(toSa);
     },
     async update(sa) {
@@ -95,7 +95,7 @@ export function createKeyRepo(db: SqliteDb): KeyRepo {
     },
     async listByServiceAccount(saId, range) {
       return db
-        .all<KeyRow>('SELECT * FROM service_account_keys WHERE service_account_id = ? AND id > ? ORDER BY id LIMIT ?', saId, range.after ?? '', range.limit)
+        .all<KeyRow>('SELECT * FROM service_account_keys WHERE service_account_id = ? AND id > ? ORDER BY id LIMIT +?', saId, range.after ?? '', range.limit)
         .map(toKey);
     },
     async countByServiceAccount(saId) {

@@ -32,7 +32,7 @@ export function createConnectorMetricRepo(db: SqliteDb): ConnectorMetricRepo {
     },
     async deleteBefore(bucketStart, limit) {
       return db.run(
-        'DELETE FROM connector_metrics WHERE rowid IN (SELECT rowid FROM connector_metrics WHERE bucket_start < ? LIMIT ?)', bucketStart, limit,
+        'DELETE FROM connector_metrics WHERE rowid IN (SELECT rowid FROM connector_metrics WHERE bucket_start < ? LIMIT +?)', bucketStart, limit,
       ).changes;
     },
     async addCounters(deltas) {

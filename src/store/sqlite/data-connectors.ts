@@ -39,7 +39,7 @@ export function createDataConnectorRepo(db: SqliteDb): DataConnectorRepo {
     },
     async listByProject(projectId, range) {
       return db
-        .all<Row>('SELECT * FROM data_connectors WHERE project_id = ? AND id > ? ORDER BY id LIMIT ?', projectId, range.after ?? '', range.limit)
+        .all<Row>('SELECT * FROM data_connectors WHERE project_id = ? AND id > ? ORDER BY id LIMIT +?', projectId, range.after ?? '', range.limit)
         .map(toConnector);
     },
     async countByProject(projectId) {

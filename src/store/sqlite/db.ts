@@ -32,7 +32,11 @@ export class SqliteDb {
     this.migrate();
   }
 
-  /** A cached prepared statement. */
+  /**
+   * A cached prepared statement. Write a bound LIMIT or OFFSET as `+?`, never a bare `?`: SQLite (3.53 here)
+   * compiles a bare one's bound value into the program as a constant, so every new binding makes the statement
+   * recompile on its next step (a page of 10 rows: 17 against 8.5 µs). The unary plus keeps it a runtime value.
+   */
   stmt(sql: string): Statement {
     let s = this.statements.get(sql);
     if (!s) {

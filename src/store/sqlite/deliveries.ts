@@ -37,7 +37,7 @@ export function createDeliveryRepo(db: SqliteDb): DeliveryRepo {
       return db
         .all<Row>(
           `UPDATE deliveries SET lease_until = ?, due_time = ?
-           WHERE id IN (SELECT id FROM deliveries WHERE connector_id = ? AND due_time <= ? AND enqueue_time > ? ORDER BY due_time, id LIMIT ?)
+           WHERE id IN (SELECT id FROM deliveries WHERE connector_id = ? AND due_time <= ? AND enqueue_time > ? ORDER BY due_time, id LIMIT +?)
            RETURNING *`,
           leaseUntil, leaseUntil, connectorId, now, enqueuedAfter, limit,
         )
@@ -69,7 +69,7 @@ export function createDeliveryRepo(db: SqliteDb): DeliveryRepo {
            SELECT id FROM deliveries
            WHERE id < coalesce((SELECT id FROM deliveries WHERE enqueue_time > ? ORDER BY id LIMIT 1), 9223372036854775807)
              AND (lease_until IS NULL OR lease_until <= ?)
-           ORDER BY id LIMIT ?)`,
+           ORDER BY id LIMIT +?)`,
         enqueuedAtOrBefore, now, limit,
       ).changes;
     },

@@ -62,12 +62,12 @@ export function createDeviceRepo(db: SqliteDb): DeviceRepo {
     },
     async listByProject(projectId, range) {
       return db
-        .all<Row>('SELECT * FROM devices WHERE project_id = ? AND id > ? ORDER BY id LIMIT ?', projectId, range.after ?? '', range.limit)
+        .all<Row>('SELECT * FROM devices WHERE project_id = ? AND id > ? ORDER BY id LIMIT +?', projectId, range.after ?? '', range.limit)
         .map(toDevice);
     },
     async listEmulated(range) {
       return db
-        .all<Row>('SELECT * FROM devices WHERE emulated = 1 AND id > ? ORDER BY id LIMIT ?', range.after ?? '', range.limit)
+        .all<Row>('SELECT * FROM devices WHERE emulated = 1 AND id > ? ORDER BY id LIMIT +?', range.after ?? '', range.limit)
         .map(toDevice);
     },
     queryListing,

@@ -26,7 +26,7 @@ export function createEventRepo(db: SqliteDb): EventRepo {
            WHERE device_id = ? AND timestamp >= ? AND timestamp <= ?
              AND (? = 0 OR event_type IN (SELECT value FROM json_each(?)))
              AND (? = 1 OR timestamp < ? OR (timestamp = ? AND id < ?))
-           ORDER BY timestamp DESC, id DESC LIMIT ?`,
+           ORDER BY timestamp DESC, id DESC LIMIT +?`,
           q.deviceId, q.startTime, q.endTime, q.eventTypes.length, toJson(q.eventTypes), noCursor, bt, bt, bid, q.limit,
         )
         .map(toEvent);
@@ -55,7 +55,7 @@ export function createEventRepo(db: SqliteDb): EventRepo {
       // time: an event stored before the cutoff has an id from its second or earlier (ids.ts), so every
       // candidate lies below the first id of the second after the cutoff's; create_time settles that second.
       const upTo = firstIdOfSecond(Math.floor(createTime / 1_000_000) + 1);
-      return db.run('DELETE FROM events WHERE id IN (SELECT id FROM events WHERE id < ? AND create_time < ? LIMIT ?)', upTo, createTime, limit).changes;
+      return db.run('DELETE FROM events WHERE id IN (SELECT id FROM events WHERE id < ? AND create_time < ? LIMIT +?)', upTo, createTime, limit).changes;
     },
   };
 }

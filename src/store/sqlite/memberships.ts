@@ -20,7 +20,7 @@ export function createMembershipRepo(db: SqliteDb): MembershipRepo {
       return db
         .all<Row>(
           `SELECT * FROM memberships WHERE scope_type = ? AND scope_id = ? AND (create_time > ? OR (create_time = ? AND member_id > ?))
-           ORDER BY create_time, member_id LIMIT ?`,
+           ORDER BY create_time, member_id LIMIT +?`,
           scopeType, scopeId, t, t, m, range.limit,
         )
         .map(toMembership);

@@ -17,7 +17,7 @@ export function createOrganizationRepo(db: SqliteDb): OrganizationRepo {
     },
     async list(ids, range) {
       return db
-        .all<OrgRow>('SELECT * FROM organizations WHERE id IN (SELECT value FROM json_each(?)) AND id > ? ORDER BY id LIMIT ?', toJson(ids), range.after ?? '', range.limit)
+        .all<OrgRow>('SELECT * FROM organizations WHERE id IN (SELECT value FROM json_each(?)) AND id > ? ORDER BY id LIMIT +?', toJson(ids), range.after ?? '', range.limit)
         .map(toOrg);
     },
     async count() {
@@ -73,7 +73,7 @@ export function createProjectRepo(db: SqliteDb): ProjectRepo {
            AND (? IS NULL OR p.organization_id = ?)
            AND (? IS NULL OR instr(lower(p.display_name), lower(?)) > 0)
            AND p.id > ?
-         ORDER BY p.id LIMIT ?`,
+         ORDER BY p.id LIMIT +?`,
         toJson(filter.projectIds), toJson(filter.organizationIds),
         filter.organizationId ?? null, filter.organizationId ?? null,
         filter.query ?? null, filter.query ?? null,
