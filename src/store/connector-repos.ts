@@ -98,7 +98,7 @@ export interface DeliveryRepo {
 
 export interface ConnectorMetricRepo {
   /** Adds counts and histogram entries to one bucket, creating it when needed. */
-  add(connectorId: string, bucketStart: number, successDelta: number, errorDelta: number, latencyHist: Record<string, number>): Promise<void>;
+  add(connectorId: string, bucketStart: number, successDelta: number, errorDelta: number, latencyHist: ReadonlyMap<string, number>): Promise<void>;
   /** Buckets of the connector with bucketStart >= fromBucketStart, oldest first. */
   listSince(connectorId: string, fromBucketStart: number): Promise<MetricBucket[]>;
   deleteByConnector(connectorId: string): Promise<void>;

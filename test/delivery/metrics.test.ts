@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { nowMicros } from '../../src/deps.ts';
 import { createDeliveryEngine } from '../../src/delivery/engine.ts';
-import { attemptCounterDeltas, HISTOGRAM_RELATIVE_ERROR, histogramKey, histogramValue, nearestRank, type AttemptSample } from '../../src/delivery/metrics.ts';
+import { addToHistogram, attemptCounterDeltas, HISTOGRAM_RELATIVE_ERROR, histogramKey, histogramValue, nearestRank, type AttemptSample, type Histogram } from '../../src/delivery/metrics.ts';
 import { formatTimestamp } from '../../src/domain/time.ts';
 import type { DeviceRecord } from '../../src/store/records.ts';
 import { createTestContext, type TestContext } from '../helpers/context.ts';
@@ -67,13 +67,14 @@ describe('happy: histogram', () => {
   });
 
   it('takes the nearest rank: index ⌈0.99·N⌉−1 in ascending order', () => {
-    const hist: Record<string, number> = {};
+    const hist: Histogram = new Map();
     const values = Array.from({ length: 100 }, (_, i) => (i + 1) * 1000);
-    for (const v of values) hist[histogramKey(v)] = (hist[histogramKey(v)] ?? 0) + 1;
+    for (const v of values) addToHistogram(hist, histogramKey(v), 1);
     const p99 = nearestRank(hist, 0.99)!;
     assert.ok(Math.abs(p99 - 99_000) / 99_000 <= HISTOGRAM_RELATIVE_ERROR);
-    assert.equal(nearestRank({}, 0.99), null);
-    const one = { [histogramKey(5000)]: 1 };
+    assert.equal(nearestRank(new Map(), 0.99), null);
+    assert.equal(nearestRank(new Map([[histogramKey(5000), 0]]), 0.99), null);
+    const one = new Map([[histogramKey(5000), 1]]);
     assert.ok(Math.abs(nearestRank(one, 0.99)! - 5000) <= 50);
   });
 });

@@ -329,6 +329,18 @@ export function storeContract(name: string, open: () => Promise<Store> | Store):
       for (const i of ids) await store.deliveries.delete(i);
     });
 
+    it('adds attempts to a connector\'s metric bucket, merging the latency histograms', async () => {
+      const connectorId = id('c');
+      await store.connectorMetrics.add(connectorId, 60_000_000, 2, 1, new Map([['612', 1], ['z', 1]]));
+      await store.connectorMetrics.add(connectorId, 60_000_000, 1, 0, new Map([['612', 2], ['40', 1]]));
+      await store.connectorMetrics.add(connectorId, 120_000_000, 0, 3, new Map());
+      const buckets = await store.connectorMetrics.listSince(connectorId, 0);
+      assert.deepEqual(buckets.map((b) => [b.bucketStart, b.successCount, b.errorCount]), [[60_000_000, 3, 1], [120_000_000, 0, 3]]);
+      assert.deepEqual({ ...buckets[0]!.latencyHist }, { 40: 1, 612: 3, z: 1 });
+      assert.deepEqual({ ...buckets[1]!.latencyHist }, {});
+      await store.connectorMetrics.deleteByConnector(connectorId);
+    });
+
     it('adds to the delivery counters, creating a series on its first non-zero increment', async () => {
       await store.connectorMetrics.addCounters({ 'c_total{outcome="a"}': 2, c_seconds_sum: 0.25, c_zero: 0 });
       await store.connectorMetrics.addCounters({ 'c_total{outcome="a"}': 3, c_seconds_sum: 0.5 });

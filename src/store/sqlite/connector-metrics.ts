@@ -11,8 +11,10 @@ export function createConnectorMetricRepo(db: SqliteDb): ConnectorMetricRepo {
   return {
     async add(connectorId, bucketStart, successDelta, errorDelta, latencyHist) {
       const existing = db.get<Row>('SELECT * FROM connector_metrics WHERE connector_id = ? AND bucket_start = ?', connectorId, bucketStart);
+      // A parsed histogram keeps its index-like keys sparse, so adding to it is cheap; the {} of a new bucket grows an
+      // array up to its first key (metrics.ts, Histogram), once a minute per connector.
       const hist: Record<string, number> = existing ? fromJson(existing.latency_hist) : {};
-      for (const [k, n] of Object.entries(latencyHist)) hist[k] = (hist[k] ?? 0) + n;
+      for (const [k, n] of latencyHist) hist[k] = (hist[k] ?? 0) + n;
       db.run(
         `INSERT INTO connector_metrics (connector_id, bucket_start, success_count, error_count, latency_hist) VALUES (?, ?, ?, ?, ?)
          ON CONFLICT (connector_id, bucket_start) DO UPDATE SET
