@@ -6,7 +6,7 @@ import { FakeClock } from '../../src/runtime/clock.ts';
 import { createIdGenerator } from '../../src/runtime/ids.ts';
 import { SeededRandom } from '../../src/runtime/random.ts';
 import type { DeviceRecord, EventRecord, ProjectRecord } from '../../src/store/records.ts';
-import type { Store } from '../../src/store/store.ts';
+import type { Repos, Store } from '../../src/store/store.ts';
 
 const loc = { latitude: null, longitude: null, timeLocation: '' };
 let seq = 0;
@@ -338,6 +338,28 @@ export function storeContract(name: string, open: () => Promise<Store> | Store):
       assert.deepEqual(buckets.map((b) => [b.bucketStart, b.successCount, b.errorCount]), [[60_000_000, 3, 1], [120_000_000, 0, 3]]);
       assert.deepEqual({ ...buckets[0]!.latencyHist }, { 40: 1, 612: 3, z: 1 });
       assert.deepEqual({ ...buckets[1]!.latencyHist }, {});
+      await store.connectorMetrics.deleteByConnector(connectorId);
+    });
+
+    it('keeps nothing of a metrics add whose transaction rolled back, or of a deleted connector\'s buckets', async () => {
+      const connectorId = id('c');
+      const add = (tx: Repos, n: number, hist: Array<[string, number]>) => tx.connectorMetrics.add(connectorId, 60_000_000, n, 0, new Map(hist));
+      await store.transaction((tx) => add(tx, 1, [['612', 1]]));
+      await assert.rejects(store.transaction(async (tx) => {
+        await add(tx, 5, [['612', 5], ['700', 1]]);
+        throw new Error('undo');
+      }), /undo/);
+      await assert.rejects(store.transaction(async (tx) => {
+        await add(tx, 5, [['612', 5]]);
+        throw new Error('undo');
+      }, { rerunnable: true }), /undo/);
+      await store.transaction((tx) => add(tx, 1, [['612', 1]]));
+      let [bucket] = await store.connectorMetrics.listSince(connectorId, 0);
+      assert.deepEqual([bucket!.successCount, { ...bucket!.latencyHist }], [2, { 612: 2 }]);
+      await store.connectorMetrics.deleteByConnector(connectorId);
+      await store.transaction((tx) => add(tx, 1, [['40', 1]]));
+      [bucket] = await store.connectorMetrics.listSince(connectorId, 0);
+      assert.deepEqual([bucket!.successCount, { ...bucket!.latencyHist }], [1, { 40: 1 }]);
       await store.connectorMetrics.deleteByConnector(connectorId);
     });
 

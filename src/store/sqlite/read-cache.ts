@@ -52,12 +52,19 @@ export class ReadCache<V> {
 
 /** Every cache of one database, so a rollback can clear them all. */
 export class CacheRegistry {
-  private readonly caches: Array<ReadCache<unknown>> = [];
+  private readonly caches: Array<{ clear(): void }> = [];
 
   create<V>(): ReadCache<V> {
     const cache = new ReadCache<V>();
-    this.caches.push(cache as ReadCache<unknown>);
+    this.caches.push(cache);
     return cache;
+  }
+
+  /** A plain map whose (mutable) values its repository manages itself; cleared with the others. */
+  createMap<K, V>(): Map<K, V> {
+    const map = new Map<K, V>();
+    this.caches.push(map);
+    return map;
   }
 
   clearAll(): void {
