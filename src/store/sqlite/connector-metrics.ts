@@ -7,10 +7,13 @@ const toBucket = (r: Row): MetricBucket => ({
   bucketStart: r.bucket_start, successCount: r.success_count, errorCount: r.error_count, latencyHist: fromJson(r.latency_hist),
 });
 
+const MAX_CACHED = 1_000;
+
 export function createConnectorMetricRepo(db: SqliteDb): ConnectorMetricRepo {
   // Each connector's latest bucket histogram as last written. Every batch of outcomes adds to it, and reading the
   // row back and parsing its histogram for each batch was ~10 % of the main thread's allocations under load.
-  // Cleared with the read caches when a transaction rolls back.
+  // Cleared with the read caches when a transaction rolls back. A histogram of a busy minute holds a few hundred
+  // keys (~4 KB), so at most MAX_CACHED connectors are kept; beyond that the row is read back as before.
   const latest = db.caches.createMap<string, { bucketStart: number; hist: Record<string, number> }>();
   return {
     async add(connectorId, bucketStart, successDelta, errorDelta, latencyHist) {
@@ -32,7 +35,7 @@ export function createConnectorMetricRepo(db: SqliteDb): ConnectorMetricRepo {
            latency_hist = excluded.latency_hist`,
         connectorId, bucketStart, successDelta, errorDelta, toJson(hist),
       );
-      if (latest.size >= 10_000) latest.clear();
+      if (latest.size >= MAX_CACHED) latest.clear();
       latest.set(connectorId, bucket);
     },
     async listSince(connectorId, fromBucketStart) {
