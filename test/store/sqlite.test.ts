@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, describe, it } from 'node:test';
+import { HISTORY_SQL } from '../../src/store/sqlite/events.ts';
 import { createSqliteStore } from '../../src/store/sqlite/index.ts';
 import { storeContract } from './contract.ts';
 
@@ -86,6 +87,16 @@ describe('sqlite statements', () => {
       .filter((f) => f.endsWith('.ts'))
       .flatMap((f) => (readFileSync(join(sqliteDir, f), 'utf8').match(/\b(LIMIT|OFFSET)\s+\?/gi) ?? []).map((m) => `${f}: ${m}`));
     assert.deepEqual(bare, []);
+  });
+
+  it('reads a device\'s history newest first by walking its ascending time index backwards, without a sort', async () => {
+    const store = createSqliteStore(':memory:');
+    const plan = store.db.raw.prepare(`EXPLAIN QUERY PLAN ${HISTORY_SQL}`).all(...Array(10).fill(1)).map((r) => (r as { detail: string }).detail);
+    assert.ok(plan.some((d) => d.includes('USING INDEX events_by_device_time')), plan.join('\n'));
+    assert.ok(!plan.some((d) => d.includes('TEMP B-TREE')), plan.join('\n'));
+    const columns = store.db.all<{ name: string; desc: number }>("SELECT name, desc FROM pragma_index_xinfo('events_by_device_time') WHERE key = 1");
+    assert.deepEqual(columns, [{ name: 'device_id', desc: 0 }, { name: 'timestamp', desc: 0 }, { name: 'id', desc: 0 }, { name: 'event_type', desc: 0 }]);
+    await store.close();
   });
 
   it('pages with a LIMIT +? exactly as with a literal limit, a negative one meaning none', async () => {

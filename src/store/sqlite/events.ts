@@ -9,6 +9,13 @@ const toEvent = (r: Row): EventRecord => ({
   id: r.id, projectId: r.project_id, deviceId: r.device_id, eventType: r.event_type, timestamp: r.timestamp, createTime: r.create_time, body: r.body,
 });
 
+/** A device's history, newest first: a backward walk of its time index (migration 090), no sort. */
+export const HISTORY_SQL = `SELECT * FROM events
+  WHERE device_id = ? AND timestamp >= ? AND timestamp <= ?
+    AND (? = 0 OR event_type IN (SELECT value FROM json_each(?)))
+    AND (? = 1 OR timestamp < ? OR (timestamp = ? AND id < ?))
+  ORDER BY timestamp DESC, id DESC LIMIT +?`;
+
 export function createEventRepo(db: SqliteDb): EventRepo {
   return {
     async insert(e) {
@@ -22,11 +29,7 @@ export function createEventRepo(db: SqliteDb): EventRepo {
       const noCursor = q.before ? 0 : 1;
       return db
         .all<Row>(
-          `SELECT * FROM events
-           WHERE device_id = ? AND timestamp >= ? AND timestamp <= ?
-             AND (? = 0 OR event_type IN (SELECT value FROM json_each(?)))
-             AND (? = 1 OR timestamp < ? OR (timestamp = ? AND id < ?))
-           ORDER BY timestamp DESC, id DESC LIMIT +?`,
+          HISTORY_SQL,
           q.deviceId, q.startTime, q.endTime, q.eventTypes.length, toJson(q.eventTypes), noCursor, bt, bt, bid, q.limit,
         )
         .map(toEvent);
