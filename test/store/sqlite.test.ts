@@ -78,6 +78,29 @@ describe('sqlite specifics', () => {
     assert.deepEqual(indexes.map((i) => i.name), ['events_by_device_time']);
     await migrated.close();
   });
+
+  it('migration 090 rebuilds the per-device time index ascending; history reads the same, newest first', async () => {
+    const file = join(dir, 'ascending.db');
+    const store = createSqliteStore(file);
+    const raw = store.db.raw;
+    raw.exec(`DROP INDEX events_by_device_time;
+      CREATE INDEX events_by_device_time ON events(device_id, timestamp DESC, id DESC, event_type);
+      DELETE FROM schema_migrations WHERE version = 90;`);
+    const insert = raw.prepare("INSERT INTO events (id, project_id, device_id, event_type, timestamp, create_time, body) VALUES (?, 'p1', ?, ?, ?, 0, '{}')");
+    for (const [id, d, type, timestamp] of [
+      ['e1', 'd1', 'touch', 300], ['e2', 'd1', 'touch', 100], ['e3', 'd1', 'temperature', 300], ['e4', 'd2', 'touch', 500], ['e5', 'd1', 'touch', 200],
+    ] as const) insert.run(id, d, type, timestamp);
+    const history = (s: typeof store) => s.events.listByDevice({ deviceId: 'd1', startTime: 0, endTime: 1000, eventTypes: [], limit: 10 });
+    const before = (await history(store)).map((e) => e.id);
+    await store.close();
+
+    const migrated = createSqliteStore(file);
+    const order = migrated.db.all<{ name: string; desc: number }>("SELECT name, desc FROM pragma_index_xinfo('events_by_device_time') WHERE key = 1");
+    assert.deepEqual(order.map((c) => [c.name, c.desc]), [['device_id', 0], ['timestamp', 0], ['id', 0], ['event_type', 0]]);
+    assert.deepEqual((await history(migrated)).map((e) => e.id), before);
+    assert.deepEqual(before, ['e3', 'e1', 'e5', 'e2']);
+    await migrated.close();
+  });
 });
 
 describe('sqlite statements', () => {
