@@ -1,5 +1,10 @@
 #!/usr/bin/env node
-// Entry point: runs the TypeScript sources through tsx so there is no build step to forget.
-import { register } from 'tsx/esm/api';
-register();
-await import('../src/cli/index.ts');
+// Entry point: runs the JavaScript compiled into dist/ by `npm run build` (npm's `prepare`, so `npm ci` builds it).
+import { existsSync } from 'node:fs';
+
+const entry = new URL('../dist/cli/index.js', import.meta.url);
+if (!existsSync(entry)) {
+  process.stderr.write('sensorcloud: the compiled service is missing (dist/); run `npm ci` or `npm run build` first\n');
+  process.exit(2);
+}
+await import(entry.href);

@@ -40,9 +40,15 @@ export type FromWorker =
 export type ThreadedDispatcherOptions = Pick<DispatcherOptions, 'config' | 'logger' | 'version' | 'timeoutMs' | 'connectionsPerOrigin' | 'maxInFlight' | 'extraCaFile'> & {
   /** For the restart backoff after a worker dies young. Default: the system clock. */
   clock?: Clock;
-  /** The worker's entry; tests substitute one that misbehaves. Default: dispatcher-worker.mjs. */
+  /** The worker's entry; tests substitute one that misbehaves. Default: DISPATCHER_HOST. */
   workerUrl?: URL;
 };
+
+// The thread's entry: the compiled host itself (dist/), or, run from the TypeScript sources, a plain-JavaScript
+// entry that loads the host through tsx (dispatcher-worker.mjs).
+const DISPATCHER_HOST = import.meta.url.endsWith('.ts')
+  ? new URL('./dispatcher-worker.mjs', import.meta.url)
+  : new URL('./dispatcher-host.js', import.meta.url);
 
 const failed = (message: string): AttemptOutcome => ({ ok: false, reason: 'connection', responseTimeMs: 0, message: `connection: ${message}` });
 
@@ -51,7 +57,7 @@ export function createThreadedDispatcher(options: ThreadedDispatcherOptions): Di
   const extraCaFile = options.extraCaFile !== undefined ? options.extraCaFile : (process.env.NODE_EXTRA_CA_CERTS ?? null);
   // Built here once so that a bad SENSORCLOUD_CA_FILE fails the start (on this thread), not the first push.
   loadTrustStore(options.config.caFile, extraCaFile, logger);
-  const workerUrl = options.workerUrl ?? new URL('./dispatcher-worker.mjs', import.meta.url);
+  const workerUrl = options.workerUrl ?? DISPATCHER_HOST;
   const workerData: DispatcherWorkerData = {
     caFile: options.config.caFile,
     allowPrivateEndpoints: [...options.config.allowPrivateEndpoints],

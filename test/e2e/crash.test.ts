@@ -1,58 +1,16 @@
 // Crash safety: the real service (`sensorcloud serve`) is SIGKILLed while pushes are in flight and restarted on
 // the same data dir; every stored event still reaches the receiver with a 2xx (at least once), in bounded time.
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, describe, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
+import { describe, it } from 'node:test';
 import { startReceiver } from '../helpers/receiver.ts';
+import { freePort, serve } from '../helpers/serve-process.ts';
 import { testTls } from '../helpers/tls.ts';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const EVENTS = 60;
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const port = (server.address() as { port: number }).port;
-  server.close();
-  await once(server, 'close');
-  return port;
-}
-
-const children = new Set<ChildProcess>();
-after(() => {
-  for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
-});
-
-/** Starts `node bin/sensorcloud.js serve` and resolves once it announces it is listening (bounded). */
-async function serve(env: NodeJS.ProcessEnv): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['bin/sensorcloud.js', 'serve'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  children.add(child);
-  let out = '';
-  let err = '';
-  child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`service did not start within 30 s: ${out}${err}`)), 30_000);
-    child.stdout!.on('data', (d: Buffer) => {
-      out += d.toString();
-      if (/listening on/.test(out)) {
-        clearTimeout(timer);
-        resolve();
-      }
-    });
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`service exited with ${code}: ${out}${err}`));
-    });
-  });
-  return child;
-}
 
 async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;

@@ -1,0 +1,25 @@
+// `npm run build` (run by npm's `prepare`, so `npm ci` builds): compiles src/ to dist/ with tsc, then copies the
+// files tsc does not emit (SQL migrations, plain-JavaScript worker entries) beside the compiled modules.
+import { execFileSync } from 'node:child_process';
+import { cpSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const src = join(root, 'src');
+const dist = join(root, 'dist');
+
+rmSync(dist, { recursive: true, force: true });
+execFileSync(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(root, 'tsconfig.build.json')], { stdio: 'inherit' });
+
+const ASSETS = /\.(sql|mjs)$/;
+/** Entries used only when running from the TypeScript sources. */
+const SOURCE_ONLY = new Set(['dispatcher-worker.mjs']);
+function copyAssets(dir) {
+  for (const name of readdirSync(dir)) {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) copyAssets(path);
+    else if (ASSETS.test(name) && !SOURCE_ONLY.has(name)) cpSync(path, join(dist, relative(src, path)));
+  }
+}
+copyAssets(src);

@@ -1,0 +1,79 @@
+// Production runs the JavaScript that `npm run build` (npm's `prepare`) compiles into dist/: this test starts
+// `bin/sensorcloud.js serve` from that build, as `npm start` does, and sees an event published over the API
+// pushed, signed, to an HTTPS receiver by the compiled delivery engine and its dispatcher thread.
+import assert from 'node:assert/strict';
+import { execFileSync, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { startReceiver } from '../helpers/receiver.ts';
+import { ROOT, freePort } from '../helpers/serve-process.ts';
+import { testTls } from '../helpers/tls.ts';
+
+function newestMtime(dir: string): number {
+  let newest = 0;
+  for (const name of readdirSync(dir)) {
+    const path = join(dir, name);
+    const s = statSync(path);
+    newest = Math.max(newest, s.isDirectory() ? newestMtime(path) : s.mtimeMs);
+  }
+  return newest;
+}
+
+/** dist/ as `npm ci` leaves it; rebuilt here only when a source file is newer (a developer's checkout). */
+function ensureBuilt(): void {
+  const marker = join(ROOT, 'dist', 'cli', 'index.js');
+  if (existsSync(marker) && statSync(marker).mtimeMs >= newestMtime(join(ROOT, 'src'))) return;
+  execFileSync(process.execPath, [join(ROOT, 'scripts', 'build.mjs')], { cwd: ROOT, stdio: 'pipe' });
+}
+
+describe('happy', () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'sensorcloud-compiled-'));
+  after(() => rmSync(dataDir, { recursive: true, force: true }));
+
+  it('the compiled service starts without tsx and pushes a published event', { timeout: 120_000 }, async () => {
+    ensureBuilt();
+    const receiver = await startReceiver();
+    const port = await freePort();
+    const env = {
+      ...process.env, PORT: String(port), SENSORCLOUD_DATA_DIR: dataDir, SENSORCLOUD_ALLOW_PRIVATE_ENDPOINTS: '127.0.0.0/8',
+      SENSORCLOUD_CA_FILE: testTls().caFile, SENSORCLOUD_HEARTBEAT_INTERVAL: '0', LOG_LEVEL: 'error',
+    };
+    // No --import: nothing but node and the compiled files.
+    const child = spawn(process.execPath, ['bin/sensorcloud.js', 'serve'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    try {
+      let out = '';
+      child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+      child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+      const deadline = Date.now() + 30_000;
+      while (!/listening on/.test(out)) {
+        assert.ok(Date.now() < deadline && child.exitCode === null, `the compiled service did not start: ${out}`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      const boot = JSON.parse(readFileSync(join(dataDir, 'bootstrap.json'), 'utf8'));
+      const auth = `Basic ${Buffer.from(`${boot.serviceAccount.keyId}:${boot.serviceAccount.secret}`).toString('base64')}`;
+      const call = async (method: string, path: string, body?: unknown) => {
+        const res = await fetch(`http://127.0.0.1:${port}/v2/${path}`, { method, headers: { authorization: auth }, body: body === undefined ? undefined : JSON.stringify(body) });
+        const json = (await res.json()) as any;
+        assert.equal(res.status, 200, JSON.stringify(json));
+        return json;
+      };
+      await call('POST', `${boot.project}/dataconnectors`, { type: 'HTTP_PUSH', httpConfig: { url: receiver.url, signatureSecret: 's3cret' } });
+      const device = await call('POST', `${boot.project}/devices`, { type: 'touch' });
+      await call('POST', `${device.name}:publish`, { touch: {} });
+      while (receiver.requests.length === 0) {
+        assert.ok(Date.now() < deadline + 30_000, 'no push arrived');
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      const push = receiver.requests[0]!;
+      assert.equal(JSON.parse(push.body.toString()).event.targetName, device.name);
+      assert.ok(push.headers['x-service-signature'], 'the push is signed');
+    } finally {
+      child.kill('SIGTERM');
+      await once(child, 'exit');
+      await receiver.close();
+    }
+  });
+});

@@ -1,0 +1,57 @@
+// Real `sensorcloud serve` processes for end-to-end tests, run from the TypeScript sources (so a test always runs
+// the code under test, built or not), on a free loopback port, killed when the test file ends.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { createServer } from 'node:net';
+import { after } from 'node:test';
+import { fileURLToPath } from 'node:url';
+
+export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+/** `sensorcloud` from source: node with the tsx loader on src/cli/index.ts. */
+export const CLI_COMMAND: readonly string[] = [process.execPath, '--import', 'tsx', 'src/cli/index.ts'];
+
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const port = (server.address() as { port: number }).port;
+  server.close();
+  await once(server, 'close');
+  return port;
+}
+
+const children = new Set<ChildProcess>();
+after(() => {
+  for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+});
+
+/** Spawns `sensorcloud <args>` from source; the child is SIGKILLed when the test file ends if still running. */
+export function spawnCli(args: string[], env: NodeJS.ProcessEnv): ChildProcess {
+  const child = spawn(CLI_COMMAND[0]!, [...CLI_COMMAND.slice(1), ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  children.add(child);
+  return child;
+}
+
+/** Starts `sensorcloud serve` and resolves once it announces it is listening (within 30 s). */
+export async function serve(env: NodeJS.ProcessEnv, args: string[] = []): Promise<ChildProcess> {
+  const child = spawnCli(['serve', ...args], env);
+  let out = '';
+  let err = '';
+  child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`service did not start within 30 s: ${out}${err}`)), 30_000);
+    child.stdout!.on('data', (d: Buffer) => {
+      out += d.toString();
+      if (/listening on/.test(out)) {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`service exited with ${code}: ${out}${err}`));
+    });
+  });
+  return child;
+}
