@@ -29,6 +29,8 @@ export interface Config {
   heartbeatIntervalSeconds: number;
   /** Messages a slow stream reader may fall behind before its stream is closed with a 503 line. */
   streamBufferMessages: number;
+  /** Milliseconds a client has to deliver a whole request, headers and body. */
+  requestTimeoutMs: number;
   /** Start the demo (emulated sensors producing events in the bootstrap project). */
   demo: boolean;
   logLevel: string;
@@ -131,6 +133,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: ConfigFl
   const streamBufferMessages = Number(bufferRaw);
   if (!Number.isInteger(streamBufferMessages) || streamBufferMessages < 1) problems.push(`SENSORCLOUD_STREAM_BUFFER must be a positive integer, got "${bufferRaw}"`);
 
+  const requestTimeoutRaw = pick(undefined, 'SENSORCLOUD_REQUEST_TIMEOUT') ?? '30s';
+  const requestTimeoutSeconds = parseSpan(requestTimeoutRaw);
+  if (requestTimeoutSeconds === null || requestTimeoutSeconds < 1 || requestTimeoutSeconds > 3600) {
+    problems.push(`SENSORCLOUD_REQUEST_TIMEOUT must be a duration from 1s to 1h, like 30s, got "${requestTimeoutRaw}"`);
+  }
+
   if (problems.length > 0) throw new ConfigError(problems);
   return Object.freeze({
     port, host, dataDir, databaseUrl, publicUrl, emailDomain, adminEmail, adminPassword, caFile,
@@ -138,6 +146,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: ConfigFl
     eventRetentionSeconds: eventRetentionSeconds!,
     heartbeatIntervalSeconds: heartbeatIntervalSeconds!,
     streamBufferMessages,
+    requestTimeoutMs: Math.round(requestTimeoutSeconds! * 1000),
     demo: flags.demo === true || env.SENSORCLOUD_DEMO === '1' || env.SENSORCLOUD_DEMO === 'true',
     logLevel: env.LOG_LEVEL ?? 'info',
   });

@@ -7,7 +7,7 @@ import type { Deps } from '../deps.ts';
 import { notFound, tooManyRequests } from '../domain/errors.ts';
 import { principalBucket, type Principal } from '../services/principal.ts';
 import { BODY_LIMIT_BYTES, parseJsonBody } from './body.ts';
-import { errorBody, sendError } from './errors.ts';
+import { sendError, writeClientError } from './errors.ts';
 import { createOpenApiCollector } from './openapi.ts';
 import { createPublishFastPath } from './publish-fast-path.ts';
 import { parseQuery } from './query.ts';
@@ -25,6 +25,8 @@ export interface RouteConfig {
   rawBody?: boolean;
   /** Errors use the stream shape {"error":{code,message}} (contract §4.8). */
   streamErrors?: boolean;
+  /** Errors use the OAuth shape {error, error_description, code, help} (the token endpoint, contract §2.3). */
+  oauthErrors?: boolean;
   /** One-line description for the OpenAPI document. */
   summary?: string;
   /** Schema of the 200 body, for the OpenAPI document only (responses are not filtered through it). */
@@ -39,10 +41,14 @@ declare module 'fastify' {
     auth?: boolean;
     rawBody?: boolean;
     streamErrors?: boolean;
+    oauthErrors?: boolean;
     summary?: string;
     response?: unknown;
   }
 }
+
+/** A client's request headers must all arrive within this (or the request timeout, if shorter). */
+export const HEADERS_TIMEOUT_MS = 10_000;
 
 const MEDIA_TYPE = /^\s*[\w!#$%&'*+.^`|~-]+\/[\w!#$%&'*+.^`|~-]+\s*$/;
 
@@ -69,11 +75,22 @@ export async function createApp(deps: Deps): Promise<App> {
     // The plain form of :publish is answered before fastify sees it (publish-fast-path.ts). The server gets the
     // timeouts fastify gives the servers it creates itself.
     serverFactory: (handler) => {
-      const server = createServer((req, res) => {
+      const listener = (req: IncomingMessage, res: ServerResponse) => {
         if (!publishFastPath(req, res)) handler(req, res);
-      });
+      };
+      // A client must deliver its whole request (headers and body) within the request timeout, its headers within
+      // the headers timeout, or the connection ends with a 400 (clientErrorHandler below): a slow client cannot
+      // hold a connection and a body buffer forever. Checked every second. Responses (event streams) are not
+      // limited by these.
+      const server = createServer({
+        requestTimeout: deps.config.requestTimeoutMs,
+        headersTimeout: Math.min(HEADERS_TIMEOUT_MS, deps.config.requestTimeoutMs),
+        connectionsCheckingInterval: 1000,
+      }, listener);
       server.keepAliveTimeout = 72_000;
-      server.requestTimeout = 0;
+      // Node answers an Expect other than 100-continue with a bare 417 unless someone listens; the API ignores
+      // expectations it does not know (RFC 9110 allows it) and answers the request as usual.
+      server.on('checkExpectation', listener);
       return server;
     },
     loggerInstance: deps.logger as unknown as FastifyBaseLogger,
@@ -91,16 +108,9 @@ export async function createApp(deps: Deps): Promise<App> {
     // matches nothing, so it is a 404 (contract §1.4: no 414, an id of any format is a 404).
     frameworkErrors: (err, _request, reply) =>
       sendError(reply, deps.config.publicUrl, err.code === 'FST_ERR_MAX_PARAM_LENGTH' ? notFound('not found') : err),
-    // Requests Node cannot parse (oversize headers: 431, garbage: 400) get a 400 with the error body too.
-    clientErrorHandler: (err, socket) => {
-      if ((err as NodeJS.ErrnoException).code === 'ECONNRESET' || socket.destroyed) return;
-      const tooLarge = (err as NodeJS.ErrnoException).code === 'HPE_HEADER_OVERFLOW';
-      const body = JSON.stringify(errorBody(deps.config.publicUrl, 400, tooLarge ? 'request headers too large' : 'malformed HTTP request'));
-      if (socket.writable) {
-        socket.write(`HTTP/1.1 400 Bad Request\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
-      }
-      socket.destroy(err);
-    },
+    // Requests Node cannot parse (oversize headers: 431, garbage: 400) or that arrive too slowly (408) get a 400
+    // with the error body too, in the OAuth shape on the token endpoint.
+    clientErrorHandler: (err, socket) => writeClientError(deps.config, err as unknown as NodeJS.ErrnoException & { rawPacket?: Buffer }, socket),
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   // Bodies are JSON whatever their Content-Type; an empty body is no body (contract §1.2).

@@ -131,9 +131,14 @@ export function createAddressPolicy(allowPrivateEndpoints: readonly string[] | A
  * most 2048 characters, whose host is not a literal IP in a refused range (unless allow-listed). Host names are
  * resolved and checked only when pushing. Returns the parsed URL; throws badRequest (400).
  */
+const URL_UNSAFE = /[\u0000-\u0020\u007f\\]/;
+
 export function checkUrlForWrite(url: unknown, allowPrivateEndpoints: readonly string[] | AllowList = []): URL {
   if (typeof url !== 'string' || url === '') throw badRequest('httpConfig.url is required: an absolute https:// URL');
   if (url.length > MAX_URL_LENGTH) throw badRequest(`httpConfig.url must be at most ${MAX_URL_LENGTH} characters`);
+  // URL parsing silently drops tabs and line breaks, trims spaces and control characters, and turns '\\' into '/':
+  // the URL stored would not be the URL pushed to, so such a URL is refused rather than changed.
+  if (URL_UNSAFE.test(url)) throw badRequest('httpConfig.url must not contain spaces, control characters (CR, LF, tab…) or backslashes');
   let parsed: URL;
   try {
     parsed = new URL(url);

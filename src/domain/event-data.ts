@@ -27,6 +27,28 @@ export const DEFAULT_CLOUD_CONNECTOR_ID = 'emulated-ccon';
 /** Lowest physically possible temperature, °C. */
 const ABSOLUTE_ZERO = -273.15;
 
+/**
+ * Size limits of a published event that no real sensor reaches (a sensor reports a handful of samples per
+ * heartbeat), so one publish cannot grow a device's `reported` state, its history or every device page that
+ * lists it without bound. Beyond them the publish is refused with 400. docs/events.md lists them.
+ */
+export const EVENT_LIMITS = {
+  /** `samples` of temperature and humidity. */
+  samples: 100,
+  /** `cloudConnectors` of networkStatus. */
+  cloudConnectors: 16,
+  /** `available` of connectionStatus: one per connection kind. */
+  available: CONNECTIONS.length,
+  /** `remarks` of deskOccupancy, and the characters of each. */
+  remarks: 16,
+  remarkLength: 256,
+  /** `errors` of ethernetStatus and cellularStatus (passed through as given), and the JSON bytes of each. */
+  errors: 16,
+  errorBytes: 1024,
+  /** Identifier-like strings: macAddress, ipAddress, a cloud connector's id. */
+  shortString: 64,
+} as const;
+
 export interface NormalizedEvent {
   eventType: string;
   /** `{"<eventType>": {…}}`, ready to emit. */
@@ -99,13 +121,21 @@ class Fields {
     return t;
   }
 
-  /** An array (absent: undefined); `item` maps each element, given its index path. */
-  array<T>(key: string, item: (value: unknown, path: string) => T, aliases: string[] = []): T[] | undefined {
+  /** A string of at most `max` characters (code points). */
+  shortString(key: string, max: number, fallback?: string): string {
+    const v = this.string(key, fallback);
+    if (v.length > max && [...v].length > max) throw badRequest(`${this.name(key)} must be at most ${max} characters`);
+    return v;
+  }
+
+  /** An array of at most `max` items (absent: undefined); `item` maps each element, given its index path. */
+  array<T>(key: string, max: number, item: (value: unknown, path: string) => T, aliases: string[] = []): T[] | undefined {
     let k = key;
     if (this.obj[k] === undefined) k = aliases.find((a) => this.obj[a] !== undefined) ?? key;
     const v = this.obj[k];
     if (v === undefined) return undefined;
     if (!Array.isArray(v)) throw badRequest(`${this.name(k)} must be an array`);
+    if (v.length > max) throw badRequest(`${this.name(k)} must hold at most ${max} items, got ${v.length}`);
     return v.map((x, i) => item(x, `${this.name(k)}[${i}]`));
   }
 }
@@ -115,8 +145,11 @@ const fieldsOf = (value: unknown, path: string): Fields => {
   return new Fields(value, path);
 };
 
-const stringItem = (value: unknown, path: string): string => {
+const remarkItem = (value: unknown, path: string): string => {
   if (typeof value !== 'string') throw badRequest(`${path} must be a string`);
+  if (value.length > EVENT_LIMITS.remarkLength && [...value].length > EVENT_LIMITS.remarkLength) {
+    throw badRequest(`${path} must be at most ${EVENT_LIMITS.remarkLength} characters`);
+  }
   return value;
 };
 
@@ -125,8 +158,11 @@ const enumItem = (allowed: readonly string[]) => (value: unknown, path: string):
   return value;
 };
 
-/** The `errors` lists of ccon status events are passed through as given (§5.2). */
-const passThrough = (value: unknown): unknown => value;
+/** The `errors` lists of ccon status events are passed through as given (§5.2), each item bounded in size. */
+const errorItem = (value: unknown, path: string): unknown => {
+  if (Buffer.byteLength(JSON.stringify(value)) > EVENT_LIMITS.errorBytes) throw badRequest(`${path} must be at most ${EVENT_LIMITS.errorBytes} bytes of JSON`);
+  return value;
+};
 
 const PERCENT = { int: true, min: 0, max: 100 } as const;
 const COUNT = { int: true, min: 0 } as const;
@@ -146,7 +182,7 @@ const NORMALISERS: Readonly<Record<string, Normaliser>> = {
 
   temperature: (f, t) => {
     const value = f.number('value', { required: true, ...CELSIUS });
-    const samples = f.array('samples', (raw, path) => {
+    const samples = f.array('samples', EVENT_LIMITS.samples, (raw, path) => {
       const s = fieldsOf(raw, path);
       return { value: s.number('value', { ...CELSIUS, fallback: value }), sampleTime: formatTimestamp(s.time('sampleTime', t)) };
     }) ?? [{ value, sampleTime: formatTimestamp(t) }];
@@ -158,7 +194,7 @@ const NORMALISERS: Readonly<Record<string, Normaliser>> = {
   humidity: (f, t) => {
     const temperature = f.number('temperature', { required: true, ...CELSIUS });
     const relativeHumidity = f.number('relativeHumidity', { required: true, ...RELATIVE_HUMIDITY });
-    const samples = f.array('samples', (raw, path) => {
+    const samples = f.array('samples', EVENT_LIMITS.samples, (raw, path) => {
       const s = fieldsOf(raw, path);
       // The reference SDK names a sample's temperature `celsius` (§5.3 quirks).
       const key = s.has('temperature') || !s.has('celsius') ? 'temperature' : 'celsius';
@@ -179,10 +215,10 @@ const NORMALISERS: Readonly<Record<string, Normaliser>> = {
     const signalStrength = f.number('signalStrength', { ...PERCENT, fallback: DEFAULT_SIGNAL_STRENGTH });
     const rssi = f.number('rssi', { int: true, fallback: DEFAULT_RSSI });
     // The reference SDK sends `cloud_connectors` with entries lacking `rssi` (§5.3 quirks).
-    const cloudConnectors = f.array('cloudConnectors', (raw, path) => {
+    const cloudConnectors = f.array('cloudConnectors', EVENT_LIMITS.cloudConnectors, (raw, path) => {
       const c = fieldsOf(raw, path);
       return {
-        id: c.string('id', DEFAULT_CLOUD_CONNECTOR_ID),
+        id: c.shortString('id', EVENT_LIMITS.shortString, DEFAULT_CLOUD_CONNECTOR_ID),
         signalStrength: c.number('signalStrength', { ...PERCENT, fallback: signalStrength }),
         rssi: c.number('rssi', { int: true, fallback: rssi }),
       };
@@ -197,20 +233,20 @@ const NORMALISERS: Readonly<Record<string, Normaliser>> = {
 
   connectionStatus: (f, t) => ({
     connection: f.enumValue('connection', CONNECTIONS),
-    available: f.array('available', enumItem(CONNECTIONS)) ?? [],
+    available: f.array('available', EVENT_LIMITS.available, enumItem(CONNECTIONS)) ?? [],
     updateTime: formatTimestamp(t),
   }),
 
   ethernetStatus: (f, t) => ({
-    macAddress: f.string('macAddress'),
-    ipAddress: f.string('ipAddress'),
-    errors: f.array('errors', passThrough) ?? [],
+    macAddress: f.shortString('macAddress', EVENT_LIMITS.shortString),
+    ipAddress: f.shortString('ipAddress', EVENT_LIMITS.shortString),
+    errors: f.array('errors', EVENT_LIMITS.errors, errorItem) ?? [],
     updateTime: formatTimestamp(t),
   }),
 
   cellularStatus: (f, t) => ({
     signalStrength: f.number('signalStrength', { required: true, ...PERCENT }),
-    errors: f.array('errors', passThrough) ?? [],
+    errors: f.array('errors', EVENT_LIMITS.errors, errorItem) ?? [],
     updateTime: formatTimestamp(t),
   }),
 
@@ -220,7 +256,7 @@ const NORMALISERS: Readonly<Record<string, Normaliser>> = {
 
   deskOccupancy: (f, t) => ({
     state: f.enumValue('state', STATE_ENUMS.deskOccupancy!),
-    remarks: f.array('remarks', stringItem) ?? [],
+    remarks: f.array('remarks', EVENT_LIMITS.remarks, remarkItem) ?? [],
     updateTime: formatTimestamp(t),
   }),
 

@@ -5,7 +5,8 @@ import type { Deps } from '../deps.ts';
 import { nowMicros } from '../deps.ts';
 import { DEVICE_TYPES, DEVICE_TYPE_NAMES } from '../domain/device-types.ts';
 import { badRequest, notFound } from '../domain/errors.ts';
-import { MAX_LABELS_PER_DEVICE, applyLabels, labelKeyProblem, labelValueProblem } from '../services/devices.ts';
+import { MAX_LABELS_PER_DEVICE, labelKeyProblem, labelValueProblem } from '../domain/labels.ts';
+import { applyLabels } from '../services/devices.ts';
 import type { DeviceRecord } from '../store/records.ts';
 import type { Repos } from '../store/store.ts';
 

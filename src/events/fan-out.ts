@@ -1,7 +1,7 @@
 // Event stream fan-out (contract §4.8): one pipeline subscriber feeds every open stream. Streams are indexed by
 // project, so an emitted event costs one map lookup plus a set check per open stream of its own project, and
 // each event is serialised at most once however many streams receive it.
-import { badRequest } from '../domain/errors.ts';
+import { parseLabelFilter, type LabelFilter } from '../domain/labels.ts';
 import type { EventPipeline } from './pipeline.ts';
 import type { EmittedEvent } from './types.ts';
 
@@ -13,7 +13,7 @@ export interface StreamFilter {
   productNumbers: ReadonlySet<string> | null;
   eventTypes: ReadonlySet<string> | null;
   /** All must hold; value null = the key is present with any value. */
-  labelFilters: ReadonlyArray<{ key: string; value: string | null }>;
+  labelFilters: ReadonlyArray<LabelFilter>;
 }
 
 export interface StreamFilterInput {
@@ -38,15 +38,6 @@ export interface FanOut {
 
 const setOf = (values: string[] | undefined): ReadonlySet<string> | null =>
   values && values.length > 0 ? new Set(values) : null;
-
-/** `key=value` is an exact value; `key` or `key=` means the key is present (contract §4.6). */
-export function parseLabelFilter(raw: string): { key: string; value: string | null } {
-  const eq = raw.indexOf('=');
-  const key = eq < 0 ? raw : raw.slice(0, eq);
-  const value = eq < 0 ? '' : raw.slice(eq + 1);
-  if (key === '') throw badRequest(`label_filters: "${raw}" has no key (expected key=value or key)`);
-  return { key, value: value === '' ? null : value };
-}
 
 /** Builds a filter from query values; device ids may also be given as `projects/{p}/devices/{d}`. */
 export function compileStreamFilter(projectId: string, input: StreamFilterInput): StreamFilter {

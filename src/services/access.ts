@@ -2,8 +2,9 @@
 // 403 when it holds something but not the permission needed.
 import type { Deps } from '../deps.ts';
 import { forbidden, notFound } from '../domain/errors.ts';
+import { organizationName, projectName } from '../domain/names.ts';
 import { ORGANIZATION_ADMIN_PERMISSIONS, PROJECT_ADMIN_PERMISSIONS, projectPermissionsOf } from '../domain/roles.ts';
-import type { OrganizationRecord, ProjectRecord } from '../store/records.ts';
+import type { MembershipRecord, OrganizationRecord, ProjectRecord } from '../store/records.ts';
 import type { Repos } from '../store/store.ts';
 import type { Principal } from './principal.ts';
 
@@ -86,4 +87,35 @@ export async function requireOrganization(
   if (permissions.size === 0) throw notFound('organization not found');
   if (!permissions.has(permission)) throw forbidden(`permission ${permission} required on organizations/${organizationId}`);
   return { organization, permissions };
+}
+
+/**
+ * No escalation through an account (contract §2.6): acting as another principal — creating a key for a service
+ * account, changing or deleting it or one of its keys, handing out an invitation link that sets a user's password —
+ * requires the caller to hold at least every role that principal holds anywhere, pending memberships included (an
+ * invitation accepted later makes them count). Otherwise 403, naming what the caller lacks. An organization admin
+ * holds every project role in its organization, so it passes for any account that holds roles only there.
+ */
+export async function requireHoldsRolesOf(repos: Repos, principal: Principal, memberId: string, action: string): Promise<void> {
+  const lacking = await rolesNotHeld(repos, principal, await repos.memberships.listByMember(memberId));
+  if (lacking !== null) throw forbidden(`${action} requires holding every role the account holds; you lack ${lacking}`);
+}
+
+/** The first membership whose roles the principal does not hold, described; null when it holds them all. */
+async function rolesNotHeld(repos: Repos, principal: Principal, memberships: readonly MembershipRecord[]): Promise<string | null> {
+  for (const m of memberships) {
+    if (m.scopeType === 'organization') {
+      if (m.roles.includes('roles/organization.admin') && !isOrganizationAdmin(principal, m.scopeId)) {
+        return `roles/organization.admin on ${organizationName(m.scopeId)}`;
+      }
+      continue;
+    }
+    const project = await repos.projects.get(m.scopeId);
+    if (!project) continue;
+    const held = projectPermissions(principal, project);
+    for (const p of projectPermissionsOf(m.roles)) {
+      if (!held.has(p)) return `${m.roles.join(', ')} on ${projectName(m.scopeId)}`;
+    }
+  }
+  return null;
 }

@@ -5,6 +5,7 @@ import type { Deps } from '../deps.ts';
 import { nowMicros } from '../deps.ts';
 import { applyStatusWrite, initialState } from '../domain/connector-status.ts';
 import { EVENT_TYPES } from '../domain/device-types.ts';
+import { labelKeyProblem } from '../domain/labels.ts';
 import { badRequest, notFound } from '../domain/errors.ts';
 import { dataConnectorName } from '../domain/names.ts';
 import { pageRequest, toPage } from '../domain/paging.ts';
@@ -15,7 +16,6 @@ import { checkUrlForWrite } from '../delivery/ssrf.ts';
 import type { DataConnectorRecord } from '../store/connector-repos.ts';
 import type { Repos } from '../store/store.ts';
 import { requireProject } from './access.ts';
-import { labelKeyProblem } from './devices.ts';
 import type { Principal } from './principal.ts';
 
 export const MAX_CONNECTORS_PER_PROJECT = 100;
@@ -36,7 +36,8 @@ export const RESERVED_HEADERS = new Set([
   'keep-alive', 'proxy-connection', 'te', 'trailer', 'upgrade', 'proxy-authenticate', 'proxy-authorization', 'expect',
 ]);
 const HTTP_TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
-const CR_LF = /[\r\n]/;
+/** What the HTTP client (undici) refuses in a header value at send time: anything but tab, visible ASCII, space and Latin-1. */
+const NOT_SENDABLE_IN_HEADER = /[^\t\x20-\x7e\x80-\xff]/;
 const KNOWN_EVENT_TYPES = new Set<string>(EVENT_TYPES);
 
 export interface HttpConfigInput {
@@ -127,10 +128,15 @@ function checkHeaders(v: unknown): Record<string, string> {
     }
     const lower = name.toLowerCase();
     if (RESERVED_HEADERS.has(lower)) throw badRequest(`httpConfig.headers: ${name} is reserved and set by the service`);
+    // An ordinary object cannot hold this key (it would be dropped silently): refused like a reserved name.
+    if (name === '__proto__') throw badRequest('httpConfig.headers: __proto__ is not accepted as a header name');
     if (seen.has(lower)) throw badRequest(`httpConfig.headers: ${name} is given twice`);
     seen.add(lower);
     if (typeof value !== 'string') throw badRequest(`httpConfig.headers.${name} must be a string`);
-    if (CR_LF.test(value)) throw badRequest(`httpConfig.headers.${name} must not contain CR or LF`);
+    // Checked exactly as the HTTP client will: a value it refuses would fail every attempt for 12 hours.
+    if (NOT_SENDABLE_IN_HEADER.test(value)) {
+      throw badRequest(`httpConfig.headers.${name} must hold only tab, space, visible ASCII and Latin-1 characters (no CR, LF, NUL, other control characters or characters beyond U+00FF)`);
+    }
     if (value.length > MAX_HEADER_VALUE_LENGTH) throw badRequest(`httpConfig.headers.${name} must be at most ${MAX_HEADER_VALUE_LENGTH} characters`);
     out[name] = value;
   }

@@ -2,6 +2,7 @@
 // filters, order_by, and keyset page tokens that carry the sort key and a fingerprint of the filters.
 import type { Deps } from '../deps.ts';
 import { badRequest } from '../domain/errors.ts';
+import { labelKeyProblem, parseLabelFilter } from '../domain/labels.ts';
 import { idFromName } from '../domain/names.ts';
 import { pageRequest, toPage } from '../domain/paging.ts';
 import { sha256 } from '../runtime/sha256.ts';
@@ -45,6 +46,8 @@ export function parseOrderBy(raw: string | undefined): DeviceOrder {
   if (root === 'labels') {
     // Label keys may contain dots: everything after "labels." is the key.
     if (rest === '') throw badRequest('order_by: labels needs a key, e.g. labels.room');
+    const problem = labelKeyProblem(rest);
+    if (problem) throw badRequest(`order_by: ${problem}`);
     return { sort: { kind: 'label', key: rest }, descending };
   }
   if (root === 'reported') {
@@ -55,18 +58,6 @@ export function parseOrderBy(raw: string | undefined): DeviceOrder {
     return { sort: { kind: 'reported', eventType, fields }, descending };
   }
   throw badRequest(`order_by: unknown field ${root}; use name, id, type, productNumber, labels.<key> or reported.<eventType>.<field>`);
-}
-
-/** label_filters: `key=value` is an exact value; `key` or `key=` means the key is present with any value. */
-export function parseLabelFilters(raw: string[] | undefined): Array<{ key: string; value: string | null }> {
-  return (raw ?? []).map((f) => {
-    const eq = f.indexOf('=');
-    if (eq < 0) return { key: f, value: null };
-    const key = f.slice(0, eq);
-    const value = f.slice(eq + 1);
-    if (key === '') throw badRequest(`label_filters: ${f} has no key`);
-    return { key, value: value === '' ? null : value };
-  });
 }
 
 /** Fingerprint of everything that shapes the result order and membership; a token only works with the same. */
@@ -129,7 +120,7 @@ async function listPage<R extends { sortValue: DeviceSortValue }>(
   query: (q: DeviceQuery) => Promise<R[]>, idOf: (row: R) => string,
 ): Promise<{ items: R[]; nextPageToken: string }> {
   const order = parseOrderBy(params.orderBy);
-  const labelFilters = parseLabelFilters(params.labelFilters);
+  const labelFilters = (params.labelFilters ?? []).map(parseLabelFilter);
   let projectIds: string[];
   if (projectParam === '-') {
     projectIds = await wildcardProjects(deps, principal, params);

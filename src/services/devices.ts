@@ -5,17 +5,13 @@ import type { Deps } from '../deps.ts';
 import { nowMicros } from '../deps.ts';
 import { LABELS_CHANGED, presentReported } from '../domain/device-types.ts';
 import { badRequest, conflict, notFound } from '../domain/errors.ts';
+import { MAX_LABELS_MESSAGE, MAX_LABELS_PER_DEVICE, labelKeyProblem, labelValueProblem } from '../domain/labels.ts';
 import { deviceName, labelName, parseDeviceName } from '../domain/names.ts';
 import type { Emit } from '../events/pipeline.ts';
 import type { DeviceRecord } from '../store/records.ts';
 import type { Repos } from '../store/store.ts';
 import { projectPermissions, requireProject } from './access.ts';
 import type { Principal } from './principal.ts';
-
-export const MAX_LABELS_PER_DEVICE = 100;
-export const MAX_LABEL_KEY_LENGTH = 128;
-export const MAX_LABEL_VALUE_LENGTH = 1024;
-export const MAX_LABELS_MESSAGE = 'Max labels reached for device.';
 
 /** The wire shape of §3.7, keys in contract order. */
 export function presentDevice(d: DeviceRecord) {
@@ -38,26 +34,6 @@ export const presentLabel = (d: Pick<DeviceRecord, 'projectId' | 'id'>, key: str
 export function concreteProject(raw: string): string {
   if (raw === '-') throw badRequest("the wildcard project '-' is not allowed here");
   return raw;
-}
-
-const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
-const length = (s: string) => [...s].length; // characters, not UTF-16 units
-
-/** Why a label key is invalid, or null (§3.8). */
-export function labelKeyProblem(key: unknown): string | null {
-  if (typeof key !== 'string') return 'label key must be a string';
-  if (length(key) < 1 || length(key) > MAX_LABEL_KEY_LENGTH) return `label key must be 1 to ${MAX_LABEL_KEY_LENGTH} characters`;
-  if (key.includes('=')) return "label key must not contain '='";
-  if (key.includes('/')) return "label key must not contain '/'";
-  if (CONTROL.test(key)) return 'label key must not contain control characters';
-  return null;
-}
-
-/** Why a label value is invalid, or null (§3.8). */
-export function labelValueProblem(value: unknown): string | null {
-  if (typeof value !== 'string') return 'label value must be a string';
-  if (length(value) > MAX_LABEL_VALUE_LENGTH) return `label value must be at most ${MAX_LABEL_VALUE_LENGTH} characters`;
-  return null;
 }
 
 export interface LabelsChanged {
@@ -131,12 +107,19 @@ export async function addLabel(
   });
 }
 
+/** A label key named in a path: one that can never be stored (e.g. `__proto__`) is a 400, as when adding it. */
+function checkPathKey(key: string): void {
+  const problem = labelKeyProblem(key);
+  if (problem) throw badRequest(problem);
+}
+
 export async function updateLabel(
   deps: Deps, principal: Principal, projectParam: string, deviceId: string, key: string,
   body: { key?: unknown; value?: unknown }, mask: Set<string> | null,
 ): Promise<{ device: DeviceRecord; key: string; value: string }> {
   const projectId = concreteProject(projectParam);
   await requireProject(deps, principal, projectId, 'device.update');
+  checkPathKey(key);
   for (const field of mask ?? []) if (field !== 'value' && field !== 'key') throw badRequest(`update_mask: unknown field ${field}`);
   if (body.key !== undefined && body.key !== '' && body.key !== key) throw badRequest('key in the body must match the label key in the path');
   const applyValue = mask === null || mask.has('value');
@@ -155,6 +138,7 @@ export async function updateLabel(
 export async function deleteLabel(deps: Deps, principal: Principal, projectParam: string, deviceId: string, key: string): Promise<void> {
   const projectId = concreteProject(projectParam);
   await requireProject(deps, principal, projectId, 'device.update');
+  checkPathKey(key);
   await deps.events.transaction(async (tx, emit) => {
     const device = await loadDevice(tx, projectId, deviceId);
     if (!Object.hasOwn(device.labels, key)) throw notFound('label not found');
@@ -192,6 +176,10 @@ export async function batchUpdateLabels(deps: Deps, principal: Principal, projec
   }
   const add = (addLabels ?? {}) as Record<string, unknown>;
   const remove = (removeLabels ?? []) as string[];
+  for (const k of remove) {
+    const problem = labelKeyProblem(k);
+    if (problem) throw badRequest(`removeLabels: ${problem}`);
+  }
   const both = remove.find((k) => Object.hasOwn(add, k));
   if (both !== undefined) throw badRequest(`label ${both} is in both addLabels and removeLabels`);
   let labelProblem: string | null = null;

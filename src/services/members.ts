@@ -13,7 +13,7 @@ import { formatTimestamp } from '../domain/time.ts';
 import { newToken } from '../runtime/random.ts';
 import type { MembershipRecord, ProjectRecord, ScopeType } from '../store/records.ts';
 import type { Repos } from '../store/store.ts';
-import { projectPermissions, requireOrganization, requireProject } from './access.ts';
+import { projectPermissions, requireHoldsRolesOf, requireOrganization, requireProject } from './access.ts';
 import type { Principal } from './principal.ts';
 import { projectIdParam } from './projects.ts';
 
@@ -76,7 +76,12 @@ export function parseRoles(scopeType: ScopeType, value: unknown, field = 'roles'
   return [...new Set(list)];
 }
 
-/** Adds one membership inside a transaction: existing accounts join at once, unknown emails become pending users. */
+/**
+ * Adds one membership inside a transaction: existing accounts join at once, unknown emails become pending users.
+ * An invitation link activates every membership of its user, so a pending user's unused links are revoked when it
+ * gains a membership (or a role): a link handed out earlier, by someone who may not hold the new roles, must not
+ * grant them (see requireHoldsRolesOf). The new one comes from whoever may hand it out now.
+ */
 async function createMembership(deps: Deps, tx: Repos, scope: MemberScope, email: string, roles: string[], field = 'email'): Promise<MembershipRecord> {
   const now = nowMicros(deps);
   let memberId: string;
@@ -98,6 +103,7 @@ async function createMembership(deps: Deps, tx: Repos, scope: MemberScope, email
   if (await tx.memberships.get(scope.type, scope.id, memberId)) throw conflict('member already exists');
   const m: MembershipRecord = { scopeType: scope.type, scopeId: scope.id, memberId, accountType, roles, status, createTime: now };
   await tx.memberships.create(m);
+  if (status === 'PENDING') await tx.invites.revokeUnused(memberId, now);
   return m;
 }
 
@@ -158,6 +164,7 @@ export async function updateMember(
     if (roles) {
       if (!roles.includes(ORGANIZATION_ADMIN)) await guardLastOrganizationAdmin(tx, scope, m, 'demote');
       await tx.memberships.updateRoles(scope.type, scope.id, memberId, roles);
+      if (m.status === 'PENDING') await tx.invites.revokeUnused(memberId, nowMicros(deps));
     }
     return presentMember(tx, scope, { ...m, roles: roles ?? m.roles });
   });
@@ -180,6 +187,8 @@ export async function createInviteUrl(deps: Deps, principal: Principal, scope: M
   await deps.store.transaction(async (tx) => {
     const m = await loadMembership(tx, scope, memberId);
     if (m.status === 'ACCEPTED') throw badRequest('the member has already accepted; there is nothing to invite');
+    // Whoever holds the link sets the user's password and becomes the user, with all its memberships.
+    await requireHoldsRolesOf(tx, principal, m.memberId, 'creating an invitation link for this user');
     await tx.invites.create({ tokenHash: hashInviteToken(token), userId: m.memberId, expireTime: nowMicros(deps) + INVITE_LIFETIME_MICROS, usedTime: null });
   });
   return { inviteUrl: `${deps.config.publicUrl}/invite/${token}` };

@@ -2,11 +2,12 @@
 import type { Deps } from '../deps.ts';
 import { nowMicros } from '../deps.ts';
 import { badRequest, notFound } from '../domain/errors.ts';
+import { labelKeyProblem, labelValueProblem } from '../domain/labels.ts';
 import { idFromName, organizationName, projectName } from '../domain/names.ts';
 import { pageRequest, toPage } from '../domain/paging.ts';
 import type { Location, ProjectWithCounts } from '../store/records.ts';
 import type { Repos } from '../store/store.ts';
-import { readableScopes, requireOrganization, requireProject } from './access.ts';
+import { readableScopes, requireHoldsRolesOf, requireOrganization, requireProject } from './access.ts';
 import type { Principal } from './principal.ts';
 
 export const UNSET_LOCATION: Location = { latitude: null, longitude: null, timeLocation: '' };
@@ -158,14 +159,18 @@ export async function deleteProject(deps: Deps, principal: Principal, projectId:
     if (contents.devices > 0 || contents.dataConnectors > 0) {
       throw badRequest(`project still has ${contents.devices} device(s) and ${contents.dataConnectors} data connector(s); remove them first`);
     }
-    await guardOrganizationAdminsOfOwnedAccounts(tx, projectId);
+    await guardOwnedAccounts(tx, principal, projectId);
     await tx.projects.delete(projectId);
   });
   return {};
 }
 
-/** §7 #9: deleting the project deletes its service accounts; refuse if one is the last ACCEPTED admin of an organization. */
-async function guardOrganizationAdminsOfOwnedAccounts(tx: Repos, projectId: string): Promise<void> {
+/**
+ * Deleting the project deletes its service accounts, so it needs what deleting each of them needs: every role the
+ * account holds (no escalation through an account, §2.6), and none may be the last ACCEPTED admin of an
+ * organization (§7 #9).
+ */
+async function guardOwnedAccounts(tx: Repos, principal: Principal, projectId: string): Promise<void> {
   const owned = new Set<string>();
   let after: string | null = null;
   for (;;) {
@@ -174,6 +179,7 @@ async function guardOrganizationAdminsOfOwnedAccounts(tx: Repos, projectId: stri
     if (batch.length < 500) break;
     after = batch[batch.length - 1]!.id;
   }
+  for (const id of owned) await requireHoldsRolesOf(tx, principal, id, 'deleting this project, which deletes its service accounts,');
   const removedAdmins = new Map<string, number>();
   for (const id of owned) {
     for (const m of await tx.memberships.listByMember(id)) {
@@ -189,12 +195,9 @@ async function guardOrganizationAdminsOfOwnedAccounts(tx: Repos, projectId: stri
   }
 }
 
-const LABEL_KEY_FORBIDDEN = /[=/\u0000-\u001f\u007f]/;
-
 function checkLabelKey(key: string, field: string): void {
-  if (key.length < 1 || key.length > 128 || LABEL_KEY_FORBIDDEN.test(key)) {
-    throw badRequest(`${field}: label key "${key}" must be 1 to 128 characters without '=', '/' or control characters`);
-  }
+  const problem = labelKeyProblem(key);
+  if (problem) throw badRequest(`${field}: ${problem} (${JSON.stringify(key.slice(0, 130))})`);
 }
 
 export interface ProjectLabelBatch { projects: string[]; addLabels?: Record<string, string>; removeLabels?: string[] }
@@ -205,7 +208,8 @@ export async function batchUpdateProjectLabels(deps: Deps, principal: Principal,
   if (body.projects.length === 0) throw badRequest('projects must name at least one project');
   for (const [key, value] of Object.entries(body.addLabels ?? {})) {
     checkLabelKey(key, 'addLabels');
-    if (value.length > 1024) throw badRequest(`addLabels: the value of "${key}" must be at most 1024 characters`);
+    const problem = labelValueProblem(value);
+    if (problem) throw badRequest(`addLabels.${key}: ${problem}`);
   }
   for (const key of body.removeLabels ?? []) checkLabelKey(key, 'removeLabels');
   const ids = [...new Set(body.projects.map((name, i) => projectIdParam(idFromName(name, 'projects', `projects[${i}]`))))];
@@ -217,8 +221,7 @@ export async function batchUpdateProjectLabels(deps: Deps, principal: Principal,
       if (!project) throw notFound('project not found');
       const labels = { ...project.labels };
       for (const key of body.removeLabels ?? []) delete labels[key];
-      // defineProperty, not Object.assign: "__proto__" is a valid label key and must stay an own property.
-      for (const [key, value] of Object.entries(body.addLabels ?? {})) Object.defineProperty(labels, key, { value, enumerable: true, writable: true, configurable: true });
+      for (const [key, value] of Object.entries(body.addLabels ?? {})) labels[key] = value;
       if (Object.keys(labels).length > MAX_LABELS) throw badRequest(`${projectName(id)} would hold more than ${MAX_LABELS} labels`);
       await tx.projects.update({ ...project, labels, updateTime: now });
     }

@@ -8,7 +8,7 @@ import { pageRequest, toPage } from '../domain/paging.ts';
 import { newSecret } from '../runtime/random.ts';
 import type { KeyRecord, ServiceAccountRecord } from '../store/records.ts';
 import type { Repos } from '../store/store.ts';
-import { requireProject } from './access.ts';
+import { requireHoldsRolesOf, requireProject } from './access.ts';
 import type { Principal } from './principal.ts';
 
 export const MAX_KEYS_PER_SERVICE_ACCOUNT = 10;
@@ -44,14 +44,18 @@ function afterId(after: unknown[] | null): string | null {
   return after[0];
 }
 
-/** Checks the permission on {p}, then loads the account: 404 unless it exists and is owned by {p}. */
+/**
+ * Checks the permission on {p}, then loads the account: 404 unless it exists and is owned by {p}. An `action`
+ * (a change that lets the caller act as the account, or takes it away) also needs every role the account holds.
+ */
 async function requireServiceAccount(
-  deps: Pick<Deps, 'store'>, principal: Principal, projectId: string, serviceAccountId: string, permission: string,
+  deps: Pick<Deps, 'store'>, principal: Principal, projectId: string, serviceAccountId: string, permission: string, action?: string,
 ): Promise<ServiceAccountRecord> {
   rejectWildcard(projectId);
   await requireProject(deps, principal, projectId, permission);
   const sa = await deps.store.serviceAccounts.get(serviceAccountId);
   if (!sa || sa.projectId !== projectId) throw notFound('service account not found');
+  if (action !== undefined) await requireHoldsRolesOf(deps.store, principal, sa.id, action);
   return sa;
 }
 
@@ -97,7 +101,7 @@ export async function updateServiceAccount(
   }
   const applies = (field: keyof ServiceAccountInput) => input[field] !== undefined && (fields === null || fields.has(field));
   if (applies('displayName')) checkDisplayName(input.displayName);
-  const sa = await requireServiceAccount(deps, principal, projectId, serviceAccountId, 'serviceaccount.update');
+  const sa = await requireServiceAccount(deps, principal, projectId, serviceAccountId, 'serviceaccount.update', 'updating this service account');
   const next = { ...sa };
   if (applies('displayName')) next.displayName = input.displayName!;
   if (applies('enableBasicAuth')) next.enableBasicAuth = input.enableBasicAuth!;
@@ -109,7 +113,7 @@ export async function updateServiceAccount(
 
 /** Deletes the account with its keys and its memberships everywhere; its Basic auth and tokens die with it. */
 export async function deleteServiceAccount(deps: Deps, principal: Principal, projectId: string, serviceAccountId: string): Promise<void> {
-  const sa = await requireServiceAccount(deps, principal, projectId, serviceAccountId, 'serviceaccount.delete');
+  const sa = await requireServiceAccount(deps, principal, projectId, serviceAccountId, 'serviceaccount.delete', 'deleting this service account');
   await deps.store.transaction(async (tx) => {
     await refuseRemovingLastOrganizationAdmin(tx, sa.id);
     await tx.serviceAccounts.delete(sa.id);
@@ -136,7 +140,7 @@ export async function listKeys(deps: Deps, principal: Principal, projectId: stri
 
 /** Creates a key; the secret is returned here only and stored sealed under the master key (contract §3.6). */
 export async function createKey(deps: Deps, principal: Principal, projectId: string, serviceAccountId: string): Promise<{ key: KeyRecord; secret: string }> {
-  const sa = await requireServiceAccount(deps, principal, projectId, serviceAccountId, 'serviceaccount.key.create');
+  const sa = await requireServiceAccount(deps, principal, projectId, serviceAccountId, 'serviceaccount.key.create', 'creating a key for this service account');
   const secret = newSecret(deps.random);
   const key: KeyRecord = { id: deps.ids.next(), serviceAccountId: sa.id, secretEnc: deps.secretBox.seal(secret), createTime: nowMicros(deps) };
   await deps.store.transaction(async (tx) => {
@@ -149,8 +153,10 @@ export async function createKey(deps: Deps, principal: Principal, projectId: str
   return { key, secret };
 }
 
-async function requireKey(deps: Deps, principal: Principal, projectId: string, serviceAccountId: string, keyId: string, permission: string): Promise<KeyRecord> {
-  const sa = await requireServiceAccount(deps, principal, projectId, serviceAccountId, permission);
+async function requireKey(
+  deps: Deps, principal: Principal, projectId: string, serviceAccountId: string, keyId: string, permission: string, action?: string,
+): Promise<KeyRecord> {
+  const sa = await requireServiceAccount(deps, principal, projectId, serviceAccountId, permission, action);
   const key = await deps.store.keys.get(keyId);
   if (!key || key.serviceAccountId !== sa.id) throw notFound('key not found');
   return key;
@@ -162,6 +168,6 @@ export function getKey(deps: Deps, principal: Principal, projectId: string, serv
 
 /** Deletes the key; Basic auth with it and tokens minted with it stop working at once. */
 export async function deleteKey(deps: Deps, principal: Principal, projectId: string, serviceAccountId: string, keyId: string): Promise<void> {
-  const key = await requireKey(deps, principal, projectId, serviceAccountId, keyId, 'serviceaccount.key.delete');
+  const key = await requireKey(deps, principal, projectId, serviceAccountId, keyId, 'serviceaccount.key.delete', 'deleting a key of this service account');
   await deps.store.keys.delete(key.id);
 }

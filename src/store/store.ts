@@ -88,6 +88,8 @@ export interface InviteRepo {
   create(invite: InviteRecord): Promise<void>;
   get(tokenHash: string): Promise<InviteRecord | null>;
   markUsed(tokenHash: string, usedTime: number): Promise<void>;
+  /** Marks every unused invitation of the user used (revoked); returns how many. */
+  revokeUnused(userId: string, usedTime: number): Promise<number>;
 }
 
 export interface DeviceRepo {

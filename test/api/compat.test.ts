@@ -330,12 +330,13 @@ describe('client compatibility (contract §1)', () => {
       }
     });
 
-    it('"__proto__" in a body is an ordinary field: a label key like any other', async () => {
+    it('"__proto__" in a body is an ordinary field, and as a label key it is refused (400), never silently lost', async () => {
       const { project: P } = f.ids;
+      const before = (await call(t, 'GET', `/v2/projects/${P}`)).body.labels;
       const res = await call(t, 'POST', '/v2/projects:batchUpdate', { rawBody: `{"projects":["projects/${P}"],"addLabels":{"__proto__":"x"}}` });
-      assert.equal(res.status, 200);
-      assert.equal((await call(t, 'GET', `/v2/projects/${P}`)).body.labels.__proto__, 'x');
-      await call(t, 'POST', '/v2/projects:batchUpdate', { body: { projects: [`projects/${P}`], removeLabels: ['__proto__'] } });
+      assert.equal(res.status, 400);
+      assert.match(res.body.error, /__proto__ is reserved/);
+      assert.deepEqual((await call(t, 'GET', `/v2/projects/${P}`)).body.labels, before);
     });
 
     it('the OpenAPI document lists every committed route with its parameters and request schemas', async () => {

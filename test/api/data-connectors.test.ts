@@ -178,7 +178,11 @@ describe('errors', () => {
     }
     await bad(withHttp({ headers: { 'Bad Header': 'v' } }), /header name/);
     await bad(withHttp({ headers: { ['X'.repeat(257)]: 'v' } }), /header name/);
-    await bad(withHttp({ headers: { 'X-A': 'a\r\nX-Injected: 1' } }), /CR or LF/);
+    // Exactly what the HTTP client refuses at send time: CR, LF, NUL, other controls, anything beyond Latin-1.
+    for (const value of ['a\r\nX-Injected: 1', 'a\u0000b', 'a\u0007', 'caf\u00e9 \u2603', '\ud83d\ude00']) {
+      await bad(withHttp({ headers: { 'X-A': value } }), /visible ASCII and Latin-1/);
+    }
+    await bad(withHttp({ headers: JSON.parse('{"__proto__":"v"}') }), /__proto__/);
     await bad(withHttp({ headers: { 'X-A': 'v'.repeat(4097) } }), /4096/);
     await bad(withHttp({ headers: Object.fromEntries(Array.from({ length: 51 }, (_, i) => [`X-H${i}`, 'v'])) }), /50/);
     await bad(withHttp({ headers: { 'X-A': 1 } }));

@@ -38,6 +38,7 @@ export function parseTokenRequest(raw: string): Fields {
     for (const [k, v] of Object.entries(parsed)) {
       if (v === null || v === undefined) continue;
       if (typeof v !== 'string') throw oauthError('invalid_request', `${k} must be a string`);
+      if (!v.isWellFormed()) throw oauthError('invalid_request', `${k} is not valid Unicode (it holds a lone surrogate)`);
       fields.set(k, v);
     }
     return fields;
@@ -72,6 +73,7 @@ export function registerOauthRoutes(app: App, deps: Deps): void {
     config: {
       auth: false,
       rawBody: true,
+      oauthErrors: true,
       summary: `Exchange a JWT-bearer assertion (grant_type=${JWT_BEARER_GRANT}) or a console login (grant_type=password) for an access token`,
       response: TokenResponseSchema,
     },

@@ -122,5 +122,8 @@ export function createInviteRepo(db: SqliteDb): InviteRepo {
     async markUsed(tokenHash, usedTime) {
       db.run('UPDATE invites SET used_time = ? WHERE token_hash = ?', usedTime, tokenHash);
     },
+    async revokeUnused(userId, usedTime) {
+      return db.run('UPDATE invites SET used_time = ? WHERE user_id = ? AND used_time IS NULL', usedTime, userId).changes;
+    },
   };
 }
