@@ -148,19 +148,28 @@ export function createEnqueueConsumer(deps: Pick<Deps, 'clock'>, port: HandoffPo
  */
 export async function enqueueSync(tx: Repos, connector: DataConnectorRecord, eventTypes: readonly string[], now: number): Promise<number> {
   const types = connector.events.length === 0 ? eventTypes : eventTypes.filter((t) => connector.events.includes(t));
-  const events = await tx.events.latestPerType(connector.projectId, types);
-  const devices = new Map<string, DeviceRecord | null>();
-  const rows: NewDelivery[] = [];
-  for (const e of events) {
-    let device = devices.get(e.deviceId);
-    if (device === undefined) devices.set(e.deviceId, (device = await tx.devices.get(e.deviceId)));
-    if (!device) continue;
-    // The stored body is the event's JSON, exactly as it was pushed when it happened.
-    rows.push({ connectorId: connector.id, eventId: e.id, body: buildPushBody(e.body, device, connector.labels), enqueueTime: now, dueTime: now });
+  let queued = 0;
+  // A page of devices at a time (the same page of devices for both reads, in one transaction), so a large project
+  // never holds all its devices and latest events in memory at once.
+  for (let after = ''; ;) {
+    const range = { after, limit: SYNC_DEVICES_PER_PAGE };
+    const devices = new Map((await tx.devices.listByProject(connector.projectId, range)).map((d) => [d.id, d]));
+    const rows: NewDelivery[] = [];
+    for (const e of await tx.events.latestPerType(connector.projectId, types, range)) {
+      const device = devices.get(e.deviceId);
+      if (!device) continue;
+      // The stored body is the event's JSON, exactly as it was pushed when it happened.
+      rows.push({ connectorId: connector.id, eventId: e.id, body: buildPushBody(e.body, device, connector.labels), enqueueTime: now, dueTime: now });
+    }
+    if (rows.length > 0) await tx.deliveries.insert(rows);
+    queued += rows.length;
+    if (devices.size < SYNC_DEVICES_PER_PAGE) return queued;
+    after = [...devices.keys()].pop()!;
   }
-  if (rows.length > 0) await tx.deliveries.insert(rows);
-  return rows.length;
 }
+
+/** Devices whose latest events one page of `:sync` reads. */
+const SYNC_DEVICES_PER_PAGE = 200;
 
 /** A leased row with the connector settings read for this attempt. */
 export interface ClaimedDelivery {

@@ -4,6 +4,12 @@ import { badRequest } from './errors.ts';
 
 export const DEFAULT_PAGE_SIZE = 100;
 export const MAX_PAGE_SIZE = 1000;
+/**
+ * The most a page of stored JSON (devices with their labels and reported state, events) holds: past it the page
+ * ends early, with a nextPageToken, however large pageSize is. A page of typical devices (~1-2 KB each) never gets
+ * near it; a page of 1,000 devices of 800 KB each would otherwise be 800 MB of JSON built in one go.
+ */
+export const MAX_PAGE_BYTES = 4 * 1024 * 1024;
 
 export interface PageRequest {
   pageSize: number;
@@ -43,9 +49,39 @@ export function pageRequest(query: { pageSize?: unknown; pageToken?: string }, f
   return { pageSize: parsePageSize(query.pageSize), after: decodePageToken(query.pageToken, filters) };
 }
 
-/** Given pageSize+1 rows, returns the page and the next token ("" when no further item exists). */
-export function toPage<T>(rows: T[], req: PageRequest, keyOf: (row: T) => unknown[], filters = ''): { items: T[]; nextPageToken: string } {
-  if (rows.length <= req.pageSize) return { items: rows, nextPageToken: '' };
-  const items = rows.slice(0, req.pageSize);
+/**
+ * Given pageSize+1 rows, returns the page and the next token ("" when no further item exists). With `sizeOf`, the
+ * page also ends before the row that would take it past MAX_PAGE_BYTES (it holds at least one row); the store read
+ * the rows with the same bound (see readWithinPageBytes), so a row beyond the page is there whenever one exists.
+ */
+export function toPage<T>(
+  rows: T[], req: PageRequest, keyOf: (row: T) => unknown[], filters = '', sizeOf?: (row: T) => number,
+): { items: T[]; nextPageToken: string } {
+  let n = Math.min(rows.length, req.pageSize);
+  if (sizeOf !== undefined) {
+    let bytes = 0;
+    for (let i = 0; i < n; i++) {
+      bytes += sizeOf(rows[i]!);
+      if (bytes > MAX_PAGE_BYTES && i > 0) n = i;
+    }
+  }
+  if (n === rows.length) return { items: rows, nextPageToken: '' };
+  const items = rows.slice(0, n);
   return { items, nextPageToken: encodePageToken(keyOf(items[items.length - 1]!), filters) };
+}
+
+/**
+ * The store's side of MAX_PAGE_BYTES: takes rows from `rows` (a lazy statement iterator) until `limit`, or until
+ * their sizes add up past `maxBytes` with at least two rows taken (the one past the bound tells toPage that more
+ * exist). Memory stays near maxBytes plus one row however large the rows are.
+ */
+export function readWithinPageBytes<T>(rows: Iterable<T>, limit: number, maxBytes: number, sizeOf: (row: T) => number): T[] {
+  const out: T[] = [];
+  let bytes = 0;
+  for (const row of rows) {
+    out.push(row);
+    bytes += sizeOf(row);
+    if (out.length >= limit || (bytes > maxBytes && out.length >= 2)) break;
+  }
+  return out;
 }

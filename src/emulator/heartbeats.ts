@@ -24,12 +24,20 @@ export interface Heartbeats {
 export interface HeartbeatOptions {
   /** Overrides config.heartbeatIntervalSeconds; 0 disables. */
   intervalSeconds?: number;
-  /** Devices read per store page. */
+  /** Device summaries read per store page. */
   pageSize?: number;
+  /** Due devices emitted per transaction. */
+  sliceSize?: number;
 }
 
 const CCON = 'ccon';
 export const DEFAULT_BATTERY_PERCENTAGE = 100;
+/**
+ * A slice of heartbeats (one transaction, the event loop blocked meanwhile, SQLite being synchronous) ends after
+ * this much work, measured on the process's own monotonic clock (scheduling only: what is emitted and when it is
+ * due comes from deps.clock). A device with the largest labels and state takes a few milliseconds.
+ */
+const SLICE_BUDGET_MS = 10;
 export const DEFAULT_CONNECTION = { connection: 'ETHERNET', available: ['ETHERNET', 'CELLULAR'] };
 
 /** The event type whose reported time says when the device last sent a heartbeat. */
@@ -79,12 +87,17 @@ export async function emitHeartbeat(emit: Emit, device: DeviceRecord, now: numbe
 export function createHeartbeats(deps: Deps, options: HeartbeatOptions = {}): Heartbeats {
   const intervalSeconds = options.intervalSeconds ?? deps.config.heartbeatIntervalSeconds;
   const intervalMicros = Math.round(intervalSeconds * 1_000_000);
-  const pageSize = options.pageSize ?? 200;
-  const isDue = (device: DeviceRecord, now: number): boolean => {
+  const pageSize = options.pageSize ?? 500;
+  const sliceSize = options.sliceSize ?? 20;
+  const isDue = (device: Pick<DeviceRecord, 'type' | 'latestEvents'>, now: number): boolean => {
     const last = device.latestEvents[heartbeatType(device)]?.[0];
     return last === undefined || now - last >= intervalMicros;
   };
+  // SQLite transactions resolve without touching the event loop; requests and sockets run between slices.
+  const yieldToEventLoop = () => new Promise((resolve) => setImmediate(resolve));
 
+  // Bounded in memory and time whatever the number and size of devices: the scan reads a page of small
+  // summaries; only due devices are read in full, a slice at a time, each slice its own short transaction.
   async function tickOnce(): Promise<number> {
     if (intervalMicros <= 0) return 0;
     let emitted = 0;
@@ -93,21 +106,25 @@ export function createHeartbeats(deps: Deps, options: HeartbeatOptions = {}): He
       const page = await deps.store.devices.listEmulated({ after, limit: pageSize });
       const now = nowMicros(deps);
       const due = page.filter((d) => isDue(d, now)).map((d) => d.id);
-      if (due.length > 0) {
+      for (let i = 0; i < due.length;) {
+        const start = i;
         emitted += await deps.events.transaction(async (tx, emit) => {
+          // The pipeline may run this again after a rollback: it starts over from the same device.
+          i = start;
           let n = 0;
-          for (const id of due) {
+          const began = performance.now();
+          while (i < due.length && i - start < sliceSize && performance.now() - began < SLICE_BUDGET_MS) {
             // Re-read inside the transaction: the pipeline writes `reported` from the record it is given.
-            const device = await tx.devices.get(id);
+            const device = await tx.devices.get(due[i++]!);
             if (device?.emulated && isDue(device, now)) n += await emitHeartbeat(emit, device, now);
           }
           return n;
         });
+        await yieldToEventLoop();
       }
       if (page.length < pageSize) return emitted;
       after = page[page.length - 1]!.id;
-      // SQLite transactions resolve without touching the event loop; let requests and sockets run between pages.
-      await new Promise((resolve) => setImmediate(resolve));
+      await yieldToEventLoop();
     }
   }
 

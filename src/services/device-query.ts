@@ -4,7 +4,7 @@ import type { Deps } from '../deps.ts';
 import { badRequest } from '../domain/errors.ts';
 import { labelKeyProblem, parseLabelFilter } from '../domain/labels.ts';
 import { idFromName } from '../domain/names.ts';
-import { pageRequest, toPage } from '../domain/paging.ts';
+import { MAX_PAGE_BYTES, pageRequest, toPage } from '../domain/paging.ts';
 import { sha256 } from '../runtime/sha256.ts';
 import type { ProjectRecord } from '../store/records.ts';
 import type { DeviceListingRow, DeviceQuery, DeviceSort, DeviceSortValue } from '../store/store.ts';
@@ -108,17 +108,13 @@ async function wildcardProjects(deps: Deps, principal: Principal, params: Device
   }
 }
 
-/** One page of the device list (filters, order, wildcard scope), as listing rows with unparsed JSON columns (for devicePageBody in device-json.ts). */
-export function listDeviceListing(
+/**
+ * One page of the device list (filters, order, wildcard scope), as listing rows with unparsed JSON columns (for
+ * devicePageBody in device-json.ts), at most MAX_PAGE_BYTES of them.
+ */
+export async function listDeviceListing(
   deps: Deps, principal: Principal, projectParam: string, params: DeviceListParams,
 ): Promise<{ items: DeviceListingRow[]; nextPageToken: string }> {
-  return listPage(deps, principal, projectParam, params, (q) => deps.store.devices.queryListing(q), (r) => r.id);
-}
-
-async function listPage<R extends { sortValue: DeviceSortValue }>(
-  deps: Deps, principal: Principal, projectParam: string, params: DeviceListParams,
-  query: (q: DeviceQuery) => Promise<R[]>, idOf: (row: R) => string,
-): Promise<{ items: R[]; nextPageToken: string }> {
   const order = parseOrderBy(params.orderBy);
   const labelFilters = (params.labelFilters ?? []).map(parseLabelFilter);
   let projectIds: string[];
@@ -132,7 +128,7 @@ async function listPage<R extends { sortValue: DeviceSortValue }>(
   const page = pageRequest(params, filters);
   const after = cursorOf(page.after, order);
   if (projectIds.length === 0) return { items: [], nextPageToken: '' };
-  const rows = await query({
+  const rows = await deps.store.devices.queryListing({
     projectIds,
     deviceIds: params.deviceIds ?? [],
     deviceTypes: params.deviceTypes ?? [],
@@ -143,7 +139,8 @@ async function listPage<R extends { sortValue: DeviceSortValue }>(
     descending: order.descending,
     after,
     limit: page.pageSize + 1,
+    maxBytes: MAX_PAGE_BYTES,
   });
-  const keyOf = order.sort.kind === 'id' ? (r: R) => [idOf(r)] : (r: R) => [r.sortValue, idOf(r)];
-  return toPage(rows, page, keyOf, filters);
+  const keyOf = order.sort.kind === 'id' ? (r: DeviceListingRow) => [r.id] : (r: DeviceListingRow) => [r.sortValue, r.id];
+  return toPage(rows, page, keyOf, filters, (r) => r.labelsJson.length + r.reportedJson.length);
 }

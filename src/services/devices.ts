@@ -5,6 +5,7 @@ import type { Deps } from '../deps.ts';
 import { nowMicros } from '../deps.ts';
 import { LABELS_CHANGED, presentReported } from '../domain/device-types.ts';
 import { badRequest, conflict, notFound } from '../domain/errors.ts';
+import { checkBatchSize } from '../domain/batches.ts';
 import { MAX_LABELS_MESSAGE, MAX_LABELS_PER_DEVICE, labelKeyProblem, labelValueProblem } from '../domain/labels.ts';
 import { deviceName, labelName, parseDeviceName } from '../domain/names.ts';
 import type { Emit } from '../events/pipeline.ts';
@@ -169,6 +170,7 @@ export async function batchUpdateLabels(deps: Deps, principal: Principal, projec
   if (!Array.isArray(devices) || devices.length === 0 || !devices.every((d) => typeof d === 'string')) {
     throw badRequest('devices must be a non-empty array of device names');
   }
+  checkBatchSize(devices, 'devices');
   if (addLabels === undefined && removeLabels === undefined) throw badRequest('addLabels or removeLabels is required');
   if (addLabels !== undefined && (typeof addLabels !== 'object' || Array.isArray(addLabels))) throw badRequest('addLabels must be an object of label keys to values');
   if (removeLabels !== undefined && (!Array.isArray(removeLabels) || !removeLabels.every((k) => typeof k === 'string'))) {
@@ -176,12 +178,10 @@ export async function batchUpdateLabels(deps: Deps, principal: Principal, projec
   }
   const add = (addLabels ?? {}) as Record<string, unknown>;
   const remove = (removeLabels ?? []) as string[];
-  for (const k of remove) {
-    const problem = labelKeyProblem(k);
-    if (problem) throw badRequest(`removeLabels: ${problem}`);
-  }
+
   const both = remove.find((k) => Object.hasOwn(add, k));
   if (both !== undefined) throw badRequest(`label ${both} is in both addLabels and removeLabels`);
+  // A bad key or value is the batch's INVALID_ARGUMENT for each device (contract §4.6), removals included.
   let labelProblem: string | null = null;
   for (const [k, v] of Object.entries(add)) {
     const p = labelKeyProblem(k) ?? labelValueProblem(v);
@@ -189,6 +189,10 @@ export async function batchUpdateLabels(deps: Deps, principal: Principal, projec
       labelProblem = `addLabels.${k}: ${p}`;
       break;
     }
+  }
+  for (const k of remove) {
+    const p = labelKeyProblem(k);
+    if (p && labelProblem === null) labelProblem = `removeLabels: ${p}`;
   }
 
   return deps.events.transaction(async (tx, emit) => {
@@ -239,6 +243,7 @@ export async function transferDevices(
   if (!Array.isArray(devices) || devices.length === 0 || !devices.every((d) => typeof d === 'string')) {
     throw badRequest('devices must be a non-empty array of device names');
   }
+  checkBatchSize(devices, 'devices');
   return deps.store.transaction(async (tx) => {
     const transferredDevices: string[] = [];
     const transferErrors: BatchError[] = [];

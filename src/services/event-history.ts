@@ -4,7 +4,7 @@ import type { Deps } from '../deps.ts';
 import { nowMicros } from '../deps.ts';
 import { EVENT_TYPES } from '../domain/device-types.ts';
 import { badRequest } from '../domain/errors.ts';
-import { pageRequest, toPage } from '../domain/paging.ts';
+import { MAX_PAGE_BYTES, pageRequest, toPage } from '../domain/paging.ts';
 import { parseTimestamp } from '../domain/time.ts';
 import { findProjectDevice } from '../emulator/devices.ts';
 import { requireProject } from './access.ts';
@@ -50,7 +50,7 @@ export async function listDeviceEvents(
     if (startTime > endTime) throw badRequest('startTime must not be after endTime');
   }
 
-  const rows = await deps.store.events.listByDevice({ deviceId, eventTypes, startTime, endTime, before, limit: page.pageSize + 1 });
-  const { items, nextPageToken } = toPage(rows, page, (r) => [r.timestamp, r.id, startTime, endTime], filters);
+  const rows = await deps.store.events.listByDevice({ deviceId, eventTypes, startTime, endTime, before, limit: page.pageSize + 1, maxBytes: MAX_PAGE_BYTES });
+  const { items, nextPageToken } = toPage(rows, page, (r) => [r.timestamp, r.id, startTime, endTime], filters, (r) => r.body.length);
   return { events: items.map((r) => JSON.parse(r.body) as unknown), nextPageToken };
 }

@@ -5,6 +5,7 @@ import { createHash } from 'node:crypto';
 import { hashPassword } from '../auth/passwords.ts';
 import type { Deps } from '../deps.ts';
 import { nowMicros } from '../deps.ts';
+import { checkBatchSize } from '../domain/batches.ts';
 import { badRequest, conflict, forbidden, notFound } from '../domain/errors.ts';
 import { idFromName, organizationMemberName, projectMemberName } from '../domain/names.ts';
 import { pageRequest, toPage } from '../domain/paging.ts';
@@ -23,7 +24,6 @@ const ORGANIZATION_ADMIN = 'roles/organization.admin';
 const INVITE_LIFETIME_MICROS = 7 * 24 * 3600 * 1_000_000;
 const MIN_PASSWORD_LENGTH = 12;
 const MAX_PASSWORD_LENGTH = 1024;
-const MAX_BATCH = 1000;
 
 const memberName = (scope: MemberScope, memberId: string) =>
   scope.type === 'project' ? projectMemberName(scope.id, memberId) : organizationMemberName(scope.id, memberId);
@@ -237,7 +237,7 @@ export interface BatchCreateItem { project: string; email: string; roles: string
 
 /** POST /projects/-/members:batchCreate: in item order, in one transaction; the first failing item decides. */
 export async function batchCreateMembers(deps: Deps, principal: Principal, items: BatchCreateItem[]): Promise<{ members: MemberJson[] }> {
-  if (items.length > MAX_BATCH) throw badRequest(`members may hold at most ${MAX_BATCH} items`);
+  checkBatchSize(items, 'members');
   return deps.store.transaction(async (tx) => {
     const out: MemberJson[] = [];
     for (const [i, item] of items.entries()) {
@@ -254,7 +254,7 @@ export async function batchCreateMembers(deps: Deps, principal: Principal, items
 
 /** POST /projects/-/members:batchDelete: unknown names (and projects the caller cannot see) are skipped. */
 export async function batchDeleteMembers(deps: Deps, principal: Principal, names: string[]): Promise<Record<string, never>> {
-  if (names.length > MAX_BATCH) throw badRequest(`names may hold at most ${MAX_BATCH} items`);
+  checkBatchSize(names, 'names');
   const parsed = names.map((name, i) => {
     const m = /^projects\/([^/]+)\/members\/([^/]+)$/.exec(name);
     if (!m) throw badRequest(`names[${i}] must be of the form projects/{project}/members/{member}`);

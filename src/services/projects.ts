@@ -1,6 +1,7 @@
 // Projects (contract §3.2, §4.1): visibility, create, update with field masks, delete with its cascade, label batches.
 import type { Deps } from '../deps.ts';
 import { nowMicros } from '../deps.ts';
+import { checkBatchSize } from '../domain/batches.ts';
 import { badRequest, notFound } from '../domain/errors.ts';
 import { labelKeyProblem, labelValueProblem } from '../domain/labels.ts';
 import { idFromName, organizationName, projectName } from '../domain/names.ts';
@@ -206,6 +207,7 @@ export interface ProjectLabelBatch { projects: string[]; addLabels?: Record<stri
 export async function batchUpdateProjectLabels(deps: Deps, principal: Principal, body: ProjectLabelBatch): Promise<Record<string, never>> {
   if (body.addLabels === undefined && body.removeLabels === undefined) throw badRequest('addLabels or removeLabels is required');
   if (body.projects.length === 0) throw badRequest('projects must name at least one project');
+  checkBatchSize(body.projects, 'projects');
   for (const [key, value] of Object.entries(body.addLabels ?? {})) {
     checkLabelKey(key, 'addLabels');
     const problem = labelValueProblem(value);

@@ -96,8 +96,11 @@ export interface DeviceRepo {
   create(device: DeviceRecord): Promise<void>;
   get(id: string): Promise<DeviceRecord | null>;
   listByProject(projectId: string, range: Range): Promise<DeviceRecord[]>;
-  /** Emulated devices of every project, in id order (heartbeats walk them page by page). */
-  listEmulated(range: Range): Promise<DeviceRecord[]>;
+  /**
+   * Emulated devices of every project, in id order, without their labels and reported state (heartbeats walk them
+   * page by page and read in full only the ones due).
+   */
+  listEmulated(range: Range): Promise<EmulatedDeviceSummary[]>;
   /** Writes what an event changed: `reported` and the latest event per type. */
   updateReported(id: string, reported: Record<string, unknown>, latestEvents: Record<string, LatestEvent>, updateTime: number): Promise<void>;
   updateLabels(id: string, labels: Record<string, string>, updateTime: number): Promise<void>;
@@ -109,6 +112,9 @@ export interface DeviceRepo {
    *  fields and the JSON columns as stored (no parsing). */
   queryListing(q: DeviceQuery): Promise<DeviceListingRow[]>;
 }
+
+/** An emulated device as the heartbeat scan sees it. */
+export type EmulatedDeviceSummary = Pick<DeviceRecord, 'id' | 'type' | 'latestEvents'>;
 
 /** What a device list sorts on: the id alone, or a value (missing values sort last) then the id ascending. */
 export type DeviceSort =
@@ -135,6 +141,9 @@ export interface DeviceQuery {
   /** Rows strictly after this sort position (value is ignored for the id sort). */
   after: { value: DeviceSortValue; id: string } | null;
   limit: number;
+  /** Stop early once the rows' labelsJson and reportedJson add up past this, with at least two rows
+   *  (domain/paging.ts readWithinPageBytes). */
+  maxBytes: number;
 }
 
 /** A row of DeviceRepo.queryListing: what a device list serves, JSON columns unparsed. */
@@ -160,6 +169,8 @@ export interface EventHistoryQuery {
   /** Newest first: rows strictly before [timestamp, id]. */
   before?: [number, string] | null;
   limit: number;
+  /** Stop early once the rows' bodies add up past this, with at least two rows (readWithinPageBytes). */
+  maxBytes?: number;
 }
 
 export interface EventRepo {
@@ -176,9 +187,10 @@ export interface EventRepo {
    * For each device currently in the project and each of `eventTypes`, its latest stored event (by timestamp,
    * then id), ordered by device id, then event time. The latest events are the ones the devices' `latestEvents`
    * name (kept by the pipeline through updateReported); when retention has deleted one, the latest event of
-   * that type still stored, if any.
+   * that type still stored, if any. With `devices`, only the devices after `devices.after` (an id), at most
+   * `devices.limit` of them: a caller walks a large project page by page.
    */
-  latestPerType(projectId: string, eventTypes: readonly string[]): Promise<EventRecord[]>;
+  latestPerType(projectId: string, eventTypes: readonly string[], devices?: Range): Promise<EventRecord[]>;
 }
 
 export interface Repos {

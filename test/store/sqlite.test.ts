@@ -101,6 +101,33 @@ describe('sqlite specifics', () => {
     assert.deepEqual(before, ['e3', 'e1', 'e5', 'e2']);
     await migrated.close();
   });
+
+  it('migration 100 puts the small device columns first and keeps every device as it was', async () => {
+    const file = join(dir, 'columns.db');
+    const store = createSqliteStore(file);
+    const raw = store.db.raw;
+    // The table as migrations 001-090 left it: latest_events last, behind labels and reported.
+    raw.exec(`DROP TABLE devices; DELETE FROM schema_migrations WHERE version = 100;
+      CREATE TABLE devices (id TEXT PRIMARY KEY, project_id TEXT NOT NULL REFERENCES projects(id), type TEXT NOT NULL,
+        product_number TEXT NOT NULL, labels TEXT NOT NULL DEFAULT '{}', reported TEXT NOT NULL DEFAULT '{}', emulated INTEGER NOT NULL,
+        create_time INTEGER NOT NULL, update_time INTEGER NOT NULL, latest_events TEXT NOT NULL DEFAULT '{}');
+      CREATE INDEX devices_by_project ON devices(project_id, id);
+      INSERT INTO organizations (id, display_name, create_time) VALUES ('o1', 'O', 0);
+      INSERT INTO projects (id, organization_id, display_name, location, labels, create_time, update_time) VALUES ('p1', 'o1', 'P', '{}', '{}', 0, 0);`);
+    const big = JSON.stringify({ temperature: { value: 1, samples: Array(5000).fill({ value: 1 }) } });
+    raw.prepare(`INSERT INTO devices VALUES ('emu1', 'p1', 'temperature', '102058', '{"a":"b"}', ?, 1, 5, 6, '{"networkStatus":[7,"e1"]}')`).run(big);
+    raw.prepare(`INSERT INTO devices VALUES ('d2', 'p1', 'touch', '100110', '{}', '{}', 0, 8, 9, '{}')`).run();
+    await store.close();
+
+    const migrated = createSqliteStore(file);
+    const columns = migrated.db.all<{ name: string }>('SELECT name FROM pragma_table_info(\'devices\')').map((c) => c.name);
+    assert.deepEqual(columns, ['id', 'project_id', 'type', 'product_number', 'emulated', 'create_time', 'update_time', 'latest_events', 'labels', 'reported']);
+    const device = (await migrated.devices.get('emu1'))!;
+    assert.deepEqual([device.labels, device.reported, device.latestEvents, device.emulated, device.createTime, device.updateTime], [{ a: 'b' }, JSON.parse(big), { networkStatus: [7, 'e1'] }, true, 5, 6]);
+    assert.deepEqual(await migrated.devices.listEmulated({ limit: 10 }), [{ id: 'emu1', type: 'temperature', latestEvents: { networkStatus: [7, 'e1'] } }]);
+    assert.deepEqual((await migrated.devices.listByProject('p1', { limit: 10 })).map((d) => d.id), ['d2', 'emu1']);
+    await migrated.close();
+  });
 });
 
 describe('sqlite statements', () => {

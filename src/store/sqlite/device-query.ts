@@ -3,6 +3,7 @@
 // The default order (id) walks devices_by_project(project_id, id) and stops after `limit` rows.
 import type Database from 'better-sqlite3';
 import type { DeviceListingRow, DeviceQuery, DeviceSortValue } from '../store.ts';
+import { readWithinPageBytes } from '../../domain/paging.ts';
 import { toJson, type SqliteDb } from './db.ts';
 
 /** Case-insensitive containment with JavaScript's Unicode lower-casing (SQLite's lower() is ASCII only). */
@@ -111,7 +112,7 @@ function createDeviceListingQuery(db: SqliteDb, pages: ListingCache): (q: Device
   const statements = new Map<string, Database.Statement>();
   return async (q) => {
     const { sql, params } = buildQuery(q, (a) => `${a}.id, ${a}.project_id, ${a}.type, ${a}.product_number, ${a}.labels, ${a}.reported`);
-    const key = `${sql}\n${JSON.stringify(params)}`;
+    const key = `${sql}\n${JSON.stringify(params)}\n${q.maxBytes}`;
     const hit = pages.get(key);
     if (hit) return hit;
     let stmt = statements.get(sql);
@@ -119,7 +120,8 @@ function createDeviceListingQuery(db: SqliteDb, pages: ListingCache): (q: Device
       stmt = db.raw.prepare(sql).raw(true);
       statements.set(sql, stmt);
     }
-    const rows = (stmt.all(params) as ListingTuple[]).map((r): DeviceListingRow => Object.freeze({
+    const tuples = readWithinPageBytes(stmt.iterate(params) as Iterable<ListingTuple>, q.limit, q.maxBytes, (r) => r[4].length + r[5].length);
+    const rows = tuples.map((r): DeviceListingRow => Object.freeze({
       id: r[0], projectId: r[1], type: r[2], productNumber: r[3], labelsJson: r[4], reportedJson: r[5], sortValue: r[6],
     }));
     // Inside a transaction the rows may be uncommitted: never cache those.
@@ -131,12 +133,15 @@ function createDeviceListingQuery(db: SqliteDb, pages: ListingCache): (q: Device
 /**
  * Listing pages by statement and parameters, dropped by any write to the devices table. A list polled while its
  * devices are quiet (dashboards) then costs no query; under a steady event stream (every event writes `reported`)
- * it mostly misses, which costs one map lookup. Bounded by rows held; over the bound it starts afresh.
+ * it mostly misses, which costs one map lookup. Bounded by rows and by the bytes of their JSON columns; over
+ * either bound it starts afresh.
  */
 class ListingCache {
   private readonly pages = new Map<string, readonly DeviceListingRow[]>();
   private rows = 0;
+  private bytes = 0;
   static readonly MAX_ROWS = 20_000;
+  static readonly MAX_BYTES = 32 * 1024 * 1024;
 
   /** A copy of the page (the rows themselves are frozen; a frozen array would make slice() 40 times slower). */
   get(key: string): DeviceListingRow[] | undefined {
@@ -144,14 +149,19 @@ class ListingCache {
   }
 
   set(key: string, rows: readonly DeviceListingRow[]): void {
-    if (this.rows + rows.length > ListingCache.MAX_ROWS) this.clear();
+    let bytes = 0;
+    for (const r of rows) bytes += r.labelsJson.length + r.reportedJson.length;
+    if (this.rows + rows.length > ListingCache.MAX_ROWS || this.bytes + bytes > ListingCache.MAX_BYTES) this.clear();
+    if (bytes > ListingCache.MAX_BYTES) return;
     this.pages.set(key, rows.slice());
     this.rows += rows.length;
+    this.bytes += bytes;
   }
 
   clear(): void {
     if (this.pages.size === 0) return;
     this.pages.clear();
     this.rows = 0;
+    this.bytes = 0;
   }
 }

@@ -1,6 +1,7 @@
 // Event history on SQLite.
 import type { EventRecord } from '../records.ts';
 import type { EventRepo } from '../store.ts';
+import { readWithinPageBytes } from '../../domain/paging.ts';
 import { firstIdOfSecond } from '../../runtime/ids.ts';
 import { toJson, type SqliteDb } from './db.ts';
 
@@ -27,29 +28,27 @@ export function createEventRepo(db: SqliteDb): EventRepo {
     async listByDevice(q) {
       const [bt, bid] = q.before ?? [Number.MAX_SAFE_INTEGER, ''];
       const noCursor = q.before ? 0 : 1;
-      return db
-        .all<Row>(
-          HISTORY_SQL,
-          q.deviceId, q.startTime, q.endTime, q.eventTypes.length, toJson(q.eventTypes), noCursor, bt, bt, bid, q.limit,
-        )
-        .map(toEvent);
+      const rows = db.stmt(HISTORY_SQL).iterate(
+        q.deviceId, q.startTime, q.endTime, q.eventTypes.length, toJson(q.eventTypes), noCursor, bt, bt, bid, q.limit,
+      ) as Iterable<Row>;
+      return readWithinPageBytes(rows, q.limit, q.maxBytes ?? Infinity, (r) => r.body.length).map(toEvent);
     },
-    async latestPerType(projectId, eventTypes) {
+    async latestPerType(projectId, eventTypes, devices) {
       // The devices' latest_events point at the events (migration 080). When retention has deleted the pointed-at
       // event, the latest one still stored is older and was stored after it (so has a greater id): one walk of
       // the device's time index from that time back, which holds only events older than the deleted one.
       return db
         .all<Row>(
-          `SELECT e.* FROM devices d, json_each(d.latest_events) l
+          `SELECT e.* FROM (SELECT id, latest_events FROM devices WHERE project_id = ? AND id > ? ORDER BY id LIMIT +?) d, json_each(d.latest_events) l
            JOIN events e ON e.id = coalesce(
              (SELECT id FROM events WHERE id = json_extract(l.value, '$[1]')),
              (SELECT x.id FROM events x
               WHERE x.device_id = d.id AND x.timestamp <= json_extract(l.value, '$[0]')
                 AND x.event_type = l.key AND x.id > json_extract(l.value, '$[1]')
               ORDER BY x.timestamp DESC, x.id DESC LIMIT 1))
-           WHERE d.project_id = ? AND l.key IN (SELECT value FROM json_each(?))
+           WHERE l.key IN (SELECT value FROM json_each(?))
            ORDER BY d.id, e.timestamp, e.id`,
-          projectId, toJson(eventTypes),
+          projectId, devices?.after ?? '', devices === undefined ? -1 : devices.limit, toJson(eventTypes),
         )
         .map(toEvent);
     },

@@ -5,6 +5,13 @@
 
 const MAX_ENTRIES = 10_000;
 
+export interface ReadCacheOptions<V> {
+  /** The size of a value (bytes, roughly), counted against maxWeight; default 0. */
+  weigh?: (value: V) => number;
+  /** Past this total weight the cache starts afresh, like past its entry limit. Default: no limit. */
+  maxWeight?: number;
+}
+
 function freezeRecord<V>(value: V): V {
   if (value && typeof value === 'object') {
     // A device is cached again after every event it emits (write-through), so this stays allocation-free.
@@ -19,6 +26,11 @@ function freezeRecord<V>(value: V): V {
 
 export class ReadCache<V> {
   private readonly entries = new Map<string, V>();
+  /** Weights of the entries, when the cache weighs them. */
+  private readonly weights = new Map<string, number>();
+  private weight = 0;
+
+  constructor(private readonly options: ReadCacheOptions<V> = {}) {}
 
   get(key: string, load: () => V): V {
     const hit = this.entries.get(key);
@@ -36,17 +48,34 @@ export class ReadCache<V> {
 
   delete(key: string): void {
     this.entries.delete(key);
+    if (this.options.weigh) this.unweigh(key);
   }
 
   private put(key: string, value: V): void {
     if (Array.isArray(value)) value.forEach(freezeRecord);
     freezeRecord(value);
-    if (this.entries.size >= MAX_ENTRIES) this.entries.clear();
+    if (this.entries.size >= MAX_ENTRIES) this.clear();
+    if (this.options.weigh) {
+      this.unweigh(key);
+      const weight = this.options.weigh(value);
+      if (this.weight + weight > (this.options.maxWeight ?? Infinity)) this.clear();
+      this.weights.set(key, weight);
+      this.weight += weight;
+    }
     this.entries.set(key, value);
+  }
+
+  private unweigh(key: string): void {
+    const old = this.weights.get(key);
+    if (old === undefined) return;
+    this.weight -= old;
+    this.weights.delete(key);
   }
 
   clear(): void {
     this.entries.clear();
+    this.weights.clear();
+    this.weight = 0;
   }
 }
 
@@ -54,8 +83,8 @@ export class ReadCache<V> {
 export class CacheRegistry {
   private readonly caches: Array<{ clear(): void }> = [];
 
-  create<V>(): ReadCache<V> {
-    const cache = new ReadCache<V>();
+  create<V>(options?: ReadCacheOptions<V>): ReadCache<V> {
+    const cache = new ReadCache<V>(options);
     this.caches.push(cache);
     return cache;
   }
