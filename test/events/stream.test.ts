@@ -366,5 +366,27 @@ describe('event stream', () => {
       assert.ok(lines.length >= 1000 && lines.length < published, `${lines.length} events before the error`);
       assert.ok(lines.every((l) => JSON.parse(l).result.event.eventType === 'touch'));
     });
+
+    it('more than 8 MiB buffered: the same 503 and close, long before 1000 large messages', async () => {
+      const s = await open(streamPath(`?device_ids=${c.id}`), { read: false });
+      const openBefore = t.app.eventStreams.openCount();
+      const pad = 'x'.repeat(256 * 1024);
+      let published = 0;
+      for (let batch = 0; batch < 20 && t.app.eventStreams.openCount() === openBefore; batch++) {
+        await t.deps.events.transaction(async (_tx, emit) => {
+          const now = nowMicros(t.deps);
+          for (let i = 0; i < 10; i++) await emit(c, 'touch', { touch: { updateTime: 'x' }, pad }, now);
+        });
+        published += 10;
+      }
+      assert.equal(t.app.eventStreams.openCount(), openBefore - 1, `stream still open after ${published} events`);
+      assert.ok(published < 200, `${published} events`);
+      let text = '';
+      s.res.on('data', (chunk: string) => { text += chunk; });
+      await s.ended;
+      const last = JSON.parse(text.trimEnd().split('\n').pop()!);
+      assert.equal(last.error.code, 503);
+      assert.match(last.error.message, /bytes behind/);
+    });
   });
 });

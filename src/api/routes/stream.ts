@@ -18,6 +18,8 @@ import { principalOf } from '../http.ts';
 export interface StreamLimits {
   /** A reader with more messages than this written but not yet taken by the socket gets a 503 and is closed. */
   maxBufferedMessages: number;
+  /** The same for bytes: a few large messages (labelsChanged events of long labels) bound memory as well. */
+  maxBufferedBytes: number;
   /** Streams end cleanly this long after they opened (contract: 1 hour). */
   maxDurationMs: number;
   /** After a 503 or a shutdown, how long the client may take to read the rest before the connection is dropped. */
@@ -26,6 +28,7 @@ export interface StreamLimits {
 
 export const DEFAULT_STREAM_LIMITS: Readonly<StreamLimits> = Object.freeze({
   maxBufferedMessages: 1000, // contract §7 #6
+  maxBufferedBytes: 8 * 1024 * 1024,
   maxDurationMs: 60 * 60 * 1000,
   drainTimeoutMs: 30_000,
 });
@@ -196,6 +199,10 @@ class StreamConnection {
     if (this.closed) return;
     if (this.pending >= this.limits.maxBufferedMessages) {
       this.fail(503, `stream closed: the reader fell more than ${this.limits.maxBufferedMessages} messages behind`);
+      return;
+    }
+    if (this.res.writableLength > this.limits.maxBufferedBytes) {
+      this.fail(503, `stream closed: the reader fell more than ${this.limits.maxBufferedBytes} bytes behind`);
       return;
     }
     this.write(json);
