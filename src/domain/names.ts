@@ -8,7 +8,8 @@ export const organizationMemberName = (o: string, m: string) => `organizations/$
 export const serviceAccountName = (p: string, sa: string) => `projects/${p}/serviceaccounts/${sa}`;
 export const keyName = (p: string, sa: string, k: string) => `projects/${p}/serviceaccounts/${sa}/keys/${k}`;
 export const deviceName = (p: string, d: string) => `projects/${p}/devices/${d}`;
-export const labelName = (p: string, d: string, key: string) => `projects/${p}/devices/${d}/labels/${encodeURIComponent(key)}`;
+/** The key percent-encoded; total, even for a key stored before lone surrogates were refused (they become U+FFFD). */
+export const labelName = (p: string, d: string, key: string) => `projects/${p}/devices/${d}/labels/${encodeURIComponent(key.toWellFormed())}`;
 export const dataConnectorName = (p: string, dc: string) => `projects/${p}/dataconnectors/${dc}`;
 
 /** Accepts `<collection>/<id>` or a bare id; returns the id. */

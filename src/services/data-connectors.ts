@@ -228,15 +228,17 @@ export async function createDataConnector(deps: Deps, principal: Principal, proj
     id: deps.ids.next(), projectId, displayName, status: state.status, events, labels, url, headers,
     signatureSecretSealed: secret === '' ? '' : deps.secretBox.seal(secret), failingSince: null, createTime: now, updateTime: now,
   };
-  await deps.store.transaction(async (tx) => {
+  // The answer is built before the commit: if building it failed, nothing would be left behind.
+  const view = await deps.store.transaction(async (tx) => {
     if (!(await tx.projects.get(projectId))) throw notFound('project not found');
     if ((await tx.dataConnectors.countByProject(projectId)) >= MAX_CONNECTORS_PER_PROJECT) {
       throw badRequest(`a project has at most ${MAX_CONNECTORS_PER_PROJECT} data connectors; delete one first`);
     }
     await tx.dataConnectors.create(connector);
+    return presentDataConnector(deps, connector, true);
   });
   deps.logger.info({ connector: dataConnectorName(projectId, connector.id), status: connector.status, by: `${principal.kind}:${principal.id}` }, 'data connector created');
-  return presentDataConnector(deps, connector, true);
+  return view;
 }
 
 export async function getDataConnector(deps: Deps, principal: Principal, projectId: string, connectorId: string): Promise<DataConnectorView> {
@@ -310,14 +312,17 @@ export async function updateDataConnector(
       }
     }
     const changed = JSON.stringify({ ...next, updateTime: 0 }) !== JSON.stringify({ ...before, updateTime: 0 });
-    if (!changed) return { connector: before, from: before.status, transitioned: false, dropped };
-    next.updateTime = nowMicros(deps);
-    await tx.dataConnectors.update(next);
-    return { connector: next, from: before.status, transitioned, dropped };
+    if (changed) {
+      next.updateTime = nowMicros(deps);
+      await tx.dataConnectors.update(next);
+    }
+    const connector = changed ? next : before;
+    // The answer is built before the commit: if building it failed, nothing would be left behind.
+    return { connector, view: presentDataConnector(deps, connector, true), from: before.status, transitioned: changed && transitioned, dropped };
   });
   if (result.dropped > 0) deps.deliveryHandoff.current?.queueDropped(connectorId);
   if (result.transitioned) logTransition(deps, result.connector, result.from, principal, result.dropped);
-  return presentDataConnector(deps, result.connector, true);
+  return result.view;
 }
 
 /** DELETE: the connector, its queue and its metrics go together. */
