@@ -124,6 +124,18 @@ export class ServiceProcess {
     this.child = null;
   }
 
+  /** SIGKILLs the service (no shutdown work at all) and starts it again on the same data dir and port. */
+  async crash(): Promise<void> {
+    const child = this.child;
+    if (child) {
+      child.kill('SIGKILL');
+      if (child.exitCode === null && child.signalCode === null) await new Promise((resolve) => child.once('exit', resolve));
+    }
+    await this.pool?.destroy().catch(() => {});
+    this.child = null;
+    await this.launch();
+  }
+
   /** Stops and starts again on the same data dir and port. */
   async restart(): Promise<void> {
     await this.stop();

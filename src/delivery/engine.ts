@@ -332,6 +332,9 @@ export function createDeliveryEngine(deps: Deps, dispatcher: Dispatcher, options
     if (!starts) startedAt.set(id, (starts = []));
     starts.push(start);
     const p = send(item).then((done) => {
+      // Recorded first: its transaction is asked for before the next claim's, so it goes first in the commit
+      // they share. Every moment a success is not yet recorded, a crash would send its event again.
+      const recorded = record(done);
       const list = startedAt.get(id);
       if (list) {
         // Attempts mostly end in the order they started: shift, unlike splice, leaves no array behind.
@@ -343,7 +346,7 @@ export function createDeliveryEngine(deps: Deps, dispatcher: Dispatcher, options
       give(id);
       if (lines.has(id)) void drain(id);
       wakeForBacklog();
-      return record(done);
+      return recorded;
     });
     running++;
     p.then(settled, settled);
@@ -365,17 +368,24 @@ export function createDeliveryEngine(deps: Deps, dispatcher: Dispatcher, options
   }
 
   async function flush(): Promise<void> {
-    // Let outcomes that finish in the same turn join this transaction.
-    await new Promise<void>((r) => setImmediate(r));
     while (pending.length > 0) {
-      const batch = pending;
-      pending = [];
+      // Taken when the transaction runs, not when it is asked for: the store starts a transaction one loop turn
+      // after it is requested, so the outcomes that arrive in this turn join it, and it shares the commit of
+      // whatever else this turn asked for (no extra turn of its own before it, which widened the window in
+      // which a crash sends an acknowledged event again).
+      let batch: typeof pending | null = null;
+      const takeBatch = () => {
+        const b = pending;
+        pending = [];
+        return b;
+      };
       // Set by the transaction below, or by its failure.
       let reports: RunReport[] = [];
       let disabled: Array<{ connectorId: string; projectId: string; failingSince: number | null; dropped: number }> = [];
       try {
         // Re-runnable, so a shared SQLite commit runs it without a savepoint: each call starts its reports over.
         await deps.store.transaction(async (tx) => {
+          batch ??= takeBatch();
           reports = attemptedReports(batch.length);
           disabled = [];
           const samples: AttemptSample[] = [];
@@ -389,6 +399,7 @@ export function createDeliveryEngine(deps: Deps, dispatcher: Dispatcher, options
         }, { rerunnable: true });
       } catch (err) {
         // Nothing was recorded; the rows stay leased and come back when the lease ends.
+        batch ??= takeBatch();
         reports = attemptedReports(batch.length);
         disabled = [];
         log.error({ err }, 'delivery engine: recording attempt outcomes failed');
@@ -400,7 +411,8 @@ export function createDeliveryEngine(deps: Deps, dispatcher: Dispatcher, options
           'data connector disabled by the service: every push attempt failed for 5 days',
         );
       }
-      batch.forEach((b, i) => b.resolve(reports[i]!));
+      // (The transaction took the batch unless it failed before running at all.)
+      (batch ?? takeBatch()).forEach((b, i) => b.resolve(reports[i]!));
     }
     flushing = null;
   }
