@@ -1,9 +1,11 @@
-// `npm run build` (run by npm's `prepare`, so `npm ci` builds): compiles src/ to dist/ with tsc, then copies the
-// files tsc does not emit (SQL migrations, plain-JavaScript worker entries) beside the compiled modules.
+// `npm run build` (run by npm's `prepare`, so `npm ci` builds): compiles src/ to dist/ with tsc, copies the
+// files tsc does not emit (SQL migrations, plain-JavaScript worker entries) beside the compiled modules, and
+// builds the web console into dist/console/ (scripts/build-console.mjs).
 import { execFileSync } from 'node:child_process';
 import { cpSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { buildConsole } from './build-console.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const src = join(root, 'src');
@@ -23,3 +25,4 @@ function copyAssets(dir) {
   }
 }
 copyAssets(src);
+await buildConsole();
