@@ -2,7 +2,7 @@
 // files tsc does not emit (SQL migrations, plain-JavaScript worker entries) beside the compiled modules, and
 // builds the web console into dist/console/ (scripts/build-console.mjs).
 import { execFileSync } from 'node:child_process';
-import { cpSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { cpSync, existsSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buildConsole } from './build-console.mjs';
@@ -11,7 +11,9 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const src = join(root, 'src');
 const dist = join(root, 'dist');
 
-rmSync(dist, { recursive: true, force: true });
+// dist/console/ is replaced by its own build below; leaving it in place until then keeps a console test that
+// starts a service meanwhile from finding no console at all.
+if (existsSync(dist)) for (const name of readdirSync(dist)) if (name !== 'console') rmSync(join(dist, name), { recursive: true, force: true });
 execFileSync(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(root, 'tsconfig.build.json')], { stdio: 'inherit' });
 
 const ASSETS = /\.(sql|mjs)$/;

@@ -35,11 +35,30 @@ function newestMtime(path: string): number {
   return newest;
 }
 
-/** dist/console/ as `npm ci` leaves it; rebuilt only when a console source is newer (a developer's checkout). */
-export function ensureConsoleBuilt(): void {
+const LOCK = join(ROOT, 'dist', '.console-build-lock');
+
+/**
+ * dist/console/ as `npm ci` leaves it; rebuilt only when a console source is newer (a developer's checkout).
+ * Test files run two at a time: a lock directory (mkdir is atomic) keeps them from building over each other.
+ */
+export async function ensureConsoleBuilt(): Promise<void> {
   const marker = join(ROOT, 'dist', 'console', 'index.html');
-  if (existsSync(marker) && statSync(marker).mtimeMs >= newestMtime(join(ROOT, 'console'))) return;
-  execFileSync(process.execPath, [join(ROOT, 'scripts', 'build-console.mjs')], { cwd: ROOT, stdio: 'pipe' });
+  const fresh = () => existsSync(marker) && statSync(marker).mtimeMs >= newestMtime(join(ROOT, 'console'));
+  for (let i = 0; i < 240 && !fresh(); i++) {
+    try {
+      mkdirSync(join(ROOT, 'dist'), { recursive: true });
+      mkdirSync(LOCK);
+    } catch {
+      await new Promise((r) => setTimeout(r, 500)); // another file is building
+      continue;
+    }
+    try {
+      if (!fresh()) execFileSync(process.execPath, [join(ROOT, 'scripts', 'build-console.mjs')], { cwd: ROOT, stdio: 'pipe' });
+    } finally {
+      rmSync(LOCK, { recursive: true, force: true });
+    }
+  }
+  assert.ok(fresh(), 'the console build is missing or stale: run npm run build');
 }
 
 export interface ConsoleServer {
@@ -53,7 +72,7 @@ export interface ConsoleServer {
 
 /** `sensorcloud serve` from source on a free loopback port, with its own data dir; stopped when the file ends. */
 export async function startConsoleServer(env: Record<string, string> = {}): Promise<ConsoleServer> {
-  ensureConsoleBuilt();
+  await ensureConsoleBuilt();
   const dataDir = mkdtempSync(join(tmpdir(), 'sensorcloud-console-test-'));
   cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
   const port = await freePort();

@@ -17,13 +17,12 @@ function mainRole(roles: string[]): string {
   return roles[0] ?? '';
 }
 
-function InviteLink({ path }: { path: string }) {
-  const [url, setUrl] = useState<string | null>(null);
+/** The invitation link of a pending member, fetched on demand and shown under the member's e-mail. */
+function InviteLinkButton({ path, onUrl }: { path: string; onUrl: (url: string) => void }) {
   const action = useAction();
-  if (url) return <span class="invite-link"><code class="break">{url}</code> <CopyButton text={url} label="Copy link" /></span>;
   return (
     <>
-      <button type="button" disabled={action.busy} onClick={() => action.run(async () => setUrl((await api('GET', `${path}:getInviteUrl`)).inviteUrl))}>Invite link</button>
+      <button type="button" disabled={action.busy} onClick={() => action.run(async () => onUrl((await api('GET', `${path}:getInviteUrl`)).inviteUrl))}>Invite link</button>
       <ErrorText error={action.error} />
     </>
   );
@@ -33,6 +32,7 @@ function MemberRow({ parent, member, isOrg, canUpdate, canDelete, canInvite, onC
   parent: string; member: any; isOrg: boolean; canUpdate: boolean; canDelete: boolean; canInvite: boolean; onChanged: () => void;
 }) {
   const action = useAction();
+  const [inviteUrl, setInviteUrl] = useState<string | null>(null);
   const path = `/${parent}/members/${idOf(member.name)}`;
   const label = member.displayName || member.email;
   return (
@@ -40,6 +40,13 @@ function MemberRow({ parent, member, isOrg, canUpdate, canDelete, canInvite, onC
       <td>
         <span class="strong">{label}</span>
         {member.displayName ? <div class="muted small break">{member.email}</div> : null}
+        {inviteUrl ? (
+          <div class="invite-link">
+            <span class="small">Send this link to {member.email}; it is valid for 7 days and works once.</span>
+            <code class="break">{inviteUrl}</code>
+            <CopyButton text={inviteUrl} label="Copy link" />
+          </div>
+        ) : null}
         <ErrorText error={action.error} />
       </td>
       <td>{member.accountType === 'SERVICE_ACCOUNT' ? 'Service account' : 'User'}</td>
@@ -58,7 +65,7 @@ function MemberRow({ parent, member, isOrg, canUpdate, canDelete, canInvite, onC
       </td>
       <td>{member.status === 'PENDING' ? <span class="badge badge-warn">pending</span> : <span class="muted">accepted</span>}</td>
       <td class="actions">
-        {member.status === 'PENDING' && canInvite ? <InviteLink path={path} /> : null}
+        {member.status === 'PENDING' && canInvite && !inviteUrl ? <InviteLinkButton path={path} onUrl={setInviteUrl} /> : null}
         {canDelete ? <ConfirmButton label="Remove" confirm={`Remove ${label}?`} onConfirm={async () => {
           if (await action.run(() => api('DELETE', path))) onChanged();
         }} /> : null}
