@@ -93,11 +93,13 @@ describe('happy', () => {
     await page.goto(`${server.url}/projects/${projectId}/dataconnectors/${connectorId}`);
     await page.getByRole('button', { name: 'Disable' }).click();
     await page.getByText('Disabled: its queue was dropped').waitFor();
+    await page.getByRole('button', { name: 'Enable' }).waitFor(); // the page has read the new status
     assert.equal((await server.api('GET', `/projects/${projectId}/dataconnectors/${connectorId}`)).status, 'USER_DISABLED');
     assert.equal(await page.getByRole('button', { name: 'Sync' }).isDisabled(), true);
     await publish(-17); // not pushed: the connector is disabled
     await page.getByRole('button', { name: 'Enable' }).click();
     await page.getByText('Enabled: new events are pushed').waitFor();
+    await page.getByRole('button', { name: 'Disable' }).waitFor();
     assert.equal((await server.api('GET', `/projects/${projectId}/dataconnectors/${connectorId}`)).status, 'ACTIVE');
     await page.getByRole('button', { name: 'Sync' }).click();
     await page.getByText('Sync queued').waitFor();

@@ -167,7 +167,8 @@ describe('happy', () => {
     await page.getByRole('button', { name: 'Edit label floor' }).click();
     await page.getByLabel('Value of floor').fill('3');
     await page.getByRole('button', { name: 'Save' }).click();
-    await page.getByRole('row', { name: /floor 3/ }).waitFor();
+    // Saved and read back: the row shows the value as text again (not the input).
+    await page.getByRole('row', { name: /floor/ }).locator('.label-value', { hasText: /^3$/ }).waitFor();
     assert.equal((await server.api('GET', `/projects/${projectId}/devices/${deviceId}`)).labels.floor, '3');
     await page.getByRole('row', { name: /^room/ }).getByRole('button', { name: 'Remove' }).click();
     await page.getByRole('button', { name: 'Remove room?' }).click();
