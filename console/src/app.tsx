@@ -83,6 +83,12 @@ function TopBar({ projectId, section }: { projectId: string | null; section: str
   );
 }
 
+/** Replaces the URL after render (navigating during a render would update other components mid-render). */
+function Redirect({ to }: { to: string }) {
+  useEffect(() => navigate(to, { replace: true }), [to]);
+  return null;
+}
+
 function NotFound() {
   return <section><h1>Page not found</h1><p>There is no console page at this address. <a href="/">Go to your projects</a>.</p></section>;
 }
@@ -99,10 +105,7 @@ export function App() {
   if (invite) return <Invite token={invite.token!} />;
 
   const projectRoot = match('/projects/:p', path);
-  if (projectRoot) {
-    navigate(`/projects/${projectRoot.p}/devices`, { replace: true });
-    return null;
-  }
+  if (projectRoot) return <Redirect to={`/projects/${projectRoot.p}/devices`} />;
   let screen: ComponentChildren = <NotFound />;
   for (const [pattern, render] of ROUTES) {
     const params = match(pattern, path);

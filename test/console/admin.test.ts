@@ -270,9 +270,9 @@ describe('the server\'s own pages', () => {
     await page.goto(`${server.url}/docs/api`);
     await page.getByRole('heading', { name: 'Data connectors' }).waitFor();
     await page.getByText('getDataConnectorMetricsHistory').waitFor();
+    await screenshot(page, 'api-reference');
     await page.getByLabel('Find an operation').fill('publish');
     await page.getByText('publishDeviceEvent').waitFor();
-    await screenshot(page, 'api-reference');
     await expectAccessible(page, 'API reference');
   });
 

@@ -226,6 +226,9 @@ describe('load', () => {
     // Only the rows in view are in the document, however many arrived.
     const rows = await live.locator('.live-row').count();
     assert.ok(rows > 0 && rows <= 30, `${rows} rows rendered`);
+    // The stream's keep-alive pings (every 5 s) are listed too, styled apart from events.
+    await live.locator('.live-row.live-ping').first().waitFor();
+    assert.match(await live.locator('.live-row.live-ping').first().textContent() ?? '', /ping.*stream alive/);
     // Still responsive: pause freezes the list, resume shows the newest again.
     await live.getByRole('button', { name: 'Pause' }).click();
     await live.getByText('Paused: the list is frozen').waitFor();
