@@ -39,6 +39,16 @@ describe('sign-in and session', () => {
     await page.waitForURL(/\/signin\?next=%2Fprojects%2F/);
     await screenshot(page, 'signin');
     await expectAccessible(page, 'sign-in');
+    // Keyboard only: Tab reaches the e-mail, the password and the button, in that order.
+    const order: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      await page.keyboard.press('Tab');
+      order.push(await page.evaluate(() => {
+        const el = document.activeElement as HTMLElement;
+        return el.id ? document.querySelector(`label[for="${el.id}"]`)?.textContent ?? el.tagName : el.textContent ?? el.tagName;
+      }));
+    }
+    assert.deepEqual(order, ['E-mail', 'Password', 'Sign in']);
     await signIn(page, server, server.boot.user.email, 'not the password').catch(() => undefined);
     await page.getByRole('alert').filter({ hasText: 'Wrong e-mail or password.' }).waitFor();
     await signIn(page, server);

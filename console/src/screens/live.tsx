@@ -153,7 +153,8 @@ export function LiveEvents({ projectId }: { projectId: string }) {
         {status.state === 'closed' || status.state === 'error' ? <button type="button" onClick={() => setParams({ reconnect: String(Date.now()) })}>Reconnect</button> : null}
       </div>
       {paused ? <p class="notice" role="status">Paused: the list is frozen; the stream is still read and counted.</p> : null}
-      <div class="live-list" role="log" aria-label="Events, newest first" aria-live="off" tabIndex={0}
+      {rows.length === 0 ? <p class="empty">Waiting for events. Publish one from the <a href={`/projects/${projectId}/emulator`}>emulator</a>.</p> : null}
+      <div class={rows.length === 0 ? 'live-list live-empty' : 'live-list'} role="log" aria-label="Events, newest first" aria-live="off" tabIndex={0}
         onScroll={(e) => setScrollTop((e.target as HTMLElement).scrollTop)}>
         <div class="live-spacer" style={{ height: `${rows.length * ROW_HEIGHT}px` }}>
           {visible.map((r, i) => (
@@ -166,7 +167,6 @@ export function LiveEvents({ projectId }: { projectId: string }) {
           ))}
         </div>
       </div>
-      {rows.length === 0 ? <p class="muted">Waiting for events. Publish one from the <a href={`/projects/${projectId}/emulator`}>emulator</a>.</p> : null}
       <p class="muted small">The newest {RING_SIZE} messages are kept.</p>
     </section>
   );
