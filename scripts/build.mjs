@@ -1,15 +1,19 @@
-// `npm run build` (run by npm's `prepare`, so `npm ci` builds): compiles src/ to dist/ with tsc, then copies the
-// files tsc does not emit (SQL migrations, plain-JavaScript worker entries) beside the compiled modules.
+// `npm run build` (run by npm's `prepare`, so `npm ci` builds): compiles src/ to dist/ with tsc, copies the
+// files tsc does not emit (SQL migrations, plain-JavaScript worker entries) beside the compiled modules, and
+// builds the web console into dist/console/ (scripts/build-console.mjs).
 import { execFileSync } from 'node:child_process';
-import { cpSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { cpSync, existsSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { buildConsole } from './build-console.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const src = join(root, 'src');
 const dist = join(root, 'dist');
 
-rmSync(dist, { recursive: true, force: true });
+// dist/console/ is replaced by its own build below; leaving it in place until then keeps a console test that
+// starts a service meanwhile from finding no console at all.
+if (existsSync(dist)) for (const name of readdirSync(dist)) if (name !== 'console') rmSync(join(dist, name), { recursive: true, force: true });
 execFileSync(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(root, 'tsconfig.build.json')], { stdio: 'inherit' });
 
 const ASSETS = /\.(sql|mjs)$/;
@@ -23,3 +27,4 @@ function copyAssets(dir) {
   }
 }
 copyAssets(src);
+await buildConsole();

@@ -7,6 +7,8 @@ import type { Deps } from '../deps.ts';
 import { notFound, tooManyRequests } from '../domain/errors.ts';
 import { principalBucket, type Principal } from '../services/principal.ts';
 import { BODY_LIMIT_BYTES, parseJsonBody } from './body.ts';
+import { sessionAuthorization } from './console-session.ts';
+import { createConsoleHandler, loadConsoleFiles } from './console-static.ts';
 import { sendError, writeClientError } from './errors.ts';
 import { createOpenApiCollector } from './openapi.ts';
 import { createPublishFastPath } from './publish-fast-path.ts';
@@ -31,6 +33,8 @@ export interface RouteConfig {
   summary?: string;
   /** Schema of the 200 body, for the OpenAPI document only (responses are not filtered through it). */
   response?: unknown;
+  /** The console's static files (console-static.ts). */
+  console?: boolean;
 }
 
 declare module 'fastify' {
@@ -44,6 +48,7 @@ declare module 'fastify' {
     oauthErrors?: boolean;
     summary?: string;
     response?: unknown;
+    console?: boolean;
   }
 }
 
@@ -52,7 +57,12 @@ export const HEADERS_TIMEOUT_MS = 10_000;
 
 const MEDIA_TYPE = /^\s*[\w!#$%&'*+.^`|~-]+\/[\w!#$%&'*+.^`|~-]+\s*$/;
 
-export async function createApp(deps: Deps): Promise<App> {
+export interface AppOptions {
+  /** Where the console build is; default dist/console/ of this checkout. */
+  consoleDir?: string;
+}
+
+export async function createApp(deps: Deps, options: AppOptions = {}): Promise<App> {
   const limiter = createRateLimiter(deps.config.rateLimit, deps.clock);
   const authenticate = createCachedAuthenticator(deps);
   /** Credentials and the rate limit of an authenticated API request: the caller, or a 401 or 429 to answer. */
@@ -135,13 +145,18 @@ export async function createApp(deps: Deps): Promise<App> {
     const isApi = request.url.startsWith('/v2/') || request.url.startsWith('/oauth2/');
     if (!isApi) return;
     if (config?.auth === false) {
-      if (request.url.startsWith('/v2/openapi.json')) return;
+      // The console's wildcard route also answers unknown API GETs (their 404): no token taken, as for any 404.
+      if (config.console || request.url.startsWith('/v2/openapi.json')) return;
       const wait = limiter.take(`ip:${request.ip}`);
       if (wait > 0) throw tooManyRequests(wait);
       return;
     }
     if (!request.routeOptions.url) return; // unknown route: 404 below, no credentials needed to learn that
-    request.principal = await admit(request.headers.authorization, request.ip);
+    // The console's session cookie stands in for a missing Authorization header (console-session.ts); clients
+    // that send the header never reach the cookie code.
+    const authorization = request.headers.authorization
+      ?? sessionAuthorization(request.method, request.headers, deps.config.publicUrl, request.protocol);
+    request.principal = await admit(authorization, request.ip);
   });
 
   app.setErrorHandler((err, _request, reply) => sendError(reply, deps.config.publicUrl, err));
@@ -150,5 +165,6 @@ export async function createApp(deps: Deps): Promise<App> {
   const openapi = createOpenApiCollector(app);
   await registerRoutes(app, deps);
   app.get('/v2/openapi.json', { config: { auth: false, summary: 'This OpenAPI document' } }, async () => openapi.document(deps.config.publicUrl));
+  app.get('/*', { config: { auth: false, console: true } }, createConsoleHandler(loadConsoleFiles(options.consoleDir), deps.config.publicUrl));
   return app;
 }

@@ -3,9 +3,9 @@
 // 15-30 µs of main-thread CPU per publish (`npm run bench:cost`), a tenth of all the work for an event.
 //
 // Only the plain form of the request is taken here: every other form (a query string, an encoded colon, a
-// trailing slash, a chunked or over-limit body, an over-long id) goes on to the fastify route. Both share the
-// admission (credentials, then the rate limit), the body rules, the use case and the error body, so they answer
-// alike; test/api/publish-fast-path.test.ts sends each request both ways and compares the answers.
+// trailing slash, a chunked or over-limit body, an over-long id, no Authorization header — so a console session
+// cookie) goes on to the fastify route. Both share the admission (credentials, then the rate limit), the body
+// rules, the use case and the error body, so they answer alike; test/api/publish-fast-path.test.ts sends each request both ways and compares the answers.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Deps } from '../deps.ts';
 import type { Principal } from '../services/principal.ts';
@@ -27,7 +27,8 @@ export function createPublishFastPath(deps: Deps, admit: Admit): (req: IncomingM
   return (req, res) => {
     if (req.method !== 'POST' || !req.url!.endsWith(':publish')) return false;
     const match = PLAIN.exec(req.url!);
-    if (match === null || req.headers['transfer-encoding'] !== undefined) return false;
+    // No Authorization header (a console session cookie, or no credentials): the route's hook answers it.
+    if (match === null || req.headers['transfer-encoding'] !== undefined || req.headers.authorization === undefined) return false;
     const length = req.headers['content-length'];
     if (length !== undefined && !(Number(length) <= BODY_LIMIT_BYTES)) return false;
 

@@ -2,7 +2,7 @@
 // success/error counts and a log-bucketed histogram of successful response times (relative error ≤ 1 %), so
 // the p99 by nearest rank comes from buckets instead of one row per attempt. Also the service-wide Prometheus
 // counters, written in the same transaction as the outcomes they count.
-import { formatDuration } from '../domain/time.ts';
+import { formatDuration, formatTimestamp } from '../domain/time.ts';
 import type { Repos } from '../store/store.ts';
 import type { AttemptReason } from './types.ts';
 
@@ -79,6 +79,25 @@ export async function readConnectorMetrics(repos: Repos, connectorId: string, no
   }
   const p99 = nearestRank(hist, 0.99);
   return { successCount, errorCount, latency99p: formatDuration(p99 === null ? 0 : p99 / 1_000_000) };
+}
+
+/** One minute of a connector's delivery attempts, as `:metricsHistory` serves it. */
+export interface MetricsHistoryBucket {
+  /** Start of the minute, RFC 3339. */
+  startTime: string;
+  successCount: number;
+  errorCount: number;
+}
+
+/**
+ * The `:metricsHistory` answer: the same buckets `:metrics` adds up (the last 3 hours, to the minute), one entry
+ * per minute that had attempts, oldest first. Minutes without attempts are left out; at most 181 entries.
+ */
+export async function readConnectorMetricsHistory(repos: Repos, connectorId: string, now: number): Promise<MetricsHistoryBucket[]> {
+  const buckets = await repos.connectorMetrics.listSince(connectorId, bucketStartOf(now - METRICS_WINDOW_MICROS));
+  return buckets
+    .filter((b) => b.successCount > 0 || b.errorCount > 0)
+    .map((b) => ({ startTime: formatTimestamp(b.bucketStart), successCount: b.successCount, errorCount: b.errorCount }));
 }
 
 /** Deletes buckets that left the window; bounded per call. */

@@ -10,7 +10,7 @@ import { badRequest, notFound } from '../domain/errors.ts';
 import { dataConnectorName } from '../domain/names.ts';
 import { pageRequest, toPage } from '../domain/paging.ts';
 import { formatTimestamp } from '../domain/time.ts';
-import { readConnectorMetrics, series, type ConnectorMetrics } from '../delivery/metrics.ts';
+import { readConnectorMetrics, readConnectorMetricsHistory, series, type ConnectorMetrics, type MetricsHistoryBucket } from '../delivery/metrics.ts';
 import { dropQueue, enqueueSync } from '../delivery/queue.ts';
 import { checkUrlForWrite } from '../delivery/ssrf.ts';
 import type { DataConnectorRecord } from '../store/connector-repos.ts';
@@ -348,6 +348,12 @@ export async function syncDataConnector(deps: Deps, principal: Principal, projec
     if (c.status !== 'ACTIVE') throw badRequest(`data connector is ${c.status}; only an ACTIVE connector can be synchronised`);
     return enqueueSync(tx, c, EVENT_TYPES, nowMicros(deps));
   });
+}
+
+/** Per-minute success and error counts of the last 3 hours (`:metricsHistory`), under the rules of `:metrics`. */
+export async function getDataConnectorMetricsHistory(deps: Deps, principal: Principal, projectId: string, connectorId: string): Promise<MetricsHistoryBucket[]> {
+  const { connector } = await requireConnector(deps, principal, projectId, connectorId, 'dataconnector.read');
+  return readConnectorMetricsHistory(deps.store, connector.id, nowMicros(deps));
 }
 
 export async function getDataConnectorMetrics(deps: Deps, principal: Principal, projectId: string, connectorId: string): Promise<ConnectorMetrics> {

@@ -62,11 +62,11 @@ const COMMITTED_ROUTES: [string, string][] = [
   ['DELETE', '/v2/projects/{project}/serviceaccounts/{serviceAccount}'],
   ['GET', '/v2/projects/{project}/serviceaccounts/{serviceAccount}/keys'], ['POST', '/v2/projects/{project}/serviceaccounts/{serviceAccount}/keys'],
   ['GET', '/v2/projects/{project}/serviceaccounts/{serviceAccount}/keys/{key}'], ['DELETE', '/v2/projects/{project}/serviceaccounts/{serviceAccount}/keys/{key}'],
-  ['POST', '/oauth2/token'], ['GET', '/v2/openapi.json'],
+  ['POST', '/oauth2/token'], ['POST', '/oauth2/revoke'], ['GET', '/v2/openapi.json'],
 ];
-const UNAUTHENTICATED = new Set(['POST /v2/invites:accept', 'POST /oauth2/token', 'GET /v2/openapi.json']);
+const UNAUTHENTICATED = new Set(['POST /v2/invites:accept', 'POST /oauth2/token', 'POST /oauth2/revoke', 'GET /v2/openapi.json']);
 /** POST routes that take no body at all: key creation (any body is ignored, contract §1.2 "no body and no Content-Type"). */
-const NO_BODY = new Set(['POST /v2/projects/{project}/serviceaccounts/{serviceAccount}/keys']);
+const NO_BODY = new Set(['POST /v2/projects/{project}/serviceaccounts/{serviceAccount}/keys', 'POST /oauth2/revoke']);
 
 type Ids = Record<string, string>;
 const fill = (template: string, ids: Ids) => template.replace(/\{(\w+)\}/g, (_, name: string) => ids[name] ?? `missing-${name}`);

@@ -13,7 +13,8 @@ const ID = 'emu0123456789abcdefghijk';
 
 describe('lean :publish path', () => {
   describe('takes only the plain form of the request', () => {
-    const taken = (method: string, url: string, headers: Record<string, string> = {}) => {
+    const taken = (method: string, url: string, extra: Record<string, string> = {}) => {
+      const headers: Record<string, string> = { authorization: 'Basic eDp5', ...extra };
       const fast = createPublishFastPath({} as never, () => new Promise(() => {}));
       const req = { method, url, headers, socket: {}, setEncoding() {}, on() {} } as unknown as IncomingMessage;
       return fast(req, {} as ServerResponse);
@@ -37,6 +38,11 @@ describe('lean :publish path', () => {
     ] as const) {
       it(`leaves ${what} to the fastify route`, () => assert.equal(taken(method, url, headers), false));
     }
+    it('leaves a request without an Authorization header (a console session cookie) to the fastify route', () => {
+      const fast = createPublishFastPath({} as never, () => new Promise(() => {}));
+      const req = { method: 'POST', url: `/v2/projects/p1/devices/${ID}:publish`, headers: { cookie: 'sensorcloud_session=x' }, socket: {}, setEncoding() {}, on() {} } as unknown as IncomingMessage;
+      assert.equal(fast(req, {} as ServerResponse), false);
+    });
   });
 
   describe('answers as the fastify route does', () => {

@@ -1,6 +1,7 @@
 // Production runs the JavaScript that `npm run build` (npm's `prepare`) compiles into dist/: this test starts
 // `bin/sensorcloud.js serve` from that build, as `npm start` does, and sees an event published over the API
-// pushed, signed, to an HTTPS receiver by the compiled delivery engine and its dispatcher thread.
+// pushed, signed, to an HTTPS receiver by the compiled delivery engine and its dispatcher thread, and serves the
+// built web console.
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -70,6 +71,11 @@ describe('happy', () => {
       const push = receiver.requests[0]!;
       assert.equal(JSON.parse(push.body.toString()).event.targetName, device.name);
       assert.ok(push.headers['x-service-signature'], 'the push is signed');
+      // The compiled service serves the console that `npm run build` made, deep links included.
+      const page = await fetch(`http://127.0.0.1:${port}/projects/x/devices`);
+      assert.equal(page.status, 200);
+      assert.match(await page.text(), /<script type="module" crossorigin src="\/assets\/index-[\w-]+\.js"><\/script>/);
+      assert.match(page.headers.get('content-security-policy') ?? '', /frame-ancestors 'none'/);
     } finally {
       child.kill('SIGTERM');
       await once(child, 'exit');

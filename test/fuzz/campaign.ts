@@ -447,7 +447,7 @@ export async function runCampaign(
       else if (before !== undefined) {
         assert.equal(options.fingerprint!(), before, `state changed on a ${res.status}: ${req.method} ${req.url.slice(0, 160)} body=${(req.options.rawBody ?? '').slice(0, 200)} → ${res.text.slice(0, 200)}`);
       }
-    }), { numRuns, seed: options.seed === undefined ? undefined : options.seed + round, endOnFailure: false, verbose: 1 });
+    }), { numRuns, seed: options.seed === undefined ? undefined : options.seed + round, endOnFailure: false, verbose: 1, includeErrorInReport: true });
     done += numRuns;
     log(`fuzz: ${done}/${options.runs} requests, statuses ${JSON.stringify(statuses)}`);
     fixtures = await makeFixtures(t, fixtures);

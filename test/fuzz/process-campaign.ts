@@ -30,6 +30,8 @@ function send(base: string, method: string, url: string, options: RequestOptions
       payload = JSON.stringify(options.body);
       headers['content-type'] ??= 'application/json';
     }
+    // Framed explicitly: Node's client sends a GET or DELETE body unframed unless told its length.
+    if (payload !== undefined) headers['content-length'] = String(Buffer.byteLength(payload));
     const req = httpRequest(`${base}${url}`, { method, headers, timeout: 15_000 });
     req.on('timeout', () => req.destroy(new Error(`no answer within 15 s: ${method} ${url}`)));
     req.on('error', reject);

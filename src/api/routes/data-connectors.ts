@@ -35,6 +35,15 @@ const MetricsSchema = Type.Object({
   metrics: Type.Object({ successCount: Type.Integer(), errorCount: Type.Integer(), latency99p: Type.String() }),
 });
 
+const MetricsHistorySchema = Type.Object({
+  bucketDuration: Type.String({ description: 'length of each bucket, "60s"' }),
+  buckets: Type.Array(Type.Object({
+    startTime: Type.String({ description: 'start of the minute, RFC 3339' }),
+    successCount: Type.Integer(),
+    errorCount: Type.Integer(),
+  }), { description: 'minutes of the last 3 hours that had attempts, oldest first (at most 181)' }),
+});
+
 /** The IaC provider sends an empty PATCH body with the JSON content type; no body means "no fields". */
 const bodyOptional = async (request: FastifyRequest) => {
   if (request.body === undefined) request.body = {};
@@ -89,5 +98,13 @@ export function registerDataConnectorRoutes(app: App, deps: Deps): void {
   app.get(`${DC_PATH}/@metrics`, { config: { summary: 'Delivery metrics of the last 3 hours', response: MetricsSchema } }, async (request) => {
     const { project, dc } = paramsOf(request);
     return { metrics: await service.getDataConnectorMetrics(deps, principalOf(request), project, dc) };
+  });
+
+  // Not a paged list: the window is fixed (3 hours) and holds at most 181 one-minute buckets.
+  app.get(`${DC_PATH}/@metricsHistory`, {
+    config: { summary: 'Per-minute success and error counts of the last 3 hours (the series behind :metrics)', response: MetricsHistorySchema },
+  }, async (request) => {
+    const { project, dc } = paramsOf(request);
+    return { bucketDuration: '60s', buckets: await service.getDataConnectorMetricsHistory(deps, principalOf(request), project, dc) };
   });
 }

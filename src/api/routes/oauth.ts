@@ -4,9 +4,10 @@ import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { createLoginThrottle } from '../../auth/login-throttle.ts';
 import type { Deps } from '../../deps.ts';
-import { oauthError } from '../../domain/errors.ts';
+import { forbidden, oauthError } from '../../domain/errors.ts';
 import { exchangeAssertion, exchangePassword } from '../../services/token-grants.ts';
 import type { App } from '../app.ts';
+import { CONSOLE_HEADER, CONSOLE_HEADER_VALUE, checkOrigin, clearedSessionCookie, hasConsoleHeader, sessionCookie } from '../console-session.ts';
 
 export const JWT_BEARER_GRANT = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
 export const PASSWORD_GRANT = 'password';
@@ -17,9 +18,14 @@ const TokenRequestSchema = Type.Object({
   assertion: Type.Optional(Type.String({ description: 'jwt-bearer: an HS256 JWT signed with the key secret' })),
   username: Type.Optional(Type.String({ description: 'password grant: the user email' })),
   password: Type.Optional(Type.String({ description: 'password grant' })),
+  session: Type.Optional(Type.String({ description: 'password grant from the web console: "cookie" sets the token in an HttpOnly cookie and leaves it out of the body (needs X-Requested-With: sensorcloud-console)' })),
 }, { description: 'application/x-www-form-urlencoded, or a JSON object with the same fields' });
 
-const TokenResponseSchema = Type.Object({ access_token: Type.String(), token_type: Type.Literal('Bearer'), expires_in: Type.Integer() });
+const TokenResponseSchema = Type.Object({
+  access_token: Type.Optional(Type.String({ description: 'absent with session=cookie: the token is in the HttpOnly cookie' })),
+  token_type: Type.Literal('Bearer'),
+  expires_in: Type.Integer(),
+});
 
 type Fields = Map<string, string>;
 
@@ -80,6 +86,14 @@ export function registerOauthRoutes(app: App, deps: Deps): void {
   }, async (request, reply) => {
     const fields = parseTokenRequest(typeof request.body === 'string' ? request.body : '');
     const grantType = required(fields, 'grant_type');
+    const cookieSession = fields.get('session') === 'cookie';
+    if (cookieSession) {
+      // Only the console asks for a cookie, and only for a user: a cross-origin form cannot send the header, so
+      // another site cannot sign a visitor in to an account of its choosing.
+      if (grantType !== PASSWORD_GRANT) throw oauthError('invalid_request', 'session=cookie is only for grant_type=password');
+      if (!hasConsoleHeader(request.headers)) throw oauthError('invalid_request', `session=cookie needs the header ${CONSOLE_HEADER}: ${CONSOLE_HEADER_VALUE}`);
+      checkOrigin(request.headers, deps.config.publicUrl, request.protocol);
+    }
     let token;
     if (grantType === JWT_BEARER_GRANT) {
       token = await exchangeAssertion(deps, required(fields, 'assertion'), acceptedAudiences(deps, request));
@@ -91,6 +105,19 @@ export function registerOauthRoutes(app: App, deps: Deps): void {
       throw oauthError('unsupported_grant_type', 'grant_type must be urn:ietf:params:oauth:grant-type:jwt-bearer or password');
     }
     reply.header('Cache-Control', 'no-store').header('Pragma', 'no-cache');
-    return token;
+    if (!cookieSession) return token;
+    reply.header('Set-Cookie', sessionCookie(token.access_token, token.expires_in, deps.config.publicUrl));
+    return { token_type: token.token_type, expires_in: token.expires_in };
+  });
+
+  // Sign-out of the console (RFC 7009's endpoint name): clears the session cookie. Access tokens are stateless
+  // and end at their expiry; a console token was never readable by scripts, so dropping the cookie ends it.
+  app.post('/oauth2/revoke', {
+    config: { auth: false, rawBody: true, summary: 'End the web console session: clears its cookie (needs X-Requested-With: sensorcloud-console)', response: Type.Object({}) },
+  }, async (request, reply) => {
+    if (!hasConsoleHeader(request.headers)) throw forbidden(`sign-out needs the header ${CONSOLE_HEADER}: ${CONSOLE_HEADER_VALUE}`);
+    checkOrigin(request.headers, deps.config.publicUrl, request.protocol);
+    reply.header('Set-Cookie', clearedSessionCookie(deps.config.publicUrl)).header('Cache-Control', 'no-store');
+    return {};
   });
 }

@@ -1,0 +1,61 @@
+// How values are shown: times in the viewer's locale, event data as a short reading.
+
+export function formatTime(iso: string | null | undefined): string {
+  if (!iso) return '—';
+  const d = new Date(iso);
+  return Number.isNaN(d.getTime()) ? iso : d.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'medium' });
+}
+
+export function relativeTime(iso: string | null | undefined, now = Date.now()): string {
+  if (!iso) return 'never';
+  const s = Math.round((now - new Date(iso).getTime()) / 1000);
+  if (s < 0) return 'just now';
+  if (s < 60) return `${s} s ago`;
+  if (s < 3600) return `${Math.floor(s / 60)} min ago`;
+  if (s < 86400) return `${Math.floor(s / 3600)} h ago`;
+  return `${Math.floor(s / 86400)} d ago`;
+}
+
+/** "21.5 °C", "PRESENT", "54 %" … for the inner data of one event type. */
+export function readingText(type: string, data: any): string {
+  if (data === null || data === undefined) return '—';
+  switch (type) {
+    case 'temperature': return `${data.value} °C`;
+    case 'humidity': return `${data.relativeHumidity} % RH, ${data.temperature} °C`;
+    case 'co2': return `${data.ppm} ppm`;
+    case 'pressure': return `${data.pascal} Pa`;
+    case 'objectPresentCount':
+    case 'touchCount': return `${data.total}`;
+    case 'batteryStatus': return `${data.percentage} %`;
+    case 'networkStatus': return `signal ${data.signalStrength} %`;
+    case 'cellularStatus': return `signal ${data.signalStrength} %`;
+    case 'connectionStatus': return data.connection;
+    case 'ethernetStatus': return data.ipAddress || data.macAddress;
+    case 'touch': return 'touched';
+    default: return data.state ?? JSON.stringify(data);
+  }
+}
+
+/** The time of a reported value (every inner data has updateTime). */
+export function latestUpdate(reported: Record<string, any>): string | null {
+  let latest: string | null = null;
+  for (const v of Object.values(reported ?? {})) {
+    if (v && typeof v.updateTime === 'string' && (latest === null || v.updateTime > latest)) latest = v.updateTime;
+  }
+  return latest;
+}
+
+export const DEVICE_TYPE_LABELS: Record<string, string> = {
+  temperature: 'Temperature', proximity: 'Proximity', touch: 'Touch', humidity: 'Humidity', proximityCounter: 'Proximity counter',
+  touchCounter: 'Touch counter', waterDetector: 'Water detector', co2: 'CO2', motion: 'Motion', deskOccupancy: 'Desk occupancy',
+  contact: 'Contact', ccon: 'Cloud connector',
+};
+
+export const DEVICE_TYPES = Object.keys(DEVICE_TYPE_LABELS);
+
+/** Every event type (contract §5.2, ping excluded), for filters. */
+export const EVENT_TYPES = [
+  'touch', 'temperature', 'objectPresent', 'humidity', 'objectPresentCount', 'touchCount', 'waterPresent', 'networkStatus',
+  'batteryStatus', 'labelsChanged', 'connectionStatus', 'ethernetStatus', 'cellularStatus', 'co2', 'pressure', 'motion',
+  'deskOccupancy', 'contact', 'probeWireStatus',
+];

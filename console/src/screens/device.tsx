@@ -1,0 +1,289 @@
+// Screen 3b: one device: labels (add, edit, remove), reported state, the event history (chart with a time-range
+// picker, markers for discrete events, paged table, CSV export), transfer to another project, delete (emulated).
+import { useMemo, useState } from 'preact/hooks';
+import { api, idOf, listAll } from '../api.ts';
+import { TimeChart, type ChartMarker, type ChartSeries } from '../chart.tsx';
+import { ActionButton, Badge, ConfirmButton, ErrorText, Field, Loading, Notice, Pager, Title, useAction, useLoad } from '../components.tsx';
+import { DEVICE_TYPE_LABELS, formatTime, readingText } from '../format.ts';
+import { eventsToCsv, fetchHistory, MARKER_TYPES, NUMERIC, RANGES, rangeFromParams } from '../history.ts';
+import { reasonFor, usePermissions, type Permissions } from '../permissions.ts';
+import { navigate, setParams, useLocation } from '../router.ts';
+
+function LabelRow({ base, k, value, canEdit, onChanged }: { base: string; k: string; value: string; canEdit: boolean; onChanged: () => void }) {
+  const [editing, setEditing] = useState(false);
+  const [draft, setDraft] = useState(value);
+  const action = useAction();
+  const path = `${base}/labels/${encodeURIComponent(k)}`;
+  return (
+    <tr>
+      <th scope="row" class="mono">{k}</th>
+      <td>
+        {editing ? (
+          <form class="inline" onSubmit={async (e) => {
+            e.preventDefault();
+            if (await action.run(() => api('PATCH', path, { value: draft }))) {
+              setEditing(false);
+              onChanged();
+            }
+          }}>
+            <label class="visually-hidden" for={`lv-${k}`}>Value of {k}</label>
+            <input id={`lv-${k}`} value={draft} maxLength={1024} onInput={(e) => setDraft((e.target as HTMLInputElement).value)} />
+            <button type="submit" class="primary" disabled={action.busy}>Save</button>
+            <button type="button" onClick={() => { setEditing(false); setDraft(value); }}>Cancel</button>
+          </form>
+        ) : value === '' ? <span class="muted">(empty)</span> : <span class="label-value">{value}</span>}
+        <ErrorText error={action.error} />
+      </td>
+      <td class="actions">
+        {canEdit && !editing ? (
+          <>
+            <button type="button" onClick={() => setEditing(true)} aria-label={`Edit label ${k}`}>Edit</button>
+            <ConfirmButton label="Remove" confirm={`Remove ${k}?`} onConfirm={async () => {
+              if (await action.run(() => api('DELETE', path))) onChanged();
+            }} />
+          </>
+        ) : null}
+      </td>
+    </tr>
+  );
+}
+
+function Labels({ base, labels, perms, onChanged }: { base: string; labels: Record<string, string>; perms: Permissions; onChanged: () => void }) {
+  const [key, setKey] = useState('');
+  const [value, setValue] = useState('');
+  const action = useAction();
+  const canEdit = perms.has('device.update');
+  return (
+    <section class="card" aria-labelledby="labels-h">
+      <h2 id="labels-h">Labels</h2>
+      <p class="muted small">The labels <code>name</code> and <code>description</code> are the device's display name and description.</p>
+      <div class="table-wrap">
+        <table>
+          <thead><tr><th scope="col">Key</th><th scope="col">Value</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
+          <tbody>
+            {Object.entries(labels).map(([k, v]) => <LabelRow key={k} base={base} k={k} value={v} canEdit={canEdit} onChanged={onChanged} />)}
+          </tbody>
+        </table>
+      </div>
+      {canEdit ? (
+        <form class="row-form" aria-label="Add a label" onSubmit={async (e) => {
+          e.preventDefault();
+          if (await action.run(() => api('POST', `${base}/labels`, { key, value }))) {
+            setKey('');
+            setValue('');
+            onChanged();
+          }
+        }}>
+          <Field label="New label key">{(id) => <input id={id} required maxLength={128} value={key} onInput={(e) => setKey((e.target as HTMLInputElement).value)} />}</Field>
+          <Field label="Value">{(id) => <input id={id} maxLength={1024} value={value} onInput={(e) => setValue((e.target as HTMLInputElement).value)} />}</Field>
+          <button type="submit" class="primary" disabled={action.busy}>Add label</button>
+          <ErrorText error={action.error} />
+        </form>
+      ) : perms.loaded ? <p class="muted small">{reasonFor('device.update')}</p> : null}
+    </section>
+  );
+}
+
+function Reported({ reported }: { reported: Record<string, any> }) {
+  return (
+    <section class="card" aria-labelledby="reported-h">
+      <h2 id="reported-h">Reported state</h2>
+      <dl class="reported">
+        {Object.entries(reported).map(([type, v]) => (
+          <div key={type}>
+            <dt>{type}</dt>
+            <dd>{v === null ? <span class="muted">no event yet</span> : <><strong>{readingText(type, v)}</strong> <span class="muted small">{formatTime(v.updateTime)}</span></>}</dd>
+          </div>
+        ))}
+      </dl>
+    </section>
+  );
+}
+
+const TABLE_PAGE = 25;
+
+function History({ projectId, deviceId, label }: { projectId: string; deviceId: string; label: string }) {
+  const { params } = useLocation();
+  const range = rangeFromParams(params);
+  const [customFrom, setCustomFrom] = useState(params.get('from')?.slice(0, 16) ?? '');
+  const [customTo, setCustomTo] = useState(params.get('to')?.slice(0, 16) ?? '');
+  const [page, setPage] = useState(0);
+  const rangeKey = `${params.get('range')}|${params.get('from')}|${params.get('to')}`;
+  const { data, error, reload } = useLoad(() => {
+    setPage(0);
+    return fetchHistory(projectId, deviceId, range.from, range.to);
+  }, [projectId, deviceId, rangeKey]);
+
+  const from = range.from.getTime() / 1000;
+  const to = range.to.getTime() / 1000;
+  const { charts, markers } = useMemo(() => {
+    const charts: ChartSeries[][] = [];
+    const markers: ChartMarker[] = [];
+    if (!data) return { charts, markers };
+    const byLabel = new Map<string, ChartSeries>();
+    for (const e of [...data.events].reverse()) {
+      const t = new Date(e.timestamp).getTime() / 1000;
+      const inner = e.data?.[e.eventType];
+      for (const [name, read] of NUMERIC[e.eventType] ?? []) {
+        let s = byLabel.get(name);
+        if (!s) byLabel.set(name, (s = { label: name, points: [] }));
+        s.points.push([t, read(inner)]);
+      }
+      if (MARKER_TYPES.includes(e.eventType)) markers.push({ t, kind: e.eventType });
+    }
+    for (const s of byLabel.values()) charts.push([s]);
+    return { charts, markers };
+  }, [data]);
+
+  const events = data?.events ?? [];
+  const shown = events.slice(page * TABLE_PAGE, (page + 1) * TABLE_PAGE);
+  const download = () => {
+    const blob = new Blob([eventsToCsv(events)], { type: 'text/csv;charset=utf-8' });
+    const a = document.createElement('a');
+    a.href = URL.createObjectURL(blob);
+    a.download = `${label.replace(/[^\w.-]+/g, '_') || deviceId}_${range.from.toISOString()}_${range.to.toISOString()}.csv`.replace(/:/g, '-');
+    document.body.append(a);
+    a.click();
+    a.remove();
+    setTimeout(() => URL.revokeObjectURL(a.href), 10_000);
+  };
+  return (
+    <section class="card" aria-labelledby="history-h">
+      <div class="card-head">
+        <h2 id="history-h">History</h2>
+        <span class="spacer" />
+        <button type="button" onClick={reload}>Refresh</button>
+        <button type="button" onClick={download} disabled={events.length === 0}>Export CSV</button>
+      </div>
+      <form class="filters" aria-label="Time range" onSubmit={(e) => {
+        e.preventDefault();
+        const f = new Date(customFrom);
+        const t = new Date(customTo);
+        if (!Number.isNaN(f.getTime()) && !Number.isNaN(t.getTime())) setParams({ range: 'custom', from: f.toISOString(), to: t.toISOString() });
+      }}>
+        <Field label="Range">{(id) => (
+          <select id={id} value={range.key} onChange={(e) => {
+            const v = (e.target as HTMLSelectElement).value;
+            if (v !== 'custom') setParams({ range: v, from: undefined, to: undefined });
+            else setParams({ range: 'custom', from: range.from.toISOString(), to: range.to.toISOString() });
+          }}>
+            {RANGES.map(([k, l]) => <option key={k} value={k}>{l}</option>)}
+            <option value="custom">Custom…</option>
+          </select>
+        )}</Field>
+        {range.key === 'custom' ? (
+          <>
+            <Field label="From">{(id) => <input id={id} type="datetime-local" value={customFrom || range.from.toISOString().slice(0, 16)} onInput={(e) => setCustomFrom((e.target as HTMLInputElement).value)} />}</Field>
+            <Field label="To">{(id) => <input id={id} type="datetime-local" value={customTo || range.to.toISOString().slice(0, 16)} onInput={(e) => setCustomTo((e.target as HTMLInputElement).value)} />}</Field>
+            <button type="submit" class="primary">Show</button>
+          </>
+        ) : null}
+      </form>
+      <ErrorText error={error} />
+      {!data ? (error ? null : <Loading what="Loading history" />) : (
+        <>
+          {data.truncated ? <Notice>Showing the newest {events.length} events of this range; choose a shorter range to see all.</Notice> : null}
+          {charts.length === 0 && markers.length === 0 ? <p class="muted">No events in this range.</p> : null}
+          {charts.map((series) => <TimeChart key={series[0]!.label} title={series[0]!.label} series={series} markers={markers} from={from} to={to} />)}
+          {charts.length === 0 && markers.length > 0 ? <TimeChart title="Events" series={[]} markers={markers} from={from} to={to} height={120} /> : null}
+          {events.length > 0 ? (
+            <>
+              <div class="table-wrap">
+                <table class="events">
+                  <caption class="visually-hidden">Events, newest first</caption>
+                  <thead><tr><th scope="col">Time</th><th scope="col">Type</th><th scope="col">Reading</th></tr></thead>
+                  <tbody>
+                    {shown.map((e) => (
+                      <tr key={e.eventId}>
+                        <td>{formatTime(e.timestamp)}</td>
+                        <td>{e.eventType}</td>
+                        <td>{e.eventType === 'labelsChanged' ? <span class="mono small">{JSON.stringify(e.data)}</span> : readingText(e.eventType, e.data?.[e.eventType])}</td>
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+              </div>
+              <Pager label="History pages" page={page} hasNext={(page + 1) * TABLE_PAGE < events.length} onPrev={() => setPage(page - 1)} onNext={() => setPage(page + 1)} />
+              <p class="muted small">{events.length} events from {formatTime(range.from.toISOString())} to {formatTime(range.to.toISOString())}.</p>
+            </>
+          ) : null}
+        </>
+      )}
+    </section>
+  );
+}
+
+function Transfer({ projectId, device }: { projectId: string; device: any }) {
+  const [target, setTarget] = useState('');
+  const [note, setNote] = useState<string | null>(null);
+  const projects = useLoad(() => listAll<any>('/projects', 'projects'), []);
+  const action = useAction();
+  const others = (projects.data ?? []).filter((p) => idOf(p.name) !== projectId);
+  if (projects.data && others.length === 0) return <p class="muted small">There is no other project to transfer this device to.</p>;
+  return (
+    <form class="row-form" aria-label="Transfer to another project" onSubmit={async (e) => {
+      e.preventDefault();
+      setNote(null);
+      await action.run(async () => {
+        const res = await api<{ transferredDevices: string[]; transferErrors: any[] }>('POST', `/projects/${target}/devices:transfer`, { devices: [device.name] });
+        if (res.transferErrors.length > 0) throw new Error(`Not transferred: ${res.transferErrors[0].status.message} (${res.transferErrors[0].status.code})`);
+        setNote('Transferred.');
+        navigate(`/projects/${target}/devices/${idOf(device.name)}`);
+      });
+    }}>
+      <Field label="Transfer to project">{(id) => (
+        <select id={id} required value={target} onChange={(e) => setTarget((e.target as HTMLSelectElement).value)}>
+          <option value="">Choose a project</option>
+          {others.map((p) => <option key={p.name} value={idOf(p.name)}>{p.displayName}</option>)}
+        </select>
+      )}</Field>
+      <button type="submit" disabled={action.busy || !target}>Transfer</button>
+      <ErrorText error={action.error} />
+      {note ? <Notice>{note}</Notice> : null}
+    </form>
+  );
+}
+
+export function DevicePage({ projectId, deviceId }: { projectId: string; deviceId: string }) {
+  const perms = usePermissions(`projects/${projectId}`);
+  const base = `/projects/${projectId}/devices/${deviceId}`;
+  const { data: device, error, reload } = useLoad(() => api('GET', base), [base]);
+  const action = useAction();
+  const emulated = deviceId.startsWith('emu');
+  if (!device) return <section><Title>Device</Title>{error ? <ErrorText error={error} /> : <Loading />}</section>;
+  const name = device.labels.name || deviceId;
+  return (
+    <section>
+      <Title sub={<>
+        <span>{DEVICE_TYPE_LABELS[device.type] ?? device.type}</span>
+        {device.productNumber ? <span class="muted"> · product {device.productNumber}</span> : null}
+        {emulated ? <> <Badge kind="info">emulated</Badge></> : null}
+        {device.labels.demo !== undefined ? <> <Badge kind="demo">demo</Badge></> : null}
+        <div class="muted small mono">{device.name}</div>
+        {device.labels.description ? <p>{device.labels.description}</p> : null}
+      </>}>{name}</Title>
+      <div class="toolbar">
+        <a class="button" href={`/projects/${projectId}/devices`}>← All devices</a>
+        {emulated && perms.has('emulator.update') ? <a class="button primary" href={`/projects/${projectId}/emulator?device=${deviceId}`}>Publish events</a> : null}
+        <a class="button" href={`/projects/${projectId}/live?device=${deviceId}`}>Live events</a>
+        <span class="spacer" />
+        {emulated ? (perms.has('emulator.delete')
+          ? <ConfirmButton label="Delete device" confirm={`Delete ${name} and its history?`} onConfirm={async () => {
+              if (await action.run(() => api('DELETE', base))) navigate(`/projects/${projectId}/devices`);
+            }} />
+          : <ActionButton allowed={false} permission="emulator.delete">Delete device</ActionButton>)
+          : <span class="muted small">Only emulated devices can be deleted.</span>}
+      </div>
+      <ErrorText error={action.error} />
+      <div class="grid-2">
+        <Labels base={base} labels={device.labels} perms={perms} onChanged={reload} />
+        <Reported reported={device.reported} />
+      </div>
+      <History projectId={projectId} deviceId={deviceId} label={name} />
+      <section class="card" aria-labelledby="transfer-h">
+        <h2 id="transfer-h">Transfer</h2>
+        {perms.has('device.transfer') ? <Transfer projectId={projectId} device={device} /> : <p class="muted small">{reasonFor('device.transfer')}</p>}
+      </section>
+    </section>
+  );
+}
