@@ -140,6 +140,8 @@ export async function signIn(page: Page, server: ConsoleServer, email = server.b
 export async function screenshot(page: Page, name: string): Promise<string> {
   mkdirSync(SCREENSHOT_DIR, { recursive: true });
   const path = join(SCREENSHOT_DIR, `${name}.png`);
+  // From the top: a full-page capture of a scrolled page draws the sticky header where the view was, mid-page.
+  await page.evaluate(() => window.scrollTo(0, 0));
   await page.screenshot({ path, fullPage: true, animations: 'disabled' });
   return path;
 }
