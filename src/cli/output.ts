@@ -62,9 +62,9 @@ export class Output {
     this.line(JSON.stringify(value, null, 2));
   }
 
-  /** A note for people on stderr (left out with --quiet and --json). */
+  /** A note for people on stderr (left out with --quiet; with --json too it goes to stderr, never stdout). */
   note(message: string): void {
-    if (this.quiet || this.json) return;
+    if (this.quiet) return;
     this.stderr.write(`${message}\n`);
   }
 
