@@ -51,6 +51,14 @@ export function pushDeviceOf(device: ApiDevice): PushDevice {
   return { id: id!, projectId: projectId!, type: device.type, productNumber: device.productNumber, labels: device.labels };
 }
 
+/** Labels after a labelsChanged event: `{added, modified, removed}` applied in that order. */
+export function applyLabelChange(labels: Record<string, string>, data: unknown): Record<string, string> {
+  const change = (data ?? {}) as { added?: Record<string, string>; modified?: Record<string, string>; removed?: string[] };
+  const next = { ...labels, ...change.added, ...change.modified };
+  for (const key of change.removed ?? []) delete next[key];
+  return next;
+}
+
 export interface Forwarder {
   forward(event: ApiEvent): Promise<ForwardResult>;
   close(): Promise<void>;
@@ -90,14 +98,17 @@ export async function createForwarder(client: ApiClient, target: ForwardTarget, 
   const ids = createIdGenerator(systemClock, systemRandom);
   const devices = new Map<string, Promise<PushDevice>>();
 
-  /** The device, fetched once; a labelsChanged event fetches it again (the body carries the labels after it). */
+  /**
+   * The device as the engine saw it when it queued the event: fetched at its first event, then kept current by
+   * applying each labelsChanged event's change (the body carries the labels as they are after it, §5.4), in stream
+   * order, so quick successive changes do not race a fetch.
+   */
   const deviceOf = (event: ApiEvent): Promise<PushDevice> => {
     let device = devices.get(event.targetName);
-    if (!device || event.eventType === 'labelsChanged') {
-      device = client.call<ApiDevice>('GET', event.targetName).then(pushDeviceOf);
-      devices.set(event.targetName, device);
-      device.catch(() => devices.delete(event.targetName));
-    }
+    if (device && event.eventType === 'labelsChanged') device = device.then((d) => ({ ...d, labels: applyLabelChange(d.labels, event.data) }));
+    else if (!device) device = client.call<ApiDevice>('GET', event.targetName).then(pushDeviceOf);
+    devices.set(event.targetName, device);
+    device.catch(() => devices.delete(event.targetName));
     return device;
   };
 
