@@ -23,9 +23,9 @@ app.post('/hook', express.raw({ type: 'application/json' }), async (req, res, ne
   const push = JSON.parse(req.body.toString('utf8'));
   if (!(await dedup.firstSeen(push.event.eventId))) {
     console.log(`duplicate ${push.event.eventId}`);
-    return res.sendStatus(200);
+    return res.status(200).end();
   }
-  res.sendStatus(200);
+  res.status(200).end();
   console.log(`verified ${push.event.eventId} ${push.event.eventType} from ${push.metadata.deviceId} ${JSON.stringify(push.labels)}`);
 });
 
