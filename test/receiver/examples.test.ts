@@ -50,7 +50,7 @@ function enginePush(): { body: Buffer; headers: Record<string, string> } {
 }
 
 async function post(url: string, body: Buffer | string, headers: Record<string, string>): Promise<{ status: number; text: string }> {
-  const res = await fetch(url, { method: 'POST', headers, body });
+  const res = await fetch(url, { method: 'POST', headers, body: typeof body === 'string' ? body : new Uint8Array(body) });
   return { status: res.status, text: (await res.text()).trim() };
 }
 
