@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
 import { before, describe, it } from 'node:test';
-import { envCredentials, startService, waitFor, type Service } from './harness.ts';
+import { cliCommand, envCredentials, startService, waitFor, type Service } from './harness.ts';
 
 let s: Service;
 let p2: string;
@@ -199,7 +199,8 @@ describe('happy', () => {
 
   it('events tail prints new events as NDJSON, export writes CSV', async () => {
     const device = await s.json(['devices', 'create', '--type', 'touch']);
-    const tail = spawn(process.execPath, ['--import', 'tsx', 'src/cli/index.ts', 'events', 'tail', '--type', 'touch', '--count', '2', '--json'], { env: s.cliEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+    const [node, ...cli] = cliCommand();
+    const tail = spawn(node!, [...cli, 'events', 'tail', '--type', 'touch', '--count', '2', '--json'], { env: s.cliEnv, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     let err = '';
     tail.stdout.on('data', (d: Buffer) => (out += d.toString()));

@@ -9,9 +9,9 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { verifySignature } from '../../src/receiver/index.ts';
 import { startReceiver, type Receiver } from '../helpers/receiver.ts';
-import { CLI_COMMAND, ROOT } from '../helpers/serve-process.ts';
+import { ROOT } from '../helpers/serve-process.ts';
 import { testTls } from '../helpers/tls.ts';
-import { envCredentials, startService, waitFor, type Service } from './harness.ts';
+import { cliCommand, envCredentials, startService, waitFor, type Service } from './harness.ts';
 
 let s: Service;
 let engineReceiver: Receiver;
@@ -67,7 +67,7 @@ describe('happy', () => {
     await once(local, 'listening');
     const port = (local.address() as AddressInfo).port;
 
-    const listen = spawn(CLI_COMMAND[0]!, [...CLI_COMMAND.slice(1), 'listen', '--forward-to', `http://127.0.0.1:${port}/hook`, '--label-keys', 'name',
+    const listen = spawn(cliCommand()[0]!, [...cliCommand().slice(1), 'listen', '--forward-to', `http://127.0.0.1:${port}/hook`, '--label-keys', 'name',
       '--header', 'X-Api-Key: k3y', '--count', '3', '--json'], { cwd: ROOT, env: { ...s.cliEnv, ...envCredentials(s) }, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     let err = '';
@@ -135,7 +135,7 @@ describe('errors', () => {
     local.listen(0, '127.0.0.1');
     await once(local, 'listening');
     const port = (local.address() as AddressInfo).port;
-    const listen = spawn(CLI_COMMAND[0]!, [...CLI_COMMAND.slice(1), 'listen', '--forward-to', `http://127.0.0.1:${port}/hook`, '--secret', 'listen-secret',
+    const listen = spawn(cliCommand()[0]!, [...cliCommand().slice(1), 'listen', '--forward-to', `http://127.0.0.1:${port}/hook`, '--secret', 'listen-secret',
       '--events', 'touch', '--count', '1'], { cwd: ROOT, env: { ...s.cliEnv, ...envCredentials(s) }, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     let err = '';
