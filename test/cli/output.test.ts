@@ -11,8 +11,12 @@ function fakeStream(isTTY: boolean): NodeJS.WriteStream & { text: string } {
   return stream as unknown as NodeJS.WriteStream & { text: string };
 }
 
-const rows = [{ id: 'a', type: 'temperature' }, { id: 'bbbbbb', type: 'co2' }];
-const columns = [{ header: 'ID', value: (r: { id: string }) => r.id }, { header: 'TYPE', value: (r: { type: string }) => r.type }];
+interface Row {
+  id: string;
+  type: string;
+}
+const rows: Row[] = [{ id: 'a', type: 'temperature' }, { id: 'bbbbbb', type: 'co2' }];
+const columns = [{ header: 'ID', value: (r: Row) => r.id }, { header: 'TYPE', value: (r: Row) => r.type }];
 const ESC = '\u001b[';
 
 describe('happy', () => {
