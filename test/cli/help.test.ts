@@ -4,8 +4,13 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import type { Command } from 'commander';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { buildProgram } from '../../src/cli/program.ts';
-import { ROOT } from '../helpers/serve-process.ts';
+import { ROOT, freePort } from '../helpers/serve-process.ts';
+import { cliCommand } from './harness.ts';
 
 function leaves(command: Command, path: string[] = []): Array<{ path: string; command: Command }> {
   return command.commands.flatMap((c) => {
@@ -39,5 +44,23 @@ describe('happy', () => {
       if (path === 'serve') continue;
       assert.match(doc, new RegExp(`^### \`sensorcloud ${path}[ \`]`, 'm'), path);
     }
+  });
+
+  it('a client command loads none of the service: no fastify, better-sqlite3 or pino', async () => {
+    // CommonJS packages land in require.cache, which a preloaded probe prints when the process exits.
+    const probe = join(mkdtempSync(join(tmpdir(), 'sensorcloud-probe-')), 'probe.cjs');
+    writeFileSync(probe, "process.on('exit', () => process.stderr.write('\\nloaded: ' + Object.keys(require.cache).filter((p) => p.includes('node_modules')).map((p) => p.split('node_modules/').pop().split('/')[0]).join(',')));\n");
+    const [node, ...cli] = cliCommand();
+    const port = await freePort();
+    let stderr = '';
+    try {
+      execFileSync(node!, ['--require', probe, ...cli, 'projects', 'list'], { env: { ...process.env, SENSORCLOUD_URL: `http://127.0.0.1:${port}`, SENSORCLOUD_KEY_ID: 'k', SENSORCLOUD_KEY_SECRET: 's' }, stdio: 'pipe' });
+    } catch (err) {
+      stderr = String((err as { stderr: Buffer }).stderr);
+    }
+    assert.match(stderr, /cannot reach/);
+    const loaded = new Set(/loaded: (.*)$/.exec(stderr)![1]!.split(','));
+    assert.ok(loaded.has('commander'), 'the probe sees packages');
+    for (const heavy of ['fastify', 'better-sqlite3', 'pino']) assert.ok(!loaded.has(heavy), heavy);
   });
 });
