@@ -109,8 +109,12 @@ export function action(fn: (ctx: Context, ...args: any[]) => Promise<void>): (..
   };
 }
 
+/** The examples given to each command, so a group's help can show its commands' (program.ts). */
+export const EXAMPLES = new WeakMap<Command, string[]>();
+
 /** Adds the `Example:` block every command's --help ends with. */
 export function example(command: Command, ...lines: string[]): Command {
+  EXAMPLES.set(command, lines);
   return command.addHelpText('after', `\nExample${lines.length > 1 ? 's' : ''}:\n${lines.map((l) => `  $ ${l}`).join('\n')}\n`);
 }
 

@@ -2,6 +2,7 @@
 // no command's implementation beyond its definition (serve's service is imported only when it runs).
 import { Command, Option } from 'commander';
 import { registerCommands } from './commands/index.ts';
+import { EXAMPLES, example } from './context.ts';
 import { registerServeCommand } from './serve.ts';
 
 export function buildProgram(): Command {
@@ -30,5 +31,15 @@ SENSORCLOUD_PROJECT) override the profile, so CI needs no login. Exit codes: 0 o
 `);
   registerServeCommand(program);
   registerCommands(program);
+  // A group (`devices`, `devices labels` …) shows the first example of each of its first commands.
+  const withGroupExamples = (command: Command): void => {
+    for (const sub of command.commands) {
+      if (sub.commands.length === 0) continue;
+      withGroupExamples(sub);
+      const lines = sub.commands.slice(0, 3).map((c) => EXAMPLES.get(c)?.[0]).filter((l): l is string => l !== undefined);
+      if (lines.length > 0) example(sub, ...lines);
+    }
+  };
+  withGroupExamples(program);
   return program;
 }

@@ -29,8 +29,10 @@ describe('happy', () => {
     }
   });
 
-  it('every command\'s help ends with an example', () => {
-    for (const { path, command } of all) {
+  it('every command\'s help ends with an example, groups included', () => {
+    const every = (command: Command, path: string[] = []): Array<{ path: string; command: Command }> =>
+      command.commands.flatMap((c) => [{ path: [...path, c.name()].join(' '), command: c }, ...every(c, [...path, c.name()])]);
+    for (const { path, command } of every(buildProgram())) {
       let text = '';
       command.configureOutput({ writeOut: (t) => (text += t), writeErr: () => undefined });
       command.outputHelp();
