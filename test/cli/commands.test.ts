@@ -189,6 +189,9 @@ describe('happy', () => {
     const moved = await s.json(['devices', 'transfer', roomId, '--to', p2]);
     assert.deepEqual(moved.transferredDevices, [room.name]);
     assert.equal((await s.api('GET', `projects/${p2}/devices/${roomId}`)).status, 200);
+    const everywhere = await s.json(['devices', 'list', '--all-projects', '--order-by', 'type']);
+    assert.deepEqual(everywhere.map((d: any) => d.name), [co2.name, `projects/${p2}/devices/${roomId}`]);
+    assert.equal((await s.json(['devices', 'list', '--all-projects', '--limit', '1'])).length, 1);
     const deleted = await Promise.all([
       s.run(['devices', 'delete', `projects/${p2}/devices/${roomId}`]),
       s.run(['emulator', 'delete', co2.name]),
