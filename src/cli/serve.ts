@@ -1,7 +1,6 @@
-// `sensorcloud serve`: flags override environment variables, which override defaults.
+// `sensorcloud serve`: flags override environment variables, which override defaults. The service (fastify,
+// better-sqlite3, the delivery engine) is imported only when this command runs, so client commands start fast.
 import type { Command } from 'commander';
-import { ConfigError, loadConfig } from '../config.ts';
-import { startService } from '../main.ts';
 
 export function registerServeCommand(program: Command): void {
   program
@@ -12,7 +11,10 @@ export function registerServeCommand(program: Command): void {
     .option('--data-dir <dir>', 'SQLite database, master key and bootstrap.json (env SENSORCLOUD_DATA_DIR, default ./data)')
     .option('--database-url <url>', 'postgres://… selects PostgreSQL (env SENSORCLOUD_DATABASE_URL)')
     .option('--demo', 'emulated sensors in the bootstrap project produce events and heartbeats')
+    .addHelpText('after', '\nExample:\n  $ sensorcloud serve --port 8080 --data-dir ./data\n')
     .action(async (flags: { port?: string; host?: string; dataDir?: string; databaseUrl?: string; demo?: boolean }) => {
+      const { ConfigError, loadConfig } = await import('../config.ts');
+      const { startService } = await import('../main.ts');
       let config;
       try {
         config = loadConfig(process.env, flags);

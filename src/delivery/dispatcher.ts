@@ -11,9 +11,12 @@ import type { Clock } from '../runtime/clock.ts';
 import type { IdGenerator } from '../runtime/ids.ts';
 import type { Logger } from '../runtime/logger.ts';
 import { classifyError, classifyResponse, RefusedAddressError } from './classify.ts';
-import { signBody } from './signing.ts';
+import { buildPushHeaders, packageVersion, pushUserAgent } from './push-headers.ts';
 import { createAddressPolicy, type AddressPolicy } from './ssrf.ts';
 import type { AttemptOutcome, Dispatcher, PushTarget } from './types.ts';
+
+// Re-exported: the dispatcher thread and tests read the version here.
+export { packageVersion };
 
 /** No response headers within this many ms aborts the attempt (§6.4). */
 export const DEFAULT_TIMEOUT_MS = 10_000;
@@ -37,17 +40,6 @@ export interface DispatcherOptions {
   lookup?: (hostname: string) => Promise<string[]>;
   /** A further PEM bundle to trust. Default: the NODE_EXTRA_CA_CERTS file (node ignores it once `ca` is given). */
   extraCaFile?: string | null;
-}
-
-let cachedPackageVersion: string | undefined;
-
-/** The service version from package.json, read once. */
-export function packageVersion(): string {
-  if (cachedPackageVersion === undefined) {
-    const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version?: string };
-    cachedPackageVersion = pkg.version ?? '0.0.0';
-  }
-  return cachedPackageVersion;
 }
 
 /**
@@ -114,12 +106,6 @@ class Gate {
   }
 }
 
-// Never sent from httpConfig.headers even if stored (the API refuses them at write time, §3.9): the service sets
-// them, or they are hop-by-hop and would corrupt framing (undici rejects several, `expect` included).
-const RESERVED_HEADERS = new Set([
-  'host', 'content-length', 'content-type', 'transfer-encoding', 'connection', 'x-service-signature',
-  'keep-alive', 'proxy-connection', 'te', 'trailer', 'upgrade', 'expect', 'proxy-authenticate', 'proxy-authorization',
-]);
 // Connection errors after which the next vetted address of the same host is worth a try.
 const TRY_NEXT_ADDRESS = new Set(['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'EADDRNOTAVAIL', 'UND_ERR_CONNECT_TIMEOUT']);
 
@@ -198,7 +184,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   const { clock, ids, logger } = options;
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const connectionsPerOrigin = options.connectionsPerOrigin ?? 64;
-  const userAgent = `SensorCloud-DataConnector/${options.version ?? packageVersion()}`;
+  const userAgent = pushUserAgent(options.version ?? packageVersion());
   const secureContext = loadTrustStore(
     options.config.caFile,
     options.extraCaFile !== undefined ? options.extraCaFile : (process.env.NODE_EXTRA_CA_CERTS ?? null),
@@ -241,18 +227,9 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     return parsed;
   }
 
+  const nextJti = (): string => ids.next();
   function buildHeaders(target: PushTarget, body: Buffer, startMs: number): Record<string, string> {
-    const headers: Record<string, string> = { 'Content-Type': 'application/json', 'User-Agent': userAgent };
-    for (const name in target.headers) {
-      const lower = name.toLowerCase();
-      if (RESERVED_HEADERS.has(lower)) continue;
-      if (lower === 'user-agent') delete headers['User-Agent'];
-      headers[name] = target.headers[name]!;
-    }
-    if (target.signatureSecret !== '') {
-      headers['X-Service-Signature'] = signBody(body, target.signatureSecret, Math.floor(startMs / 1000), ids.next());
-    }
-    return headers;
+    return buildPushHeaders(target, body, userAgent, Math.floor(startMs / 1000), nextJti);
   }
 
   /** An attempt that ended before it reached the receiver: no free connection within the deadline. */

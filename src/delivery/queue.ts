@@ -19,12 +19,15 @@ export function forwards(connector: Pick<DataConnectorRecord, 'events'>, eventTy
   return connector.events.length === 0 || connector.events.includes(eventType);
 }
 
+/** What a push body reads of the device (also built by `sensorcloud listen` from the API's Device). */
+export type PushDevice = Pick<DeviceRecord, 'id' | 'projectId' | 'type' | 'productNumber' | 'labels'>;
+
 /**
  * The push body (contract §6.2): compact JSON `{event, labels, metadata}`, UTF-8 without \u escapes, around the
  * event's own JSON (`JSON.stringify(event)`, as the pipeline stores it). `labels` holds the device labels named by
  * the connector, in the connector's order, absent keys left out.
  */
-export function buildPushBody(eventJson: string, device: DeviceRecord, labelKeys: readonly string[]): Buffer {
+export function buildPushBody(eventJson: string, device: PushDevice, labelKeys: readonly string[]): Buffer {
   const labels: Record<string, string> = {};
   for (const key of labelKeys) {
     if (Object.prototype.hasOwnProperty.call(device.labels, key)) labels[key] = device.labels[key]!;

@@ -1,0 +1,54 @@
+// The headers of a push request (contract §6.2-§6.3), shared by the delivery engine's dispatcher and
+// `sensorcloud listen`, so a local forward carries exactly what a data connector sends. Pure: the attempt's start
+// and the jti source are passed in.
+import { readFileSync } from 'node:fs';
+import { signBody } from './signing.ts';
+import type { PushTarget } from './types.ts';
+
+// Never sent from httpConfig.headers even if stored (the API refuses them at write time, §3.9): the service sets
+// them, or they are hop-by-hop and would corrupt framing (undici rejects several, `expect` included).
+const RESERVED_HEADERS = new Set([
+  'host', 'content-length', 'content-type', 'transfer-encoding', 'connection', 'x-service-signature',
+  'keep-alive', 'proxy-connection', 'te', 'trailer', 'upgrade', 'expect', 'proxy-authenticate', 'proxy-authorization',
+]);
+
+let cachedPackageVersion: string | undefined;
+
+/** The service version from package.json, read once. */
+export function packageVersion(): string {
+  if (cachedPackageVersion === undefined) {
+    const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version?: string };
+    cachedPackageVersion = pkg.version ?? '0.0.0';
+  }
+  return cachedPackageVersion;
+}
+
+/** `SensorCloud-DataConnector/<version>`: the default User-Agent of every push. */
+export function pushUserAgent(version: string = packageVersion()): string {
+  return `SensorCloud-DataConnector/${version}`;
+}
+
+/**
+ * Content-Type and User-Agent, then each custom header verbatim (reserved and hop-by-hop names skipped; a custom
+ * User-Agent replaces the default), then `X-Service-Signature` when the target has a secret. `nextJti` is called
+ * only when the request is signed.
+ */
+export function buildPushHeaders(
+  target: Pick<PushTarget, 'headers' | 'signatureSecret'>,
+  body: Uint8Array,
+  userAgent: string,
+  iatSeconds: number,
+  nextJti: () => string,
+): Record<string, string> {
+  const headers: Record<string, string> = { 'Content-Type': 'application/json', 'User-Agent': userAgent };
+  for (const name in target.headers) {
+    const lower = name.toLowerCase();
+    if (RESERVED_HEADERS.has(lower)) continue;
+    if (lower === 'user-agent') delete headers['User-Agent'];
+    headers[name] = target.headers[name]!;
+  }
+  if (target.signatureSecret !== '') {
+    headers['X-Service-Signature'] = signBody(body, target.signatureSecret, iatSeconds, nextJti());
+  }
+  return headers;
+}

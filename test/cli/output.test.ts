@@ -1,0 +1,68 @@
+// Output for people and scripts: aligned tables, colours only on a terminal and never with NO_COLOR or --no-color,
+// --quiet names, --json documents; the export progress bar drawn only on a terminal and erased at the end.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { Output } from '../../src/cli/output.ts';
+import { createProgress } from '../../src/cli/progress.ts';
+
+/** A stream that records what is written; `isTTY` as a terminal would say. */
+function fakeStream(isTTY: boolean): NodeJS.WriteStream & { text: string } {
+  const stream = { isTTY, text: '', write(chunk: string) { stream.text += chunk; return true; }, once() { return stream; } };
+  return stream as unknown as NodeJS.WriteStream & { text: string };
+}
+
+interface Row {
+  id: string;
+  type: string;
+}
+const rows: Row[] = [{ id: 'a', type: 'temperature' }, { id: 'bbbbbb', type: 'co2' }];
+const columns = [{ header: 'ID', value: (r: Row) => r.id }, { header: 'TYPE', value: (r: Row) => r.type }];
+const ESC = '\u001b[';
+
+describe('happy', () => {
+  it('a table aligns its columns; colours only on a terminal without NO_COLOR or --no-color', () => {
+    const plain = fakeStream(false);
+    new Output({}, plain, fakeStream(false), {}).list(rows, columns, (r) => r.id, 'rows');
+    assert.equal(plain.text, 'ID      TYPE\na       temperature\nbbbbbb  co2\n');
+
+    const tty = fakeStream(true);
+    new Output({}, tty, fakeStream(true), {}).list(rows, columns, (r) => r.id, 'rows');
+    assert.ok(tty.text.startsWith(`${ESC}1mID${ESC}0m      ${ESC}1mTYPE${ESC}0m\n`), 'bold headers, padded on the plain text');
+
+    for (const [options, env] of [[{}, { NO_COLOR: '1' }], [{ color: false }, {}]] as const) {
+      const out = fakeStream(true);
+      new Output(options, out, fakeStream(true), env).list(rows, columns, (r) => r.id, 'rows');
+      assert.ok(!out.text.includes(ESC), JSON.stringify({ options, env }));
+    }
+  });
+
+  it('--quiet prints names only, --json one document; notes go to stderr', () => {
+    const quiet = fakeStream(false);
+    const quietErr = fakeStream(false);
+    const q = new Output({ quiet: true }, quiet, quietErr, {});
+    q.list(rows, columns, (r) => `things/${r.id}`, 'rows');
+    q.note('a note');
+    assert.equal(quiet.text, 'things/a\nthings/bbbbbb\n');
+    assert.equal(quietErr.text, '');
+    const json = fakeStream(false);
+    const jsonErr = fakeStream(false);
+    const j = new Output({ json: true }, json, jsonErr, {});
+    j.list(rows, columns, (r) => r.id, 'rows');
+    j.note('a note');
+    assert.deepEqual(JSON.parse(json.text), rows);
+    assert.equal(jsonErr.text, 'a note\n');
+  });
+
+  it('the progress bar draws on a terminal only, and erases itself', () => {
+    const tty = fakeStream(true);
+    const progress = createProgress(tty, true);
+    progress.update(0.5, '5,000 events');
+    progress.done();
+    assert.match(tty.text, /^\r\[#{15}-{15}\]  50%  5,000 events\u001b\[K\r\u001b\[K$/);
+    const pipe = fakeStream(false);
+    const none = createProgress(pipe, true);
+    none.update(0.5, 'x');
+    none.done();
+    assert.equal(pipe.text, '');
+  });
+});
