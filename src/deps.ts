@@ -2,7 +2,7 @@
 import type { AccessTokenSigner } from './auth/access-tokens.ts';
 import type { SecretBox } from './auth/secret-box.ts';
 import type { Config } from './config.ts';
-import type { HandoffPort } from './delivery/queue.ts';
+import type { DeliveryNotices } from './delivery/handoff.ts';
 import type { EventPipeline } from './events/pipeline.ts';
 import type { Clock } from './runtime/clock.ts';
 import type { IdGenerator } from './runtime/ids.ts';
@@ -21,9 +21,6 @@ export interface Deps {
   tokens: AccessTokenSigner;
   /** The one path every device event takes (store + reported + consumers, then subscribers). */
   events: EventPipeline;
-  /** Where the running delivery engine takes fresh queue rows straight from the pipeline (delivery/queue.ts). */
-  deliveryHandoff: HandoffPort;
+  /** What the services tell delivery (a connector's queue was dropped); how the engine works is not theirs. */
+  delivery: DeliveryNotices;
 }
-
-/** Now, in integer microseconds (the store's time unit). */
-export const nowMicros = (deps: Pick<Deps, 'clock'>): number => Math.floor(deps.clock.now() * 1000);

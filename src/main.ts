@@ -9,7 +9,8 @@ import type { Deps } from './deps.ts';
 import { createEventPipeline } from './events/pipeline.ts';
 import { createThreadedDispatcher } from './delivery/dispatcher-thread.ts';
 import { createDeliveryEngine } from './delivery/engine.ts';
-import { createHandoffPort, withDeliveryQueue } from './delivery/queue.ts';
+import { withDeliveryQueue } from './delivery/enqueue.ts';
+import { createHandoffPort, type HandoffPort } from './delivery/handoff.ts';
 import { startRetention } from './events/retention.ts';
 import { startDemo } from './emulator/demo.ts';
 import { createHeartbeats } from './emulator/heartbeats.ts';
@@ -28,25 +29,34 @@ export interface DepsOverrides {
   store?: Store;
 }
 
-export function buildDeps(config: Config, overrides: DepsOverrides = {}): Deps {
+/**
+ * The services' dependencies, and what the composition root keeps for the delivery engine: the hand-off port (the
+ * same object the services know only as `delivery`, its one notice).
+ */
+export interface BuiltDeps extends Deps {
+  handoff: HandoffPort;
+}
+
+export function buildDeps(config: Config, overrides: DepsOverrides = {}): BuiltDeps {
   const clock = overrides.clock ?? systemClock;
   const random = overrides.random ?? systemRandom;
   const logger = overrides.logger ?? createLogger({ level: config.logLevel });
   const store = overrides.store ?? createSqliteStore(join(config.dataDir, 'sensorcloud.db'), { logger });
   const masterKey = loadOrCreateMasterKey(config.dataDir, random);
   const ids = createIdGenerator(clock, random);
-  const deliveryHandoff = createHandoffPort();
+  const handoff = createHandoffPort();
   return {
     config, clock, random, logger, store, ids,
     secretBox: createSecretBox(masterKey, random),
     tokens: createAccessTokenSigner(masterKey),
-    events: withDeliveryQueue(createEventPipeline({ store, clock, ids, logger }), clock, deliveryHandoff),
-    deliveryHandoff,
+    events: withDeliveryQueue(createEventPipeline({ store, clock, ids, logger }), clock, handoff),
+    delivery: handoff,
+    handoff,
   };
 }
 
 export interface Service {
-  deps: Deps;
+  deps: BuiltDeps;
   app: App;
   /** Base URL the server listens on. */
   url: string;

@@ -5,7 +5,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import { createCachedAuthenticator } from '../auth/auth-cache.ts';
 import type { Deps } from '../deps.ts';
 import { notFound, tooManyRequests } from '../domain/errors.ts';
-import { principalBucket, type Principal } from '../services/principal.ts';
+import { principalBucket, type Principal } from '../auth/principal.ts';
 import { BODY_LIMIT_BYTES, parseJsonBody } from './body.ts';
 import { sessionAuthorization } from './console-session.ts';
 import { createConsoleHandler, loadConsoleFiles } from './console-static.ts';

@@ -2,7 +2,7 @@
 import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { unauthenticated } from '../domain/errors.ts';
-import type { Principal } from '../services/principal.ts';
+import type { Principal } from '../auth/principal.ts';
 
 /** The authenticated caller (the onRequest hook guarantees one on authenticated routes). */
 export function principalOf(request: FastifyRequest): Principal {

@@ -8,7 +8,7 @@
 // rules, the use case and the error body, so they answer alike; test/api/publish-fast-path.test.ts sends each request both ways and compares the answers.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Deps } from '../deps.ts';
-import type { Principal } from '../services/principal.ts';
+import type { Principal } from '../auth/principal.ts';
 import { BODY_LIMIT_BYTES, parseJsonBody } from './body.ts';
 import { writeError } from './errors.ts';
 import { publishFromApi } from './routes/emulator.ts';

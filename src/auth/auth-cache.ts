@@ -4,10 +4,9 @@
 // write to users, service accounts, keys or memberships, project deletes included): a deleted key, service account
 // or user, or a changed membership, takes effect on the very next request. Failures are never cached.
 // Caveat: only writes made by this process move the version; see docs/architecture.md.
-import type { Deps } from '../deps.ts';
 import { sha256 } from '../runtime/sha256.ts';
-import type { Principal } from '../services/principal.ts';
-import { authenticateCredential } from './authenticate.ts';
+import type { Principal } from './principal.ts';
+import { authenticateCredential, type AuthDeps } from './authenticate.ts';
 
 export const AUTH_CACHE_TTL_MS = 5000;
 const MAX_ENTRIES = 10_000;
@@ -32,7 +31,7 @@ function freezePrincipal(p: Principal): Principal {
 
 export type Authenticator = (header: string | undefined) => Promise<Principal>;
 
-export function createCachedAuthenticator(deps: Deps): Authenticator {
+export function createCachedAuthenticator(deps: AuthDeps): Authenticator {
   const entries = new Map<string, Entry>();
   return async (header) => {
     if (!header) return (await authenticateCredential(deps, header)).principal;

@@ -1,12 +1,22 @@
 // Turns an Authorization header into a Principal (contract §2.1-2.4): Basic for service accounts with
 // enableBasicAuth, Bearer for tokens minted by /oauth2/token. Anything else is a 401.
-import type { Deps } from '../deps.ts';
+import type { Clock } from '../runtime/clock.ts';
+import type { Store } from '../store/store.ts';
+import type { AccessTokenSigner } from './access-tokens.ts';
 import { unauthenticated } from '../domain/errors.ts';
-import type { Principal } from '../services/principal.ts';
+import type { Principal } from './principal.ts';
 import { ACCESS_TOKEN_GRACE_SECONDS } from './access-tokens.ts';
-import { safeEqual } from './secret-box.ts';
+import { safeEqual, type SecretBox } from './secret-box.ts';
 
-export async function authenticate(deps: Deps, header: string | undefined): Promise<Principal> {
+/** What authentication reads: the store, the clock, and the two keys derived from the master key. */
+export interface AuthDeps {
+  store: Store;
+  clock: Clock;
+  secretBox: Pick<SecretBox, 'open'>;
+  tokens: Pick<AccessTokenSigner, 'verify'>;
+}
+
+export async function authenticate(deps: AuthDeps, header: string | undefined): Promise<Principal> {
   return (await authenticateCredential(deps, header)).principal;
 }
 
@@ -17,7 +27,7 @@ export interface Authenticated {
 }
 
 /** authenticate(), also saying how long the credential stays valid by itself (for the cache in auth-cache.ts). */
-export async function authenticateCredential(deps: Deps, header: string | undefined): Promise<Authenticated> {
+export async function authenticateCredential(deps: AuthDeps, header: string | undefined): Promise<Authenticated> {
   if (!header) throw unauthenticated('missing Authorization header');
   const space = header.indexOf(' ');
   const scheme = (space < 0 ? header : header.slice(0, space)).toLowerCase();
@@ -27,7 +37,7 @@ export async function authenticateCredential(deps: Deps, header: string | undefi
   throw unauthenticated('unsupported Authorization scheme; use Basic or Bearer');
 }
 
-async function authenticateBasic(deps: Deps, value: string): Promise<Principal> {
+async function authenticateBasic(deps: AuthDeps, value: string): Promise<Principal> {
   const decoded = Buffer.from(value, 'base64').toString('utf8');
   const colon = decoded.indexOf(':');
   if (!value || colon < 0) throw unauthenticated('malformed Basic credentials');
@@ -41,7 +51,7 @@ async function authenticateBasic(deps: Deps, value: string): Promise<Principal> 
   return { kind: 'serviceAccount', id: sa.id, email: sa.email, projectId: sa.projectId, keyId: key.id, memberships };
 }
 
-async function authenticateBearer(deps: Deps, token: string): Promise<Authenticated> {
+async function authenticateBearer(deps: AuthDeps, token: string): Promise<Authenticated> {
   const claims = deps.tokens.verify(token, deps.clock.now() / 1000);
   if (!claims) throw unauthenticated('invalid or expired access token');
   // verify() refuses the token once now / 1000 > exp + grace.

@@ -3,7 +3,7 @@
 // the delivery engine's own code (buildPushBody, buildPushHeaders), so there is one implementation of the push.
 import { readFileSync } from 'node:fs';
 import { rootCertificates } from 'node:tls';
-import { buildPushBody, type PushDevice } from '../delivery/queue.ts';
+import { buildPushBody, type PushDevice } from '../delivery/push-body.ts';
 import { buildPushHeaders, pushUserAgent } from '../delivery/push-headers.ts';
 import { systemClock } from '../runtime/clock.ts';
 import { createIdGenerator } from '../runtime/ids.ts';

@@ -1,18 +1,39 @@
-// The delivery engine (contract §6): takes fresh queue rows handed off at commit while it runs (queue.ts) and
-// claims due ones (retries, backlogs, `:sync`), pushes them through the Dispatcher with bounded
-// concurrency per connector and overall (a dead endpoint never slows the others), and records every outcome
-// in the store: ack → row deleted; failure → retry schedule, 12-hour drop, 5-day auto-disable. Outcomes that
-// arrive together are recorded in one transaction (group commit); each outcome's effects are all-or-nothing.
-// Tests drive it with a fake clock through runOnce(); the service runs it with start()/stop().
-import type { Deps } from '../deps.ts';
-import { nowMicros } from '../deps.ts';
-import { afterFailure, afterSuccess } from '../domain/connector-status.ts';
+// The delivery engine (contract §6): takes fresh queue rows handed off at commit while it runs (handoff.ts) and
+// claims due ones (retries, backlogs, `:sync`; claim.ts), pushes them through the Dispatcher within the attempt
+// slots (slots.ts; a dead endpoint never slows the others), and records every outcome (outcomes.ts). Rows handed
+// off while their connector's slots are taken wait in its line (lines.ts); connectors that may have due rows in the
+// queue are its backlog (backlog.ts). Tests drive it with a fake clock through runOnce(); the service runs it with
+// start()/stop().
+import type { SecretBox } from '../auth/secret-box.ts';
 import { dataConnectorName } from '../domain/names.ts';
-import type { Repos } from '../store/store.ts';
-import { attemptCounterDeltas, bump, pruneMetrics, recordAttemptMetrics, series, type AttemptSample } from './metrics.ts';
-import { claimDue, dropExpired, dropQueue, type ClaimedDelivery, type DeliveryHandoff } from './queue.ts';
-import { nextAttemptTime } from './retry.ts';
-import type { AttemptOutcome, Dispatcher, PushTarget } from './types.ts';
+import type { EventPipeline } from '../events/pipeline.ts';
+import { nowMicros, type Clock } from '../runtime/clock.ts';
+import type { Logger } from '../runtime/logger.ts';
+import type { Store } from '../store/store.ts';
+import { Backlog } from './backlog.ts';
+import { claimDue, dropExpired, type ClaimedDelivery } from './claim.ts';
+import type { DeliveryHandoff, HandoffPort } from './handoff.ts';
+import { Lines } from './lines.ts';
+import { pruneMetrics, series } from './metrics.ts';
+import { createOpenedSecrets } from './opened-secrets.ts';
+import { createOutcomeRecorder, type Finished, type RunReport } from './outcomes.ts';
+import { createSlots } from './slots.ts';
+import type { AttemptOutcome, Dispatcher } from './types.ts';
+
+export type { RunReport } from './outcomes.ts';
+
+/** What the engine uses of the service. */
+export interface EngineDeps {
+  store: Store;
+  clock: Clock;
+  logger: Logger;
+  /** Committed events wake the engine when a connector has a backlog. */
+  events: Pick<EventPipeline, 'subscribe'>;
+  /** Opens connectors' signature secrets. */
+  secretBox: Pick<SecretBox, 'open'>;
+  /** Where the engine takes fresh rows from the enqueue consumer while it runs. */
+  handoff: HandoffPort;
+}
 
 export interface EngineOptions {
   /** Attempts in flight per healthy connector. Default 64 (16 capped a single connector at ~1,000/s here). */
@@ -31,14 +52,6 @@ export interface EngineOptions {
   housekeepingIntervalMs?: number;
 }
 
-export interface RunReport {
-  attempted: number;
-  acked: number;
-  failed: number;
-  /** Rows removed without acknowledgement: 12-hour expiry, or the queue dropped by an auto-disable. */
-  dropped: number;
-}
-
 export interface DeliveryEngine {
   /** Starts the background loop: wakes on every committed event, polls as a fallback. */
   start(): void;
@@ -50,40 +63,32 @@ export interface DeliveryEngine {
   wake(): void;
 }
 
-interface Finished {
-  item: ClaimedDelivery;
-  outcome: AttemptOutcome;
-  /** Attempt end, ms. */
-  endMs: number;
-}
-
-/** The smallest of the start times (a loop: spreading up to 64 of them into Math.min allocated for every event). */
-function earliest(times: number[]): number {
-  let min = Infinity;
-  for (const t of times) if (t < min) min = t;
-  return min;
-}
-
-// A module-level helper, not a closure in the per-attempt code: tsx keeps function names, which costs a
-// defineProperty call for every arrow function created (~1 % of the main thread under load).
-function attemptedReports(n: number): RunReport[] {
-  const reports: RunReport[] = [];
-  for (let i = 0; i < n; i++) reports.push({ attempted: 1, acked: 0, failed: 0, dropped: 0 });
-  return reports;
-}
-
-export function createDeliveryEngine(deps: Deps, dispatcher: Dispatcher, options: EngineOptions = {}): DeliveryEngine {
+export function createDeliveryEngine(deps: EngineDeps, dispatcher: Dispatcher, options: EngineOptions = {}): DeliveryEngine {
   const perConnector = options.perConnectorConcurrency ?? 64;
-  const perFailingConnector = Math.min(perConnector, options.failingConnectorConcurrency ?? 2);
-  const total = options.totalConcurrency ?? 1024;
-  const suspectAfterMs = options.suspectAfterMs ?? 1000;
+  const slots = createSlots(deps.clock, {
+    perConnector,
+    perFailingConnector: Math.min(perConnector, options.failingConnectorConcurrency ?? 2),
+    total: options.totalConcurrency ?? 1024,
+    suspectAfterMs: options.suspectAfterMs ?? 1000,
+  });
+  const total = slots.options.total;
   const pollIntervalMs = options.pollIntervalMs ?? 250;
   const leaseMicros = (options.leaseMs ?? 60_000) * 1000;
   const housekeepingIntervalMs = options.housekeepingIntervalMs ?? 5_000;
   const log = deps.logger;
+  const openSecret = createOpenedSecrets(deps.secretBox);
+  const backlog = new Backlog();
+  // A line is bounded, and all lines together hold at most as many rows as may be in flight.
+  const lines = new Lines(perConnector * 4, total);
+  const draining = new Set<string>();
+  const outcomes = createOutcomeRecorder(deps, (d) => {
+    lines.drop(d.connector.id);
+    log.warn(
+      { connector: dataConnectorName(d.connector.projectId, d.connector.id), from: 'ACTIVE', to: 'SYSTEM_DISABLED', failingSince: d.failingSince, droppedDeliveries: d.dropped },
+      'data connector disabled by the service: every push attempt failed for 5 days',
+    );
+  });
 
-  const inFlight = new Map<string, number>();
-  let inFlightTotal = 0;
   // Attempts not yet recorded, and who waits for them to reach 0 (stop). A counter, not a set of promises: every
   // attempt passes here, and tracking each one in a set cost three promises and two closures more.
   let running = 0;
@@ -96,10 +101,6 @@ export function createDeliveryEngine(deps: Deps, dispatcher: Dispatcher, options
   };
   let rotation = 0;
 
-  // Group commit of outcomes.
-  let pending: Array<{ done: Finished; resolve: (r: RunReport) => void }> = [];
-  let flushing: Promise<void> | null = null;
-
   // Background loop state.
   let started = false;
   let stopping = false;
@@ -111,64 +112,13 @@ export function createDeliveryEngine(deps: Deps, dispatcher: Dispatcher, options
   let lastHousekeeping = -Infinity;
   let leasesReleased = false;
 
-  // Connectors whose most recent attempt failed. A dead endpoint holds each attempt for up to the 10 s
-  // timeout; probing it with a couple of attempts instead of a full share keeps the slots (and sockets) for
-  // the healthy connectors (isolation), while its queued rows wait durably for their turn.
-  // A new dead endpoint is only known to fail once its first attempts time out (10 s), so an attempt that has
-  // been in flight for over a second makes the connector suspect too; a healthy endpoint answers long before.
-  const failing = new Set<string>();
-  const startedAt = new Map<string, number[]>();
-  const suspect = (connectorId: string): boolean => {
-    if (failing.has(connectorId)) return true;
-    const starts = startedAt.get(connectorId);
-    return starts !== undefined && starts.length > 0 && deps.clock.now() - earliest(starts) > suspectAfterMs;
-  };
-  // While health is unknown (the first second), a fair share of the overall cap keeps any number of new dead
-  // endpoints from taking every slot before they are found out.
-  const capacityOf = (connectorId: string, competitors = 1) => {
-    const share = Math.max(perFailingConnector, Math.floor(total / Math.max(1, competitors)));
-    return Math.min(suspect(connectorId) ? perFailingConnector : perConnector, share) - (inFlight.get(connectorId) ?? 0);
-  };
-
-  // Connectors that may have due rows waiting in the queue: a fresh row of theirs was queued as due (no free
-  // slot), or a claim left some behind (a backlog after a restart, retries coming due, `:sync`). Later fresh rows
-  // queue behind them instead of being handed off, and every finished attempt wakes the loop to claim more,
-  // until a claim finds the connector's due rows all taken. The value is when it was last marked, so that a
-  // claim that read the queue before that does not clear it.
-  const backlog = new Map<string, number>();
-  let generation = 0;
-
   async function claim(): Promise<ClaimedDelivery[]> {
-    const seen = generation;
+    const seen = backlog.snapshot();
     const result = await claimDue(deps.store, {
-      now: nowMicros(deps), leaseMicros, capacityOf, total: total - inFlightTotal, rotation: rotation++,
+      now: nowMicros(deps), leaseMicros, capacityOf: slots.capacityOf, total: total - slots.inFlightTotal, rotation: rotation++,
     });
-    if (result.due !== null) {
-      for (const id of result.due) if (!result.drained.has(id)) backlog.set(id, ++generation);
-      for (const [id, at] of backlog) {
-        if (at <= seen && (!result.due.has(id) || result.drained.has(id))) backlog.delete(id);
-      }
-    }
+    if (result.due !== null) backlog.settle(seen, result.due, result.drained);
     return result.items;
-  }
-
-  // Fresh rows of a connector whose slots are all taken, waiting leased, in queue order, for its next free slot
-  // (the hand-off's line, queue.ts). `places` counts the rows in line and those reserved by transactions not yet
-  // committed. Only a connector that answers gets a line (a suspect one's rows queue as due, as behind a backlog),
-  // and a line is bounded, so its rows wait milliseconds, far less than their lease. All lines together hold at
-  // most as many rows as may be in flight: with thousands of connectors, rows wait in the queue, not in memory.
-  const lines = new Map<string, ClaimedDelivery[]>();
-  const places = new Map<string, number>();
-  let placesTotal = 0;
-  const lineLimit = perConnector * 4;
-  const linesLimit = total;
-  const draining = new Set<string>();
-
-  function unplace(id: string, n = 1): void {
-    const left = (places.get(id) ?? n) - n;
-    if (left <= 0) places.delete(id);
-    else places.set(id, left);
-    placesTotal -= n;
   }
 
   /** Attempts rows of the connector's line while it has free slots; gives the line back to the queue when it must. */
@@ -180,18 +130,16 @@ export function createDeliveryEngine(deps: Deps, dispatcher: Dispatcher, options
       // whose connector is gone, disabled or no longer answering, or whose oldest row has waited half its lease,
       // goes back to the queue as due (a dropped queue's line is gone already: queueDropped).
       const current = await deps.store.dataConnectors.get(id);
-      const line = lines.get(id);
-      if (!line || stopping) return;
-      if (!current || current.status !== 'ACTIVE' || suspect(id) || (line[0]!.delivery.leaseUntil ?? 0) - nowMicros(deps) < leaseMicros / 2) {
+      const first = lines.first(id);
+      if (!first || stopping) return;
+      if (!current || current.status !== 'ACTIVE' || slots.suspect(id) || (first.delivery.leaseUntil ?? 0) - nowMicros(deps) < leaseMicros / 2) {
         await releaseLine(id);
         return;
       }
-      while (line.length > 0 && inFlightTotal < total && capacityOf(id) > 0) {
-        unplace(id);
-        take(id);
-        void run({ delivery: line.shift()!.delivery, connector: current });
+      while (lines.has(id) && slots.inFlightTotal < total && slots.capacityOf(id) > 0) {
+        slots.take(id);
+        void run({ delivery: lines.shift(id)!.delivery, connector: current });
       }
-      if (line.length === 0) lines.delete(id);
     } catch (err) {
       log.error({ err }, 'delivery engine: attempting rows in line failed');
     } finally {
@@ -199,20 +147,11 @@ export function createDeliveryEngine(deps: Deps, dispatcher: Dispatcher, options
     }
   }
 
-  /** Forgets the connector's line (its rows were deleted with its queue, or are given back): the rows it held. */
-  function dropLine(id: string): ClaimedDelivery[] | undefined {
-    const line = lines.get(id);
-    if (!line) return undefined;
-    lines.delete(id);
-    unplace(id, line.length);
-    return line;
-  }
-
   /** Makes the connector's line due in the queue again, for claims to take. */
   async function releaseLine(id: string): Promise<void> {
-    const line = dropLine(id);
+    const line = lines.drop(id);
     if (!line) return;
-    backlog.set(id, ++generation);
+    backlog.mark(id);
     try {
       await deps.store.transaction((tx) => tx.deliveries.releaseLeases(nowMicros(deps), line.map((item) => item.delivery.id)));
     } catch (err) {
@@ -222,101 +161,65 @@ export function createDeliveryEngine(deps: Deps, dispatcher: Dispatcher, options
     wake();
   }
 
-  /** The hand-off of fresh rows (queue.ts): attached to the pipeline's queue consumer while the loop runs. */
+  /** The hand-off of fresh rows (handoff.ts): attached to the port while the loop runs. */
   const handoff: DeliveryHandoff = {
     reserve(connectorId, now, competitors) {
       if (!started || stopping) return null;
-      if (!backlog.has(connectorId) && inFlightTotal < total) {
-        const waiting = places.get(connectorId) ?? 0;
+      if (!backlog.has(connectorId) && slots.inFlightTotal < total) {
         // The same fair share of the overall cap as a claim gives, here among the connectors the event goes to,
         // so that many new endpoints that turn out dead cannot take every slot before they are found out.
-        if (waiting === 0 && capacityOf(connectorId, competitors) > 0) {
-          take(connectorId);
+        if (lines.waiting(connectorId) === 0 && slots.capacityOf(connectorId, competitors) > 0) {
+          slots.take(connectorId);
           return { leaseUntil: now + leaseMicros, slot: true };
         }
-        if (!suspect(connectorId) && waiting < lineLimit && placesTotal < linesLimit) {
-          places.set(connectorId, waiting + 1);
-          placesTotal++;
+        // Only a connector that answers gets a line (a suspect one's rows queue as due, as behind a backlog).
+        if (!slots.suspect(connectorId) && lines.hasRoom(connectorId)) {
+          lines.place(connectorId);
           return { leaseUntil: now + leaseMicros, slot: false };
         }
       }
-      backlog.set(connectorId, ++generation);
+      backlog.mark(connectorId);
       return null;
     },
     launch(item, slot) {
       const id = item.connector.id;
       // Stopping: the row stays leased and is released, then attempted, at the next start.
       if (!started || stopping) {
-        if (slot) give(id);
-        else unplace(id);
+        if (slot) slots.give(id);
+        else lines.unplace(id);
       } else if (slot) {
         void run(item);
       } else {
-        let line = lines.get(id);
-        if (!line) lines.set(id, (line = []));
-        line.push(item);
+        lines.push(item);
         void drain(id);
       }
     },
     release(connectorId, slot) {
       if (slot) {
-        give(connectorId);
+        slots.give(connectorId);
         if (lines.has(connectorId)) void drain(connectorId);
         wake();
       } else {
-        unplace(connectorId);
+        lines.unplace(connectorId);
       }
     },
-    queueDropped: dropLine,
+    queueDropped(connectorId) {
+      lines.drop(connectorId);
+    },
   };
 
-  // Opened signature secrets by sealed value: an AES-GCM open per attempt showed in the profile. A changed
-  // secret has a new sealed value, so entries never go stale; the map is bounded.
-  const openedSecrets = new Map<string, string>();
-  function openSecret(sealed: string): string {
-    if (sealed === '') return '';
-    let plain = openedSecrets.get(sealed);
-    if (plain === undefined) {
-      plain = deps.secretBox.open(sealed);
-      if (openedSecrets.size >= 10_000) openedSecrets.clear();
-      openedSecrets.set(sealed, plain);
-    }
-    return plain;
-  }
-
-  function targetOf(item: ClaimedDelivery): PushTarget {
-    const c = item.connector;
-    return { url: c.url, headers: c.headers, signatureSecret: openSecret(c.signatureSecretSealed) };
-  }
-
   /** One attempt: the push and how it ended. */
-  async function send(item: ClaimedDelivery): Promise<Finished> {
-    const startMs = deps.clock.now();
+  async function send(item: ClaimedDelivery, startMs: number): Promise<Finished> {
+    const c = item.connector;
     let outcome: AttemptOutcome;
     try {
-      outcome = await dispatcher.send(targetOf(item), item.delivery.body);
+      outcome = await dispatcher.send({ url: c.url, headers: c.headers, signatureSecret: openSecret(c.signatureSecretSealed) }, item.delivery.body);
     } catch (err) {
       // The Dispatcher never throws by contract, and the secret opens unless the master key changed; either
       // way the row must not be lost, so it is a failed attempt like any other.
       outcome = { ok: false, reason: 'connection', responseTimeMs: Math.max(0, deps.clock.now() - startMs), message: `dispatcher error: ${(err as Error).message}` };
     }
-    const endMs = Math.max(deps.clock.now(), startMs + outcome.responseTimeMs);
-    if (outcome.ok) failing.delete(item.connector.id);
-    else failing.add(item.connector.id);
-    return { item, outcome, endMs };
-  }
-
-  /** Counts an attempt slot of the connector as taken. */
-  function take(id: string): void {
-    inFlight.set(id, (inFlight.get(id) ?? 0) + 1);
-    inFlightTotal += 1;
-  }
-
-  function give(id: string): void {
-    const n = (inFlight.get(id) ?? 1) - 1;
-    if (n <= 0) inFlight.delete(id);
-    else inFlight.set(id, n);
-    inFlightTotal -= 1;
+    return { item, outcome, endMs: Math.max(deps.clock.now(), startMs + outcome.responseTimeMs) };
   }
 
   /**
@@ -328,22 +231,13 @@ export function createDeliveryEngine(deps: Deps, dispatcher: Dispatcher, options
   function run(item: ClaimedDelivery): Promise<RunReport> {
     const id = item.connector.id;
     const start = deps.clock.now();
-    let starts = startedAt.get(id);
-    if (!starts) startedAt.set(id, (starts = []));
-    starts.push(start);
-    const p = send(item).then((done) => {
+    slots.started(id, start);
+    const p = send(item, start).then((done) => {
       // Recorded first: its transaction is asked for before the next claim's, so it goes first in the commit
       // they share. Every moment a success is not yet recorded, a crash would send its event again.
-      const recorded = record(done);
-      const list = startedAt.get(id);
-      if (list) {
-        // Attempts mostly end in the order they started: shift, unlike splice, leaves no array behind.
-        const at = list.indexOf(start);
-        if (at === 0) list.shift();
-        else list.splice(at, 1);
-        if (list.length === 0) startedAt.delete(id);
-      }
-      give(id);
+      const recorded = outcomes.record(done);
+      slots.ended(id, start, done.outcome.ok);
+      slots.give(id);
       if (lines.has(id)) void drain(id);
       wakeForBacklog();
       return recorded;
@@ -355,118 +249,9 @@ export function createDeliveryEngine(deps: Deps, dispatcher: Dispatcher, options
 
   function launch(items: ClaimedDelivery[]): Array<Promise<RunReport>> {
     return items.map((item) => {
-      take(item.connector.id);
+      slots.take(item.connector.id);
       return run(item);
     });
-  }
-
-  function record(done: Finished): Promise<RunReport> {
-    return new Promise((resolve) => {
-      pending.push({ done, resolve });
-      if (!flushing) flushing = flush();
-    });
-  }
-
-  async function flush(): Promise<void> {
-    while (pending.length > 0) {
-      // Taken when the transaction runs, not when it is asked for: the store starts a transaction one loop turn
-      // after it is requested, so the outcomes that arrive in this turn join it, and it shares the commit of
-      // whatever else this turn asked for (no extra turn of its own before it, which widened the window in
-      // which a crash sends an acknowledged event again).
-      let batch: typeof pending | null = null;
-      const takeBatch = () => {
-        const b = pending;
-        pending = [];
-        return b;
-      };
-      // Set by the transaction below, or by its failure.
-      let reports: RunReport[] = [];
-      let disabled: Array<{ connectorId: string; projectId: string; failingSince: number | null; dropped: number }> = [];
-      try {
-        // Re-runnable, so a shared SQLite commit runs it without a savepoint: each call starts its reports over.
-        await deps.store.transaction(async (tx) => {
-          batch ??= takeBatch();
-          reports = attemptedReports(batch.length);
-          disabled = [];
-          const samples: AttemptSample[] = [];
-          const counters: Record<string, number> = {};
-          for (let i = 0; i < batch.length; i++) {
-            await apply(tx, batch[i]!.done, reports[i]!, samples, counters, disabled);
-          }
-          await recordAttemptMetrics(tx, samples);
-          attemptCounterDeltas(samples, counters);
-          await tx.connectorMetrics.addCounters(counters);
-        }, { rerunnable: true });
-      } catch (err) {
-        // Nothing was recorded; the rows stay leased and come back when the lease ends.
-        batch ??= takeBatch();
-        reports = attemptedReports(batch.length);
-        disabled = [];
-        log.error({ err }, 'delivery engine: recording attempt outcomes failed');
-      }
-      for (const d of disabled) {
-        dropLine(d.connectorId);
-        log.warn(
-          { connector: dataConnectorName(d.projectId, d.connectorId), from: 'ACTIVE', to: 'SYSTEM_DISABLED', failingSince: d.failingSince, droppedDeliveries: d.dropped },
-          'data connector disabled by the service: every push attempt failed for 5 days',
-        );
-      }
-      // (The transaction took the batch unless it failed before running at all.)
-      (batch ?? takeBatch()).forEach((b, i) => b.resolve(reports[i]!));
-    }
-    flushing = null;
-  }
-
-  /** The effects of one outcome (contract §6.4-6.6), inside the group transaction. */
-  async function apply(
-    tx: Repos, done: Finished, report: RunReport, samples: AttemptSample[], counters: Record<string, number>,
-    disabled: Array<{ connectorId: string; projectId: string; failingSince: number | null; dropped: number }>,
-  ): Promise<void> {
-    const { item, outcome, endMs } = done;
-    const row = item.delivery;
-    const connector = await tx.dataConnectors.get(item.connector.id);
-    // Deleted meanwhile: its queue and metrics are gone with it.
-    if (!connector) return;
-    const end = Math.floor(endMs * 1000);
-    samples.push({ connectorId: connector.id, time: end, reason: outcome.reason, ok: outcome.ok, responseTimeMs: outcome.responseTimeMs });
-
-    if (outcome.ok) {
-      report.acked = 1;
-      if (await tx.deliveries.delete(row.id)) bump(counters, series.deliveries('acked'));
-      const next = afterSuccess(connector);
-      if (next.failingSince !== connector.failingSince) await tx.dataConnectors.updateState(connector.id, next.status, next.failingSince, end);
-      return;
-    }
-
-    report.failed = 1;
-    log.debug({ connector: dataConnectorName(connector.projectId, connector.id), eventId: row.eventId, attempt: row.attempts + 1, reason: outcome.reason, status: outcome.status, message: outcome.message }, 'push attempt failed');
-    // Disabled (or re-enabled after a drop) while the attempt was in flight: it counts, but is not retried.
-    if (connector.status !== 'ACTIVE') {
-      await tx.deliveries.delete(row.id);
-      return;
-    }
-    const next = afterFailure(connector, end);
-    if (next.status !== connector.status || next.failingSince !== connector.failingSince) {
-      await tx.dataConnectors.updateState(connector.id, next.status, next.failingSince, end);
-    }
-    if (next.dropQueue) {
-      const n = await dropQueue(tx, connector.id);
-      bump(counters, series.deliveries('dropped'), n);
-      report.dropped += n;
-      disabled.push({ connectorId: connector.id, projectId: connector.projectId, failingSince: next.failingSince, dropped: n });
-      return;
-    }
-    const attemptNumber = row.attempts + 1;
-    const dueMs = nextAttemptTime(attemptNumber, endMs, row.enqueueTime / 1000, outcome.responseTimeMs, outcome.retryAfterSeconds);
-    if (dueMs === null) {
-      // The next attempt would fall at or after 12 h from enqueue: dropped now, without it.
-      if (await tx.deliveries.delete(row.id)) {
-        bump(counters, series.deliveries('dropped'));
-        report.dropped += 1;
-      }
-    } else {
-      await tx.deliveries.reschedule(row.id, attemptNumber, Math.ceil(dueMs * 1000));
-    }
   }
 
   async function housekeeping(): Promise<number> {
@@ -492,8 +277,8 @@ export function createDeliveryEngine(deps: Deps, dispatcher: Dispatcher, options
       try {
         if (!leasesReleased) {
           leasesReleased = true;
-          // SQLite has one writer process: a lease left over from before a restart belongs to no live attempt.
-          if (deps.store.kind === 'sqlite') await deps.store.deliveries.releaseLeases(nowMicros(deps));
+          // A store that one process owns: a lease left over from before a restart belongs to no live attempt.
+          if (deps.store.exclusive) await deps.store.deliveries.releaseLeases(nowMicros(deps));
         }
         if (deps.clock.now() - lastHousekeeping >= housekeepingIntervalMs) await housekeeping();
         const items = await claim();
@@ -533,7 +318,7 @@ export function createDeliveryEngine(deps: Deps, dispatcher: Dispatcher, options
     timer = setTimeout(() => {
       wake();
       // A line that stopped moving (its connector turned suspect, or changed) goes back to the queue.
-      for (const id of lines.keys()) void drain(id);
+      for (const id of lines.connectors()) void drain(id);
       if (started && !stopping) schedulePoll();
     }, pollIntervalMs);
     timer.unref();
@@ -545,7 +330,7 @@ export function createDeliveryEngine(deps: Deps, dispatcher: Dispatcher, options
       started = true;
       stopping = false;
       unsubscribe = deps.events.subscribe(wakeForBacklog);
-      deps.deliveryHandoff.attach(handoff);
+      deps.handoff.attach(handoff);
       schedulePoll();
       wake();
       log.info({ perConnectorConcurrency: perConnector, totalConcurrency: total }, 'delivery engine started');
@@ -554,18 +339,16 @@ export function createDeliveryEngine(deps: Deps, dispatcher: Dispatcher, options
     async stop() {
       if (!started) return;
       stopping = true;
-      deps.deliveryHandoff.attach(null);
+      deps.handoff.attach(null);
       if (timer) clearTimeout(timer);
       timer = null;
       unsubscribe?.();
       unsubscribe = null;
       if (pumping) await pumping;
       while (running > 0) await new Promise<void>((resolve) => idle.push(resolve));
-      if (flushing) await flushing;
+      await outcomes.settled();
       // Rows in line stay leased: the next start releases every lease (no attempt is in flight by then).
       lines.clear();
-      places.clear();
-      placesTotal = 0;
       leasesReleased = false;
       started = false;
       stopping = false;
@@ -575,7 +358,7 @@ export function createDeliveryEngine(deps: Deps, dispatcher: Dispatcher, options
     async runOnce() {
       const report: RunReport = { attempted: 0, acked: 0, failed: 0, dropped: 0 };
       report.dropped += await housekeeping();
-      const running = new Set<Promise<void>>();
+      const inFlight = new Set<Promise<void>>();
       const claimMore = async () => {
         for (const p of launch(await claim())) {
           const tracked: Promise<void> = p.then((r) => {
@@ -583,16 +366,16 @@ export function createDeliveryEngine(deps: Deps, dispatcher: Dispatcher, options
             report.acked += r.acked;
             report.failed += r.failed;
             report.dropped += r.dropped;
-            running.delete(tracked);
+            inFlight.delete(tracked);
           });
-          running.add(tracked);
+          inFlight.add(tracked);
         }
       };
       // Claims again whenever an attempt finishes (capacity freed), like the background loop. Every claimed row
       // is deleted or rescheduled at least 8 s ahead, so this ends once nothing due is left.
       await claimMore();
-      while (running.size > 0) {
-        await Promise.race(running);
+      while (inFlight.size > 0) {
+        await Promise.race(inFlight);
         await claimMore();
       }
       return report;

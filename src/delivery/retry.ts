@@ -8,6 +8,7 @@ export const RETRY_BASE_SECONDS = 8;
 export const RETRY_MAX_SECONDS = 3600;
 /** An unacknowledged event is removed this long after it was queued (enqueue time, not event time). */
 export const RETENTION_MS = 12 * 3600 * 1000;
+export const RETENTION_MICROS = RETENTION_MS * 1000;
 /** Minimum interval as a multiple of the attempt's response time (slow endpoints). */
 export const SLOW_ENDPOINT_FACTOR = 4;
 

@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createPeriodic } from '../runtime/periodic.ts';
 import type { Deps } from '../deps.ts';
-import { nowMicros } from '../deps.ts';
+import { nowMicros } from '../runtime/clock.ts';
 import { DEVICE_TYPES } from '../domain/device-types.ts';
 import { formatTimestamp } from '../domain/time.ts';
 import type { DeviceRecord } from '../store/records.ts';

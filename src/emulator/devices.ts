@@ -2,7 +2,7 @@
 // checks emulator.* permissions; the demo and heartbeats act as the service itself). Label changes go through
 // the event pipeline so the labelsChanged event is stored and queued in the same transaction.
 import type { Deps } from '../deps.ts';
-import { nowMicros } from '../deps.ts';
+import { nowMicros } from '../runtime/clock.ts';
 import { DEVICE_TYPES, DEVICE_TYPE_NAMES } from '../domain/device-types.ts';
 import { badRequest, notFound } from '../domain/errors.ts';
 import { MAX_LABELS_PER_DEVICE, labelKeyProblem, labelValueProblem } from '../domain/labels.ts';

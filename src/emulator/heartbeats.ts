@@ -6,7 +6,7 @@
 // `reported`), so restarts do not burst and several processes agree; time comes from deps.clock only.
 import { createPeriodic } from '../runtime/periodic.ts';
 import type { Deps } from '../deps.ts';
-import { nowMicros } from '../deps.ts';
+import { nowMicros } from '../runtime/clock.ts';
 import { DEFAULT_CLOUD_CONNECTOR_ID, DEFAULT_RSSI, DEFAULT_SIGNAL_STRENGTH } from '../domain/event-data.ts';
 import { formatTimestamp } from '../domain/time.ts';
 import type { Emit } from '../events/pipeline.ts';

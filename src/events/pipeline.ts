@@ -2,13 +2,14 @@
 // emitted event is stored in history, applied to the device's `reported` state, and handed to every consumer
 // (e.g. the data connector queue) — so an event is either stored and queued, or neither. After the commit it
 // is offered to subscribers (event streams); a multi-process backend can feed subscribers the same way.
-import type { Deps } from '../deps.ts';
-import { nowMicros } from '../deps.ts';
 import { LABELS_CHANGED } from '../domain/device-types.ts';
 import { deviceName } from '../domain/names.ts';
 import { formatTimestamp } from '../domain/time.ts';
+import { nowMicros, type Clock } from '../runtime/clock.ts';
+import type { IdGenerator } from '../runtime/ids.ts';
+import type { Logger } from '../runtime/logger.ts';
 import type { DeviceRecord } from '../store/records.ts';
-import type { Repos } from '../store/store.ts';
+import type { Repos, Store } from '../store/store.ts';
 import type { DeviceEvent, EmittedEvent } from './types.ts';
 
 /** Callbacks a consumer leaves for when the emitting transaction is over; they run synchronously and must not throw. */
@@ -57,7 +58,7 @@ class Callbacks implements TransactionOutcome {
   }
 }
 
-export function createEventPipeline(deps: Pick<Deps, 'store' | 'clock' | 'ids' | 'logger'>): EventPipeline {
+export function createEventPipeline(deps: { store: Store; clock: Clock; ids: IdGenerator; logger: Logger }): EventPipeline {
   const consumers: EventConsumer[] = [];
   const subscribers = new Set<EventSubscriber>();
 

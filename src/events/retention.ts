@@ -1,15 +1,17 @@
 // History retention (contract §7 #6): events stored longer ago than SENSORCLOUD_EVENT_RETENTION are deleted in
 // small batches, yielding to the event loop between batches, so a large backlog never stalls API requests
 // (SQLite has one writer; each batch is a short statement of its own).
+import type { Config } from '../config.ts';
+import { nowMicros, type Clock } from '../runtime/clock.ts';
+import type { Logger } from '../runtime/logger.ts';
 import { createPeriodic } from '../runtime/periodic.ts';
-import type { Deps } from '../deps.ts';
-import { nowMicros } from '../deps.ts';
+import type { Store } from '../store/store.ts';
 
 export const DEFAULT_PRUNE_BATCH_SIZE = 1000;
 /** How often the background pass runs; retention is counted in days, so a minute is plenty fine-grained. */
 export const DEFAULT_PRUNE_INTERVAL_MS = 60_000;
 
-type RetentionDeps = Pick<Deps, 'store' | 'clock' | 'config' | 'logger'>;
+type RetentionDeps = { store: Store; clock: Clock; config: Pick<Config, 'eventRetentionSeconds'>; logger: Logger };
 
 export interface PruneOptions {
   /** Rows per delete statement. */

@@ -23,3 +23,6 @@ export class FakeClock implements Clock {
     this.ms += ms;
   }
 }
+
+/** Now, in integer microseconds (the store's time unit), from whatever holds the clock (deps, a part's own deps). */
+export const nowMicros = (source: { clock: Clock }): number => Math.floor(source.clock.now() * 1000);

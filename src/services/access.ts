@@ -6,7 +6,7 @@ import { organizationName, projectName } from '../domain/names.ts';
 import { ORGANIZATION_ADMIN_PERMISSIONS, PROJECT_ADMIN_PERMISSIONS, projectPermissionsOf } from '../domain/roles.ts';
 import type { MembershipRecord, OrganizationRecord, ProjectRecord } from '../store/records.ts';
 import type { Repos } from '../store/store.ts';
-import type { Principal } from './principal.ts';
+import type { Principal } from '../auth/principal.ts';
 
 const accepted = (p: Principal) => p.memberships.filter((m) => m.status === 'ACCEPTED');
 

@@ -5,7 +5,7 @@ import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { hashPassword } from '../auth/passwords.ts';
 import type { Deps } from '../deps.ts';
-import { nowMicros } from '../deps.ts';
+import { nowMicros } from '../runtime/clock.ts';
 import { organizationName, projectName, serviceAccountEmail, serviceAccountName } from '../domain/names.ts';
 import { newSecret, newToken } from '../runtime/random.ts';
 

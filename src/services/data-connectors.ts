@@ -2,7 +2,7 @@
 // queue effects, :sync and :metrics. Only callers holding dataconnector.update see the signature secret and
 // header values (§7 #1).
 import type { Deps } from '../deps.ts';
-import { nowMicros } from '../deps.ts';
+import { nowMicros } from '../runtime/clock.ts';
 import { applyStatusWrite, initialState } from '../domain/connector-status.ts';
 import { EVENT_TYPES } from '../domain/device-types.ts';
 import { labelKeyProblem } from '../domain/labels.ts';
@@ -11,12 +11,13 @@ import { dataConnectorName } from '../domain/names.ts';
 import { pageRequest, toPage } from '../domain/paging.ts';
 import { formatTimestamp } from '../domain/time.ts';
 import { readConnectorMetrics, readConnectorMetricsHistory, series, type ConnectorMetrics, type MetricsHistoryBucket } from '../delivery/metrics.ts';
-import { dropQueue, enqueueSync } from '../delivery/queue.ts';
+import { dropQueue } from '../delivery/claim.ts';
+import { enqueueSync } from '../delivery/sync.ts';
 import { checkUrlForWrite } from '../delivery/ssrf.ts';
 import type { DataConnectorRecord } from '../store/connector-repos.ts';
 import type { Repos } from '../store/store.ts';
 import { requireProject } from './access.ts';
-import type { Principal } from './principal.ts';
+import type { Principal } from '../auth/principal.ts';
 
 export const MAX_CONNECTORS_PER_PROJECT = 100;
 export const MAX_DISPLAY_NAME_LENGTH = 256;
@@ -320,7 +321,7 @@ export async function updateDataConnector(
     // The answer is built before the commit: if building it failed, nothing would be left behind.
     return { connector, view: presentDataConnector(deps, connector, true), from: before.status, transitioned: changed && transitioned, dropped };
   });
-  if (result.dropped > 0) deps.deliveryHandoff.current?.queueDropped(connectorId);
+  if (result.dropped > 0) deps.delivery.queueDropped(connectorId);
   if (result.transitioned) logTransition(deps, result.connector, result.from, principal, result.dropped);
   return result.view;
 }
@@ -336,7 +337,7 @@ export async function deleteDataConnector(deps: Deps, principal: Principal, proj
     await tx.dataConnectors.delete(c.id);
     return n;
   });
-  if (dropped > 0) deps.deliveryHandoff.current?.queueDropped(connectorId);
+  if (dropped > 0) deps.delivery.queueDropped(connectorId);
   deps.logger.info({ connector: dataConnectorName(projectId, connectorId), by: `${principal.kind}:${principal.id}`, droppedDeliveries: dropped }, 'data connector deleted');
 }
 

@@ -9,7 +9,7 @@ import { sha256 } from '../runtime/sha256.ts';
 import type { ProjectRecord } from '../store/records.ts';
 import type { DeviceListingRow, DeviceQuery, DeviceSort, DeviceSortValue } from '../store/store.ts';
 import { projectPermissions, readableScopes, requireProject } from './access.ts';
-import type { Principal } from './principal.ts';
+import type { Principal } from '../auth/principal.ts';
 
 /** Query parameters of GET /projects/{p}/devices, after camel-casing (src/api/query.ts). */
 export interface DeviceListParams {

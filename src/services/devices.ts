@@ -2,7 +2,7 @@
 // devices (batchUpdate) and transfer. Every label change that alters a device emits exactly one labelsChanged
 // event through the pipeline, in the same transaction as the change.
 import type { Deps } from '../deps.ts';
-import { nowMicros } from '../deps.ts';
+import { nowMicros } from '../runtime/clock.ts';
 import { LABELS_CHANGED, presentReported } from '../domain/device-types.ts';
 import { badRequest, conflict, notFound } from '../domain/errors.ts';
 import { checkBatchSize } from '../domain/batches.ts';
@@ -12,7 +12,7 @@ import type { Emit } from '../events/pipeline.ts';
 import type { DeviceRecord } from '../store/records.ts';
 import type { Repos } from '../store/store.ts';
 import { projectPermissions, requireProject } from './access.ts';
-import type { Principal } from './principal.ts';
+import type { Principal } from '../auth/principal.ts';
 
 /** The wire shape of §3.7, keys in contract order. */
 export function presentDevice(d: DeviceRecord) {

@@ -1,14 +1,14 @@
 // Event history of one device (contract §4.7): inclusive time window (default the last 24 h), optional event
 // type filter, newest first, keyset paging on (timestamp, eventId).
 import type { Deps } from '../deps.ts';
-import { nowMicros } from '../deps.ts';
+import { nowMicros } from '../runtime/clock.ts';
 import { EVENT_TYPES } from '../domain/device-types.ts';
 import { badRequest } from '../domain/errors.ts';
 import { MAX_PAGE_BYTES, pageRequest, toPage } from '../domain/paging.ts';
 import { parseTimestamp } from '../domain/time.ts';
 import { findProjectDevice } from '../emulator/devices.ts';
 import { requireProject } from './access.ts';
-import type { Principal } from './principal.ts';
+import type { Principal } from '../auth/principal.ts';
 
 export const DEFAULT_HISTORY_WINDOW_MICROS = 24 * 3600 * 1_000_000;
 

@@ -4,7 +4,7 @@
 import { createHash } from 'node:crypto';
 import { hashPassword } from '../auth/passwords.ts';
 import type { Deps } from '../deps.ts';
-import { nowMicros } from '../deps.ts';
+import { nowMicros } from '../runtime/clock.ts';
 import { checkBatchSize } from '../domain/batches.ts';
 import { badRequest, conflict, forbidden, notFound } from '../domain/errors.ts';
 import { idFromName, organizationMemberName, projectMemberName } from '../domain/names.ts';
@@ -15,7 +15,7 @@ import { newToken } from '../runtime/random.ts';
 import type { MembershipRecord, ProjectRecord, ScopeType } from '../store/records.ts';
 import type { Repos } from '../store/store.ts';
 import { projectPermissions, requireHoldsRolesOf, requireOrganization, requireProject } from './access.ts';
-import type { Principal } from './principal.ts';
+import type { Principal } from '../auth/principal.ts';
 import { projectIdParam } from './projects.ts';
 
 export interface MemberScope { type: ScopeType; id: string }

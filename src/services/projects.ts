@@ -1,6 +1,6 @@
 // Projects (contract §3.2, §4.1): visibility, create, update with field masks, delete with its cascade, label batches.
 import type { Deps } from '../deps.ts';
-import { nowMicros } from '../deps.ts';
+import { nowMicros } from '../runtime/clock.ts';
 import { checkBatchSize } from '../domain/batches.ts';
 import { badRequest, notFound } from '../domain/errors.ts';
 import { labelKeyProblem, labelValueProblem } from '../domain/labels.ts';
@@ -9,7 +9,7 @@ import { pageRequest, toPage } from '../domain/paging.ts';
 import type { Location, ProjectWithCounts } from '../store/records.ts';
 import type { Repos } from '../store/store.ts';
 import { readableScopes, requireHoldsRolesOf, requireOrganization, requireProject } from './access.ts';
-import type { Principal } from './principal.ts';
+import type { Principal } from '../auth/principal.ts';
 
 export const UNSET_LOCATION: Location = { latitude: null, longitude: null, timeLocation: '' };
 const MAX_DISPLAY_NAME = 256;

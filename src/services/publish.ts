@@ -1,13 +1,13 @@
 // The emulator's :publish use case (contract §5.3): validate and normalise the body, then emit through the one
 // event pipeline, which stores it, moves `reported` forward, queues it and (after commit) streams it.
 import type { Deps } from '../deps.ts';
-import { nowMicros } from '../deps.ts';
+import { nowMicros } from '../runtime/clock.ts';
 import { normalizePublishBody } from '../domain/event-data.ts';
 import { findProjectDevice, requireEmulated } from '../emulator/devices.ts';
 import type { EmittedEvent } from '../events/types.ts';
 import type { DeviceRecord } from '../store/records.ts';
 import { requireProject } from './access.ts';
-import type { Principal } from './principal.ts';
+import type { Principal } from '../auth/principal.ts';
 
 /**
  * Publishes one event `{"<eventType>": {…}}` for a device, whatever its kind (heartbeats and the demo use this

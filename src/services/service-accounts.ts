@@ -1,7 +1,7 @@
 // Service accounts and their keys (contract §3.5, §3.6, §4.5): project admin for every operation, reads
 // included (§2.6); only accounts owned by the project are visible under it; at most 10 keys each (§7 #10).
 import type { Deps } from '../deps.ts';
-import { nowMicros } from '../deps.ts';
+import { nowMicros } from '../runtime/clock.ts';
 import { badRequest, notFound } from '../domain/errors.ts';
 import { serviceAccountEmail } from '../domain/names.ts';
 import { pageRequest, toPage } from '../domain/paging.ts';
@@ -9,7 +9,7 @@ import { newSecret } from '../runtime/random.ts';
 import type { KeyRecord, ServiceAccountRecord } from '../store/records.ts';
 import type { Repos } from '../store/store.ts';
 import { requireHoldsRolesOf, requireProject } from './access.ts';
-import type { Principal } from './principal.ts';
+import type { Principal } from '../auth/principal.ts';
 
 export const MAX_KEYS_PER_SERVICE_ACCOUNT = 10;
 export const MAX_DISPLAY_NAME_LENGTH = 256;

@@ -2,7 +2,7 @@
 // per-connector queue (one row per event and connector, body built once at enqueue) and the time-bucketed
 // metrics with the service-wide delivery counters. Part of Repos, so all of it shares the store's transactions.
 import type { ConnectorStatus } from '../domain/connector-status.ts';
-import type { Range } from './store.ts';
+import type { Range } from './range.ts';
 
 export interface DataConnectorRecord {
   id: string;

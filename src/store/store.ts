@@ -6,12 +6,9 @@ import type {
   ScopeType, ServiceAccountRecord, UserRecord,
 } from './records.ts';
 import type { ConnectorMetricRepo, DataConnectorRepo, DeliveryRepo } from './connector-repos.ts';
+import type { Range } from './range.ts';
 
-/** Keyset page request at the store level: rows strictly after `after`, at most `limit`. */
-export interface Range<K = string> {
-  after?: K | null;
-  limit: number;
-}
+export type { Range } from './range.ts';
 
 export interface OrganizationRepo {
   create(org: OrganizationRecord): Promise<void>;
@@ -210,15 +207,21 @@ export interface Repos {
 
 export interface TransactionOptions {
   /**
-   * fn may be called again from the start after a call whose writes were undone, and leaves nothing outside the
-   * store to undo (or undoes it itself when called again, as the event pipeline does). The store may then run it
-   * more cheaply (SQLite: without the savepoint of a shared commit).
+   * A promise of the caller, not a request: fn may be called again from the start after a call whose writes were
+   * undone, and leaves nothing outside the store to undo (or undoes it itself when called again, as the event
+   * pipeline does). A store may use it as it can, or ignore it: run fn more cheaply (SQLite: without the savepoint
+   * of a shared commit), or retry it after a failure that undid it (a lost connection, a serialization failure).
    */
   rerunnable?: boolean;
 }
 
 export interface Store extends Repos {
-  readonly kind: 'sqlite' | 'postgres';
+  /**
+   * One process owns this store (SQLite: the data dir is locked to it). Then, when it starts, no attempt of an
+   * earlier process can still be in flight, and every delivery lease is left over from a crash. A store shared by
+   * several processes says false: a lease ends only when its time is up.
+   */
+  readonly exclusive: boolean;
   /** Runs fn in one transaction; commits when it resolves, rolls back when it throws. */
   transaction<T>(fn: (tx: Repos) => Promise<T>, options?: TransactionOptions): Promise<T>;
   /** Resolves when the database answers. */

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { ACCESS_TOKEN_GRACE_SECONDS } from '../../src/auth/access-tokens.ts';
 import { AUTH_CACHE_TTL_MS } from '../../src/auth/auth-cache.ts';
-import { nowMicros } from '../../src/deps.ts';
+import { nowMicros } from '../../src/runtime/clock.ts';
 import { createSqliteStore } from '../../src/store/sqlite/index.ts';
 import { createTestContext, type Account, type Auth, type TestContext } from '../helpers/context.ts';
 

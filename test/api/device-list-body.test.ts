@@ -2,7 +2,7 @@
 // bytes must be exactly JSON.stringify of the presentDevice objects, and every device write must show at once.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { nowMicros } from '../../src/deps.ts';
+import { nowMicros } from '../../src/runtime/clock.ts';
 import { presentDevice } from '../../src/services/devices.ts';
 import { devicePageBody, presentDeviceJson, presentReportedJson } from '../../src/services/device-json.ts';
 import type { DeviceRecord } from '../../src/store/records.ts';

@@ -1,7 +1,7 @@
 // Device reads (contract §3.7, §4.6, §1.5, §1.10): get, list filters, order_by, keyset paging, the wildcard project.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { nowMicros } from '../../src/deps.ts';
+import { nowMicros } from '../../src/runtime/clock.ts';
 import type { DeviceRecord } from '../../src/store/records.ts';
 import { createTestContext, type TestContext } from '../helpers/context.ts';
 

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { verifyPassword } from '../../src/auth/passwords.ts';
-import { nowMicros } from '../../src/deps.ts';
+import { nowMicros } from '../../src/runtime/clock.ts';
 import { createTestContext, type Auth, type TestContext } from '../helpers/context.ts';
 
 const DAY_MS = 24 * 3600 * 1000;

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { bucketStartOf } from '../../src/delivery/metrics.ts';
-import { nowMicros } from '../../src/deps.ts';
+import { nowMicros } from '../../src/runtime/clock.ts';
 import { formatTimestamp } from '../../src/domain/time.ts';
 import { createTestContext, type TestContext } from '../helpers/context.ts';
 

@@ -1,7 +1,7 @@
 // Projects (contract §3.2, §4.1): list, create, get, patch, delete (refusal and cascade), permissions, label batch.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { nowMicros } from '../../src/deps.ts';
+import { nowMicros } from '../../src/runtime/clock.ts';
 import { createTestContext, type Auth, type TestContext } from '../helpers/context.ts';
 
 const UNSET = { latitude: null, longitude: null, timeLocation: '' };

@@ -1,7 +1,7 @@
 // The delivery engine against real SQLite, a fake clock and a scripted dispatcher (contract §6.1-§6.7).
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { nowMicros } from '../../src/deps.ts';
+import { nowMicros } from '../../src/runtime/clock.ts';
 import { createDeliveryEngine, type DeliveryEngine, type EngineOptions } from '../../src/delivery/engine.ts';
 import { formatTimestamp } from '../../src/domain/time.ts';
 import { pruneOnce } from '../../src/events/retention.ts';

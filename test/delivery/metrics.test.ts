@@ -2,7 +2,7 @@
 // a log-bucketed histogram (relative error ≤ 1 %), and the Prometheus export.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { nowMicros } from '../../src/deps.ts';
+import { nowMicros } from '../../src/runtime/clock.ts';
 import { createDeliveryEngine } from '../../src/delivery/engine.ts';
 import { addToHistogram, attemptCounterDeltas, HISTOGRAM_RELATIVE_ERROR, histogramKey, histogramValue, nearestRank, type AttemptSample, type Histogram } from '../../src/delivery/metrics.ts';
 import { formatTimestamp } from '../../src/domain/time.ts';

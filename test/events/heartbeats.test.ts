@@ -1,7 +1,7 @@
 // Emulated heartbeats and demo mode, driven by the fake clock through tickOnce().
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { nowMicros } from '../../src/deps.ts';
+import { nowMicros } from '../../src/runtime/clock.ts';
 import { DEVICE_TYPES } from '../../src/domain/device-types.ts';
 import { formatTimestamp } from '../../src/domain/time.ts';
 import { createDemo, DEMO_DEVICES, findBootstrapProject } from '../../src/emulator/demo.ts';

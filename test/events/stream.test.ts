@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { request as httpRequest, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { nowMicros } from '../../src/deps.ts';
+import { nowMicros } from '../../src/runtime/clock.ts';
 import { parsePingInterval } from '../../src/api/routes/stream.ts';
 import { formatTimestamp } from '../../src/domain/time.ts';
 import type { DeviceRecord } from '../../src/store/records.ts';

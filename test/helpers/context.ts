@@ -6,9 +6,8 @@ import { join } from 'node:path';
 import { inject, type DispatchFunc } from 'light-my-request';
 import { createApp, type App } from '../../src/api/app.ts';
 import { loadConfig } from '../../src/config.ts';
-import type { Deps } from '../../src/deps.ts';
-import { nowMicros } from '../../src/deps.ts';
-import { buildDeps } from '../../src/main.ts';
+import { nowMicros } from '../../src/runtime/clock.ts';
+import { buildDeps, type BuiltDeps } from '../../src/main.ts';
 import { serviceAccountEmail } from '../../src/domain/names.ts';
 import { FakeClock } from '../../src/runtime/clock.ts';
 import { createSilentLogger } from '../../src/runtime/logger.ts';
@@ -47,7 +46,7 @@ export interface Account {
 
 export interface TestContext {
   app: App;
-  deps: Deps;
+  deps: BuiltDeps;
   clock: FakeClock;
   dataDir: string;
   boot: BootstrapFile;

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { buildPushHeaders, pushUserAgent } from '../../src/delivery/push-headers.ts';
-import { buildPushBody } from '../../src/delivery/queue.ts';
+import { buildPushBody } from '../../src/delivery/push-body.ts';
 import { startService, waitFor, type Service } from '../cli/harness.ts';
 import { ROOT } from '../helpers/serve-process.ts';
 import { testTls } from '../helpers/tls.ts';

@@ -6,7 +6,7 @@ import type { Deps } from '../../deps.ts';
 import { createEmulatedDevice, deleteEmulatedDevice, replaceEmulatedDevice } from '../../emulator/devices.ts';
 import { requireProject } from '../../services/access.ts';
 import { concreteProject, presentDevice } from '../../services/devices.ts';
-import type { Principal } from '../../services/principal.ts';
+import type { Principal } from '../../auth/principal.ts';
 import { publishAsCaller } from '../../services/publish.ts';
 import type { App } from '../app.ts';
 import { principalOf } from '../http.ts';

@@ -6,7 +6,7 @@ import type { ServerResponse } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { Deps } from '../../deps.ts';
-import { nowMicros } from '../../deps.ts';
+import { nowMicros } from '../../runtime/clock.ts';
 import { badRequest, notFound } from '../../domain/errors.ts';
 import { projectName } from '../../domain/names.ts';
 import { formatTimestamp, tryParseDuration } from '../../domain/time.ts';

@@ -137,7 +137,7 @@ export function createSqliteStore(
   }
 
   return {
-    kind: 'sqlite',
+    exclusive: true,
     db,
     authVersion: () => db.authWrites,
     checkpointRounds: () => checkpointer?.rounds ?? 0,

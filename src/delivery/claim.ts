@@ -1,0 +1,78 @@
+// Claiming due queue rows under a lease (the engine's read of the queue when rows were not handed off: retries,
+// backlogs, `:sync`), and the queue's maintenance: the 12-hour drop and dropping a connector's whole queue.
+import type { DataConnectorRecord, DeliveryRecord } from '../store/connector-repos.ts';
+import type { Repos, Store } from '../store/store.ts';
+import { RETENTION_MICROS } from './retry.ts';
+
+/** A leased row with the connector settings read for this attempt. */
+export interface ClaimedDelivery {
+  delivery: DeliveryRecord;
+  connector: DataConnectorRecord;
+}
+
+export interface ClaimOptions {
+  now: number;
+  /** How long (micros) a claimed row stays leased; longer than an attempt can take. */
+  leaseMicros: number;
+  /** How many more attempts this connector may start now (per-connector concurrency). */
+  /** Free slots of the connector, given how many connectors have rows due in this claim. */
+  capacityOf(connectorId: string, competitors: number): number;
+  /** Overall number of attempts that may start now. */
+  total: number;
+  /** Rotates the connector order between calls so no connector is always served last. */
+  rotation: number;
+}
+
+export interface ClaimResult {
+  items: ClaimedDelivery[];
+  /** Connectors that had rows due when the claim began; null when the queue was not read (no capacity at all). */
+  due: Set<string> | null;
+  /** Of those, the ones whose due rows were all claimed (fewer than their capacity). */
+  drained: Set<string>;
+}
+
+/**
+ * Claims due rows in one transaction, at most `capacityOf(c)` per connector and `total` overall, and reads each
+ * connector's current settings. Rows of a connector that is gone or no longer ACTIVE are deleted, not returned.
+ */
+export async function claimDue(store: Store, o: ClaimOptions): Promise<ClaimResult> {
+  if (o.total <= 0) return { items: [], due: null, drained: new Set() };
+  const enqueuedAfter = o.now - RETENTION_MICROS;
+  // A read first, so an idle poll never takes the write lock; the claim below re-checks what is due.
+  const due = await store.deliveries.connectorsWithDue(o.now, enqueuedAfter);
+  const drained = new Set<string>();
+  const ids = due.filter((id) => o.capacityOf(id, due.length) > 0);
+  if (ids.length === 0) return { items: [], due: new Set(due), drained };
+  const items = await store.transaction(async (tx) => {
+    const out: ClaimedDelivery[] = [];
+    const start = o.rotation % ids.length;
+    let left = o.total;
+    for (let i = 0; i < ids.length && left > 0; i++) {
+      const id = ids[(start + i) % ids.length]!;
+      const capacity = Math.min(o.capacityOf(id, due.length), left);
+      if (capacity <= 0) continue;
+      const connector = await tx.dataConnectors.get(id);
+      if (!connector || connector.status !== 'ACTIVE') {
+        await tx.deliveries.deleteByConnector(id);
+        continue;
+      }
+      const rows = await tx.deliveries.claim(id, o.now, enqueuedAfter, o.now + o.leaseMicros, capacity);
+      for (const delivery of rows) out.push({ delivery, connector });
+      if (rows.length < capacity) drained.add(id);
+      left -= rows.length;
+    }
+    return out;
+  });
+  return { items, due: new Set(due), drained };
+}
+
+/** Drops rows unacknowledged 12 h after enqueue (not those in flight; their outcome decides). Returns how many. */
+export function dropExpired(tx: Repos, now: number, limit = 10_000): Promise<number> {
+  return tx.deliveries.deleteExpired(now - RETENTION_MICROS, now, limit);
+}
+
+/** Deletes the connector's whole queue (disable, delete). */
+export function dropQueue(tx: Repos, connectorId: string): Promise<number> {
+  return tx.deliveries.deleteByConnector(connectorId);
+}
+

@@ -1,0 +1,189 @@
+// What an attempt's outcome does (contract §6.4-6.6), and recording it. `effectOf` is the rule, pure: an ack
+// deletes the row; a failure reschedules it (the retry schedule), drops it (12 hours from enqueue) or, after 5 days
+// of failures without a success, disables the connector and drops its queue. The recorder applies the effects of
+// the outcomes that arrive together in one transaction (group commit), each outcome's effects all-or-nothing,
+// with the attempt metrics and counters; a success is recorded in the same loop turn it arrives.
+import { afterFailure, afterSuccess, type ConnectorState } from '../domain/connector-status.ts';
+import { dataConnectorName } from '../domain/names.ts';
+import type { Logger } from '../runtime/logger.ts';
+import type { DataConnectorRecord, DeliveryRecord } from '../store/connector-repos.ts';
+import type { Repos, Store } from '../store/store.ts';
+import type { ClaimedDelivery } from './claim.ts';
+import { dropQueue } from './claim.ts';
+import { attemptCounterDeltas, bump, recordAttemptMetrics, series, type AttemptSample } from './metrics.ts';
+import { nextAttemptTime } from './retry.ts';
+import type { AttemptOutcome } from './types.ts';
+
+/** An attempt that ended: the row and connector it was made for, how it went, and when it ended (ms). */
+export interface Finished {
+  item: ClaimedDelivery;
+  outcome: AttemptOutcome;
+  endMs: number;
+}
+
+export interface RunReport {
+  attempted: number;
+  acked: number;
+  failed: number;
+  /** Rows removed without acknowledgement: 12-hour expiry, or the queue dropped by an auto-disable. */
+  dropped: number;
+}
+
+/** What one outcome changes. `state`: the connector's new status and failingSince, or null when unchanged. */
+export type Effect =
+  | { kind: 'ack'; state: ConnectorState | null }
+  /** Disabled (or disabled and re-enabled, its queue dropped) while the attempt was in flight: counted, not retried. */
+  | { kind: 'discard' }
+  | { kind: 'retry'; attempts: number; dueMs: number; state: ConnectorState | null }
+  /** The next attempt would fall at or after 12 h from enqueue: the row goes now, without it. */
+  | { kind: 'expire'; state: ConnectorState | null }
+  /** 5 days of failures without a success: SYSTEM_DISABLED, the whole queue dropped. */
+  | { kind: 'disable'; state: ConnectorState };
+
+const changed = (before: ConnectorState, after: ConnectorState): ConnectorState | null =>
+  after.status !== before.status || after.failingSince !== before.failingSince ? { status: after.status, failingSince: after.failingSince } : null;
+
+/** The effect of an attempt on `row` that ended at `endMs` (ms) with `outcome`, for the connector as it is now. */
+export function effectOf(connector: ConnectorState, row: Pick<DeliveryRecord, 'attempts' | 'enqueueTime'>, outcome: AttemptOutcome, endMs: number): Effect {
+  if (outcome.ok) return { kind: 'ack', state: changed(connector, afterSuccess(connector)) };
+  if (connector.status !== 'ACTIVE') return { kind: 'discard' };
+  const next = afterFailure(connector, Math.floor(endMs * 1000));
+  if (next.dropQueue) return { kind: 'disable', state: { status: next.status, failingSince: next.failingSince } };
+  const attempts = row.attempts + 1;
+  const dueMs = nextAttemptTime(attempts, endMs, row.enqueueTime / 1000, outcome.responseTimeMs, outcome.retryAfterSeconds);
+  const state = changed(connector, next);
+  return dueMs === null ? { kind: 'expire', state } : { kind: 'retry', attempts, dueMs, state };
+}
+
+/** A connector the recorder disabled (5 days of failures), after its transaction committed. */
+export interface Disabled {
+  connector: Pick<DataConnectorRecord, 'id' | 'projectId'>;
+  failingSince: number | null;
+  dropped: number;
+}
+
+export interface OutcomeRecorder {
+  /** Records the outcome with the others that arrive in this loop turn; resolves once committed (or failed). */
+  record(done: Finished): Promise<RunReport>;
+  /** Resolves when every outcome handed in so far is recorded. */
+  settled(): Promise<void>;
+}
+
+/** What one group transaction gathers besides the row and connector writes. */
+interface Batch {
+  samples: AttemptSample[];
+  counters: Record<string, number>;
+  disabled: Disabled[];
+}
+
+function attemptedReports(n: number): RunReport[] {
+  const reports: RunReport[] = [];
+  for (let i = 0; i < n; i++) reports.push({ attempted: 1, acked: 0, failed: 0, dropped: 0 });
+  return reports;
+}
+
+/** Applies one outcome's effect inside the group transaction. */
+async function apply(tx: Repos, done: Finished, report: RunReport, batch: Batch, log: Logger): Promise<void> {
+  const { item, outcome, endMs } = done;
+  const row = item.delivery;
+  const connector = await tx.dataConnectors.get(item.connector.id);
+  // Deleted meanwhile: its queue and metrics are gone with it.
+  if (!connector) return;
+  const end = Math.floor(endMs * 1000);
+  batch.samples.push({ connectorId: connector.id, time: end, reason: outcome.reason, ok: outcome.ok, responseTimeMs: outcome.responseTimeMs });
+  if (outcome.ok) report.acked = 1;
+  else {
+    report.failed = 1;
+    log.debug({ connector: dataConnectorName(connector.projectId, connector.id), eventId: row.eventId, attempt: row.attempts + 1, reason: outcome.reason, status: outcome.status, message: outcome.message }, 'push attempt failed');
+  }
+
+  const effect = effectOf(connector, row, outcome, endMs);
+  if (effect.kind !== 'discard' && effect.state !== null) {
+    await tx.dataConnectors.updateState(connector.id, effect.state.status, effect.state.failingSince, end);
+  }
+  switch (effect.kind) {
+    case 'ack':
+      if (await tx.deliveries.delete(row.id)) bump(batch.counters, series.deliveries('acked'));
+      return;
+    case 'discard':
+      await tx.deliveries.delete(row.id);
+      return;
+    case 'retry':
+      await tx.deliveries.reschedule(row.id, effect.attempts, Math.ceil(effect.dueMs * 1000));
+      return;
+    case 'expire':
+      if (await tx.deliveries.delete(row.id)) {
+        bump(batch.counters, series.deliveries('dropped'));
+        report.dropped += 1;
+      }
+      return;
+    case 'disable': {
+      const n = await dropQueue(tx, connector.id);
+      bump(batch.counters, series.deliveries('dropped'), n);
+      report.dropped += n;
+      batch.disabled.push({ connector, failingSince: effect.state.failingSince, dropped: n });
+    }
+  }
+}
+
+/**
+ * The group commit of outcomes. `onDisabled` runs after the commit for each connector the batch disabled.
+ * A batch that fails to record leaves its rows leased: they come due again when the lease ends.
+ */
+export function createOutcomeRecorder(deps: { store: Store; logger: Logger }, onDisabled: (d: Disabled) => void): OutcomeRecorder {
+  const log = deps.logger;
+  let pending: Array<{ done: Finished; resolve: (r: RunReport) => void }> = [];
+  let flushing: Promise<void> | null = null;
+  const takeBatch = () => {
+    const b = pending;
+    pending = [];
+    return b;
+  };
+
+  async function flush(): Promise<void> {
+    while (pending.length > 0) {
+      // Taken when the transaction runs, not when it is asked for: the store starts a transaction one loop turn
+      // after it is requested, so the outcomes that arrive in this turn join it, and it shares the commit of
+      // whatever else this turn asked for (no extra turn of its own before it, which widened the window in
+      // which a crash sends an acknowledged event again).
+      let taken: typeof pending | null = null;
+      // Set by the transaction below, or by its failure.
+      let reports: RunReport[] = [];
+      let disabled: Disabled[] = [];
+      try {
+        // Re-runnable: each call starts its reports over.
+        await deps.store.transaction(async (tx) => {
+          taken ??= takeBatch();
+          reports = attemptedReports(taken.length);
+          const batch: Batch = { samples: [], counters: {}, disabled: [] };
+          for (let i = 0; i < taken.length; i++) await apply(tx, taken[i]!.done, reports[i]!, batch, log);
+          await recordAttemptMetrics(tx, batch.samples);
+          attemptCounterDeltas(batch.samples, batch.counters);
+          await tx.connectorMetrics.addCounters(batch.counters);
+          disabled = batch.disabled;
+        }, { rerunnable: true });
+      } catch (err) {
+        taken ??= takeBatch();
+        reports = attemptedReports(taken.length);
+        disabled = [];
+        log.error({ err }, 'delivery engine: recording attempt outcomes failed');
+      }
+      for (const d of disabled) onDisabled(d);
+      // (The transaction took the batch unless it failed before running at all.)
+      (taken ?? takeBatch()).forEach((b, i) => b.resolve(reports[i]!));
+    }
+    flushing = null;
+  }
+
+  return {
+    record(done) {
+      return new Promise((resolve) => {
+        pending.push({ done, resolve });
+        if (!flushing) flushing = flush();
+      });
+    },
+    async settled() {
+      while (flushing) await flushing;
+    },
+  };
+}

@@ -1,0 +1,99 @@
+// Attempt slots: how many push attempts each connector, and all of them together, may have in flight, from each
+// connector's health, so a dead endpoint never slows the others (isolation).
+//
+// A dead endpoint holds each attempt for up to the 10 s timeout; probing it with a couple of attempts instead of a
+// full share keeps the slots (and sockets) for the healthy connectors, while its queued rows wait durably. A new
+// dead endpoint is only known to fail once its first attempts time out, so an attempt in flight for longer than
+// `suspectAfterMs` makes the connector suspect too: a healthy endpoint answers long before.
+import type { Clock } from '../runtime/clock.ts';
+
+export interface SlotOptions {
+  /** Attempts in flight per healthy connector. */
+  perConnector: number;
+  /** Attempts in flight per failing or suspect connector (it is probed, not flooded). */
+  perFailingConnector: number;
+  /** Attempts in flight overall. */
+  total: number;
+  /** An attempt in flight for longer than this makes its connector suspect, ms. */
+  suspectAfterMs: number;
+}
+
+export interface Slots {
+  readonly options: Readonly<SlotOptions>;
+  /** Slots taken now, all connectors together. */
+  readonly inFlightTotal: number;
+  /** Takes a slot of the connector (an attempt about to start, or a row handed off to start at commit). */
+  take(connectorId: string): void;
+  /** Gives a slot back. */
+  give(connectorId: string): void;
+  /** An attempt of the connector started at `startMs` (the suspect rule watches it until it ends). */
+  started(connectorId: string, startMs: number): void;
+  /** That attempt ended; `ok` is its outcome, the connector's health from now on. */
+  ended(connectorId: string, startMs: number, ok: boolean): void;
+  /** Failing (its last attempt failed), or an attempt of it has been in flight for too long. */
+  suspect(connectorId: string): boolean;
+  /**
+   * Free slots of the connector now. While health is unknown, a fair share of the overall cap among `competitors`
+   * connectors keeps any number of new dead endpoints from taking every slot before they are found out.
+   */
+  capacityOf(connectorId: string, competitors?: number): number;
+}
+
+/** The smallest start time (a loop: spreading up to 64 of them into Math.min allocated for every event). */
+function earliest(times: number[]): number {
+  let min = Infinity;
+  for (const t of times) if (t < min) min = t;
+  return min;
+}
+
+export function createSlots(clock: Clock, options: SlotOptions): Slots {
+  const inFlight = new Map<string, number>();
+  let inFlightTotal = 0;
+  const failing = new Set<string>();
+  const startedAt = new Map<string, number[]>();
+
+  const suspect = (connectorId: string): boolean => {
+    if (failing.has(connectorId)) return true;
+    const starts = startedAt.get(connectorId);
+    return starts !== undefined && starts.length > 0 && clock.now() - earliest(starts) > options.suspectAfterMs;
+  };
+
+  return {
+    options,
+    get inFlightTotal() {
+      return inFlightTotal;
+    },
+    take(id) {
+      inFlight.set(id, (inFlight.get(id) ?? 0) + 1);
+      inFlightTotal += 1;
+    },
+    give(id) {
+      const n = (inFlight.get(id) ?? 1) - 1;
+      if (n <= 0) inFlight.delete(id);
+      else inFlight.set(id, n);
+      inFlightTotal -= 1;
+    },
+    started(id, startMs) {
+      let starts = startedAt.get(id);
+      if (!starts) startedAt.set(id, (starts = []));
+      starts.push(startMs);
+    },
+    ended(id, startMs, ok) {
+      const starts = startedAt.get(id);
+      if (starts) {
+        // Attempts mostly end in the order they started: shift, unlike splice, leaves no array behind.
+        const at = starts.indexOf(startMs);
+        if (at === 0) starts.shift();
+        else if (at > 0) starts.splice(at, 1);
+        if (starts.length === 0) startedAt.delete(id);
+      }
+      if (ok) failing.delete(id);
+      else failing.add(id);
+    },
+    suspect,
+    capacityOf(id, competitors = 1) {
+      const share = Math.max(options.perFailingConnector, Math.floor(options.total / Math.max(1, competitors)));
+      return Math.min(suspect(id) ? options.perFailingConnector : options.perConnector, share) - (inFlight.get(id) ?? 0);
+    },
+  };
+}
