@@ -191,6 +191,8 @@ export function deviceContract(open: OpenStore): void {
       assert.deepEqual(await listed({ query: 'æb' }), ids(C), 'a value beyond ASCII');
       assert.deepEqual(await listed({ query: '102772' }), [], 'not the product number');
       assert.deepEqual(await listed({ query: 'hall', deviceTypes: ['temperature'] }), [], 'ANDed with the other filters');
+      assert.deepEqual(await listed({ query: '%' }), [], 'taken literally: % is no pattern');
+      assert.deepEqual(await listed({ query: 'h_ll' }), [], 'nor is _');
     });
 
     it('sorts by id, ascending or descending, after an id cursor', async () => {

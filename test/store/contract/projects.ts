@@ -111,6 +111,17 @@ export function projectContract(open: OpenStore): void {
         assert.deepEqual(await list({ ...all, query: 'zzz' }), []);
       });
 
+      it('takes the query literally: % and _ are characters, not patterns', async () => {
+        const org = organization();
+        await store().organizations.create(org);
+        const [percent, digits, underscore, letter] = ['100% sure', '1000 sure', 'a_b', 'axb'].map((displayName) => project(org.id, { displayName }));
+        for (const p of [percent, digits, underscore, letter]) await store().projects.create(p);
+        const mine = { organizationIds: [org.id] };
+        assert.deepEqual(await list({ ...mine, query: '0%' }), [percent.id]);
+        assert.deepEqual(await list({ ...mine, query: 'a_b' }), [underscore.id]);
+        assert.deepEqual(await list({ ...mine, query: '%' }), [percent.id]);
+      });
+
       it('pages by id: rows strictly after `after`, at most `limit`', async () => {
         const all = { organizationIds: [o1.id, o2.id] };
         assert.deepEqual(await list(all, { limit: 2 }), [a.id, b.id]);
