@@ -1,13 +1,12 @@
 // The authentication cache (src/auth/auth-cache.ts): a principal is reused for a few seconds, but any write to keys,
 // service accounts, users or memberships made by this process takes effect on the very next request.
 import assert from 'node:assert/strict';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { ACCESS_TOKEN_GRACE_SECONDS } from '../../src/auth/access-tokens.ts';
 import { AUTH_CACHE_TTL_MS } from '../../src/auth/auth-cache.ts';
 import { nowMicros } from '../../src/runtime/clock.ts';
-import { createSqliteStore } from '../../src/store/sqlite/index.ts';
 import { createTestContext, type Account, type Auth, type TestContext } from '../helpers/context.ts';
+import { reopenTestStore } from '../helpers/store.ts';
 
 describe('authentication cache', () => {
   let t: TestContext;
@@ -146,7 +145,7 @@ describe('authentication cache', () => {
 
     it('a change made by another process is seen once the TTL has passed (documented caveat)', async () => {
       const { projectId, sa } = await warmed();
-      const otherProcess = createSqliteStore(join(t.dataDir, 'sensorcloud.db'));
+      const otherProcess = await reopenTestStore(t.dataDir);
       try {
         await otherProcess.memberships.delete('project', projectId, sa.id);
       } finally {

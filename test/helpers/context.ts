@@ -1,4 +1,5 @@
-// The in-process test service: real SQLite in a temp dir, a fake clock, the real app driven by inject().
+// The in-process test service: the test store (helpers/store.ts: SQLite in a temp dir unless SENSORCLOUD_TEST_STORE
+// says otherwise, or the store given), a fake clock, the real app driven by inject().
 // Seed helpers write through the store so a test of one resource does not depend on another's routes.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -14,6 +15,8 @@ import { createSilentLogger } from '../../src/runtime/logger.ts';
 import { newSecret } from '../../src/runtime/random.ts';
 import { bootstrapIfEmpty, type BootstrapFile } from '../../src/services/bootstrap.ts';
 import type { DeviceRecord } from '../../src/store/records.ts';
+import type { Store } from '../../src/store/store.ts';
+import { createTestStore } from './store.ts';
 
 export type Auth =
   | { basic: [string, string] }
@@ -65,13 +68,21 @@ export interface TestContext {
 export interface ContextOptions {
   env?: Record<string, string>;
   clock?: FakeClock;
+  /** Opens the service's store for its data dir (default: createTestStore, the backend SENSORCLOUD_TEST_STORE names). */
+  store?: (dataDir: string) => Promise<Store> | Store;
 }
 
 export async function createTestContext(options: ContextOptions = {}): Promise<TestContext> {
   const dataDir = mkdtempSync(join(tmpdir(), 'sensorcloud-test-'));
   const config = loadConfig({ SENSORCLOUD_RATE_LIMIT: 'off', SENSORCLOUD_HEARTBEAT_INTERVAL: '0', ...options.env, SENSORCLOUD_DATA_DIR: dataDir });
   const clock = options.clock ?? new FakeClock();
-  const deps = buildDeps(config, { clock, logger: createSilentLogger() });
+  const store = await Promise.resolve()
+    .then(() => (options.store ?? createTestStore)(dataDir))
+    .catch((error: unknown) => {
+      rmSync(dataDir, { recursive: true, force: true });
+      throw error;
+    });
+  const deps = buildDeps(config, { clock, logger: createSilentLogger(), store });
   const boot = (await bootstrapIfEmpty(deps))!.contents;
   const app = await createApp(deps);
   await app.ready();

@@ -13,7 +13,8 @@ storeContract('sqlite (memory)', () => createSqliteStore(':memory:'));
 
 const dir = mkdtempSync(join(tmpdir(), 'sensorcloud-store-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
-storeContract('sqlite (file)', () => createSqliteStore(join(dir, 'contract.db')));
+let files = 0;
+storeContract('sqlite (file)', () => createSqliteStore(join(dir, `contract-${++files}.db`)));
 
 describe('sqlite specifics', () => {
   it('uses WAL and applies migrations once, quietly on a new database', async () => {

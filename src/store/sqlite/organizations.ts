@@ -46,6 +46,9 @@ const WITH_COUNTS = `SELECT p.*, o.display_name AS organization_display_name,
   FROM projects p JOIN organizations o ON o.id = p.organization_id`;
 
 export function createProjectRepo(db: SqliteDb): ProjectRepo {
+  // The list's query is a case-insensitive substring beyond ASCII too: SQLite's lower() folds ASCII letters only
+  // (a query 'öl' missed 'Ölhafen'), so the name is lower-cased as JavaScript does it, like the query.
+  db.raw.function('sc_lower', { deterministic: true }, (s: unknown) => (typeof s === 'string' ? s.toLowerCase() : s));
   // get() runs on every authorised request (requireProject): cached, cleared by every project write.
   const byId = db.caches.create<ProjectRecord | null>();
   return {
@@ -71,12 +74,12 @@ export function createProjectRepo(db: SqliteDb): ProjectRepo {
         `${WITH_COUNTS}
          WHERE (p.id IN (SELECT value FROM json_each(?)) OR p.organization_id IN (SELECT value FROM json_each(?)))
            AND (? IS NULL OR p.organization_id = ?)
-           AND (? IS NULL OR instr(lower(p.display_name), lower(?)) > 0)
+           AND (? IS NULL OR instr(sc_lower(p.display_name), ?) > 0)
            AND p.id > ?
          ORDER BY p.id LIMIT +?`,
         toJson(filter.projectIds), toJson(filter.organizationIds),
         filter.organizationId ?? null, filter.organizationId ?? null,
-        filter.query ?? null, filter.query ?? null,
+        filter.query ?? null, filter.query?.toLowerCase() ?? null,
         range.after ?? '', range.limit,
       );
       return rows.map(toProjectWithCounts);

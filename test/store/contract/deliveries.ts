@@ -1,0 +1,172 @@
+// Store contract: the delivery queue. "Due at now" means dueTime <= now, not leased past now, and enqueued after
+// the 12-hour cutoff; a claim leases due rows (earliest due first) until leaseUntil, and a lease that has ended
+// leaves the row due again. Rows are queued (as the service does) in enqueue-time order.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { DeliveryRecord } from '../../../src/store/connector-repos.ts';
+import { row, seedConnector, sorted, useStore, withFreshStore, type OpenStore } from './fixtures.ts';
+
+const idsOf = (rows: DeliveryRecord[]) => sorted(rows.map((r) => r.id));
+
+export function deliveryContract(open: OpenStore): void {
+  describe('deliveries', () => {
+    const store = useStore(open);
+
+    it('insert returns the new rows\' ids in order; get reads a row back as queued, not yet attempted', async () => {
+      const c = await seedConnector(store());
+      const plain = row(c.id, 100, { body: Buffer.from([0, 1, 2, 255]) });
+      const leased = row(c.id, 101, { dueTime: 900, leaseUntil: 900 }); // the hand-off: queued already leased
+      const ids = await store().deliveries.insert([plain, leased]);
+      assert.equal(ids.length, 2);
+      assert.notEqual(ids[0], ids[1]);
+      const { leaseUntil: _, ...queued } = leased;
+      assert.deepEqual(await store().deliveries.get(ids[0]!), { ...plain, id: ids[0], attempts: 0, leaseUntil: null });
+      assert.deepEqual(await store().deliveries.get(ids[1]!), { ...queued, id: ids[1], attempts: 0, leaseUntil: 900 });
+      assert.equal(await store().deliveries.get(-1), null);
+      assert.deepEqual(await store().deliveries.insert([]), []);
+    });
+
+    it('delete removes one row and says whether it was there', async () => {
+      const c = await seedConnector(store());
+      const [a, b] = await store().deliveries.insert([row(c.id, 100), row(c.id, 100)]);
+      assert.equal(await store().deliveries.delete(a!), true);
+      assert.equal(await store().deliveries.get(a!), null);
+      assert.equal(await store().deliveries.delete(a!), false);
+      assert.ok(await store().deliveries.get(b!));
+    });
+
+    it('claim leases up to `limit` due rows of one connector, earliest due first, until leaseUntil', async () => {
+      const c = await seedConnector(store());
+      const other = await seedConnector(store());
+      // Queued at 40-44 with due times 300, 100, 200, 400 (not due at 350), and one of another connector.
+      const [due300, due100, due200, due400] = await store().deliveries.insert([
+        row(c.id, 40, { dueTime: 300 }), row(c.id, 41, { dueTime: 100 }), row(c.id, 42, { dueTime: 200 }), row(c.id, 43, { dueTime: 400 }),
+      ]);
+      const [othersRow] = await store().deliveries.insert([row(other.id, 44)]);
+      const first = await store().deliveries.claim(c.id, 350, 0, 1000, 2);
+      assert.deepEqual(idsOf(first), sorted([due100!, due200!]));
+      for (const r of first) assert.deepEqual([r.connectorId, r.leaseUntil, r.attempts], [c.id, 1000, 0]);
+      assert.equal((await store().deliveries.get(due100!))?.leaseUntil, 1000);
+      assert.deepEqual(idsOf(await store().deliveries.claim(c.id, 350, 0, 1000, 10)), [due300], 'leased rows are not due');
+      assert.deepEqual(await store().deliveries.claim(c.id, 350, 0, 1000, 10), []);
+      assert.deepEqual(idsOf(await store().deliveries.claim(c.id, 400, 0, 1000, 10)), [due400], 'due at its due time');
+      assert.equal((await store().deliveries.get(othersRow!))?.leaseUntil, null, 'another connector\'s row');
+    });
+
+    it('claim skips rows enqueued at or before `enqueuedAfter` (older than 12 hours)', async () => {
+      const c = await seedConnector(store());
+      const [old, edge, fresh] = await store().deliveries.insert([row(c.id, 10), row(c.id, 50), row(c.id, 51)]);
+      assert.deepEqual(idsOf(await store().deliveries.claim(c.id, 100, 50, 1000, 10)), [fresh]);
+      assert.equal((await store().deliveries.get(old!))?.leaseUntil, null);
+      assert.equal((await store().deliveries.get(edge!))?.leaseUntil, null);
+    });
+
+    it('a lease that ends makes the row due again, at the lease end and not before', async () => {
+      const c = await seedConnector(store());
+      const [a] = await store().deliveries.insert([row(c.id, 100)]);
+      assert.deepEqual(idsOf(await store().deliveries.claim(c.id, 100, 0, 500, 10)), [a]);
+      assert.deepEqual(await store().deliveries.claim(c.id, 499, 0, 900, 10), []);
+      assert.ok(!(await store().deliveries.connectorsWithDue(499, 0)).includes(c.id));
+      assert.ok((await store().deliveries.connectorsWithDue(500, 0)).includes(c.id));
+      const again = await store().deliveries.claim(c.id, 500, 0, 900, 10);
+      assert.deepEqual(again.map((r) => [r.id, r.leaseUntil, r.attempts]), [[a, 900, 0]], 'a new lease; the attempt count is the engine\'s');
+    });
+
+    it('reschedule records an attempt: the count, the next due time, and the lease released', async () => {
+      const c = await seedConnector(store());
+      const [a] = await store().deliveries.insert([row(c.id, 100)]);
+      await store().deliveries.claim(c.id, 100, 0, 500, 10);
+      assert.equal(await store().deliveries.reschedule(a!, 1, 700), true);
+      const r = await store().deliveries.get(a!);
+      assert.deepEqual([r?.attempts, r?.dueTime, r?.leaseUntil], [1, 700, null]);
+      assert.deepEqual(await store().deliveries.claim(c.id, 699, 0, 2000, 10), [], 'not due before its new due time');
+      const claimed = await store().deliveries.claim(c.id, 700, 0, 2000, 10);
+      assert.deepEqual(claimed.map((x) => [x.id, x.attempts]), [[a, 1]]);
+      assert.equal(await store().deliveries.delete(a!), true);
+      assert.equal(await store().deliveries.reschedule(a!, 2, 800), false, 'gone');
+    });
+
+    it('deleteByConnector drops one connector\'s whole queue, leased rows included, and counts them', async () => {
+      const c = await seedConnector(store());
+      const other = await seedConnector(store());
+      await store().deliveries.insert([row(c.id, 100), row(c.id, 100), row(c.id, 100, { dueTime: 900, leaseUntil: 900 })]);
+      const [kept] = await store().deliveries.insert([row(other.id, 100)]);
+      await store().deliveries.claim(c.id, 100, 0, 500, 1);
+      assert.equal(await store().deliveries.deleteByConnector(c.id), 3);
+      assert.deepEqual(await store().deliveries.claim(c.id, 10_000, 0, 20_000, 10), []);
+      assert.ok(await store().deliveries.get(kept!));
+      assert.equal(await store().deliveries.deleteByConnector(c.id), 0);
+    });
+
+    it('connectorsWithDue names each connector with a due row once: not future, leased, or expired ones', () => withFreshStore(open, async (s) => {
+      const [due, future, leased, handedOff, expired, mixed, leaseOver, edge] = await Promise.all(Array.from({ length: 8 }, () => seedConnector(s)));
+      await s.deliveries.insert([row(expired!.id, 10)]);
+      await s.deliveries.insert([row(edge!.id, 50)]); // enqueued exactly at the cutoff: expired
+      await s.deliveries.insert([row(leased!.id, 60), row(leaseOver!.id, 60)]);
+      await s.deliveries.claim(leased!.id, 60, 0, 900, 10);
+      await s.deliveries.claim(leaseOver!.id, 60, 0, 150, 10);
+      await s.deliveries.insert([
+        row(due!.id, 100), row(due!.id, 100), row(future!.id, 100, { dueTime: 500 }), row(handedOff!.id, 100, { dueTime: 900, leaseUntil: 900 }),
+        row(mixed!.id, 100, { dueTime: 500 }), row(mixed!.id, 100, { dueTime: 200 }),
+      ]);
+      assert.deepEqual(sorted(await s.deliveries.connectorsWithDue(200, 50)), sorted([due!.id, mixed!.id, leaseOver!.id]));
+      assert.deepEqual(sorted(await s.deliveries.connectorsWithDue(100, 50)), [due!.id], 'due at exactly its due time');
+      assert.deepEqual(sorted(await s.deliveries.connectorsWithDue(99, 0)), sorted([expired!.id, edge!.id]));
+      assert.deepEqual(await s.deliveries.connectorsWithDue(0, 0), []);
+    }));
+
+    it('count counts every queued row', () => withFreshStore(open, async (s) => {
+      assert.equal(await s.deliveries.count(), 0);
+      const [c, d] = [await seedConnector(s), await seedConnector(s)];
+      const [a] = await s.deliveries.insert([row(c.id, 100), row(d.id, 100), row(d.id, 101, { dueTime: 900, leaseUntil: 900 })]);
+      assert.equal(await s.deliveries.count(), 3);
+      await s.deliveries.delete(a!);
+      assert.equal(await s.deliveries.count(), 2);
+    }));
+
+    it('deleteExpired drops rows queued at or before the cutoff, oldest first, at most `limit`, never one in flight', () => withFreshStore(open, async (s) => {
+      const c = await seedConnector(s);
+      const other = await seedConnector(s);
+      // The second row is due first, and in flight (leased until 500): it stays until its outcome is recorded.
+      const ids = await s.deliveries.insert([row(c.id, 100), row(c.id, 101, { dueTime: 90 }), row(other.id, 102), row(c.id, 150), row(c.id, 151)]);
+      const [inFlight] = await s.deliveries.claim(c.id, 101, 0, 500, 1);
+      assert.equal(inFlight?.id, ids[1]);
+      assert.equal(await s.deliveries.deleteExpired(150, 300, 1), 1, 'at most the limit');
+      assert.equal(await s.deliveries.get(ids[0]!), null, 'oldest first');
+      assert.equal(await s.deliveries.deleteExpired(150, 300, 10), 2, 'of every connector, the cutoff included');
+      assert.ok(await s.deliveries.get(ids[1]!), 'in flight: kept');
+      assert.equal(await s.deliveries.get(ids[3]!), null);
+      assert.ok(await s.deliveries.get(ids[4]!), 'queued after the cutoff: kept');
+      assert.equal(await s.deliveries.deleteExpired(150, 300, 10), 0);
+      assert.equal(await s.deliveries.deleteExpired(150, 500, 10), 1, 'once its lease is over');
+      assert.equal(await s.deliveries.count(), 1);
+    }));
+
+    it('releaseLeases of given rows makes those that are leased due now; others and unknown ids are left alone', async () => {
+      const c = await seedConnector(store());
+      const handedOff = (enqueueTime: number) => row(c.id, enqueueTime, { dueTime: 900, leaseUntil: 900 });
+      const ids = await store().deliveries.insert([handedOff(100), handedOff(100), row(c.id, 100), handedOff(100)]);
+      assert.equal(await store().deliveries.releaseLeases(150, [ids[0]!, ids[2]!, ids[3]!, -1]), 2);
+      const rows = await Promise.all(ids.map((i) => store().deliveries.get(i)));
+      assert.deepEqual(rows.map((r) => [r?.leaseUntil, r?.dueTime]), [[null, 150], [900, 900], [null, 100], [null, 150]]);
+      assert.deepEqual(idsOf(await store().deliveries.claim(c.id, 150, 0, 500, 10)), sorted([ids[0]!, ids[2]!, ids[3]!]));
+      assert.equal(await store().deliveries.releaseLeases(150, []), 0);
+    });
+
+    it('releaseLeases without ids makes every leased row of every connector due now', () => withFreshStore(open, async (s) => {
+      const [c, d] = [await seedConnector(s), await seedConnector(s)];
+      const [claimedC, claimedD, waiting] = await s.deliveries.insert([row(c.id, 100), row(d.id, 100), row(c.id, 100, { dueTime: 250 })]);
+      const [handedOff] = await s.deliveries.insert([row(d.id, 110, { dueTime: 900, leaseUntil: 900 })]);
+      await s.deliveries.claim(c.id, 100, 0, 800, 1);
+      await s.deliveries.claim(d.id, 100, 0, 800, 1);
+      assert.equal(await s.deliveries.releaseLeases(200), 3);
+      for (const id of [claimedC!, claimedD!, handedOff!]) {
+        const r = await s.deliveries.get(id);
+        assert.deepEqual([r?.leaseUntil, r?.dueTime], [null, 200]);
+      }
+      assert.deepEqual([(await s.deliveries.get(waiting!))?.dueTime, (await s.deliveries.get(waiting!))?.leaseUntil], [250, null]);
+      assert.deepEqual(sorted(await s.deliveries.connectorsWithDue(200, 0)), sorted([c.id, d.id]));
+      assert.equal(await s.deliveries.releaseLeases(200), 0);
+    }));
+  });
+}
