@@ -1,5 +1,5 @@
 // createApp(deps): the HTTP surface. Never listens; main.ts (or a test) decides where it runs.
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type RawServerDefault } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { createCachedAuthenticator } from '../auth/auth-cache.ts';
@@ -15,42 +15,10 @@ import { createPublishFastPath } from './publish-fast-path.ts';
 import { parseQuery } from './query.ts';
 import { createRateLimiter } from './rate-limit.ts';
 import { registerRoutes } from './routes/index.ts';
+import type { App, RouteConfig } from './types.ts';
 import { rewriteUrl } from './verbs.ts';
 
-export type App = FastifyInstance<RawServerDefault, IncomingMessage, ServerResponse, FastifyBaseLogger, TypeBoxTypeProvider>;
-
-/** Per-route options read by the hooks below. */
-export interface RouteConfig {
-  /** false: no credentials needed (token endpoint, invitations, health, docs). Default true for /v2. */
-  auth?: boolean;
-  /** The handler parses the raw body itself (the token endpoint's form bodies). */
-  rawBody?: boolean;
-  /** Errors use the stream shape {"error":{code,message}} (contract §4.8). */
-  streamErrors?: boolean;
-  /** Errors use the OAuth shape {error, error_description, code, help} (the token endpoint, contract §2.3). */
-  oauthErrors?: boolean;
-  /** One-line description for the OpenAPI document. */
-  summary?: string;
-  /** Schema of the 200 body, for the OpenAPI document only (responses are not filtered through it). */
-  response?: unknown;
-  /** The console's static files (console-static.ts). */
-  console?: boolean;
-}
-
-declare module 'fastify' {
-  interface FastifyRequest {
-    principal: Principal | null;
-  }
-  interface FastifyContextConfig {
-    auth?: boolean;
-    rawBody?: boolean;
-    streamErrors?: boolean;
-    oauthErrors?: boolean;
-    summary?: string;
-    response?: unknown;
-    console?: boolean;
-  }
-}
+export type { App } from './types.ts';
 
 /** A client's request headers must all arrive within this (or the request timeout, if shorter). */
 export const HEADERS_TIMEOUT_MS = 10_000;

@@ -16,6 +16,15 @@ export const PagingQuery = {
   pageToken: Type.Optional(Type.String({ description: 'nextPageToken of the previous page' })),
 };
 
+/**
+ * An empty body is no body (contract §1.2), and where a route's body is optional no body means "no fields": a
+ * create without one takes the defaults, a PATCH without one changes nothing (the IaC provider sends such PATCHes
+ * with the JSON content type), a :publish without one is told which key is missing.
+ */
+export const noBodyIsEmpty = async (request: FastifyRequest): Promise<void> => {
+  if (request.body === undefined) request.body = {};
+};
+
 export const UpdateMaskQuery = {
   updateMask: Type.Optional(Type.String({ description: 'Comma-separated list of the fields to apply' })),
 };

@@ -11,7 +11,7 @@ import type { Deps } from '../deps.ts';
 import type { Principal } from '../auth/principal.ts';
 import { BODY_LIMIT_BYTES, parseJsonBody } from './body.ts';
 import { writeError } from './errors.ts';
-import { publishFromApi } from './routes/emulator.ts';
+import { publishAsCaller } from '../services/publish.ts';
 
 /** The router's own limit on a path segment (app.ts, maxParamLength); longer ids go to the route, which 404s. */
 const PLAIN = /^\/v2\/projects\/([A-Za-z0-9_.~-]{1,2048})\/devices\/([A-Za-z0-9_.~-]{1,2048}):publish$/;
@@ -38,7 +38,7 @@ export function createPublishFastPath(deps: Deps, admit: Admit): (req: IncomingM
     text.catch(() => undefined); // a refusal may be answered before the body arrives
     void (async () => {
       const principal = await admitted;
-      await publishFromApi(deps, principal, match[1]!, match[2]!, parseJsonBody(await text) ?? {});
+      await publishAsCaller(deps, principal, match[1]!, match[2]!, parseJsonBody(await text) ?? {});
       if (res.destroyed) return; // the client left
       res.writeHead(200, OK_HEADERS);
       res.end('{}');

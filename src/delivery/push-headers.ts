@@ -2,15 +2,9 @@
 // `sensorcloud listen`, so a local forward carries exactly what a data connector sends. Pure: the attempt's start
 // and the jti source are passed in.
 import { readFileSync } from 'node:fs';
+import { RESERVED_PUSH_HEADERS } from '../domain/push-headers.ts';
 import { signBody } from './signing.ts';
 import type { PushTarget } from './types.ts';
-
-// Never sent from httpConfig.headers even if stored (the API refuses them at write time, §3.9): the service sets
-// them, or they are hop-by-hop and would corrupt framing (undici rejects several, `expect` included).
-const RESERVED_HEADERS = new Set([
-  'host', 'content-length', 'content-type', 'transfer-encoding', 'connection', 'x-service-signature',
-  'keep-alive', 'proxy-connection', 'te', 'trailer', 'upgrade', 'expect', 'proxy-authenticate', 'proxy-authorization',
-]);
 
 let cachedPackageVersion: string | undefined;
 
@@ -43,7 +37,7 @@ export function buildPushHeaders(
   const headers: Record<string, string> = { 'Content-Type': 'application/json', 'User-Agent': userAgent };
   for (const name in target.headers) {
     const lower = name.toLowerCase();
-    if (RESERVED_HEADERS.has(lower)) continue;
+    if (RESERVED_PUSH_HEADERS.has(lower)) continue;
     if (lower === 'user-agent') delete headers['User-Agent'];
     headers[name] = target.headers[name]!;
   }

@@ -31,3 +31,12 @@ export function parseDeviceName(value: string, defaultProject?: string): { proje
 export function serviceAccountEmail(sa: string, project: string, domain: string): string {
   return `${sa}@${project}.serviceaccount.${domain}`.toLowerCase();
 }
+
+/** The wildcard project `-`: "every project the caller can read" (contract §1.10). */
+export const WILDCARD_PROJECT = '-';
+
+/** A `{p}` path segment where the wildcard is not accepted (everywhere but the few wildcard routes): 400 for `-`. */
+export function concreteProjectId(raw: string): string {
+  if (raw === WILDCARD_PROJECT) throw badRequest("the wildcard project '-' is not allowed here; name the project");
+  return raw;
+}

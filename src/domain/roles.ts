@@ -2,29 +2,35 @@
 
 export type RoleName = 'roles/project.user' | 'roles/project.developer' | 'roles/project.admin' | 'roles/organization.admin';
 
-const USER = ['project.read', 'membership.read', 'sensor.read', 'device.read', 'dataconnector.read', 'emulator.read'];
+const USER = ['project.read', 'membership.read', 'sensor.read', 'device.read', 'dataconnector.read', 'emulator.read'] as const;
 const DEVELOPER = [
   ...USER,
   'sensor.update', 'device.update', 'dataconnector.create', 'dataconnector.update', 'dataconnector.delete',
   'emulator.create', 'emulator.update', 'emulator.delete',
-];
+] as const;
 const ADMIN = [
   ...DEVELOPER,
   'project.update', 'project.delete', 'membership.create', 'membership.update', 'membership.delete',
   'serviceaccount.create', 'serviceaccount.read', 'serviceaccount.update', 'serviceaccount.delete',
   'serviceaccount.key.create', 'serviceaccount.key.read', 'serviceaccount.key.delete', 'device.transfer',
-];
+] as const;
 /** What an organization admin holds on the organization itself. */
 export const ORGANIZATION_ADMIN_PERMISSIONS = [
   'organization.read', 'organization.update', 'project.create',
   'membership.create', 'membership.read', 'membership.update', 'membership.delete',
-];
+] as const;
+
+/** A permission on a project: a misspelt one does not compile. */
+export type ProjectPermission = (typeof ADMIN)[number];
+/** A permission on an organization. */
+export type OrganizationPermission = (typeof ORGANIZATION_ADMIN_PERMISSIONS)[number];
+export type Permission = ProjectPermission | OrganizationPermission;
 
 export interface Role {
   name: RoleName;
   displayName: string;
   description: string;
-  permissions: string[];
+  permissions: readonly Permission[];
 }
 
 /** In the fixed order of GET /roles. */
@@ -36,15 +42,15 @@ export const ROLES: readonly Role[] = [
 ];
 
 export const PROJECT_ROLES: readonly RoleName[] = ['roles/project.user', 'roles/project.developer', 'roles/project.admin'];
-export const PROJECT_ADMIN_PERMISSIONS: readonly string[] = ADMIN;
+export const PROJECT_ADMIN_PERMISSIONS: readonly ProjectPermission[] = ADMIN;
 
 export function findRole(name: string): Role | undefined {
   return ROLES.find((r) => r.name === name);
 }
 
 /** Union of the project permissions of the given roles. */
-export function projectPermissionsOf(roles: readonly string[]): Set<string> {
-  const out = new Set<string>();
+export function projectPermissionsOf(roles: readonly string[]): Set<Permission> {
+  const out = new Set<Permission>();
   for (const r of roles) {
     if (!PROJECT_ROLES.includes(r as RoleName)) continue;
     for (const p of findRole(r)!.permissions) out.add(p);

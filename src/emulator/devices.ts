@@ -6,9 +6,8 @@ import { nowMicros } from '../runtime/clock.ts';
 import { DEVICE_TYPES, DEVICE_TYPE_NAMES } from '../domain/device-types.ts';
 import { badRequest, notFound } from '../domain/errors.ts';
 import { MAX_LABELS_PER_DEVICE, labelKeyProblem, labelValueProblem } from '../domain/labels.ts';
-import { applyLabels } from '../services/devices.ts';
+import { applyLabels, findProjectDevice, requireEmulated } from '../services/devices.ts';
 import type { DeviceRecord } from '../store/records.ts';
-import type { Repos } from '../store/store.ts';
 
 /** The label every emulated device carries; the reference SDK and the console recognise emulated devices by it. */
 export const VIRTUAL_SENSOR_LABEL = 'virtual-sensor';
@@ -45,19 +44,6 @@ export function emulatedLabels(input: unknown): Record<string, string> {
 function checkType(type: unknown): string {
   if (typeof type !== 'string' || !DEVICE_TYPES[type]) throw badRequest(`type must be one of ${DEVICE_TYPE_NAMES.join(', ')}`);
   return type;
-}
-
-/** The device with this id in this project: 404 otherwise (also when it lives in another project). */
-export async function findProjectDevice(repos: Pick<Repos, 'devices'>, projectId: string, deviceId: string): Promise<DeviceRecord> {
-  const device = await repos.devices.get(deviceId);
-  if (!device || device.projectId !== projectId) throw notFound('device not found');
-  return device;
-}
-
-/** Emulator operations touch emulated devices only (§1.4: 400 otherwise). */
-export function requireEmulated(device: DeviceRecord): DeviceRecord {
-  if (!device.emulated) throw badRequest(`device ${device.id} is not an emulated device`);
-  return device;
 }
 
 /** Creates an emulated device: id `emu` + 20 characters, `reported` empty, no labelsChanged event (§5.4). */

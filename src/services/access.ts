@@ -2,8 +2,10 @@
 // 403 when it holds something but not the permission needed.
 import type { Deps } from '../deps.ts';
 import { forbidden, notFound } from '../domain/errors.ts';
-import { organizationName, projectName } from '../domain/names.ts';
-import { ORGANIZATION_ADMIN_PERMISSIONS, PROJECT_ADMIN_PERMISSIONS, projectPermissionsOf } from '../domain/roles.ts';
+import { concreteProjectId, organizationName, projectName } from '../domain/names.ts';
+import {
+  ORGANIZATION_ADMIN_PERMISSIONS, PROJECT_ADMIN_PERMISSIONS, projectPermissionsOf, type OrganizationPermission, type Permission, type ProjectPermission,
+} from '../domain/roles.ts';
 import type { MembershipRecord, OrganizationRecord, ProjectRecord } from '../store/records.ts';
 import type { Repos } from '../store/store.ts';
 import type { Principal } from '../auth/principal.ts';
@@ -19,10 +21,10 @@ export function isOrganizationAdmin(principal: Principal, organizationId: string
 // Permissions of a cached (frozen) principal by project: every publish asks, and building the set from the roles
 // was ~2 % of the main thread under load. A principal is frozen by the auth cache and replaced when a membership
 // changes, so the entries go with it.
-const permissionsByPrincipal = new WeakMap<Principal, Map<string, ReadonlySet<string>>>();
+const permissionsByPrincipal = new WeakMap<Principal, Map<string, ReadonlySet<Permission>>>();
 
 /** Effective permissions on a project: its membership roles, plus project admin for organization admins. */
-export function projectPermissions(principal: Principal, project: Pick<ProjectRecord, 'id' | 'organizationId'>): ReadonlySet<string> {
+export function projectPermissions(principal: Principal, project: Pick<ProjectRecord, 'id' | 'organizationId'>): ReadonlySet<Permission> {
   if (!Object.isFrozen(principal)) return computeProjectPermissions(principal, project);
   let byProject = permissionsByPrincipal.get(principal);
   if (byProject === undefined) permissionsByPrincipal.set(principal, (byProject = new Map()));
@@ -35,7 +37,7 @@ export function projectPermissions(principal: Principal, project: Pick<ProjectRe
   return perms;
 }
 
-function computeProjectPermissions(principal: Principal, project: Pick<ProjectRecord, 'id' | 'organizationId'>): ReadonlySet<string> {
+function computeProjectPermissions(principal: Principal, project: Pick<ProjectRecord, 'id' | 'organizationId'>): ReadonlySet<Permission> {
   const roles = accepted(principal)
     .filter((m) => m.scopeType === 'project' && m.scopeId === project.id)
     .flatMap((m) => m.roles);
@@ -45,7 +47,7 @@ function computeProjectPermissions(principal: Principal, project: Pick<ProjectRe
 }
 
 /** Effective permissions on an organization: admin permissions, or organization.read for any project role in it. */
-export async function organizationPermissions(repos: Repos, principal: Principal, organizationId: string): Promise<Set<string>> {
+export async function organizationPermissions(repos: Repos, principal: Principal, organizationId: string): Promise<Set<Permission>> {
   if (isOrganizationAdmin(principal, organizationId)) return new Set(ORGANIZATION_ADMIN_PERMISSIONS);
   for (const m of accepted(principal)) {
     if (m.scopeType !== 'project' || m.roles.length === 0) continue;
@@ -66,11 +68,14 @@ export function readableScopes(principal: Principal): { projectIds: string[]; or
   };
 }
 
-/** Loads the project and checks the permission: 404 if unknown or invisible, 403 if visible but not allowed. */
+/**
+ * Loads the project and checks the permission: 400 for the wildcard `-` (only the wildcard routes accept it, and they
+ * do not come here), 404 if unknown or invisible, 403 if visible but not allowed.
+ */
 export async function requireProject(
-  deps: Pick<Deps, 'store'>, principal: Principal, projectId: string, permission: string,
-): Promise<{ project: ProjectRecord; permissions: ReadonlySet<string> }> {
-  const project = await deps.store.projects.get(projectId);
+  deps: Pick<Deps, 'store'>, principal: Principal, projectId: string, permission: ProjectPermission,
+): Promise<{ project: ProjectRecord; permissions: ReadonlySet<Permission> }> {
+  const project = await deps.store.projects.get(concreteProjectId(projectId));
   if (!project) throw notFound('project not found');
   const permissions = projectPermissions(principal, project);
   if (permissions.size === 0) throw notFound('project not found');
@@ -79,8 +84,8 @@ export async function requireProject(
 }
 
 export async function requireOrganization(
-  deps: Pick<Deps, 'store'>, principal: Principal, organizationId: string, permission: string,
-): Promise<{ organization: OrganizationRecord; permissions: Set<string> }> {
+  deps: Pick<Deps, 'store'>, principal: Principal, organizationId: string, permission: OrganizationPermission,
+): Promise<{ organization: OrganizationRecord; permissions: Set<Permission> }> {
   const organization = await deps.store.organizations.get(organizationId);
   if (!organization) throw notFound('organization not found');
   const permissions = await organizationPermissions(deps.store, principal, organizationId);

@@ -6,6 +6,8 @@ import { nowMicros } from '../runtime/clock.ts';
 import { applyStatusWrite, initialState } from '../domain/connector-status.ts';
 import { EVENT_TYPES } from '../domain/device-types.ts';
 import { labelKeyProblem } from '../domain/labels.ts';
+import type { ProjectPermission } from '../domain/roles.ts';
+import { HTTP_TOKEN, NOT_SENDABLE_IN_HEADER_VALUE, RESERVED_PUSH_HEADERS } from '../domain/push-headers.ts';
 import { badRequest, notFound } from '../domain/errors.ts';
 import { dataConnectorName } from '../domain/names.ts';
 import { pageRequest, toPage } from '../domain/paging.ts';
@@ -28,17 +30,6 @@ export const MAX_HEADER_VALUE_LENGTH = 4096;
 export const MAX_SECRET_LENGTH = 256;
 export const CONNECTOR_TYPE = 'HTTP_PUSH';
 
-/**
- * Set by the service itself, hop-by-hop, or (`expect`) refused by the HTTP client at send time, which would
- * fail every attempt: refused case-insensitively when the connector is written (contract §3.9).
- */
-export const RESERVED_HEADERS = new Set([
-  'host', 'content-length', 'content-type', 'transfer-encoding', 'connection', 'x-service-signature',
-  'keep-alive', 'proxy-connection', 'te', 'trailer', 'upgrade', 'proxy-authenticate', 'proxy-authorization', 'expect',
-]);
-const HTTP_TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
-/** What the HTTP client (undici) refuses in a header value at send time: anything but tab, visible ASCII, space and Latin-1. */
-const NOT_SENDABLE_IN_HEADER = /[^\t\x20-\x7e\x80-\xff]/;
 const KNOWN_EVENT_TYPES = new Set<string>(EVENT_TYPES);
 
 export interface HttpConfigInput {
@@ -72,11 +63,6 @@ export interface DataConnectorView {
 }
 
 interface PageQuery { pageSize?: unknown; pageToken?: string }
-
-function concrete(projectId: string): string {
-  if (projectId === '-') throw badRequest("the wildcard project '-' is not allowed for data connectors");
-  return projectId;
-}
 
 // ---- validation (each names the field) ----
 
@@ -128,14 +114,14 @@ function checkHeaders(v: unknown): Record<string, string> {
       throw badRequest(`httpConfig.headers: ${JSON.stringify(name.slice(0, 64))} is not a valid header name (an HTTP token of at most ${MAX_HEADER_NAME_LENGTH} characters)`);
     }
     const lower = name.toLowerCase();
-    if (RESERVED_HEADERS.has(lower)) throw badRequest(`httpConfig.headers: ${name} is reserved and set by the service`);
+    if (RESERVED_PUSH_HEADERS.has(lower)) throw badRequest(`httpConfig.headers: ${name} is reserved and set by the service`);
     // An ordinary object cannot hold this key (it would be dropped silently): refused like a reserved name.
     if (name === '__proto__') throw badRequest('httpConfig.headers: __proto__ is not accepted as a header name');
     if (seen.has(lower)) throw badRequest(`httpConfig.headers: ${name} is given twice`);
     seen.add(lower);
     if (typeof value !== 'string') throw badRequest(`httpConfig.headers.${name} must be a string`);
     // Checked exactly as the HTTP client will: a value it refuses would fail every attempt for 12 hours.
-    if (NOT_SENDABLE_IN_HEADER.test(value)) {
+    if (NOT_SENDABLE_IN_HEADER_VALUE.test(value)) {
       throw badRequest(`httpConfig.headers.${name} must hold only tab, space, visible ASCII and Latin-1 characters (no CR, LF, NUL, other control characters or characters beyond U+00FF)`);
     }
     if (value.length > MAX_HEADER_VALUE_LENGTH) throw badRequest(`httpConfig.headers.${name} must be at most ${MAX_HEADER_VALUE_LENGTH} characters`);
@@ -177,8 +163,8 @@ export function presentDataConnector(deps: Pick<Deps, 'secretBox'>, c: DataConne
 
 const canSeeSecrets = (permissions: ReadonlySet<string>) => permissions.has('dataconnector.update');
 
-async function requireConnector(deps: Deps, principal: Principal, projectId: string, connectorId: string, permission: string) {
-  const { permissions } = await requireProject(deps, principal, concrete(projectId), permission);
+async function requireConnector(deps: Deps, principal: Principal, projectId: string, connectorId: string, permission: ProjectPermission) {
+  const { permissions } = await requireProject(deps, principal, projectId, permission);
   const connector = await deps.store.dataConnectors.get(connectorId);
   if (!connector || connector.projectId !== projectId) throw notFound('data connector not found');
   return { connector, reveal: canSeeSecrets(permissions) };
@@ -201,7 +187,7 @@ function logTransition(deps: Deps, c: DataConnectorRecord, from: string, princip
 // ---- use cases ----
 
 export async function listDataConnectors(deps: Deps, principal: Principal, projectId: string, query: PageQuery) {
-  const { permissions } = await requireProject(deps, principal, concrete(projectId), 'dataconnector.read');
+  const { permissions } = await requireProject(deps, principal, projectId, 'dataconnector.read');
   const filters = `dataconnectors:${projectId}`;
   const page = pageRequest(query, filters);
   const rows = await deps.store.dataConnectors.listByProject(projectId, { after: (page.after?.[0] as string) ?? null, limit: page.pageSize + 1 });
@@ -211,7 +197,7 @@ export async function listDataConnectors(deps: Deps, principal: Principal, proje
 }
 
 export async function createDataConnector(deps: Deps, principal: Principal, projectId: string, input: DataConnectorInput): Promise<DataConnectorView> {
-  await requireProject(deps, principal, concrete(projectId), 'dataconnector.create');
+  await requireProject(deps, principal, projectId, 'dataconnector.create');
   if (input.type === undefined) throw badRequest(`type is required: ${CONNECTOR_TYPE}`);
   checkType(input);
   const http = checkHttpConfig(input.httpConfig);

@@ -7,7 +7,7 @@ import { LABELS_CHANGED, presentReported } from '../domain/device-types.ts';
 import { badRequest, conflict, notFound } from '../domain/errors.ts';
 import { checkBatchSize } from '../domain/batches.ts';
 import { MAX_LABELS_MESSAGE, MAX_LABELS_PER_DEVICE, labelKeyProblem, labelValueProblem } from '../domain/labels.ts';
-import { deviceName, labelName, parseDeviceName } from '../domain/names.ts';
+import { concreteProjectId, deviceName, labelName, parseDeviceName } from '../domain/names.ts';
 import type { Emit } from '../events/pipeline.ts';
 import type { DeviceRecord } from '../store/records.ts';
 import type { Repos } from '../store/store.ts';
@@ -30,12 +30,6 @@ export type DeviceJson = ReturnType<typeof presentDevice>;
 export const presentLabel = (d: Pick<DeviceRecord, 'projectId' | 'id'>, key: string, value: string) => ({
   name: labelName(d.projectId, d.id, key), key, value,
 });
-
-/** A `{p}` path segment that may not be the wildcard (§1.10). */
-export function concreteProject(raw: string): string {
-  if (raw === '-') throw badRequest("the wildcard project '-' is not allowed here");
-  return raw;
-}
 
 export interface LabelsChanged {
   added: Record<string, string>;
@@ -81,24 +75,36 @@ export async function getDevice(deps: Deps, principal: Principal, projectParam: 
   return device;
 }
 
-/** Loads the device inside the transaction; 404 when it is not in the project. */
-async function loadDevice(tx: Repos, projectId: string, deviceId: string): Promise<DeviceRecord> {
-  const device = await tx.devices.get(deviceId);
+/** The device with this id in this project: 404 otherwise (also when it lives in another project). */
+export async function findProjectDevice(repos: Pick<Repos, 'devices'>, projectId: string, deviceId: string): Promise<DeviceRecord> {
+  const device = await repos.devices.get(deviceId);
   if (!device || device.projectId !== projectId) throw notFound('device not found');
+  return device;
+}
+
+/** What opening a stream of the project's events (or of one device's) needs: device.read, and the device there. */
+export async function requireStreamScope(deps: Deps, principal: Principal, projectId: string, deviceId: string | null): Promise<void> {
+  await requireProject(deps, principal, projectId, 'device.read');
+  if (deviceId !== null) await findProjectDevice(deps.store, projectId, deviceId);
+}
+
+/** Emulator operations (publish, replace, delete) touch emulated devices only (§1.4: 400 otherwise). */
+export function requireEmulated(device: DeviceRecord): DeviceRecord {
+  if (!device.emulated) throw badRequest(`device ${device.id} is not an emulated device`);
   return device;
 }
 
 export async function addLabel(
   deps: Deps, principal: Principal, projectParam: string, deviceId: string, body: { key?: unknown; value?: unknown },
 ): Promise<{ device: DeviceRecord; key: string; value: string }> {
-  const projectId = concreteProject(projectParam);
+  const projectId = concreteProjectId(projectParam);
   await requireProject(deps, principal, projectId, 'device.update');
   // A proto3 JSON client leaves an empty value out; absent means "".
   const key = body.key;
   const value = body.value ?? '';
   const problem = labelKeyProblem(key) ?? labelValueProblem(value);
   return deps.events.transaction(async (tx, emit) => {
-    const device = await loadDevice(tx, projectId, deviceId);
+    const device = await findProjectDevice(tx, projectId, deviceId);
     if (problem) throw badRequest(problem);
     const k = key as string;
     if (Object.hasOwn(device.labels, k)) throw conflict(`label ${k} already exists on the device`);
@@ -118,7 +124,7 @@ export async function updateLabel(
   deps: Deps, principal: Principal, projectParam: string, deviceId: string, key: string,
   body: { key?: unknown; value?: unknown }, mask: Set<string> | null,
 ): Promise<{ device: DeviceRecord; key: string; value: string }> {
-  const projectId = concreteProject(projectParam);
+  const projectId = concreteProjectId(projectParam);
   await requireProject(deps, principal, projectId, 'device.update');
   checkPathKey(key);
   for (const field of mask ?? []) if (field !== 'value' && field !== 'key') throw badRequest(`update_mask: unknown field ${field}`);
@@ -127,7 +133,7 @@ export async function updateLabel(
   const value = body.value ?? '';
   const problem = applyValue ? labelValueProblem(value) : null;
   return deps.events.transaction(async (tx, emit) => {
-    const device = await loadDevice(tx, projectId, deviceId);
+    const device = await findProjectDevice(tx, projectId, deviceId);
     if (!Object.hasOwn(device.labels, key)) throw notFound('label not found');
     if (problem) throw badRequest(problem);
     if (!applyValue) return { device, key, value: device.labels[key]! };
@@ -137,11 +143,11 @@ export async function updateLabel(
 }
 
 export async function deleteLabel(deps: Deps, principal: Principal, projectParam: string, deviceId: string, key: string): Promise<void> {
-  const projectId = concreteProject(projectParam);
+  const projectId = concreteProjectId(projectParam);
   await requireProject(deps, principal, projectId, 'device.update');
   checkPathKey(key);
   await deps.events.transaction(async (tx, emit) => {
-    const device = await loadDevice(tx, projectId, deviceId);
+    const device = await findProjectDevice(tx, projectId, deviceId);
     if (!Object.hasOwn(device.labels, key)) throw notFound('label not found');
     const labels = { ...device.labels };
     delete labels[key];
@@ -164,7 +170,7 @@ export interface BatchUpdateBody {
 
 /** Labels on many devices (§4.6 batchUpdate rules): per-device errors, one transaction, one event per changed device. */
 export async function batchUpdateLabels(deps: Deps, principal: Principal, projectParam: string, body: BatchUpdateBody): Promise<{ batchErrors: BatchError[] }> {
-  const projectId = concreteProject(projectParam);
+  const projectId = concreteProjectId(projectParam);
   await requireProject(deps, principal, projectId, 'device.update');
   const { devices, addLabels, removeLabels } = body;
   if (!Array.isArray(devices) || devices.length === 0 || !devices.every((d) => typeof d === 'string')) {
@@ -237,7 +243,7 @@ export async function batchUpdateLabels(deps: Deps, principal: Principal, projec
 export async function transferDevices(
   deps: Deps, principal: Principal, targetParam: string, body: { devices?: unknown },
 ): Promise<{ transferredDevices: string[]; transferErrors: BatchError[] }> {
-  const targetId = concreteProject(targetParam);
+  const targetId = concreteProjectId(targetParam);
   await requireProject(deps, principal, targetId, 'device.transfer');
   const { devices } = body;
   if (!Array.isArray(devices) || devices.length === 0 || !devices.every((d) => typeof d === 'string')) {

@@ -6,7 +6,7 @@ import { EVENT_TYPES } from '../domain/device-types.ts';
 import { badRequest } from '../domain/errors.ts';
 import { MAX_PAGE_BYTES, pageRequest, toPage } from '../domain/paging.ts';
 import { parseTimestamp } from '../domain/time.ts';
-import { findProjectDevice } from '../emulator/devices.ts';
+import { findProjectDevice } from './devices.ts';
 import { requireProject } from './access.ts';
 import type { Principal } from '../auth/principal.ts';
 
@@ -24,7 +24,6 @@ export interface EventHistoryParams {
 export async function listDeviceEvents(
   deps: Deps, principal: Principal, projectId: string, deviceId: string, params: EventHistoryParams,
 ): Promise<{ events: unknown[]; nextPageToken: string }> {
-  if (projectId === '-') throw badRequest('the wildcard project "-" is not allowed here; name the project');
   await requireProject(deps, principal, projectId, 'device.read');
   await findProjectDevice(deps.store, projectId, deviceId);
 

@@ -7,16 +7,15 @@ import type { Deps } from '../deps.ts';
 import { nowMicros } from '../runtime/clock.ts';
 import { checkBatchSize } from '../domain/batches.ts';
 import { badRequest, conflict, forbidden, notFound } from '../domain/errors.ts';
-import { idFromName, organizationMemberName, projectMemberName } from '../domain/names.ts';
+import { concreteProjectId, idFromName, organizationMemberName, projectMemberName } from '../domain/names.ts';
 import { pageRequest, toPage } from '../domain/paging.ts';
-import { PROJECT_ROLES, type RoleName } from '../domain/roles.ts';
+import { PROJECT_ROLES, type OrganizationPermission, type Permission, type ProjectPermission, type RoleName } from '../domain/roles.ts';
 import { formatTimestamp } from '../domain/time.ts';
 import { newToken } from '../runtime/random.ts';
 import type { MembershipRecord, ProjectRecord, ScopeType } from '../store/records.ts';
 import type { Repos } from '../store/store.ts';
 import { projectPermissions, requireHoldsRolesOf, requireOrganization, requireProject } from './access.ts';
 import type { Principal } from '../auth/principal.ts';
-import { projectIdParam } from './projects.ts';
 
 export interface MemberScope { type: ScopeType; id: string }
 
@@ -45,14 +44,14 @@ export async function presentMember(repos: Repos, scope: MemberScope, m: Members
 }
 export type MemberJson = Awaited<ReturnType<typeof presentMember>>;
 
-async function requireScope(deps: Deps, principal: Principal, scope: MemberScope, permission: string): Promise<void> {
-  if (scope.type === 'project') await requireProject(deps, principal, projectIdParam(scope.id), permission);
+async function requireScope(deps: Deps, principal: Principal, scope: MemberScope, permission: ProjectPermission & OrganizationPermission): Promise<void> {
+  if (scope.type === 'project') await requireProject(deps, principal, scope.id, permission);
   else await requireOrganization(deps, principal, scope.id, permission);
 }
 
 /** The 404/403 rule of §2.7 for a project already read (inside a transaction, where requireProject cannot run). */
-function checkProjectPermission(principal: Principal, project: ProjectRecord | null, permission: string): void {
-  const perms = project ? projectPermissions(principal, project) : new Set<string>();
+function checkProjectPermission(principal: Principal, project: ProjectRecord | null, permission: ProjectPermission): void {
+  const perms = project ? projectPermissions(principal, project) : new Set<Permission>();
   if (!project || perms.size === 0) throw notFound('project not found');
   if (!perms.has(permission)) throw forbidden(`permission ${permission} required on projects/${project.id}`);
 }
@@ -241,7 +240,7 @@ export async function batchCreateMembers(deps: Deps, principal: Principal, items
   return deps.store.transaction(async (tx) => {
     const out: MemberJson[] = [];
     for (const [i, item] of items.entries()) {
-      const projectId = projectIdParam(idFromName(item.project, 'projects', `members[${i}].project`));
+      const projectId = concreteProjectId(idFromName(item.project, 'projects', `members[${i}].project`));
       const email = parseEmail(item.email, `members[${i}].email`);
       const roles = parseRoles('project', item.roles, `members[${i}].roles`);
       checkProjectPermission(principal, await tx.projects.get(projectId), 'membership.create');
@@ -258,7 +257,7 @@ export async function batchDeleteMembers(deps: Deps, principal: Principal, names
   const parsed = names.map((name, i) => {
     const m = /^projects\/([^/]+)\/members\/([^/]+)$/.exec(name);
     if (!m) throw badRequest(`names[${i}] must be of the form projects/{project}/members/{member}`);
-    return { projectId: projectIdParam(m[1]!), memberId: m[2]! };
+    return { projectId: concreteProjectId(m[1]!), memberId: m[2]! };
   });
   await deps.store.transaction(async (tx) => {
     for (const { projectId, memberId } of parsed) {

@@ -4,7 +4,7 @@ import { nowMicros } from '../runtime/clock.ts';
 import { checkBatchSize } from '../domain/batches.ts';
 import { badRequest, notFound } from '../domain/errors.ts';
 import { labelKeyProblem, labelValueProblem } from '../domain/labels.ts';
-import { idFromName, organizationName, projectName } from '../domain/names.ts';
+import { concreteProjectId, idFromName, organizationName, projectName } from '../domain/names.ts';
 import { pageRequest, toPage } from '../domain/paging.ts';
 import type { Location, ProjectWithCounts } from '../store/records.ts';
 import type { Repos } from '../store/store.ts';
@@ -33,12 +33,6 @@ export function presentProject(p: ProjectWithCounts) {
   };
 }
 export type ProjectJson = ReturnType<typeof presentProject>;
-
-/** A `{p}` path segment: `-` (every project) is only accepted by the wildcard routes (§1.10). */
-export function projectIdParam(raw: string): string {
-  if (raw === '-') throw badRequest("the wildcard project '-' is not allowed here");
-  return raw;
-}
 
 function parseDisplayName(value: unknown, field = 'displayName'): string {
   if (typeof value !== 'string' || value.length < 1 || value.length > MAX_DISPLAY_NAME) {
@@ -108,7 +102,7 @@ export async function createProject(
 }
 
 export async function getProject(deps: Deps, principal: Principal, projectId: string): Promise<ProjectJson> {
-  await requireProject(deps, principal, projectIdParam(projectId), 'project.read');
+  await requireProject(deps, principal, projectId, 'project.read');
   return presentProject(await loadProject(deps.store, projectId));
 }
 
@@ -124,7 +118,7 @@ export interface ProjectPatch { displayName?: string; organization?: string; loc
 export async function updateProject(
   deps: Deps, principal: Principal, projectId: string, body: ProjectPatch, mask: Set<string> | null,
 ): Promise<ProjectJson> {
-  const { project } = await requireProject(deps, principal, projectIdParam(projectId), 'project.update');
+  const { project } = await requireProject(deps, principal, projectId, 'project.update');
   if (body.organization !== undefined && idFromName(body.organization, 'organizations', 'organization') !== project.organizationId) {
     throw badRequest('organization is immutable; a project cannot move to another organization');
   }
@@ -154,7 +148,7 @@ export async function updateProject(
 
 /** Deletes an empty project; its service accounts (with keys and memberships everywhere) and memberships go too. */
 export async function deleteProject(deps: Deps, principal: Principal, projectId: string): Promise<Record<string, never>> {
-  await requireProject(deps, principal, projectIdParam(projectId), 'project.delete');
+  await requireProject(deps, principal, projectId, 'project.delete');
   await deps.store.transaction(async (tx) => {
     const contents = await tx.projects.countContents(projectId);
     if (contents.devices > 0 || contents.dataConnectors > 0) {
@@ -214,7 +208,7 @@ export async function batchUpdateProjectLabels(deps: Deps, principal: Principal,
     if (problem) throw badRequest(`addLabels.${key}: ${problem}`);
   }
   for (const key of body.removeLabels ?? []) checkLabelKey(key, 'removeLabels');
-  const ids = [...new Set(body.projects.map((name, i) => projectIdParam(idFromName(name, 'projects', `projects[${i}]`))))];
+  const ids = [...new Set(body.projects.map((name, i) => concreteProjectId(idFromName(name, 'projects', `projects[${i}]`))))];
   for (const id of ids) await requireProject(deps, principal, id, 'project.update');
   const now = nowMicros(deps);
   await deps.store.transaction(async (tx) => {

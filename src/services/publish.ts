@@ -3,7 +3,7 @@
 import type { Deps } from '../deps.ts';
 import { nowMicros } from '../runtime/clock.ts';
 import { normalizePublishBody } from '../domain/event-data.ts';
-import { findProjectDevice, requireEmulated } from '../emulator/devices.ts';
+import { findProjectDevice, requireEmulated } from './devices.ts';
 import type { EmittedEvent } from '../events/types.ts';
 import type { DeviceRecord } from '../store/records.ts';
 import { requireProject } from './access.ts';

@@ -4,6 +4,7 @@ import type { Deps } from '../deps.ts';
 import { nowMicros } from '../runtime/clock.ts';
 import { badRequest, notFound } from '../domain/errors.ts';
 import { serviceAccountEmail } from '../domain/names.ts';
+import type { ProjectPermission } from '../domain/roles.ts';
 import { pageRequest, toPage } from '../domain/paging.ts';
 import { newSecret } from '../runtime/random.ts';
 import type { KeyRecord, ServiceAccountRecord } from '../store/records.ts';
@@ -27,10 +28,6 @@ const READ_ONLY_FIELDS = new Set(['name', 'email', 'createTime', 'updateTime']);
 
 const toCamel = (path: string) => path.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
 
-function rejectWildcard(projectId: string): void {
-  if (projectId === '-') throw badRequest('the wildcard project "-" is not allowed for service accounts');
-}
-
 function checkDisplayName(value: string | undefined): void {
   if (value !== undefined && value.length > MAX_DISPLAY_NAME_LENGTH) {
     throw badRequest(`displayName must be at most ${MAX_DISPLAY_NAME_LENGTH} characters`);
@@ -49,9 +46,8 @@ function afterId(after: unknown[] | null): string | null {
  * (a change that lets the caller act as the account, or takes it away) also needs every role the account holds.
  */
 async function requireServiceAccount(
-  deps: Pick<Deps, 'store'>, principal: Principal, projectId: string, serviceAccountId: string, permission: string, action?: string,
+  deps: Pick<Deps, 'store'>, principal: Principal, projectId: string, serviceAccountId: string, permission: ProjectPermission, action?: string,
 ): Promise<ServiceAccountRecord> {
-  rejectWildcard(projectId);
   await requireProject(deps, principal, projectId, permission);
   const sa = await deps.store.serviceAccounts.get(serviceAccountId);
   if (!sa || sa.projectId !== projectId) throw notFound('service account not found');
@@ -60,7 +56,6 @@ async function requireServiceAccount(
 }
 
 export async function listServiceAccounts(deps: Deps, principal: Principal, projectId: string, query: PageQuery) {
-  rejectWildcard(projectId);
   await requireProject(deps, principal, projectId, 'serviceaccount.read');
   const filters = `serviceaccounts:${projectId}`;
   const page = pageRequest(query, filters);
@@ -69,7 +64,6 @@ export async function listServiceAccounts(deps: Deps, principal: Principal, proj
 }
 
 export async function createServiceAccount(deps: Deps, principal: Principal, projectId: string, input: ServiceAccountInput): Promise<ServiceAccountRecord> {
-  rejectWildcard(projectId);
   checkDisplayName(input.displayName);
   await requireProject(deps, principal, projectId, 'serviceaccount.create');
   const id = deps.ids.next();
@@ -154,7 +148,7 @@ export async function createKey(deps: Deps, principal: Principal, projectId: str
 }
 
 async function requireKey(
-  deps: Deps, principal: Principal, projectId: string, serviceAccountId: string, keyId: string, permission: string, action?: string,
+  deps: Deps, principal: Principal, projectId: string, serviceAccountId: string, keyId: string, permission: ProjectPermission, action?: string,
 ): Promise<KeyRecord> {
   const sa = await requireServiceAccount(deps, principal, projectId, serviceAccountId, permission, action);
   const key = await deps.store.keys.get(keyId);

@@ -23,11 +23,11 @@ function holds(role: RoleCase, permission: string): boolean {
   if (role === 'none') return false;
   if (permission.startsWith('org:')) {
     const perm = permission.slice(4);
-    if (role === 'roles/organization.admin') return findRole(role)!.permissions.includes(perm);
+    if (role === 'roles/organization.admin') return (findRole(role)!.permissions as readonly string[]).includes(perm);
     return perm === 'organization.read';
   }
   const effective = role === 'roles/organization.admin' ? 'roles/project.admin' : role;
-  return findRole(effective)!.permissions.includes(permission);
+  return (findRole(effective)!.permissions as readonly string[]).includes(permission);
 }
 
 async function must(t: TestContext, method: string, url: string, body?: unknown) {

@@ -3,8 +3,8 @@ import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { Deps } from '../../deps.ts';
 import * as service from '../../services/data-connectors.ts';
-import type { App } from '../app.ts';
-import { PagingQuery, UpdateMaskQuery, parseUpdateMask, principalOf } from '../http.ts';
+import type { App } from '../types.ts';
+import { PagingQuery, UpdateMaskQuery, noBodyIsEmpty, parseUpdateMask, principalOf } from '../http.ts';
 
 const HttpConfigSchema = Type.Object({
   url: Type.String(), signatureSecret: Type.String(), headers: Type.Record(Type.String(), Type.String()),
@@ -44,11 +44,6 @@ const MetricsHistorySchema = Type.Object({
   }), { description: 'minutes of the last 3 hours that had attempts, oldest first (at most 181)' }),
 });
 
-/** The IaC provider sends an empty PATCH body with the JSON content type; no body means "no fields". */
-const bodyOptional = async (request: FastifyRequest) => {
-  if (request.body === undefined) request.body = {};
-};
-
 type Params = { project: string; dc: string };
 const paramsOf = (request: FastifyRequest) => request.params as Params;
 const DC_PATH = '/v2/projects/:project/dataconnectors/:dc';
@@ -60,7 +55,7 @@ export function registerDataConnectorRoutes(app: App, deps: Deps): void {
   }, async (request) => service.listDataConnectors(deps, principalOf(request), paramsOf(request).project, request.query));
 
   app.post('/v2/projects/:project/dataconnectors', {
-    preValidation: bodyOptional,
+    preValidation: noBodyIsEmpty,
     schema: { body: DataConnectorBody },
     config: { summary: 'Create a data connector (HTTPS push of the project\'s device events)', response: DataConnectorSchema },
   }, async (request) => service.createDataConnector(deps, principalOf(request), paramsOf(request).project, request.body as service.DataConnectorInput));
@@ -71,7 +66,7 @@ export function registerDataConnectorRoutes(app: App, deps: Deps): void {
   });
 
   app.patch(DC_PATH, {
-    preValidation: bodyOptional,
+    preValidation: noBodyIsEmpty,
     schema: { body: DataConnectorBody, querystring: Type.Object(UpdateMaskQuery) },
     config: { summary: 'Update a data connector; status ACTIVE/USER_DISABLED enables or disables it', response: DataConnectorSchema },
   }, async (request) => {

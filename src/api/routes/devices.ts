@@ -6,7 +6,7 @@ import type { Deps } from '../../deps.ts';
 import { devicePageBody } from '../../services/device-json.ts';
 import { listDeviceListing, type DeviceListParams } from '../../services/device-query.ts';
 import * as service from '../../services/devices.ts';
-import type { App } from '../app.ts';
+import type { App } from '../types.ts';
 import { PagingQuery, UpdateMaskQuery, parseUpdateMask, principalOf } from '../http.ts';
 
 export const DeviceSchema = Type.Object({

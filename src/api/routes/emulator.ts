@@ -5,11 +5,10 @@ import { Type } from 'typebox';
 import type { Deps } from '../../deps.ts';
 import { createEmulatedDevice, deleteEmulatedDevice, replaceEmulatedDevice } from '../../emulator/devices.ts';
 import { requireProject } from '../../services/access.ts';
-import { concreteProject, presentDevice } from '../../services/devices.ts';
-import type { Principal } from '../../auth/principal.ts';
+import { presentDevice } from '../../services/devices.ts';
 import { publishAsCaller } from '../../services/publish.ts';
-import type { App } from '../app.ts';
-import { principalOf } from '../http.ts';
+import type { App } from '../types.ts';
+import { noBodyIsEmpty, principalOf } from '../http.ts';
 import { DeviceSchema } from './devices.ts';
 
 const Labels = Type.Record(Type.String(), Type.String());
@@ -31,11 +30,7 @@ const PublishBody = Type.Object({}, {
 });
 
 type Params = { project: string; device: string };
-const paramsOf = (request: FastifyRequest) => {
-  const params = request.params as Params;
-  concreteProject(params.project);
-  return params;
-};
+const paramsOf = (request: FastifyRequest) => request.params as Params;
 
 const DEVICE_PATH = '/v2/projects/:project/devices/:device';
 
@@ -69,19 +64,12 @@ export function registerEmulatorRoutes(app: App, deps: Deps): void {
 
   app.post(`${DEVICE_PATH}/@publish`, {
     // No body is "no keys": the publish rules then name the problem (§5.3).
-    preValidation: async (request) => {
-      if (request.body === undefined) request.body = {};
-    },
+    preValidation: noBodyIsEmpty,
     schema: { body: PublishBody },
     config: { summary: 'Publish an event from an emulated device', response: Type.Object({}) },
   }, async (request) => {
-    const { project, device } = request.params as Params;
-    await publishFromApi(deps, principalOf(request), project, device, request.body);
+    const { project, device } = paramsOf(request);
+    await publishAsCaller(deps, principalOf(request), project, device, request.body);
     return {};
   });
-}
-
-/** The :publish route's work once the caller is known and the body parsed (the lean path shares it). */
-export async function publishFromApi(deps: Deps, principal: Principal, projectParam: string, device: string, body: unknown): Promise<void> {
-  await publishAsCaller(deps, principal, concreteProject(projectParam), device, body);
 }

@@ -2,7 +2,7 @@
 import { Type } from 'typebox';
 import type { Deps } from '../../deps.ts';
 import { listDeviceEvents } from '../../services/event-history.ts';
-import type { App } from '../app.ts';
+import type { App } from '../types.ts';
 import { PagingQuery, principalOf } from '../http.ts';
 
 export const EventSchema = Type.Object({

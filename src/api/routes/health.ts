@@ -1,15 +1,8 @@
 // GET /healthz: 200 when the store answers, 503 otherwise (contract §1.1).
 import type { Deps } from '../../deps.ts';
-import { unavailable } from '../../domain/errors.ts';
-import type { App } from '../app.ts';
+import { checkHealth } from '../../services/operations.ts';
+import type { App } from '../types.ts';
 
 export function registerHealthRoutes(app: App, deps: Deps): void {
-  app.get('/healthz', { config: { auth: false } }, async () => {
-    try {
-      await deps.store.ping();
-    } catch {
-      throw unavailable('store unavailable');
-    }
-    return { status: 'ok' };
-  });
+  app.get('/healthz', { config: { auth: false } }, async () => checkHealth(deps));
 }

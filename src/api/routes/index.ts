@@ -1,6 +1,6 @@
 // Every route module, registered in one place.
 import type { Deps } from '../../deps.ts';
-import type { App } from '../app.ts';
+import type { App } from '../types.ts';
 import { registerDataConnectorRoutes } from './data-connectors.ts';
 import { registerDeviceRoutes } from './devices.ts';
 import { registerMetricsRoutes } from './metrics.ts';

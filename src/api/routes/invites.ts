@@ -2,7 +2,7 @@
 import { Type } from 'typebox';
 import type { Deps } from '../../deps.ts';
 import { acceptInvite } from '../../services/members.ts';
-import type { App } from '../app.ts';
+import type { App } from '../types.ts';
 
 const AcceptBody = Type.Object({
   token: Type.String({ description: 'the token of the invitation link' }),

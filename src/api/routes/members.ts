@@ -6,9 +6,8 @@ import {
   addMember, batchCreateMembers, batchDeleteMembers, createInviteUrl, getMember, listMemberProjects, listMembers, removeMember,
   updateMember, type BatchCreateItem, type MemberScope,
 } from '../../services/members.ts';
-import type { App } from '../app.ts';
-import { PagingQuery, UpdateMaskQuery, parseUpdateMask, principalOf } from '../http.ts';
-import { noBodyIsEmpty } from './projects.ts';
+import type { App } from '../types.ts';
+import { PagingQuery, UpdateMaskQuery, noBodyIsEmpty, parseUpdateMask, principalOf } from '../http.ts';
 
 export const MemberSchema = Type.Object({
   name: Type.String(),

@@ -6,7 +6,7 @@ import { createLoginThrottle } from '../../auth/login-throttle.ts';
 import type { Deps } from '../../deps.ts';
 import { forbidden, oauthError } from '../../domain/errors.ts';
 import { exchangeAssertion, exchangePassword } from '../../services/token-grants.ts';
-import type { App } from '../app.ts';
+import type { App } from '../types.ts';
 import { CONSOLE_HEADER, CONSOLE_HEADER_VALUE, checkOrigin, clearedSessionCookie, hasConsoleHeader, sessionCookie } from '../console-session.ts';
 
 export const JWT_BEARER_GRANT = 'urn:ietf:params:oauth:grant-type:jwt-bearer';

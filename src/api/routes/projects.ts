@@ -1,14 +1,13 @@
 // Projects (contract §4.1): list, create, get, patch, delete, permissions and the label batch.
-import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { Deps } from '../../deps.ts';
 import { requireProject } from '../../services/access.ts';
 import {
-  batchUpdateProjectLabels, createProject, deleteProject, getProject, listProjects, projectIdParam, updateProject,
+  batchUpdateProjectLabels, createProject, deleteProject, getProject, listProjects, updateProject,
   type LocationInput, type ProjectLabelBatch, type ProjectPatch,
 } from '../../services/projects.ts';
-import type { App } from '../app.ts';
-import { PagingQuery, UpdateMaskQuery, parseUpdateMask, principalOf } from '../http.ts';
+import type { App } from '../types.ts';
+import { PagingQuery, UpdateMaskQuery, noBodyIsEmpty, parseUpdateMask, principalOf } from '../http.ts';
 import { permissionsPage } from './permissions.ts';
 
 const LocationSchema = Type.Object({
@@ -49,11 +48,6 @@ const BatchUpdateBody = Type.Object({
 });
 
 type ProjectParams = { project: string };
-
-/** An empty body is no body (contract §1.2): a PATCH without one changes nothing instead of failing validation. */
-export const noBodyIsEmpty = async (request: FastifyRequest) => {
-  if (request.body === undefined) request.body = {};
-};
 
 export function registerProjectRoutes(app: App, deps: Deps): void {
   app.get('/v2/projects', {
@@ -97,7 +91,7 @@ export function registerProjectRoutes(app: App, deps: Deps): void {
     schema: { querystring: Type.Object(PagingQuery) },
     config: { summary: "The caller's permissions on the project", response: Type.Object({ permissions: Type.Array(Type.String()), nextPageToken: Type.String() }) },
   }, async (request) => {
-    const projectId = projectIdParam((request.params as ProjectParams).project);
+    const projectId = (request.params as ProjectParams).project;
     const { permissions } = await requireProject(deps, principalOf(request), projectId, 'project.read');
     return permissionsPage(permissions, request.query as { pageSize?: string; pageToken?: string });
   });

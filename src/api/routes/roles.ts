@@ -4,7 +4,7 @@ import type { Deps } from '../../deps.ts';
 import { badRequest, notFound } from '../../domain/errors.ts';
 import { pageRequest, toPage } from '../../domain/paging.ts';
 import { ROLES, findRole } from '../../domain/roles.ts';
-import type { App } from '../app.ts';
+import type { App } from '../types.ts';
 import { PagingQuery } from '../http.ts';
 
 export const RoleSchema = Type.Object({

@@ -6,8 +6,8 @@ import { keyName, serviceAccountName } from '../../domain/names.ts';
 import { formatTimestamp } from '../../domain/time.ts';
 import * as service from '../../services/service-accounts.ts';
 import type { KeyRecord, ServiceAccountRecord } from '../../store/records.ts';
-import type { App } from '../app.ts';
-import { PagingQuery, UpdateMaskQuery, parseUpdateMask, principalOf } from '../http.ts';
+import type { App } from '../types.ts';
+import { PagingQuery, UpdateMaskQuery, noBodyIsEmpty, parseUpdateMask, principalOf } from '../http.ts';
 
 export const ServiceAccountSchema = Type.Object({
   name: Type.String(), email: Type.String(), displayName: Type.String(), enableBasicAuth: Type.Boolean(),
@@ -31,11 +31,6 @@ export const presentServiceAccount = (sa: ServiceAccountRecord) => ({
 
 const presentKey = (projectId: string, k: KeyRecord) => ({ name: keyName(projectId, k.serviceAccountId, k.id), id: k.id, createTime: formatTimestamp(k.createTime) });
 
-/** The create body is optional [spec]: no body, or an empty one, means the defaults. */
-const bodyOptional = async (request: FastifyRequest) => {
-  if (request.body === undefined) request.body = {};
-};
-
 type Params = { project: string; serviceAccount: string; key: string };
 const paramsOf = (request: FastifyRequest) => request.params as Params;
 
@@ -51,7 +46,7 @@ export function registerServiceAccountRoutes(app: App, deps: Deps): void {
   });
 
   app.post('/v2/projects/:project/serviceaccounts', {
-    preValidation: bodyOptional,
+    preValidation: noBodyIsEmpty,
     schema: { body: ServiceAccountBody },
     config: { summary: 'Create a service account (no rights until added as a member)', response: ServiceAccountSchema },
   }, async (request) => {
@@ -65,7 +60,7 @@ export function registerServiceAccountRoutes(app: App, deps: Deps): void {
   });
 
   app.patch(SA_PATH, {
-    preValidation: bodyOptional,
+    preValidation: noBodyIsEmpty,
     schema: { body: ServiceAccountBody, querystring: Type.Object(UpdateMaskQuery) },
     config: { summary: 'Update displayName and enableBasicAuth of a service account', response: ServiceAccountSchema },
   }, async (request) => {

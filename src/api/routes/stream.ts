@@ -7,12 +7,12 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { Deps } from '../../deps.ts';
 import { nowMicros } from '../../runtime/clock.ts';
-import { badRequest, notFound } from '../../domain/errors.ts';
+import { badRequest } from '../../domain/errors.ts';
 import { projectName } from '../../domain/names.ts';
 import { formatTimestamp, tryParseDuration } from '../../domain/time.ts';
 import { compileStreamFilter, createFanOut, resultMessage, type FanOut, type StreamFilter } from '../../events/fan-out.ts';
-import { requireProject } from '../../services/access.ts';
-import type { App } from '../app.ts';
+import { requireStreamScope } from '../../services/devices.ts';
+import type { App } from '../types.ts';
 import { principalOf } from '../http.ts';
 
 export interface StreamLimits {
@@ -103,12 +103,7 @@ export function registerStreamRoutes(app: App, deps: Deps): void {
 
   const handle = async (request: FastifyRequest, reply: FastifyReply, projectId: string, deviceId: string | null): Promise<void> => {
     const principal = principalOf(request);
-    if (projectId === '-') throw badRequest("the wildcard project '-' is not allowed for event streams");
-    await requireProject(deps, principal, projectId, 'device.read');
-    if (deviceId !== null) {
-      const device = await deps.store.devices.get(deviceId);
-      if (!device || device.projectId !== projectId) throw notFound('device not found');
-    }
+    await requireStreamScope(deps, principal, projectId, deviceId);
     const query = request.query as StreamQuery;
     const pingSeconds = parsePingInterval(query.pingInterval);
     const filter = deviceId === null

@@ -4,45 +4,8 @@ import type { Command } from 'commander';
 import { collect, parseInteger, parsePairs } from '../arguments.ts';
 import { action, example, idOf, type Context } from '../context.ts';
 import { ApiError, UsageError } from '../errors.ts';
-import type { Column } from '../output.ts';
 import { createEmulatedDevice, deleteEmulatedDevice, withCreateOptions } from './emulator.ts';
-import { organizationName } from './organizations.ts';
-
-export interface Device {
-  name: string;
-  type: string;
-  productNumber: string;
-  labels: Record<string, string>;
-  reported: Record<string, unknown>;
-}
-
-const labelsText = (labels: Record<string, string>) => Object.entries(labels).map(([k, v]) => (v === '' ? k : `${k}=${v}`)).join(', ');
-
-export const deviceColumns: Column<Device>[] = [
-  { header: 'ID', value: (d) => idOf(d.name) },
-  { header: 'TYPE', value: (d) => d.type },
-  { header: 'PRODUCT', value: (d) => d.productNumber },
-  { header: 'NAME', value: (d) => d.labels.name ?? '' },
-  { header: 'LABELS', value: (d) => labelsText(Object.fromEntries(Object.entries(d.labels).filter(([k]) => k !== 'name'))) },
-];
-
-/** One line per reported type: the value fields of its latest data, without timestamps. */
-function reportedText(data: unknown): string {
-  if (data === null || data === undefined) return '—';
-  if (typeof data !== 'object') return String(data);
-  const d = data as Record<string, unknown>;
-  const parts = Object.entries(d)
-    .filter(([k, v]) => k !== 'updateTime' && k !== 'samples' && k !== 'cloudConnectors' && !(Array.isArray(v) && v.length === 0))
-    .map(([k, v]) => `${k}=${typeof v === 'object' ? JSON.stringify(v) : String(v)}`);
-  return `${parts.join(' ')}${typeof d.updateTime === 'string' ? `  (${d.updateTime})` : ''}`;
-}
-
-export function printDevice(ctx: Context, d: Device): void {
-  ctx.out.record(d, [
-    ['name', d.name], ['type', d.type], ['productNumber', d.productNumber], ['labels', labelsText(d.labels)],
-    ...Object.entries(d.reported).map(([type, data]) => [`reported.${type}`, reportedText(data)] as [string, string]),
-  ], d.name);
-}
+import { deviceColumns, organizationName, printDevice, type Device } from './resources.ts';
 
 interface ListOptions {
   type?: string[];

@@ -6,7 +6,7 @@ import { DEVICE_TYPE_NAMES } from '../../domain/device-types.ts';
 import { collect, oneOf, parsePairs } from '../arguments.ts';
 import { action, example, idOf, type Context } from '../context.ts';
 import { addPublishOptions, publishBody } from '../publish-options.ts';
-import { printDevice, type Device } from './devices.ts';
+import { printDevice, type Device } from './resources.ts';
 
 export const withCreateOptions = (command: Command) => command
   .requiredOption('--type <type>', `device type: ${DEVICE_TYPE_NAMES.join(', ')}`)

@@ -2,53 +2,9 @@
 // memberships across an organization, and the all-or-nothing batches over several projects.
 import type { Command } from 'commander';
 import { collect } from '../arguments.ts';
-import { action, example, idOf, projectIdOf, roleName, type Context } from '../context.ts';
-import type { Column } from '../output.ts';
+import { action, example, projectIdOf, roleName, type Context } from '../context.ts';
 import { UsageError } from '../errors.ts';
-import { organizationName } from './organizations.ts';
-
-export interface Member {
-  name: string;
-  displayName: string;
-  roles: string[];
-  status: string;
-  email: string;
-  accountType: string;
-  createTime: string;
-}
-
-export const memberColumns: Column<Member>[] = [
-  { header: 'ID', value: (m) => idOf(m.name) },
-  { header: 'EMAIL', value: (m) => m.email },
-  { header: 'TYPE', value: (m) => m.accountType },
-  { header: 'STATUS', value: (m) => m.status, paint: (t, m, out) => (m.status === 'PENDING' ? out.yellow(t) : t) },
-  { header: 'ROLES', value: (m) => m.roles.join(',') },
-];
-
-export const memberFields = (m: Member): Array<[string, string]> => [
-  ['name', m.name], ['email', m.email], ['displayName', m.displayName], ['accountType', m.accountType],
-  ['status', m.status], ['roles', m.roles.join(', ')], ['createTime', m.createTime],
-];
-
-/**
- * A member's full name under `parent` (`projects/p` or `organizations/o`): a full name as it is, an email
- * looked up among the members, else an id.
- */
-export async function resolveMember(ctx: Context, parent: string, input: string): Promise<string> {
-  if (input.startsWith('projects/') || input.startsWith('organizations/')) return input;
-  if (input.includes('@')) {
-    const email = input.toLowerCase();
-    for await (const m of ctx.client.pages<Member>(`${parent}/members`, 'members')) if (m.email === email) return m.name;
-    throw new UsageError(`no member with email ${input} in ${parent}`);
-  }
-  if (!/^[A-Za-z0-9_-]+$/.test(input)) throw new UsageError(`"${input}" is not a member id, name or email`);
-  return `${parent}/members/${input}`;
-}
-
-export function printInviteUrl(ctx: Context, response: { inviteUrl: string }): void {
-  if (ctx.out.json) return ctx.out.printJson(response);
-  ctx.out.line(response.inviteUrl);
-}
+import { memberColumns, memberFields, organizationName, printInviteUrl, resolveMember, type Member } from './resources.ts';
 
 const roles = (list: string[]) => list.map(roleName);
 

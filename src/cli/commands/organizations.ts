@@ -2,25 +2,7 @@
 import type { Command } from 'commander';
 import { collect } from '../arguments.ts';
 import { action, example, idOf, roleName, type Context } from '../context.ts';
-import { UsageError } from '../errors.ts';
-import { memberColumns, memberFields, printInviteUrl, resolveMember, type Member } from './members.ts';
-
-interface Organization {
-  name: string;
-  displayName: string;
-}
-
-/** `organizations/o` or `o`; when omitted, the only organization the credentials see. */
-export async function organizationName(ctx: Context, input: string | undefined): Promise<string> {
-  if (input) {
-    const id = input.startsWith('organizations/') ? input.slice('organizations/'.length) : input;
-    if (!/^[A-Za-z0-9_.~-]+$/.test(id)) throw new UsageError(`"${input}" is not an organization id or name`);
-    return `organizations/${id}`;
-  }
-  const page = await ctx.client.call<{ organizations: Organization[] }>('GET', 'organizations', { query: { pageSize: 2 } });
-  if (page.organizations.length === 1) return page.organizations[0]!.name;
-  throw new UsageError(page.organizations.length === 0 ? 'the credentials see no organization' : 'the credentials see several organizations: name one');
-}
+import { memberColumns, memberFields, organizationName, printInviteUrl, resolveMember, type Member, type Organization } from './resources.ts';
 
 export function registerOrganizationCommands(program: Command): void {
   const orgs = program.command('organizations').alias('orgs').description('organizations and their members');

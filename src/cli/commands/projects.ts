@@ -5,7 +5,7 @@ import { collect, parseNumber, parsePairs } from '../arguments.ts';
 import { action, example, idOf, projectIdOf, type Context } from '../context.ts';
 import { UsageError } from '../errors.ts';
 import { readProfiles, writeProfiles } from '../profiles.ts';
-import { organizationName } from './organizations.ts';
+import { organizationName } from './resources.ts';
 
 interface Project {
   name: string;
