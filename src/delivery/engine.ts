@@ -11,10 +11,11 @@ import { nowMicros, type Clock } from '../runtime/clock.ts';
 import type { Logger } from '../runtime/logger.ts';
 import type { Store } from '../store/store.ts';
 import { Backlog } from './backlog.ts';
-import { claimDue, dropExpired, type ClaimedDelivery } from './claim.ts';
-import type { DeliveryHandoff, HandoffPort } from './handoff.ts';
+import { claimDue, type ClaimedDelivery } from './claim.ts';
+import type { HandoffPort } from './handoff.ts';
+import { createIntake } from './intake.ts';
 import { Lines } from './lines.ts';
-import { pruneMetrics, series } from './metrics.ts';
+import { dropExpiredAndPrune } from './housekeeping.ts';
 import { createOpenedSecrets } from './opened-secrets.ts';
 import { createOutcomeRecorder, type Finished, type RunReport } from './outcomes.ts';
 import { createSlots } from './slots.ts';
@@ -80,7 +81,6 @@ export function createDeliveryEngine(deps: EngineDeps, dispatcher: Dispatcher, o
   const backlog = new Backlog();
   // A line is bounded, and all lines together hold at most as many rows as may be in flight.
   const lines = new Lines(perConnector * 4, total);
-  const draining = new Set<string>();
   const outcomes = createOutcomeRecorder(deps, (d) => {
     lines.drop(d.connector.id);
     log.warn(
@@ -101,6 +101,14 @@ export function createDeliveryEngine(deps: EngineDeps, dispatcher: Dispatcher, o
   };
   let rotation = 0;
 
+  const intake = createIntake({
+    store: deps.store, clock: deps.clock, logger: log, slots, backlog, lines, leaseMicros,
+    taking: () => started && !stopping,
+    run: (item) => void run(item),
+    wake: () => wake(),
+  });
+  const drain = intake.drain;
+
   // Background loop state.
   let started = false;
   let stopping = false;
@@ -120,93 +128,6 @@ export function createDeliveryEngine(deps: EngineDeps, dispatcher: Dispatcher, o
     if (result.due !== null) backlog.settle(seen, result.due, result.drained);
     return result.items;
   }
-
-  /** Attempts rows of the connector's line while it has free slots; gives the line back to the queue when it must. */
-  async function drain(id: string): Promise<void> {
-    if (draining.has(id) || !lines.has(id)) return;
-    draining.add(id);
-    try {
-      // A row in line is attempted with the connector's settings as they are now, as a claimed one would be. A line
-      // whose connector is gone, disabled or no longer answering, or whose oldest row has waited half its lease,
-      // goes back to the queue as due (a dropped queue's line is gone already: queueDropped).
-      const current = await deps.store.dataConnectors.get(id);
-      const first = lines.first(id);
-      if (!first || stopping) return;
-      if (!current || current.status !== 'ACTIVE' || slots.suspect(id) || (first.delivery.leaseUntil ?? 0) - nowMicros(deps) < leaseMicros / 2) {
-        await releaseLine(id);
-        return;
-      }
-      while (lines.has(id) && slots.inFlightTotal < total && slots.capacityOf(id) > 0) {
-        slots.take(id);
-        void run({ delivery: lines.shift(id)!.delivery, connector: current });
-      }
-    } catch (err) {
-      log.error({ err }, 'delivery engine: attempting rows in line failed');
-    } finally {
-      draining.delete(id);
-    }
-  }
-
-  /** Makes the connector's line due in the queue again, for claims to take. */
-  async function releaseLine(id: string): Promise<void> {
-    const line = lines.drop(id);
-    if (!line) return;
-    backlog.mark(id);
-    try {
-      await deps.store.transaction((tx) => tx.deliveries.releaseLeases(nowMicros(deps), line.map((item) => item.delivery.id)));
-    } catch (err) {
-      // The rows stay leased; they come due when their leases end.
-      log.error({ err }, 'delivery engine: giving rows in line back to the queue failed');
-    }
-    wake();
-  }
-
-  /** The hand-off of fresh rows (handoff.ts): attached to the port while the loop runs. */
-  const handoff: DeliveryHandoff = {
-    reserve(connectorId, now, competitors) {
-      if (!started || stopping) return null;
-      if (!backlog.has(connectorId) && slots.inFlightTotal < total) {
-        // The same fair share of the overall cap as a claim gives, here among the connectors the event goes to,
-        // so that many new endpoints that turn out dead cannot take every slot before they are found out.
-        if (lines.waiting(connectorId) === 0 && slots.capacityOf(connectorId, competitors) > 0) {
-          slots.take(connectorId);
-          return { leaseUntil: now + leaseMicros, slot: true };
-        }
-        // Only a connector that answers gets a line (a suspect one's rows queue as due, as behind a backlog).
-        if (!slots.suspect(connectorId) && lines.hasRoom(connectorId)) {
-          lines.place(connectorId);
-          return { leaseUntil: now + leaseMicros, slot: false };
-        }
-      }
-      backlog.mark(connectorId);
-      return null;
-    },
-    launch(item, slot) {
-      const id = item.connector.id;
-      // Stopping: the row stays leased and is released, then attempted, at the next start.
-      if (!started || stopping) {
-        if (slot) slots.give(id);
-        else lines.unplace(id);
-      } else if (slot) {
-        void run(item);
-      } else {
-        lines.push(item);
-        void drain(id);
-      }
-    },
-    release(connectorId, slot) {
-      if (slot) {
-        slots.give(connectorId);
-        if (lines.has(connectorId)) void drain(connectorId);
-        wake();
-      } else {
-        lines.unplace(connectorId);
-      }
-    },
-    queueDropped(connectorId) {
-      lines.drop(connectorId);
-    },
-  };
 
   /** One attempt: the push and how it ended. */
   async function send(item: ClaimedDelivery, startMs: number): Promise<Finished> {
@@ -255,20 +176,8 @@ export function createDeliveryEngine(deps: EngineDeps, dispatcher: Dispatcher, o
   }
 
   async function housekeeping(): Promise<number> {
-    const now = nowMicros(deps);
     lastHousekeeping = deps.clock.now();
-    return deps.store.transaction(async (tx) => {
-      let dropped = 0;
-      // Bounded batches, so one pass never holds the writer for long.
-      for (let i = 0; i < 100; i++) {
-        const n = await dropExpired(tx, now);
-        dropped += n;
-        if (n < 10_000) break;
-      }
-      if (dropped > 0) await tx.connectorMetrics.addCounters({ [series.deliveries('dropped')]: dropped });
-      await pruneMetrics(tx, now);
-      return dropped;
-    });
+    return deps.store.transaction((tx) => dropExpiredAndPrune(tx, nowMicros(deps)));
   }
 
   async function pumpLoop(): Promise<void> {
@@ -330,7 +239,7 @@ export function createDeliveryEngine(deps: EngineDeps, dispatcher: Dispatcher, o
       started = true;
       stopping = false;
       unsubscribe = deps.events.subscribe(wakeForBacklog);
-      deps.handoff.attach(handoff);
+      deps.handoff.attach(intake.handoff);
       schedulePoll();
       wake();
       log.info({ perConnectorConcurrency: perConnector, totalConcurrency: total }, 'delivery engine started');

@@ -43,10 +43,7 @@ export interface EventPipeline {
   subscribe(subscriber: EventSubscriber): () => void;
 }
 
-/**
- * A transaction's after-callbacks. A class, not an object of arrow functions: tsx keeps function names, which
- * costs a defineProperty call per arrow function created, and this object is made for every publish.
- */
+/** A transaction's after-callbacks. */
 class Callbacks implements TransactionOutcome {
   readonly committed: Array<() => void> = [];
   readonly rolledBack: Array<() => void> = [];

@@ -105,8 +105,10 @@ export interface DeviceRepo {
   move(id: string, projectId: string, updateTime: number): Promise<void>;
   /** Deletes the device and its history. */
   delete(id: string): Promise<void>;
-  /** Filtered, sorted keyset page of devices (contract §4.6 list filters and order_by), with only the listed
-   *  fields and the JSON columns as stored (no parsing). */
+  /**
+   * Filtered, sorted keyset page of devices (contract §4.6 list filters and order_by), with only the listed fields
+   * and labels and `reported` as JSON text (the list serves them without parsing: see DeviceListingRow).
+   */
   queryListing(q: DeviceQuery): Promise<DeviceListingRow[]>;
 }
 
@@ -143,15 +145,18 @@ export interface DeviceQuery {
   maxBytes: number;
 }
 
-/** A row of DeviceRepo.queryListing: what a device list serves, JSON columns unparsed. */
+/**
+ * A row of DeviceRepo.queryListing: what a device list serves, labels and `reported` as JSON text. A store may keep
+ * that text or make it again from what it keeps (a jsonb column, say): the promise is the text, not how it is kept.
+ */
 export interface DeviceListingRow {
   id: string;
   projectId: string;
   type: string;
   productNumber: string;
-  /** JSON.stringify of the labels object, exactly as stored. */
+  /** JSON.stringify of the labels object, keys in the order they were set: served verbatim. */
   labelsJson: string;
-  /** JSON text of the stored `reported` object (not yet in the served shape; see presentReported). */
+  /** JSON text of the `reported` object, any key order (presentReported puts it in the served shape). */
   reportedJson: string;
   sortValue: DeviceSortValue;
 }

@@ -1,0 +1,250 @@
+// The delivery engine's parts alone, with the fake clock: attempt slots and health (slots.ts), the backlog
+// (backlog.ts), the hand-off's lines (lines.ts), the outcome rule and its recorder (outcomes.ts). The engine tests
+// (engine.test.ts) check them wired together.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { AUTO_DISABLE_AFTER_MICROS, type ConnectorState } from '../../src/domain/connector-status.ts';
+import { Backlog } from '../../src/delivery/backlog.ts';
+import type { ClaimedDelivery } from '../../src/delivery/claim.ts';
+import { Lines } from '../../src/delivery/lines.ts';
+import { createOutcomeRecorder, effectOf, type Disabled } from '../../src/delivery/outcomes.ts';
+import { RETENTION_MS } from '../../src/delivery/retry.ts';
+import { createSlots } from '../../src/delivery/slots.ts';
+import type { AttemptOutcome } from '../../src/delivery/types.ts';
+import { FakeClock, nowMicros } from '../../src/runtime/clock.ts';
+import { createTestContext } from '../helpers/context.ts';
+
+const ok: AttemptOutcome = { ok: true, reason: 'ack', status: 200, responseTimeMs: 5, message: '200' };
+const failed = (responseTimeMs = 5, retryAfterSeconds?: number): AttemptOutcome =>
+  ({ ok: false, reason: 'http_status', status: 503, responseTimeMs, message: '503', retryAfterSeconds });
+const ACTIVE: ConnectorState = { status: 'ACTIVE', failingSince: null };
+
+describe('slots', () => {
+  const options = { perConnector: 4, perFailingConnector: 1, total: 6, suspectAfterMs: 1000 };
+
+  it('counts slots per connector and overall', () => {
+    const slots = createSlots(new FakeClock(), options);
+    assert.equal(slots.capacityOf('a'), 4);
+    slots.take('a');
+    slots.take('a');
+    slots.take('b');
+    assert.equal(slots.capacityOf('a'), 2);
+    assert.equal(slots.inFlightTotal, 3);
+    slots.give('a');
+    assert.equal(slots.capacityOf('a'), 3);
+    assert.equal(slots.inFlightTotal, 2);
+  });
+
+  it('gives a fair share of the overall cap among competitors while health is unknown', () => {
+    const slots = createSlots(new FakeClock(), options);
+    assert.equal(slots.capacityOf('a', 3), 2); // 6 / 3
+    assert.equal(slots.capacityOf('a', 10), 1); // never below the failing share
+  });
+
+  it('a failed attempt makes the connector failing (one slot) until an attempt succeeds', () => {
+    const clock = new FakeClock();
+    const slots = createSlots(clock, options);
+    slots.started('a', clock.now());
+    slots.ended('a', clock.now(), false);
+    assert.equal(slots.suspect('a'), true);
+    assert.equal(slots.capacityOf('a'), 1);
+    slots.started('a', clock.now());
+    slots.ended('a', clock.now(), true);
+    assert.equal(slots.suspect('a'), false);
+    assert.equal(slots.capacityOf('a'), 4);
+  });
+
+  it('an attempt in flight for longer than suspectAfterMs makes the connector suspect; its end clears it', () => {
+    const clock = new FakeClock();
+    const slots = createSlots(clock, options);
+    const start = clock.now();
+    slots.started('a', start);
+    clock.advance(1000);
+    assert.equal(slots.suspect('a'), false);
+    clock.advance(1);
+    assert.equal(slots.suspect('a'), true);
+    assert.equal(slots.suspect('b'), false);
+    slots.ended('a', start, true);
+    assert.equal(slots.suspect('a'), false);
+  });
+
+  it('the oldest attempt in flight decides, whichever order attempts end in', () => {
+    const clock = new FakeClock();
+    const slots = createSlots(clock, options);
+    const first = clock.now();
+    slots.started('a', first);
+    clock.advance(600);
+    const second = clock.now();
+    slots.started('a', second);
+    clock.advance(600);
+    assert.equal(slots.suspect('a'), true); // the first has run 1,200 ms
+    slots.ended('a', first, true);
+    assert.equal(slots.suspect('a'), false); // the second has run 600 ms
+    clock.advance(500);
+    assert.equal(slots.suspect('a'), true);
+    slots.ended('a', second, true);
+    assert.equal(slots.suspect('a'), false);
+  });
+});
+
+describe('backlog', () => {
+  it('a claim that drained a connector takes it out; one that left rows keeps it', () => {
+    const backlog = new Backlog();
+    backlog.mark('a');
+    backlog.mark('b');
+    const seen = backlog.snapshot();
+    backlog.settle(seen, new Set(['a', 'b']), new Set(['a']));
+    assert.equal(backlog.has('a'), false);
+    assert.equal(backlog.has('b'), true);
+  });
+
+  it('a connector no longer due leaves; one due but never marked joins', () => {
+    const backlog = new Backlog();
+    backlog.mark('gone');
+    backlog.settle(backlog.snapshot(), new Set(['new']), new Set());
+    assert.equal(backlog.has('gone'), false);
+    assert.equal(backlog.has('new'), true);
+    assert.equal(backlog.size, 1);
+  });
+
+  it('a mark made after the claim read the queue survives that claim', () => {
+    const backlog = new Backlog();
+    backlog.mark('a');
+    const seen = backlog.snapshot();
+    backlog.mark('a'); // a fresh row was queued as due while the claim ran
+    backlog.settle(seen, new Set(), new Set());
+    assert.equal(backlog.has('a'), true);
+  });
+});
+
+describe('lines', () => {
+  const row = (connectorId: string, id: number): ClaimedDelivery => ({
+    delivery: { id, connectorId, eventId: `e${id}`, body: Buffer.from('{}'), enqueueTime: 0, dueTime: 0, attempts: 0, leaseUntil: 1 },
+    connector: { id: connectorId } as ClaimedDelivery['connector'],
+  });
+
+  it('places are bounded per connector and overall', () => {
+    const lines = new Lines(2, 3);
+    lines.place('a');
+    lines.place('a');
+    assert.equal(lines.hasRoom('a'), false);
+    assert.equal(lines.hasRoom('b'), true);
+    lines.place('b');
+    assert.equal(lines.hasRoom('b'), false); // 3 places overall
+    lines.unplace('a');
+    assert.equal(lines.hasRoom('b'), true);
+  });
+
+  it('rows leave in queue order, giving their places back; an empty line is gone', () => {
+    const lines = new Lines(4, 4);
+    for (const id of [1, 2]) {
+      lines.place('a');
+      lines.push(row('a', id));
+    }
+    assert.equal(lines.first('a')!.delivery.id, 1);
+    assert.equal(lines.shift('a')!.delivery.id, 1);
+    assert.equal(lines.waiting('a'), 1);
+    assert.equal(lines.shift('a')!.delivery.id, 2);
+    assert.equal(lines.has('a'), false);
+    assert.equal(lines.waiting('a'), 0);
+    assert.equal(lines.shift('a'), undefined);
+  });
+
+  it('dropping a line returns its rows and frees their places, reservations kept', () => {
+    const lines = new Lines(4, 4);
+    lines.place('a');
+    lines.push(row('a', 1));
+    lines.place('a'); // reserved, not committed yet
+    assert.deepEqual(lines.drop('a')!.map((r) => r.delivery.id), [1]);
+    assert.equal(lines.waiting('a'), 1);
+    assert.equal(lines.drop('a'), undefined);
+  });
+});
+
+describe('the effect of an outcome', () => {
+  const row = { attempts: 0, enqueueTime: 0 };
+
+  it('an ack deletes the row and ends a failing period', () => {
+    assert.deepEqual(effectOf(ACTIVE, row, ok, 1000), { kind: 'ack', state: null });
+    assert.deepEqual(effectOf({ status: 'ACTIVE', failingSince: 5 }, row, ok, 1000), { kind: 'ack', state: { status: 'ACTIVE', failingSince: null } });
+  });
+
+  it('a failure reschedules by the retry schedule and starts the failing period', () => {
+    assert.deepEqual(effectOf(ACTIVE, row, failed(), 1000), { kind: 'retry', attempts: 1, dueMs: 9000, state: { status: 'ACTIVE', failingSince: 1_000_000 } });
+    assert.deepEqual(effectOf({ status: 'ACTIVE', failingSince: 1 }, { attempts: 3, enqueueTime: 0 }, failed(), 1000), { kind: 'retry', attempts: 4, dueMs: 65_000, state: null });
+  });
+
+  it('a slow failure waits four times its response time; a Retry-After may only lengthen it', () => {
+    assert.equal((effectOf(ACTIVE, row, failed(3000), 0) as { dueMs: number }).dueMs, 12_000);
+    assert.equal((effectOf(ACTIVE, row, failed(5, 100), 0) as { dueMs: number }).dueMs, 100_000);
+  });
+
+  it('a failure whose next attempt would fall after 12 hours from enqueue drops the row', () => {
+    assert.deepEqual(effectOf(ACTIVE, { attempts: 10, enqueueTime: 0 }, failed(), RETENTION_MS - 1000).kind, 'expire');
+  });
+
+  it('5 days of failures without a success disable the connector', () => {
+    const since = { status: 'ACTIVE' as const, failingSince: 0 };
+    const recent = { attempts: 0, enqueueTime: AUTO_DISABLE_AFTER_MICROS - 60_000_000 }; // queued a minute before
+    assert.equal(effectOf(since, recent, failed(), AUTO_DISABLE_AFTER_MICROS / 1000 - 1).kind, 'retry');
+    assert.deepEqual(effectOf(since, recent, failed(), AUTO_DISABLE_AFTER_MICROS / 1000), { kind: 'disable', state: { status: 'SYSTEM_DISABLED', failingSince: 0 } });
+  });
+
+  it('a failure of a connector disabled meanwhile is counted but not retried', () => {
+    assert.deepEqual(effectOf({ status: 'USER_DISABLED', failingSince: null }, row, failed(), 1000), { kind: 'discard' });
+  });
+});
+
+describe('the outcome recorder', () => {
+  it('records outcomes that arrive together in one group, each with its effects, and counts them', async () => {
+    const t = await createTestContext();
+    try {
+      const connector = (await t.request('POST', `/v2/projects/${t.projectId}/dataconnectors`, { body: { type: 'HTTP_PUSH', httpConfig: { url: 'https://example.com/h' } } })).body;
+      const c = (await t.deps.store.dataConnectors.get(connector.name.split('/')[3]))!;
+      const now = nowMicros(t.deps);
+      const ids = await t.deps.store.deliveries.insert([1, 2, 3].map((i) => ({ connectorId: c.id, eventId: `e${i}`, body: Buffer.from('{}'), enqueueTime: now, dueTime: now })));
+      const item = async (id: number): Promise<ClaimedDelivery> => ({ delivery: (await t.deps.store.deliveries.get(id))!, connector: c });
+      const disabled: Disabled[] = [];
+      const recorder = createOutcomeRecorder(t.deps, (d) => disabled.push(d));
+      const endMs = t.clock.now();
+      const reports = await Promise.all([
+        recorder.record({ item: await item(ids[0]!), outcome: ok, endMs }),
+        recorder.record({ item: await item(ids[1]!), outcome: failed(), endMs }),
+        recorder.record({ item: await item(ids[2]!), outcome: ok, endMs }),
+      ]);
+      assert.deepEqual(reports.map((r) => [r.acked, r.failed]), [[1, 0], [0, 1], [1, 0]]);
+      assert.equal(await t.deps.store.deliveries.get(ids[0]!), null);
+      assert.equal((await t.deps.store.deliveries.get(ids[1]!))!.attempts, 1);
+      const metrics = (await t.request('GET', `/v2/${connector.name}:metrics`)).body.metrics;
+      assert.deepEqual([metrics.successCount, metrics.errorCount], [2, 1]);
+      // The failure, then the successes: the connector was failing for a moment and is not any more.
+      assert.equal((await t.deps.store.dataConnectors.get(c.id))!.failingSince, null);
+      assert.deepEqual(disabled, []);
+      await recorder.settled();
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('a failure after 5 days disables the connector, drops its queue and says so after the commit', async () => {
+    const t = await createTestContext();
+    try {
+      const connector = (await t.request('POST', `/v2/projects/${t.projectId}/dataconnectors`, { body: { type: 'HTTP_PUSH', httpConfig: { url: 'https://example.com/h' } } })).body;
+      const id = connector.name.split('/')[3];
+      await t.deps.store.dataConnectors.updateState(id, 'ACTIVE', nowMicros(t.deps), nowMicros(t.deps));
+      const c = (await t.deps.store.dataConnectors.get(id))!;
+      const now = nowMicros(t.deps);
+      const [row, other] = await t.deps.store.deliveries.insert([1, 2].map((i) => ({ connectorId: id, eventId: `e${i}`, body: Buffer.from('{}'), enqueueTime: now, dueTime: now })));
+      const disabled: Disabled[] = [];
+      const recorder = createOutcomeRecorder(t.deps, (d) => disabled.push(d));
+      t.clock.advance(AUTO_DISABLE_AFTER_MICROS / 1000);
+      const report = await recorder.record({ item: { delivery: (await t.deps.store.deliveries.get(row!))!, connector: c }, outcome: failed(), endMs: t.clock.now() });
+      assert.equal(report.dropped, 2);
+      assert.equal((await t.deps.store.dataConnectors.get(id))!.status, 'SYSTEM_DISABLED');
+      assert.equal(await t.deps.store.deliveries.get(other!), null);
+      assert.deepEqual(disabled.map((d) => [d.connector.id, d.dropped]), [[id, 2]]);
+    } finally {
+      await t.close();
+    }
+  });
+});
