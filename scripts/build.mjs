@@ -1,30 +1,47 @@
-// `npm run build` (run by npm's `prepare`, so `npm ci` builds): compiles src/ to dist/ with tsc, copies the
-// files tsc does not emit (SQL migrations, plain-JavaScript worker entries) beside the compiled modules, and
-// builds the web console into dist/console/ (scripts/build-console.mjs).
+// `npm run build` (run by npm's `prepare`, so `npm ci` builds):
+// 1. type-checks the whole project (sources, tests, benchmarks) with tsc;
+// 2. bundles the service with esbuild into dist/service/: the `sensorcloud` command (cli.js; `serve` and the
+//    client commands in chunks loaded as they are needed) and the dispatcher thread's entry, with the files a
+//    bundle cannot hold beside it (SQL migrations, the checkpoint worker). One bundle instead of ~900 modules
+//    (typebox alone is ~700) took `npm start` from ~1.0 s to ~0.4 s until /healthz answered, on an existing data dir;
+// 3. compiles the receiver kit (`sensorcloud/receiver`) with its type declarations into dist/receiver/;
+// 4. builds the web console into dist/console/ (scripts/build-console.mjs).
 import { execFileSync } from 'node:child_process';
-import { cpSync, existsSync, readdirSync, rmSync, statSync } from 'node:fs';
-import { dirname, join, relative } from 'node:path';
+import { cpSync, existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
 import { buildConsole } from './build-console.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const src = join(root, 'src');
 const dist = join(root, 'dist');
+const tsc = (...args) => execFileSync(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), ...args], { cwd: root, stdio: 'inherit' });
 
 // dist/console/ is replaced by its own build below; leaving it in place until then keeps a console test that
 // starts a service meanwhile from finding no console at all.
 if (existsSync(dist)) for (const name of readdirSync(dist)) if (name !== 'console') rmSync(join(dist, name), { recursive: true, force: true });
-execFileSync(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(root, 'tsconfig.build.json')], { stdio: 'inherit' });
 
-const ASSETS = /\.(sql|mjs)$/;
-/** Entries used only when running from the TypeScript sources. */
-const SOURCE_ONLY = new Set(['dispatcher-worker.mjs']);
-function copyAssets(dir) {
-  for (const name of readdirSync(dir)) {
-    const path = join(dir, name);
-    if (statSync(path).isDirectory()) copyAssets(path);
-    else if (ASSETS.test(name) && !SOURCE_ONLY.has(name)) cpSync(path, join(dist, relative(src, path)));
-  }
-}
-copyAssets(src);
+tsc('--noEmit', '-p', join(root, 'tsconfig.json'));
+
+const service = join(dist, 'service');
+await build({
+  entryPoints: { cli: join(root, 'src/cli/index.ts'), 'dispatcher-host': join(root, 'src/delivery/dispatcher-host.ts') },
+  outdir: service,
+  bundle: true,
+  splitting: true,
+  format: 'esm',
+  platform: 'node',
+  target: 'node20',
+  sourcemap: true,
+  // The native addon stays in node_modules; CommonJS dependencies bundled into ESM still call require().
+  external: ['better-sqlite3'],
+  banner: { js: "import { createRequire as __sensorcloudRequire } from 'node:module'; const require = __sensorcloudRequire(import.meta.url);" },
+  logLevel: 'warning',
+});
+// Files the bundle finds beside itself (store/sqlite/db.ts and checkpointer.ts name them relative to their module).
+mkdirSync(join(service, 'migrations'));
+cpSync(join(root, 'src/store/sqlite/migrations'), join(service, 'migrations'), { recursive: true });
+cpSync(join(root, 'src/store/sqlite/checkpoint-worker.mjs'), join(service, 'checkpoint-worker.mjs'));
+
+tsc('-p', join(root, 'tsconfig.build.json'));
 await buildConsole();

@@ -11,6 +11,7 @@ import { sessionAuthorization } from './console-session.ts';
 import { createConsoleHandler, loadConsoleFiles } from './console-static.ts';
 import { sendError, writeClientError } from './errors.ts';
 import { createOpenApiCollector } from './openapi.ts';
+import { lazyValidatorCompilers } from './lazy-validators.ts';
 import { createPublishFastPath } from './publish-fast-path.ts';
 import { parseQuery } from './query.ts';
 import { createRateLimiter } from './rate-limit.ts';
@@ -81,6 +82,7 @@ export async function createApp(deps: Deps, options: AppOptions = {}): Promise<A
     exposeHeadRoutes: false,
     rewriteUrl: (req) => rewriteUrl(req.url ?? '/'),
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: false, allErrors: false, strict: false } },
+    schemaController: { compilersFactory: { buildValidator: lazyValidatorCompilers() } },
     routerOptions: { caseSensitive: true, maxParamLength: 2048, querystringParser: parseQuery },
     // Router-level failures get the error body too: a bad percent-encoding is a 400, and an over-long id
     // matches nothing, so it is a 404 (contract §1.4: no 414, an id of any format is a 404).

@@ -12,7 +12,7 @@
 import { Worker } from 'node:worker_threads';
 import { systemClock, type Clock } from '../runtime/clock.ts';
 import type { Logger } from '../runtime/logger.ts';
-import { loadTrustStore, packageVersion, type DispatcherOptions } from './dispatcher.ts';
+import { packageVersion, readTrustFiles, type DispatcherOptions } from './dispatcher.ts';
 import type { AttemptOutcome, Dispatcher, PushTarget } from './types.ts';
 
 /** What the worker gets at start; everything else it builds itself (dispatcher-host.ts). */
@@ -55,8 +55,8 @@ const failed = (message: string): AttemptOutcome => ({ ok: false, reason: 'conne
 export function createThreadedDispatcher(options: ThreadedDispatcherOptions): Dispatcher {
   const logger: Logger = options.logger;
   const extraCaFile = options.extraCaFile !== undefined ? options.extraCaFile : (process.env.NODE_EXTRA_CA_CERTS ?? null);
-  // Built here once so that a bad SENSORCLOUD_CA_FILE fails the start (on this thread), not the first push.
-  loadTrustStore(options.config.caFile, extraCaFile, logger);
+  // Checked here so that a bad SENSORCLOUD_CA_FILE fails the start (on this thread), not the first push.
+  readTrustFiles(options.config.caFile, extraCaFile, logger);
   const workerUrl = options.workerUrl ?? DISPATCHER_HOST;
   const workerData: DispatcherWorkerData = {
     caFile: options.config.caFile,

@@ -1,6 +1,7 @@
 // The push transport (contract §6.2–§6.4, §6.10): sign → send over pooled keep-alive HTTPS (undici) → classify.
 // Every new connection resolves the host itself, checks the address with the SSRF guard and connects to exactly
 // that address (pinned; SNI and certificate checks still use the host name), so DNS rebinding cannot redirect it.
+import { X509Certificate } from 'node:crypto';
 import { lookup as dnsLookup } from 'node:dns/promises';
 import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
@@ -48,7 +49,17 @@ export interface DispatcherOptions {
  * logged, as node itself does.
  */
 export function loadTrustStore(caFile: string | null, extraCaFile: string | null, logger: Logger): SecureContext {
-  const ca: string[] = [...rootCertificates];
+  return createSecureContext({ ca: [...rootCertificates, ...readTrustFiles(caFile, extraCaFile, logger)] });
+}
+
+/**
+ * The extra CA certificates (PEM texts) of SENSORCLOUD_CA_FILE and NODE_EXTRA_CA_CERTS, each certificate parsed, so a
+ * bad file is found here: an unreadable or malformed SENSORCLOUD_CA_FILE is a configuration error (throws); an
+ * unreadable NODE_EXTRA_CA_CERTS is only warned about. Cheap, unlike building the trust store with the ~140 bundled
+ * roots (~200 ms), which the dispatcher thread does for itself: the start checks the files with this alone.
+ */
+export function readTrustFiles(caFile: string | null, extraCaFile: string | null, logger: Logger): string[] {
+  const out: string[] = [];
   if (caFile) {
     let pem: string;
     try {
@@ -56,17 +67,25 @@ export function loadTrustStore(caFile: string | null, extraCaFile: string | null
     } catch (err) {
       throw new Error(`SENSORCLOUD_CA_FILE: cannot read "${caFile}": ${(err as Error).message}`);
     }
-    if (!pem.includes('-----BEGIN CERTIFICATE-----')) throw new Error(`SENSORCLOUD_CA_FILE: "${caFile}" holds no PEM certificate`);
-    ca.push(pem);
+    const certs = pem.match(/-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/g) ?? [];
+    if (certs.length === 0) throw new Error(`SENSORCLOUD_CA_FILE: "${caFile}" holds no PEM certificate`);
+    for (const cert of certs) {
+      try {
+        new X509Certificate(cert);
+      } catch (err) {
+        throw new Error(`SENSORCLOUD_CA_FILE: "${caFile}" holds a malformed certificate: ${(err as Error).message}`);
+      }
+    }
+    out.push(pem);
   }
   if (extraCaFile) {
     try {
-      ca.push(readFileSync(extraCaFile, 'utf8'));
+      out.push(readFileSync(extraCaFile, 'utf8'));
     } catch (err) {
       logger.warn({ file: extraCaFile, err: (err as Error).message }, 'NODE_EXTRA_CA_CERTS cannot be read; pushes ignore it');
     }
   }
-  return createSecureContext({ ca });
+  return out;
 }
 
 /** FIFO admission: at most `limit` holders; a leaving holder hands its slot straight to the next waiter. */

@@ -2,6 +2,9 @@
 // bytes, signature and outcomes as in process, many pushes per message, SSRF and TLS refusals, close and the
 // loss of the thread. The transport itself is covered in depth by dispatcher.test.ts.
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createHash } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { jwtVerify } from 'jose';
@@ -100,6 +103,18 @@ describe('dispatcher thread', () => {
 
   it('fails the start on an unreadable CA file, on the calling thread', () => {
     assert.throws(() => dispatcher({ caFile: '/nonexistent/ca.pem' }), /SENSORCLOUD_CA_FILE: cannot read/);
+  });
+
+  it('fails the start on a CA file without certificates or with a malformed one', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sensorcloud-ca-'));
+    try {
+      writeFileSync(join(dir, 'none.pem'), 'not a certificate\n');
+      writeFileSync(join(dir, 'bad.pem'), '-----BEGIN CERTIFICATE-----\nnot base64 at all!\n-----END CERTIFICATE-----\n');
+      assert.throws(() => dispatcher({ caFile: join(dir, 'none.pem') }), /holds no PEM certificate/);
+      assert.throws(() => dispatcher({ caFile: join(dir, 'bad.pem') }), /holds a malformed certificate/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('when the thread dies, the attempts it held fail as connection errors and the next send gets a new thread', async () => {

@@ -25,7 +25,7 @@ function newestMtime(dir: string): number {
 
 /** dist/ as `npm ci` leaves it; rebuilt here only when a source file is newer (a developer's checkout). */
 function ensureBuilt(): void {
-  const marker = join(ROOT, 'dist', 'cli', 'index.js');
+  const marker = join(ROOT, 'dist', 'service', 'cli.js');
   if (existsSync(marker) && statSync(marker).mtimeMs >= newestMtime(join(ROOT, 'src'))) return;
   execFileSync(process.execPath, [join(ROOT, 'scripts', 'build.mjs')], { cwd: ROOT, stdio: 'pipe' });
 }
