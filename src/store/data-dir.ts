@@ -9,7 +9,7 @@ import Database from 'better-sqlite3';
 import { accessSync, constants, mkdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { StartupError } from '../runtime/startup-error.ts';
-import { createPrivateFile } from './private-file.ts';
+import { createPrivateFile, makePrivate } from './private-file.ts';
 
 export const LOCK_FILE = 'sensorcloud.lock';
 
@@ -48,8 +48,10 @@ export function prepareDataDir(dir: string, setting: string): void {
   try {
     isDirectory = statSync(dir).isDirectory();
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw unusable(dir, setting, err);
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code !== 'ENOENT' && code !== 'ENOTDIR') throw unusable(dir, setting, err);
     try {
+      if (code === 'ENOTDIR') throw err;
       mkdirSync(dir, { recursive: true, mode: 0o700 });
     } catch (mkdirError) {
       throw new StartupError(`cannot create the data dir ${dir} (${reason(mkdirError)}): create it yourself, or point ${setting} at a writable directory`, { cause: mkdirError });
@@ -59,6 +61,8 @@ export function prepareDataDir(dir: string, setting: string): void {
   if (!isDirectory) throw new StartupError(`the data dir ${dir} is a file, not a directory: point ${setting} at a directory (it is created when missing)`);
   try {
     accessSync(dir, constants.W_OK | constants.X_OK);
+    // Credentials of an installation made before its files were private (the database's files: sqlite/index.ts).
+    makePrivate(join(dir, 'master.key'), join(dir, 'bootstrap.json'));
   } catch (err) {
     throw unusable(dir, setting, err);
   }
