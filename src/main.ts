@@ -105,7 +105,9 @@ export async function startService(config: Config, overrides: DepsOverrides = {}
         await retention.stop();
         await demo?.stop();
         await heartbeats.stop();
-        // No new connections from here; the app's close ends the event streams, then the server has closed.
+        // No new connections from here, and a 503 with the error body for requests on open ones; the app's close
+        // ends the event streams, then the server has closed.
+        api.refuse('the service is stopping');
         const serverClosed = closeServer(api.server);
         await app.close();
         await serverClosed;

@@ -15,15 +15,17 @@ export interface ApiServer {
   readonly server: Server;
   /** Routes every request (and every `Expect` other than 100-continue) to `listener` from now on. */
   attach(listener: RequestListener): void;
+  /** Answers every request from now on with a 503 and the error body (the service is stopping). */
+  refuse(message: string): void;
 }
 
 export function createApiServer(config: Pick<Config, 'requestTimeoutMs' | 'publicUrl'>): ApiServer {
-  const starting: RequestListener = (_req, res) => {
-    const body = JSON.stringify(errorBody(config.publicUrl, 503, 'the service is starting; try again in a moment')) + '\n';
+  const unavailable = (message: string): RequestListener => (_req, res) => {
+    const body = JSON.stringify(errorBody(config.publicUrl, 503, message)) + '\n';
     res.writeHead(503, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), 'retry-after': '1' });
     res.end(body);
   };
-  let current = starting;
+  let current = unavailable('the service is starting; try again in a moment');
   const listener: RequestListener = (req, res) => current(req, res);
   // A client must deliver its whole request (headers and body) within the request timeout, its headers within
   // the headers timeout, or the connection ends with a 400 (the app's clientErrorHandler): a slow client cannot
@@ -42,6 +44,9 @@ export function createApiServer(config: Pick<Config, 'requestTimeoutMs' | 'publi
     server,
     attach(next) {
       current = next;
+    },
+    refuse(message) {
+      current = unavailable(message);
     },
   };
 }
