@@ -34,6 +34,13 @@ export interface Config {
   /** Start the demo (emulated sensors producing events in the bootstrap project). */
   demo: boolean;
   logLevel: string;
+  /** SENSORCLOUD_PUBLIC_URL was not set: publicUrl follows HOST and the port actually listened on (port 0). */
+  publicUrlDerived: boolean;
+  /**
+   * Where port, host and data dir came from, for messages: the flag (`--port`) or the variable (`PORT`) the
+   * operator used, or both (`--port or PORT`) for a default.
+   */
+  sources: Readonly<{ port: string; host: string; dataDir: string }>;
 }
 
 export interface ConfigFlags {
@@ -44,12 +51,15 @@ export interface ConfigFlags {
   demo?: boolean;
 }
 
+/** Every problem of the configuration, in one line (the operator sees it as the only line of a failed start). */
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
-    super(`invalid configuration:\n  - ${problems.join('\n  - ')}`);
+    super(`invalid configuration: ${problems.join('; ')}`);
     this.name = 'ConfigError';
   }
 }
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 function parseRateLimit(raw: string, problems: string[]): RateLimit | null {
   if (raw.trim().toLowerCase() === 'off') return null;
@@ -73,17 +83,30 @@ function parseCidrs(raw: string, problems: string[]): string[] {
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: ConfigFlags = {}): Config {
   const problems: string[] = [];
-  const pick = (flag: unknown, name: string): string | undefined => {
-    if (flag !== undefined && flag !== null && flag !== '') return String(flag);
+  /**
+   * The flag's value if given, else the variable's. `source` names the one that was used, so that a message names
+   * what the operator typed; both ("--port or PORT") when neither was used and the default applies.
+   */
+  const pickWithSource = (flag: unknown, flagName: string, name: string): { value: string | undefined; source: string } => {
+    if (flag !== undefined && flag !== null && flag !== '') return { value: String(flag), source: flagName };
     const v = env[name];
-    return v === undefined || v === '' ? undefined : v;
+    if (v === undefined || v === '') return { value: undefined, source: `${flagName} or ${name}` };
+    return { value: v, source: name };
   };
+  const pick = (flag: unknown, name: string): string | undefined => pickWithSource(flag, '', name).value;
 
-  const portRaw = pick(flags.port, 'PORT') ?? '8080';
-  const port = Number(portRaw);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) problems.push(`PORT must be an integer 0-65535, got "${portRaw}"`);
-  const host = pick(flags.host, 'HOST') ?? '127.0.0.1';
-  const dataDir = resolve(pick(flags.dataDir, 'SENSORCLOUD_DATA_DIR') ?? './data');
+  const portPicked = pickWithSource(flags.port, '--port', 'PORT');
+  const portRaw = portPicked.value ?? '8080';
+  const port = /^\d+$/.test(portRaw.trim()) ? Number(portRaw) : NaN;
+  if (!Number.isInteger(port) || port < 0 || port > 65535) problems.push(`${portPicked.source} must be a port number from 0 to 65535 (0 picks a free one), got "${portRaw}"`);
+  const hostPicked = pickWithSource(flags.host, '--host', 'HOST');
+  const host = hostPicked.value ?? '127.0.0.1';
+  const hostForUrl = host.includes(':') ? `[${host}]` : host === '0.0.0.0' ? '127.0.0.1' : host;
+  if (!URL.canParse(`http://${hostForUrl}/`) || new URL(`http://${hostForUrl}/`).pathname !== '/') {
+    problems.push(`${hostPicked.source} must be a host name or an IP address such as 127.0.0.1 or 0.0.0.0, got "${host}"`);
+  }
+  const dataDirPicked = pickWithSource(flags.dataDir, '--data-dir', 'SENSORCLOUD_DATA_DIR');
+  const dataDir = resolve(dataDirPicked.value ?? './data');
 
   const databaseUrl = pick(flags.databaseUrl, 'SENSORCLOUD_DATABASE_URL') ?? null;
   if (databaseUrl !== null) {
@@ -91,15 +114,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: ConfigFl
     else problems.push('SENSORCLOUD_DATABASE_URL: the PostgreSQL backend is not available in this version; unset it to use the embedded SQLite store');
   }
 
-  const hostForUrl = host.includes(':') ? `[${host}]` : host === '0.0.0.0' ? '127.0.0.1' : host;
-  // With an invalid PORT the derived URL is meaningless; PORT's own problem is reported instead.
-  let publicUrl = pick(undefined, 'SENSORCLOUD_PUBLIC_URL') ?? `http://${hostForUrl}:${Number.isInteger(port) ? port : 8080}`;
-  try {
-    const u = new URL(publicUrl);
-    if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error('scheme');
-    publicUrl = publicUrl.replace(/\/+$/, '');
-  } catch {
-    problems.push(`SENSORCLOUD_PUBLIC_URL must be an http(s) URL, got "${publicUrl}"`);
+  // Derived from HOST and PORT unless set. An invalid PORT or HOST is reported as itself, never as a problem of a
+  // URL the operator did not write.
+  const publicUrlSet = pick(undefined, 'SENSORCLOUD_PUBLIC_URL');
+  let publicUrl = publicUrlSet ?? `http://${hostForUrl}:${Number.isInteger(port) ? port : 8080}`;
+  if (publicUrlSet !== undefined) {
+    try {
+      const u = new URL(publicUrl);
+      if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error('scheme');
+      publicUrl = publicUrl.replace(/\/+$/, '');
+    } catch {
+      problems.push(`SENSORCLOUD_PUBLIC_URL must be an http(s) URL such as https://sensors.example.org, got "${publicUrl}"`);
+    }
   }
 
   const emailDomain = (pick(undefined, 'SENSORCLOUD_EMAIL_DOMAIN') ?? 'sensorcloud.local').toLowerCase();
@@ -139,6 +165,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: ConfigFl
     problems.push(`SENSORCLOUD_REQUEST_TIMEOUT must be a duration from 1s to 1h, like 30s, got "${requestTimeoutRaw}"`);
   }
 
+  const logLevel = pick(undefined, 'LOG_LEVEL') ?? 'info';
+  if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
+
   if (problems.length > 0) throw new ConfigError(problems);
   return Object.freeze({
     port, host, dataDir, databaseUrl, publicUrl, emailDomain, adminEmail, adminPassword, caFile,
@@ -148,8 +177,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: ConfigFl
     streamBufferMessages,
     requestTimeoutMs: Math.round(requestTimeoutSeconds! * 1000),
     demo: flags.demo === true || env.SENSORCLOUD_DEMO === '1' || env.SENSORCLOUD_DEMO === 'true',
-    logLevel: env.LOG_LEVEL ?? 'info',
+    logLevel,
+    publicUrlDerived: publicUrlSet === undefined,
+    sources: Object.freeze({ port: portPicked.source, host: hostPicked.source, dataDir: dataDirPicked.source }),
   });
+}
+
+/** The configuration once the server listens on `port`: a derived public URL names that port (it differs with PORT=0). */
+export function withListeningPort(config: Config, port: number): Config {
+  if (!config.publicUrlDerived || port === config.port) return config;
+  const url = new URL(config.publicUrl);
+  url.port = String(port);
+  return Object.freeze({ ...config, port, publicUrl: url.origin });
 }
 
 /** "31d", "12h", "15m", "90s", or a bare number of seconds. */

@@ -1,10 +1,12 @@
-// Composition root: config → deps → store → bootstrap → api (+ background work) → listen.
+// Composition root: config → data dir lock → listen → deps → store → bootstrap → api (+ background work).
+import type { Server } from 'node:http';
 import { join } from 'node:path';
 import { createAccessTokenSigner } from './auth/access-tokens.ts';
 import { loadOrCreateMasterKey } from './auth/master-key.ts';
 import { createSecretBox } from './auth/secret-box.ts';
 import { createApp, type App } from './api/app.ts';
-import type { Config } from './config.ts';
+import { createApiServer, listenApiServer } from './api/http-server.ts';
+import { withListeningPort, type Config } from './config.ts';
 import type { Deps } from './deps.ts';
 import { createEventPipeline } from './events/pipeline.ts';
 import { createThreadedDispatcher } from './delivery/dispatcher-thread.ts';
@@ -19,6 +21,7 @@ import { createIdGenerator } from './runtime/ids.ts';
 import { createLogger, type Logger } from './runtime/logger.ts';
 import { systemRandom, type Random } from './runtime/random.ts';
 import { bootstrapIfEmpty } from './services/bootstrap.ts';
+import { explainDataDirError, lockDataDir, prepareDataDir } from './store/data-dir.ts';
 import { createSqliteStore } from './store/sqlite/index.ts';
 import type { Store } from './store/store.ts';
 
@@ -63,38 +66,78 @@ export interface Service {
   close(): Promise<void>;
 }
 
-/** Starts everything and listens. Resolves once the port is open. */
+/**
+ * Starts everything and listens; resolves once the API answers. The order keeps a start that fails from leaving
+ * credentials behind: the data dir is checked and locked (one process per data dir), the port is bound, and only
+ * then are the database, the master key and bootstrap.json created, bootstrap.json naming the URL actually
+ * listened on. Mistakes of the operator are StartupErrors (or ConfigErrors, from loadConfig).
+ */
 export async function startService(config: Config, overrides: DepsOverrides = {}): Promise<Service> {
-  const deps = buildDeps(config, overrides);
-  const boot = await bootstrapIfEmpty(deps);
-  if (boot) deps.logger.info({ file: boot.file }, 'first start: created organization, project, admin user and service account; credentials written to bootstrap.json');
-  // Built before listening so a bad SENSORCLOUD_CA_FILE fails the start before the port opens.
-  const dispatcher = createThreadedDispatcher({ config, logger: deps.logger, clock: deps.clock });
-  const app = await createApp(deps);
-  await app.listen({ port: config.port, host: config.host });
-  const address = app.server.address();
-  const port = typeof address === 'object' && address ? address.port : config.port;
-  const host = config.host.includes(':') ? `[${config.host}]` : config.host;
-  const url = `http://${host}:${port}`;
-  const retention = startRetention(deps);
-  const heartbeats = createHeartbeats(deps);
-  heartbeats.start();
-  const engine = createDeliveryEngine(deps, dispatcher);
-  engine.start();
-  const demo = config.demo ? await startDemo(deps, boot ? { projectId: boot.contents.project.split('/')[1]! } : {}) : null;
-  let closed = false;
-  return {
-    deps, app, url,
-    async close() {
-      if (closed) return;
-      closed = true;
-      await retention.stop();
-      await demo?.stop();
-      await heartbeats.stop();
-      await app.close();
-      await engine.stop();
-      await dispatcher.close();
-      await deps.store.close();
-    },
-  };
+  prepareDataDir(config.dataDir, config.sources.dataDir);
+  const lock = lockDataDir(config.dataDir, config.sources.dataDir);
+  const undo: Array<() => unknown> = [() => lock.release()];
+  try {
+    const logger = overrides.logger ?? createLogger({ level: config.logLevel });
+    // Before the port opens, so that a SENSORCLOUD_CA_FILE the TLS stack refuses fails the start before anything else.
+    const dispatcher = createThreadedDispatcher({ config, logger, clock: overrides.clock ?? systemClock });
+    undo.unshift(() => dispatcher.close());
+    const api = createApiServer(config);
+    const port = await listenApiServer(api, config);
+    undo.unshift(() => closeServer(api.server));
+
+    let deps: BuiltDeps;
+    try {
+      deps = buildDeps(withListeningPort(config, port), { ...overrides, logger });
+    } catch (err) {
+      throw explainDataDirError(err, config.dataDir, config.sources.dataDir) ?? err;
+    }
+    undo.unshift(() => deps.store.close());
+    const boot = await bootstrapIfEmpty(deps).catch((err: unknown) => {
+      throw explainDataDirError(err, config.dataDir, config.sources.dataDir) ?? err;
+    });
+    if (boot) deps.logger.info({ file: boot.file }, 'first start: created organization, project, admin user and service account; credentials written to bootstrap.json');
+    const app = await createApp(deps, { server: api });
+    await app.ready();
+    const host = config.host.includes(':') ? `[${config.host}]` : config.host;
+    const url = `http://${host}:${port}`;
+    const retention = startRetention(deps);
+    const heartbeats = createHeartbeats(deps);
+    heartbeats.start();
+    const engine = createDeliveryEngine(deps, dispatcher);
+    engine.start();
+    const demo = config.demo ? await startDemo(deps, boot ? { projectId: boot.contents.project.split('/')[1]! } : {}) : null;
+    let closed = false;
+    return {
+      deps, app, url,
+      async close() {
+        if (closed) return;
+        closed = true;
+        await retention.stop();
+        await demo?.stop();
+        await heartbeats.stop();
+        // No new connections from here, and a 503 with the error body for requests on open ones; the app's close
+        // ends the event streams, then the server has closed.
+        api.refuse('the service is stopping');
+        const serverClosed = closeServer(api.server);
+        await app.close();
+        await serverClosed;
+        await engine.stop();
+        await dispatcher.close();
+        await deps.store.close();
+        lock.release();
+      },
+    };
+  } catch (err) {
+    for (const step of undo) await Promise.resolve().then(step).catch(() => undefined);
+    throw err;
+  }
+}
+
+/** Stops accepting connections and resolves once every open one has ended (idle keep-alive ones are closed now). */
+function closeServer(server: Server): Promise<void> {
+  if (!server.listening) return Promise.resolve();
+  return new Promise((resolve) => {
+    server.close(() => resolve());
+    server.closeIdleConnections();
+  });
 }

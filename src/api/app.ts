@@ -1,7 +1,7 @@
 // createApp(deps): the HTTP surface. Never listens; main.ts (or a test) decides where it runs.
 import Fastify, { LogController, type FastifyBaseLogger } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createCachedAuthenticator } from '../auth/auth-cache.ts';
 import type { Deps } from '../deps.ts';
 import { notFound, tooManyRequests } from '../domain/errors.ts';
@@ -10,6 +10,7 @@ import { BODY_LIMIT_BYTES, parseJsonBody } from './body.ts';
 import { sessionAuthorization } from './console-session.ts';
 import { createConsoleHandler, loadConsoleFiles } from './console-static.ts';
 import { sendError, writeClientError } from './errors.ts';
+import { createApiServer, type ApiServer, type RequestListener } from './http-server.ts';
 import { createOpenApiCollector } from './openapi.ts';
 import { lazyValidatorCompilers } from './lazy-validators.ts';
 import { createPublishFastPath } from './publish-fast-path.ts';
@@ -21,14 +22,13 @@ import { rewriteUrl } from './verbs.ts';
 
 export type { App } from './types.ts';
 
-/** A client's request headers must all arrive within this (or the request timeout, if shorter). */
-export const HEADERS_TIMEOUT_MS = 10_000;
-
 const MEDIA_TYPE = /^\s*[\w!#$%&'*+.^`|~-]+\/[\w!#$%&'*+.^`|~-]+\s*$/;
 
 export interface AppOptions {
   /** Where the console build is; default dist/console/ of this checkout. */
   consoleDir?: string;
+  /** The server to answer on, possibly listening already (main.ts binds first); default a new one. */
+  server?: ApiServer;
 }
 
 export async function createApp(deps: Deps, options: AppOptions = {}): Promise<App> {
@@ -50,27 +50,16 @@ export async function createApp(deps: Deps, options: AppOptions = {}): Promise<A
     return principal;
   };
   const publishFastPath = createPublishFastPath(deps, admit);
+  const api = options.server ?? createApiServer(deps.config);
+  let listener: RequestListener = () => undefined;
   const app = Fastify({
     // The plain form of :publish is answered before fastify sees it (publish-fast-path.ts). The server gets the
     // timeouts fastify gives the servers it creates itself.
     serverFactory: (handler) => {
-      const listener = (req: IncomingMessage, res: ServerResponse) => {
+      listener = (req, res) => {
         if (!publishFastPath(req, res)) handler(req, res);
       };
-      // A client must deliver its whole request (headers and body) within the request timeout, its headers within
-      // the headers timeout, or the connection ends with a 400 (clientErrorHandler below): a slow client cannot
-      // hold a connection and a body buffer forever. Checked every second. Responses (event streams) are not
-      // limited by these.
-      const server = createServer({
-        requestTimeout: deps.config.requestTimeoutMs,
-        headersTimeout: Math.min(HEADERS_TIMEOUT_MS, deps.config.requestTimeoutMs),
-        connectionsCheckingInterval: 1000,
-      }, listener);
-      server.keepAliveTimeout = 72_000;
-      // Node answers an Expect other than 100-continue with a bare 417 unless someone listens; the API ignores
-      // expectations it does not know (RFC 9110 allows it) and answers the request as usual.
-      server.on('checkExpectation', listener);
-      return server;
+      return api.server;
     },
     loggerInstance: deps.logger as unknown as FastifyBaseLogger,
     logController: new LogController({ disableRequestLogging: true }),
@@ -106,6 +95,9 @@ export async function createApp(deps: Deps, options: AppOptions = {}): Promise<A
     }
   });
 
+  // Every JSON body ends with a newline, so that `curl` output and logs of bodies end their line.
+  app.setReplySerializer((payload) => JSON.stringify(payload) + '\n');
+
   app.decorateRequest('principal', null);
   app.addHook('onRequest', async (request) => {
     // Bodies are JSON whatever their Content-Type, even one that is not a media type (fastify would refuse it).
@@ -128,6 +120,9 @@ export async function createApp(deps: Deps, options: AppOptions = {}): Promise<A
       ?? sessionAuthorization(request.method, request.headers, deps.config.publicUrl, request.protocol);
     request.principal = await admit(authorization, request.ip);
   });
+
+  // A server that listens already (main.ts binds first) answers "starting" until every route is in place.
+  app.addHook('onReady', async () => api.attach(listener));
 
   app.setErrorHandler((err, _request, reply) => sendError(reply, deps.config.publicUrl, err));
   app.setNotFoundHandler((_request, reply) => reply.code(404).send({ error: 'not found', code: 404, help: `${deps.config.publicUrl}/docs/errors#404` }));

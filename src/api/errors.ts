@@ -83,7 +83,7 @@ export function writeClientError(config: { publicUrl: string; requestTimeoutMs: 
       ? `the request did not arrive completely within ${config.requestTimeoutMs / 1000} s`
       : 'malformed HTTP request';
   const oauth = clientErrorPath(err, socket)?.startsWith('/oauth2/token') === true;
-  const body = JSON.stringify(oauth ? oauthBody(config.publicUrl, 400, 'invalid_request', message) : errorBody(config.publicUrl, 400, message));
+  const body = JSON.stringify(oauth ? oauthBody(config.publicUrl, 400, 'invalid_request', message) : errorBody(config.publicUrl, 400, message)) + '\n';
   if (socket.writable) {
     socket.write(
       `HTTP/1.1 400 Bad Request\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n${oauth ? 'Cache-Control: no-store\r\n' : ''}Connection: close\r\n\r\n${body}`,
@@ -95,7 +95,7 @@ export function writeClientError(config: { publicUrl: string; requestTimeoutMs: 
 /** The same answer as sendError, written without fastify (the lean :publish path, publish-fast-path.ts). */
 export function writeError(res: ServerResponse, publicUrl: string, err: unknown, request: { id: string; log: Pick<Logger, 'error'> }): void {
   const { status, message, apiError } = classifyError(err, request);
-  const body = JSON.stringify(errorBody(publicUrl, status, message));
+  const body = JSON.stringify(errorBody(publicUrl, status, message)) + '\n';
   const headers: Record<string, string> = { 'content-type': 'application/json; charset=utf-8', 'content-length': String(Buffer.byteLength(body)) };
   if (apiError?.extra.retryAfterSeconds !== undefined) headers['retry-after'] = String(apiError.extra.retryAfterSeconds);
   res.writeHead(status, headers);

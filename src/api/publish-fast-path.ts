@@ -16,7 +16,7 @@ import { publishAsCaller } from '../services/publish.ts';
 /** The router's own limit on a path segment (app.ts, maxParamLength); longer ids go to the route, which 404s. */
 const PLAIN = /^\/v2\/projects\/([A-Za-z0-9_.~-]{1,2048})\/devices\/([A-Za-z0-9_.~-]{1,2048}):publish$/;
 
-const OK_HEADERS = { 'content-type': 'application/json; charset=utf-8', 'content-length': '2' };
+const OK_HEADERS = { 'content-type': 'application/json; charset=utf-8', 'content-length': '3' };
 
 /** Credentials and rate limit of an API request: the caller, or throws the 401/429 to answer. */
 export type Admit = (authorization: string | undefined, ip: string) => Promise<Principal>;
@@ -41,7 +41,7 @@ export function createPublishFastPath(deps: Deps, admit: Admit): (req: IncomingM
       await publishAsCaller(deps, principal, match[1]!, match[2]!, parseJsonBody(await text) ?? {});
       if (res.destroyed) return; // the client left
       res.writeHead(200, OK_HEADERS);
-      res.end('{}');
+      res.end('{}\n');
     })().catch((err: unknown) => {
       // The request id only names an unexpected error in the log and in the 500's message.
       if (!res.headersSent && !res.destroyed) writeError(res, deps.config.publicUrl, err, { id: `pub-${++seq}`, log: deps.logger });

@@ -1,6 +1,9 @@
 // The `sensorcloud` command tree: global options, `serve`, and every client command group. Building it loads
-// no command's implementation beyond its definition (serve's service is imported only when it runs).
+// no command's implementation beyond its definition (the service code of serve and admin is imported only when
+// they run).
 import { Command, Option } from 'commander';
+import { packageVersion } from '../delivery/push-headers.ts';
+import { registerAdminCommands } from './admin.ts';
 import { registerCommands } from './commands/index.ts';
 import { EXAMPLES, example } from './context.ts';
 import { registerServeCommand } from './serve.ts';
@@ -12,6 +15,7 @@ export function buildProgram(): Command {
     .description('Sensor Cloud: a self-hostable cloud for networked sensor devices, and its command-line client')
     // Before any subcommand is added, so every one of them inherits it: usage errors become exit 2 here.
     .exitOverride()
+    .version(packageVersion(), '-V, --version', 'print the version of sensorcloud')
     .configureHelp({ showGlobalOptions: true, sortSubcommands: false })
     .option('--profile <name>', 'use this saved profile (env SENSORCLOUD_PROFILE; default: the current one)')
     .option('--project <project>', 'project id or projects/<id> (default: the profile\'s project, else the only one visible)')
@@ -30,6 +34,7 @@ SENSORCLOUD_PROJECT) override the profile, so CI needs no login. Exit codes: 0 o
 3 authentication error.
 `);
   registerServeCommand(program);
+  registerAdminCommands(program);
   registerCommands(program);
   // A group (`devices`, `devices labels` …) shows the first example of each of its first commands.
   const withGroupExamples = (command: Command): void => {

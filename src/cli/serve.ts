@@ -1,6 +1,7 @@
 // `sensorcloud serve`: flags override environment variables, which override defaults. The service (fastify,
 // better-sqlite3, the delivery engine) is imported only when this command runs, so client commands start fast.
 import type { Command } from 'commander';
+import type { Logger } from '../runtime/logger.ts';
 
 export function registerServeCommand(program: Command): void {
   program
@@ -15,18 +16,21 @@ export function registerServeCommand(program: Command): void {
     .action(async (flags: { port?: string; host?: string; dataDir?: string; databaseUrl?: string; demo?: boolean }) => {
       const { ConfigError, loadConfig } = await import('../config.ts');
       const { startService } = await import('../main.ts');
+      const { StartupError } = await import('../runtime/startup-error.ts');
       let config;
+      let service;
       try {
         config = loadConfig(process.env, flags);
+        service = await startService(config);
       } catch (err) {
-        if (err instanceof ConfigError) {
+        // The operator's mistakes: one line that says what to change, no stack trace (which is for bugs).
+        if (err instanceof ConfigError || err instanceof StartupError) {
           process.stderr.write(`sensorcloud: ${err.message}\n`);
           process.exit(2);
         }
         throw err;
       }
-      const service = await startService(config);
-      process.stdout.write(`Sensor Cloud listening on ${service.url} (API ${service.url}/v2, data dir ${config.dataDir})\n`);
+      announceListening(service.deps.logger, service.url, service.deps.config.publicUrl, config.dataDir);
       let stopping = false;
       const stop = async (signal: string) => {
         if (stopping) return;
@@ -41,4 +45,23 @@ export function registerServeCommand(program: Command): void {
       process.on('SIGINT', () => void stop('SIGINT'));
       process.on('SIGTERM', () => void stop('SIGTERM'));
     });
+}
+
+/**
+ * The one log line that says the service is up and where: "listening on <url>" and every URL an operator opens
+ * (the operator contract: listening is announced on stdout in one line containing the URL). Printed whatever
+ * LOG_LEVEL says, since scripts and people wait for it.
+ */
+function announceListening(logger: Logger, url: string, publicUrl: string, dataDir: string): void {
+  const urls = {
+    console: `${publicUrl}/`,
+    api: `${publicUrl}/v2`,
+    health: `${publicUrl}/healthz`,
+    metrics: `${publicUrl}/metrics`,
+    openapi: `${publicUrl}/v2/openapi.json`,
+  };
+  logger.child({}, { level: 'info' }).info(
+    { url, ...urls, dataDir },
+    `Sensor Cloud listening on ${url}: console ${urls.console}, API ${urls.api}, health ${urls.health}, metrics ${urls.metrics}, OpenAPI ${urls.openapi}`,
+  );
 }

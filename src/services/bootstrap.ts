@@ -8,6 +8,7 @@ import type { Deps } from '../deps.ts';
 import { nowMicros } from '../runtime/clock.ts';
 import { organizationName, projectName, serviceAccountEmail, serviceAccountName } from '../domain/names.ts';
 import { newSecret, newToken } from '../runtime/random.ts';
+import { StartupError } from '../runtime/startup-error.ts';
 
 export interface BootstrapFile {
   baseUrl: string;
@@ -24,7 +25,7 @@ export async function bootstrapIfEmpty(deps: Deps): Promise<{ file: string; cont
   if ((await store.organizations.count()) > 0) return null;
   const file = join(config.dataDir, 'bootstrap.json');
   if (existsSync(file)) {
-    throw new Error(`${file} exists but the database is empty; move it away to bootstrap a new installation`);
+    throw new StartupError(`${file} exists but the database is empty: move it away to set up a new installation, or restore the database that belongs to it`);
   }
   const now = nowMicros(deps);
   const orgId = ids.next();

@@ -50,12 +50,13 @@ const OPEN = Buffer.from('{"devices":[');
 const COMMA = 0x2c;
 
 /**
- * The body of GET …/devices: the UTF-8 of JSON.stringify({ devices, nextPageToken }), assembled from per-device
- * bytes (a string of 100 concatenated parts cost more to flatten and measure than everything else in the request).
+ * The body of GET …/devices: the UTF-8 of JSON.stringify({ devices, nextPageToken }) and a newline (as every JSON
+ * body of the API), assembled from per-device bytes (a string of 100 concatenated parts cost more to flatten and
+ * measure than everything else in the request).
  */
 export function devicePageBody(items: DeviceListingRow[], nextPageToken: string): Buffer {
   const parts = items.map(deviceJsonBytes);
-  const close = Buffer.from(`],"nextPageToken":${JSON.stringify(nextPageToken)}}`);
+  const close = Buffer.from(`],"nextPageToken":${JSON.stringify(nextPageToken)}}\n`);
   let length = OPEN.length + Math.max(parts.length - 1, 0) + close.length;
   for (const p of parts) length += p.length;
   const out = Buffer.allocUnsafe(length);

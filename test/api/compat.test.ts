@@ -180,7 +180,7 @@ describe('client compatibility (contract §1)', () => {
       for (const url of [`${saPath}/keys/${key.body.key.id}`, saPath, `/v2/${pm.body.name}`, `/v2/${om.body.name}`, `/v2/${p.body.name}`]) {
         const res = await call(t, 'DELETE', url, { headers, rawBody: '' });
         assert.equal(res.status, 200, `${url}: ${res.text}`);
-        assert.equal(res.text, '{}');
+        assert.equal(res.text, '{}\n');
         assert.equal((await call(t, 'GET', url)).status, 404, `${url} is gone`);
       }
     });
@@ -215,7 +215,7 @@ describe('client compatibility (contract §1)', () => {
       ] as const) {
         const res = await call(t, method, url, { body });
         assert.equal(res.status, 200);
-        assert.equal(res.text, '{}');
+        assert.equal(res.text, '{}\n');
       }
     });
 

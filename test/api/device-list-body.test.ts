@@ -1,5 +1,6 @@
 // The device list's prebuilt body (services/device-json.ts) and its page cache (store/sqlite/device-query.ts): the
-// bytes must be exactly JSON.stringify of the presentDevice objects, and every device write must show at once.
+// bytes must be exactly JSON.stringify of the presentDevice objects and the newline every JSON body ends with, and
+// every device write must show at once.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { nowMicros } from '../../src/runtime/clock.ts';
@@ -27,7 +28,7 @@ describe('device list body', () => {
   async function expectedBody(ids: string[], nextPageToken: string): Promise<string> {
     const records: DeviceRecord[] = [];
     for (const id of ids) records.push((await t.deps.store.devices.get(id))!);
-    return JSON.stringify({ devices: records.map(presentDevice), nextPageToken });
+    return JSON.stringify({ devices: records.map(presentDevice), nextPageToken }) + '\n';
   }
 
   async function assertSameBytes(url: string): Promise<{ ids: string[]; nextPageToken: string }> {
@@ -76,8 +77,8 @@ describe('device list body', () => {
     it('serves an empty page as {"devices":[],"nextPageToken":""}', async () => {
       const projectId = await t.createProject();
       const res = await t.request('GET', `/v2/projects/${projectId}/devices`);
-      assert.equal(res.text, '{"devices":[],"nextPageToken":""}');
-      assert.equal(devicePageBody([], '').toString(), '{"devices":[],"nextPageToken":""}');
+      assert.equal(res.text, '{"devices":[],"nextPageToken":""}\n');
+      assert.equal(devicePageBody([], '').toString(), '{"devices":[],"nextPageToken":""}\n');
     });
 
     it('presentReportedJson equals JSON.stringify(presentReported) and is stable when memoised', () => {

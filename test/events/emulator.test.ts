@@ -88,7 +88,7 @@ describe('emulator', () => {
       assert.equal((await stored(id)).length, 1);
       const res = await t.request('DELETE', `/v2/${name}`, { headers: { 'content-type': 'application/json' } });
       assert.equal(res.status, 200);
-      assert.equal(res.text, '{}');
+      assert.equal(res.text, '{}\n');
       assert.equal(await t.deps.store.devices.get(id), null);
       assert.equal((await stored(id)).length, 0);
       assert.equal((await t.request('DELETE', `/v2/${name}`)).status, 404);

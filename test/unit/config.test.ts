@@ -1,7 +1,7 @@
 // Configuration: defaults, precedence, and one message naming every problem.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ConfigError, loadConfig } from '../../src/config.ts';
+import { ConfigError, loadConfig, withListeningPort } from '../../src/config.ts';
 
 describe('config', () => {
   it('has the operator contract defaults', () => {
@@ -58,5 +58,42 @@ describe('config files', () => {
   it('refuses an unreadable or non-PEM SENSORCLOUD_CA_FILE at start', () => {
     assert.throws(() => loadConfig({ SENSORCLOUD_CA_FILE: '/nonexistent/ca.pem' }), /SENSORCLOUD_CA_FILE .* cannot be read/);
     assert.throws(() => loadConfig({ SENSORCLOUD_CA_FILE: '/etc/hostname' }), /holds no PEM certificate/);
+  });
+});
+
+describe('config sources', () => {
+  it('a problem names what the operator typed: the flag over the variable, and never a URL derived from it', () => {
+    assert.throws(() => loadConfig({ PORT: '8080' }, { port: 'abc' }), (err: ConfigError) => {
+      assert.deepEqual(err.problems, ['--port must be a port number from 0 to 65535 (0 picks a free one), got "abc"']);
+      return true;
+    });
+    assert.throws(() => loadConfig({ PORT: '99999' }), (err: ConfigError) => {
+      assert.deepEqual(err.problems, ['PORT must be a port number from 0 to 65535 (0 picks a free one), got "99999"']);
+      return true;
+    });
+    assert.throws(() => loadConfig({ HOST: 'a host' }), /HOST must be a host name or an IP address/);
+    assert.throws(() => loadConfig({}, { host: 'x/y' }), /--host must be a host name or an IP address/);
+  });
+
+  it('checks LOG_LEVEL against the levels of the logger, and reports in one line', () => {
+    assert.throws(() => loadConfig({ LOG_LEVEL: 'verbose' }), (err: ConfigError) => {
+      assert.equal(err.message, 'invalid configuration: LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent, got "verbose"');
+      return true;
+    });
+    assert.equal(loadConfig({ LOG_LEVEL: 'silent' }).logLevel, 'silent');
+  });
+
+  it('records where port, host and data dir came from, for start-up messages', () => {
+    assert.deepEqual(loadConfig({}).sources, { port: '--port or PORT', host: '--host or HOST', dataDir: '--data-dir or SENSORCLOUD_DATA_DIR' });
+    assert.deepEqual(loadConfig({ PORT: '1', HOST: '::1' }, { dataDir: '/tmp/x' }).sources, { port: 'PORT', host: 'HOST', dataDir: '--data-dir' });
+  });
+
+  it('a derived public URL follows the port listened on (PORT=0); one that was set stays', () => {
+    const derived = withListeningPort(loadConfig({ PORT: '0', HOST: '::1' }), 41234);
+    assert.equal(derived.publicUrl, 'http://[::1]:41234');
+    assert.equal(derived.port, 41234);
+    assert.ok(Object.isFrozen(derived));
+    const set = loadConfig({ PORT: '0', SENSORCLOUD_PUBLIC_URL: 'https://sensors.example.org' });
+    assert.equal(withListeningPort(set, 41234).publicUrl, 'https://sensors.example.org');
   });
 });

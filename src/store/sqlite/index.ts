@@ -2,6 +2,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Logger } from '../../runtime/logger.ts';
+import { createPrivateFile, makePrivate } from '../private-file.ts';
 import type { Repos, Store, TransactionOptions } from '../store.ts';
 import { createInviteRepo, createKeyRepo, createServiceAccountRepo, createUserRepo } from './accounts.ts';
 import { startCheckpointer, type CheckpointOptions } from './checkpointer.ts';
@@ -57,7 +58,12 @@ export function createSqliteStore(
   file: string,
   options: { checkpoints?: CheckpointOptions; logger?: Pick<Logger, 'info'> } = {},
 ): Store & { db: SqliteDb; checkpointRounds(): number } {
-  if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
+  if (file !== ':memory:') {
+    mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+    // Created 0600 before SQLite opens it, so the -wal and -shm files SQLite makes get 0600 too.
+    createPrivateFile(file);
+    makePrivate(`${file}-wal`, `${file}-shm`);
+  }
   const db = new SqliteDb(file, options.logger);
   const lock = new Lock();
   const checkpointer = file === ':memory:' ? null : startCheckpointer(db.raw, file, lock, options.checkpoints);

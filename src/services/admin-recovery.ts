@@ -1,0 +1,77 @@
+// Recovery for an operator locked out of their own installation: a new password for a console user, a new key for
+// the bootstrap service account. Run by `sensorcloud admin …` on the data dir with the server stopped, so they
+// check no permission: whoever can write the data dir owns the installation anyway.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { hashPassword } from '../auth/passwords.ts';
+import type { Deps } from '../deps.ts';
+import { nowMicros } from '../runtime/clock.ts';
+import { badRequest, notFound } from '../domain/errors.ts';
+import { keyName, serviceAccountName } from '../domain/names.ts';
+import { newSecret, newToken } from '../runtime/random.ts';
+import type { ServiceAccountRecord } from '../store/records.ts';
+import { MAX_KEYS_PER_SERVICE_ACCOUNT } from './service-accounts.ts';
+
+export type RecoveryDeps = Pick<Deps, 'config' | 'store' | 'clock' | 'random' | 'ids' | 'secretBox'>;
+
+/** Console passwords are at least this long (the same rule as SENSORCLOUD_ADMIN_PASSWORD and invitations). */
+export const MIN_PASSWORD_LENGTH = 12;
+
+/** Sets a console user's password: `password`, or a generated one. Resolves to the password set. */
+export async function resetPassword(deps: RecoveryDeps, email: string, password?: string): Promise<{ email: string; password: string }> {
+  const user = await deps.store.users.getByEmail(email.toLowerCase());
+  if (!user) throw notFound(`no console user has the email ${email}`);
+  if (!user.active) throw badRequest(`${user.email} has not accepted their invitation yet: send them its link (sensorcloud members invite-url)`);
+  const next = password ?? newToken(deps.random, 18);
+  if (next.length < MIN_PASSWORD_LENGTH) throw badRequest(`a password has at least ${MIN_PASSWORD_LENGTH} characters`);
+  const passwordHash = await hashPassword(next, deps.random);
+  await deps.store.transaction(async (tx) => {
+    await tx.users.update({ ...user, passwordHash, updateTime: nowMicros(deps) });
+  });
+  return { email: user.email, password: next };
+}
+
+export interface RecoveryKey {
+  name: string;
+  keyId: string;
+  secret: string;
+  serviceAccount: string;
+  email: string;
+}
+
+/**
+ * A new key for the service account with `email`, by default the bootstrap service account (the one bootstrap.json
+ * names). The secret is returned here only, and stored sealed like every key secret.
+ */
+export async function createRecoveryKey(deps: RecoveryDeps, email?: string): Promise<RecoveryKey> {
+  const account = email !== undefined ? await deps.store.serviceAccounts.getByEmail(email.toLowerCase()) : await bootstrapServiceAccount(deps);
+  if (!account) throw notFound(`no service account has the email ${email}`);
+  const secret = newSecret(deps.random);
+  const key = { id: deps.ids.next(), serviceAccountId: account.id, secretEnc: deps.secretBox.seal(secret), createTime: nowMicros(deps) };
+  await deps.store.transaction(async (tx) => {
+    if ((await tx.keys.countByServiceAccount(account.id)) >= MAX_KEYS_PER_SERVICE_ACCOUNT) {
+      throw badRequest(`${account.email} has ${MAX_KEYS_PER_SERVICE_ACCOUNT} keys, the most it may have: delete one first (console or API), or give another account with --service-account`);
+    }
+    await tx.keys.create(key);
+  });
+  return {
+    name: keyName(account.projectId, account.id, key.id),
+    keyId: key.id,
+    secret,
+    serviceAccount: serviceAccountName(account.projectId, account.id),
+    email: account.email,
+  };
+}
+
+async function bootstrapServiceAccount(deps: RecoveryDeps): Promise<ServiceAccountRecord> {
+  const file = join(deps.config.dataDir, 'bootstrap.json');
+  let name: string;
+  try {
+    name = (JSON.parse(readFileSync(file, 'utf8')) as { serviceAccount: { name: string } }).serviceAccount.name;
+  } catch {
+    throw notFound(`${file} is missing or unreadable, so the bootstrap service account is unknown: name the account with --service-account <email>`);
+  }
+  const account = await deps.store.serviceAccounts.get(name.split('/').pop()!);
+  if (!account) throw notFound(`the bootstrap service account ${name} has been deleted: name another account with --service-account <email>`);
+  return account;
+}

@@ -1,0 +1,211 @@
+// The first start of an operator (issue 22): every start-up mistake is one line on stderr that says what is wrong
+// and what to do, exit code 2, no stack trace, and leaves no credentials behind (the port is bound before the
+// database, the master key and bootstrap.json are created); a start that succeeds writes a bootstrap.json that
+// names the port it listens on, and announces itself in one JSON log line with its URLs.
+import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { freePort, serve, spawnCli } from '../helpers/serve-process.ts';
+import { cleanEnv, runCli, type Finished } from './cli-process.ts';
+
+const root = mkdtempSync(join(tmpdir(), 'sensorcloud-startup-'));
+after(() => rmSync(root, { recursive: true, force: true }));
+let dirs = 0;
+const newDir = () => join(root, `d${++dirs}`);
+
+/** A failed start: exit code 2 and exactly one line on stderr, without a stack trace; returns that line. */
+function oneLine(result: Finished): string {
+  assert.equal(result.code, 2, `exit code 2 expected: ${result.stdout}${result.stderr}`);
+  const lines = result.stderr.split('\n').filter((l) => l !== '');
+  assert.equal(lines.length, 1, `one line expected on stderr:\n${result.stderr}`);
+  assert.doesNotMatch(result.stderr, /\n\s+at |Error:/, 'no stack trace');
+  assert.match(lines[0]!, /^sensorcloud: /);
+  return lines[0]!;
+}
+
+/** Nothing but the lock file may be in a data dir after a failed start. */
+function assertNoCredentials(dataDir: string): void {
+  const left = readdirSync(dataDir).filter((name) => name !== 'sensorcloud.lock');
+  assert.deepEqual(left, [], 'no database, master key or bootstrap.json after a failed start');
+}
+
+/** Starts `serve` and resolves with the parsed listening line (within 30 s). */
+async function startAndAnnounce(env: Record<string, string>): Promise<{ line: Record<string, string>; stdout: () => string; stop(): Promise<void> }> {
+  const child = spawnCli(['serve'], env);
+  let out = '';
+  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+  const deadline = Date.now() + 30_000;
+  while (!/listening on/.test(out)) {
+    assert.ok(Date.now() < deadline && child.exitCode === null, `the service did not start: ${out}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  const line = out.split('\n').find((l) => /listening on/.test(l))!;
+  return {
+    line: JSON.parse(line) as Record<string, string>,
+    stdout: () => out,
+    async stop() {
+      child.kill('SIGTERM');
+      if (child.exitCode === null) await once(child, 'exit');
+    },
+  };
+}
+
+describe('happy', () => {
+  it('on port 0, bootstrap.json names the port the server listens on, and the listening line is JSON with every URL', { timeout: 90_000 }, async () => {
+    const dataDir = newDir();
+    // LOG_LEVEL=error: the listening line is printed at every level.
+    const server = await startAndAnnounce(cleanEnv({ PORT: '0', SENSORCLOUD_DATA_DIR: dataDir, LOG_LEVEL: 'error' }));
+    try {
+      const { line } = server;
+      assert.match(line.url!, /^http:\/\/127\.0\.0\.1:\d+$/);
+      assert.notEqual(line.url, 'http://127.0.0.1:0');
+      assert.match(line.msg!, new RegExp(`^Sensor Cloud listening on ${line.url}`));
+      for (const [field, path] of [['console', '/'], ['api', '/v2'], ['health', '/healthz'], ['metrics', '/metrics'], ['openapi', '/v2/openapi.json']]) {
+        assert.equal(line[field!], `${line.url}${path}`, field);
+        assert.ok(line.msg!.includes(`${line.url}${path}`), `the message names ${field}`);
+      }
+      const boot = JSON.parse(readFileSync(join(dataDir, 'bootstrap.json'), 'utf8'));
+      assert.equal(boot.baseUrl, `${line.url}/v2`);
+      assert.equal(boot.tokenUrl, `${line.url}/oauth2/token`);
+      const health = await fetch(`${line.url}/healthz`);
+      assert.equal(health.status, 200);
+      assert.equal(await health.text(), '{"status":"ok"}\n', 'JSON bodies end with a newline');
+      // The token audience follows the real port too: a Basic-authenticated call and the error help links agree.
+      const missing = await fetch(`${line.url}/v2/projects/nope`, { headers: { authorization: `Basic ${Buffer.from(`${boot.serviceAccount.keyId}:${boot.serviceAccount.secret}`).toString('base64')}` } });
+      assert.equal(missing.status, 404);
+      assert.equal((await missing.json() as { help: string }).help, `${line.url}/docs/errors#404`);
+    } finally {
+      await server.stop();
+    }
+    // Every line the service printed, shutdown included, is a JSON log line.
+    for (const l of server.stdout().split('\n').filter((l) => l !== '')) assert.doesNotThrow(() => JSON.parse(l), l);
+  });
+
+  it('database files, master key, bootstrap.json and the lock are 0600, the data dir 0700, also for files made wider before', { timeout: 90_000 }, async () => {
+    const dataDir = newDir();
+    const port = await freePort();
+    const env = cleanEnv({ PORT: String(port), SENSORCLOUD_DATA_DIR: dataDir, LOG_LEVEL: 'error' });
+    let child = await serve(env);
+    const modes = () => Object.fromEntries(readdirSync(dataDir).map((name) => [name, (statMode(join(dataDir, name)))]));
+    const before = modes();
+    for (const name of ['sensorcloud.db', 'sensorcloud.db-wal', 'sensorcloud.db-shm', 'master.key', 'bootstrap.json', 'sensorcloud.lock']) {
+      assert.equal(before[name], 0o600, `${name}: ${before[name]?.toString(8)}`);
+    }
+    assert.equal(statMode(dataDir), 0o700);
+    child.kill('SIGTERM');
+    await once(child, 'exit');
+    // An installation from before this rule: its files readable by everyone. The next start narrows them.
+    for (const name of readdirSync(dataDir)) chmodSync(join(dataDir, name), 0o644);
+    child = await serve(env);
+    try {
+      for (const [name, mode] of Object.entries(modes())) assert.equal(mode, 0o600, name);
+    } finally {
+      child.kill('SIGTERM');
+      await once(child, 'exit');
+    }
+  });
+});
+
+function statMode(path: string): number {
+  return statSync(path).mode & 0o777;
+}
+
+describe('sad', () => {
+  it('a port in use: one line naming the port and PORT, exit 2, no credentials; the next start sets up the installation', { timeout: 90_000 }, async () => {
+    const busy = createServer();
+    busy.listen(0, '127.0.0.1');
+    await once(busy, 'listening');
+    const port = (busy.address() as { port: number }).port;
+    const dataDir = newDir();
+    try {
+      const line = oneLine(await runCli(['serve'], cleanEnv({ PORT: String(port), SENSORCLOUD_DATA_DIR: dataDir })));
+      assert.equal(line, `sensorcloud: port ${port} on 127.0.0.1 is already in use (another Sensor Cloud, or another program): stop that program, or choose another port with PORT`);
+      assertNoCredentials(dataDir);
+      // The flag the operator typed is the one named.
+      const flagged = oneLine(await runCli(['serve', '--port', String(port)], cleanEnv({ SENSORCLOUD_DATA_DIR: dataDir })));
+      assert.match(flagged, /choose another port with --port$/);
+      assertNoCredentials(dataDir);
+    } finally {
+      busy.close();
+    }
+    const free = await freePort();
+    const server = await startAndAnnounce(cleanEnv({ PORT: String(free), SENSORCLOUD_DATA_DIR: dataDir, LOG_LEVEL: 'error' }));
+    try {
+      assert.equal(JSON.parse(readFileSync(join(dataDir, 'bootstrap.json'), 'utf8')).baseUrl, `http://127.0.0.1:${free}/v2`);
+    } finally {
+      await server.stop();
+    }
+  });
+
+  it('a host name that does not resolve, and an address of another machine: one line naming HOST, no credentials', { timeout: 90_000 }, async () => {
+    const dataDir = newDir();
+    const unknown = oneLine(await runCli(['serve'], cleanEnv({ PORT: '0', HOST: 'not-a-host', SENSORCLOUD_DATA_DIR: dataDir })));
+    assert.equal(unknown, 'sensorcloud: the host name "not-a-host" does not resolve to an address: set HOST to an address such as 127.0.0.1 (this machine only) or 0.0.0.0 (every interface), or to a name this machine resolves');
+    assertNoCredentials(dataDir);
+    // 192.0.2.1 is reserved for documentation (RFC 5737): no machine has it.
+    const foreign = oneLine(await runCli(['serve', '--host', '192.0.2.1'], cleanEnv({ PORT: '0', SENSORCLOUD_DATA_DIR: dataDir })));
+    assert.equal(foreign, 'sensorcloud: 192.0.2.1 is not an address of this machine: set --host to one of its addresses, 127.0.0.1 (this machine only) or 0.0.0.0 (every interface)');
+    assertNoCredentials(dataDir);
+  });
+
+  it('configuration mistakes name the flag or variable typed, all in one line', { timeout: 90_000 }, async () => {
+    const dataDir = newDir();
+    const env = cleanEnv({ SENSORCLOUD_DATA_DIR: dataDir });
+    assert.equal(oneLine(await runCli(['serve'], { ...env, PORT: '99999' })), 'sensorcloud: invalid configuration: PORT must be a port number from 0 to 65535 (0 picks a free one), got "99999"');
+    assert.equal(oneLine(await runCli(['serve', '--port', 'abc'], { ...env, PORT: '8080' })), 'sensorcloud: invalid configuration: --port must be a port number from 0 to 65535 (0 picks a free one), got "abc"');
+    assert.equal(oneLine(await runCli(['serve'], { ...env, PORT: '0', LOG_LEVEL: 'verbose' })), 'sensorcloud: invalid configuration: LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent, got "verbose"');
+    assert.equal(
+      oneLine(await runCli(['serve'], { ...env, PORT: 'x', LOG_LEVEL: 'loud', SENSORCLOUD_RATE_LIMIT: 'lots' })),
+      'sensorcloud: invalid configuration: PORT must be a port number from 0 to 65535 (0 picks a free one), got "x"; SENSORCLOUD_RATE_LIMIT must be "<requests>/<seconds>s" (e.g. 100/5s) or "off", got "lots"; LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent, got "loud"',
+    );
+    assert.ok(!existsSync(dataDir), 'a configuration mistake creates nothing, not even the data dir');
+  });
+
+  it('a data dir that is a file: one line naming SENSORCLOUD_DATA_DIR', { timeout: 60_000 }, async () => {
+    const file = join(root, 'a-file');
+    writeFileSync(file, '');
+    assert.equal(
+      oneLine(await runCli(['serve'], cleanEnv({ PORT: '0', SENSORCLOUD_DATA_DIR: file }))),
+      `sensorcloud: the data dir ${file} is a file, not a directory: point SENSORCLOUD_DATA_DIR at a directory (it is created when missing)`,
+    );
+    assert.equal(
+      oneLine(await runCli(['serve', '--data-dir', join(file, 'data')], cleanEnv({ PORT: '0' }))),
+      `sensorcloud: cannot create the data dir ${join(file, 'data')} (a part of its path is a file): create it yourself, or point --data-dir at a writable directory`,
+    );
+  });
+
+  describe('a data dir this user cannot write', () => {
+    // root may write every directory: as root, the service runs as nobody against directories root owns.
+    const asRoot = process.getuid?.() === 0;
+    const uid = asRoot ? 65534 : undefined;
+    const lockedDir = (): string => {
+      chmodSync(root, 0o755);
+      const dir = newDir();
+      mkdirSync(dir, { mode: 0o755 });
+      if (!asRoot) chmodSync(dir, 0o555);
+      return dir;
+    };
+
+    it('missing, in a folder it cannot write (EACCES): one line, exit 2', { timeout: 60_000 }, async () => {
+      const dataDir = join(lockedDir(), 'data');
+      assert.equal(
+        oneLine(await runCli(['serve'], cleanEnv({ PORT: '0', SENSORCLOUD_DATA_DIR: dataDir }), { uid })),
+        `sensorcloud: cannot create the data dir ${dataDir} (permission denied): create it yourself, or point SENSORCLOUD_DATA_DIR at a writable directory`,
+      );
+    });
+
+    it('present but not writable (SQLite would say "unable to open database file"): one line, exit 2, nothing written', { timeout: 60_000 }, async () => {
+      const dataDir = lockedDir();
+      assert.equal(
+        oneLine(await runCli(['serve'], cleanEnv({ PORT: '0', SENSORCLOUD_DATA_DIR: dataDir }), { uid })),
+        `sensorcloud: the data dir ${dataDir} is not usable by this user (permission denied): make it writable for this user, or point SENSORCLOUD_DATA_DIR at another directory`,
+      );
+      assert.deepEqual(readdirSync(dataDir), []);
+    });
+  });
+});
