@@ -16,6 +16,7 @@ import type { HandoffPort } from './handoff.ts';
 import { createIntake } from './intake.ts';
 import { Lines } from './lines.ts';
 import { dropExpiredAndPrune } from './housekeeping.ts';
+import { createConnectorLog } from './connector-log.ts';
 import { createOpenedSecrets } from './opened-secrets.ts';
 import { createOutcomeRecorder, type Finished, type RunReport } from './outcomes.ts';
 import { createSlots } from './slots.ts';
@@ -81,12 +82,16 @@ export function createDeliveryEngine(deps: EngineDeps, dispatcher: Dispatcher, o
   const backlog = new Backlog();
   // A line is bounded, and all lines together hold at most as many rows as may be in flight.
   const lines = new Lines(perConnector * 4, total);
-  const outcomes = createOutcomeRecorder(deps, (d) => {
-    lines.drop(d.connector.id);
-    log.warn(
-      { connector: dataConnectorName(d.connector.projectId, d.connector.id), from: 'ACTIVE', to: 'SYSTEM_DISABLED', failingSince: d.failingSince, droppedDeliveries: d.dropped },
-      'data connector disabled by the service: every push attempt failed for 5 days',
-    );
+  const connectorLog = createConnectorLog(log, deps.clock);
+  // The project of each connector an attempt was made for, to name it in the log.
+  const projectOf = new Map<string, string>();
+  const outcomes = createOutcomeRecorder(deps, {
+    disabled(d) {
+      lines.drop(d.connector.id);
+      connectorLog.disabled(d.connector, d.failingSince, d.dropped);
+    },
+    failing: connectorLog.failing,
+    recovered: connectorLog.recovered,
   });
 
   // Attempts not yet recorded, and who waits for them to reach 0 (stop). A counter, not a set of promises: every
@@ -153,6 +158,7 @@ export function createDeliveryEngine(deps: EngineDeps, dispatcher: Dispatcher, o
     const id = item.connector.id;
     const start = deps.clock.now();
     slots.started(id, start);
+    projectOf.set(id, item.connector.projectId);
     const p = send(item, start).then((done) => {
       // Recorded first: its transaction is asked for before the next claim's, so it goes first in the commit
       // they share. Every moment a success is not yet recorded, a crash would send its event again.
@@ -225,6 +231,7 @@ export function createDeliveryEngine(deps: EngineDeps, dispatcher: Dispatcher, o
 
   function schedulePoll(): void {
     timer = setTimeout(() => {
+      connectorLog.hanging(slots.hanging().map((id) => ({ id, projectId: projectOf.get(id) ?? '' })));
       wake();
       // A line that stopped moving (its connector turned suspect, or changed) goes back to the queue.
       for (const id of lines.connectors()) void drain(id);

@@ -62,6 +62,16 @@ export interface Disabled {
   dropped: number;
 }
 
+/** What the recorder tells after a commit: the changes of a connector's state it recorded. */
+export interface OutcomeNotices {
+  /** 5 days of failures: disabled, queue dropped. */
+  disabled(d: Disabled): void;
+  /** The first failure since the last success (failingSince set). */
+  failing(connector: Pick<DataConnectorRecord, 'id' | 'projectId'>, outcome: AttemptOutcome): void;
+  /** A success after failures (failingSince cleared). */
+  recovered(connector: Pick<DataConnectorRecord, 'id' | 'projectId'>): void;
+}
+
 export interface OutcomeRecorder {
   /** Records the outcome with the others that arrive in this loop turn; resolves once committed (or failed). */
   record(done: Finished): Promise<RunReport>;
@@ -73,7 +83,8 @@ export interface OutcomeRecorder {
 interface Batch {
   samples: AttemptSample[];
   counters: Record<string, number>;
-  disabled: Disabled[];
+  /** Told once the transaction has committed. */
+  notices: Array<(n: OutcomeNotices) => void>;
 }
 
 function attemptedReports(n: number): RunReport[] {
@@ -100,6 +111,8 @@ async function apply(tx: Repos, done: Finished, report: RunReport, batch: Batch,
   const effect = effectOf(connector, row, outcome, endMs);
   if (effect.kind !== 'discard' && effect.state !== null) {
     await tx.dataConnectors.updateState(connector.id, effect.state.status, effect.state.failingSince, end);
+    if (connector.failingSince === null && effect.state.failingSince !== null) batch.notices.push((n) => n.failing(connector, outcome));
+    if (connector.failingSince !== null && effect.state.failingSince === null) batch.notices.push((n) => n.recovered(connector));
   }
   switch (effect.kind) {
     case 'ack':
@@ -121,16 +134,16 @@ async function apply(tx: Repos, done: Finished, report: RunReport, batch: Batch,
       const n = await dropQueue(tx, connector.id);
       bump(batch.counters, series.deliveries('dropped'), n);
       report.dropped += n;
-      batch.disabled.push({ connector, failingSince: effect.state.failingSince, dropped: n });
+      batch.notices.push((notices) => notices.disabled({ connector, failingSince: effect.state.failingSince, dropped: n }));
     }
   }
 }
 
 /**
- * The group commit of outcomes. `onDisabled` runs after the commit for each connector the batch disabled.
+ * The group commit of outcomes. `notices` hears, after the commit, of the connectors whose state the batch changed.
  * A batch that fails to record leaves its rows leased: they come due again when the lease ends.
  */
-export function createOutcomeRecorder(deps: { store: Store; logger: Logger }, onDisabled: (d: Disabled) => void): OutcomeRecorder {
+export function createOutcomeRecorder(deps: { store: Store; logger: Logger }, notices: OutcomeNotices): OutcomeRecorder {
   const log = deps.logger;
   let pending: Array<{ done: Finished; resolve: (r: RunReport) => void }> = [];
   let flushing: Promise<void> | null = null;
@@ -149,26 +162,26 @@ export function createOutcomeRecorder(deps: { store: Store; logger: Logger }, on
       let taken: typeof pending | null = null;
       // Set by the transaction below, or by its failure.
       let reports: RunReport[] = [];
-      let disabled: Disabled[] = [];
+      let told: Batch['notices'] = [];
       try {
         // Re-runnable: each call starts its reports over.
         await deps.store.transaction(async (tx) => {
           taken ??= takeBatch();
           reports = attemptedReports(taken.length);
-          const batch: Batch = { samples: [], counters: {}, disabled: [] };
+          const batch: Batch = { samples: [], counters: {}, notices: [] };
           for (let i = 0; i < taken.length; i++) await apply(tx, taken[i]!.done, reports[i]!, batch, log);
           await recordAttemptMetrics(tx, batch.samples);
           attemptCounterDeltas(batch.samples, batch.counters);
           await tx.connectorMetrics.addCounters(batch.counters);
-          disabled = batch.disabled;
+          told = batch.notices;
         }, { rerunnable: true });
       } catch (err) {
         taken ??= takeBatch();
         reports = attemptedReports(taken.length);
-        disabled = [];
+        told = [];
         log.error({ err }, 'delivery engine: recording attempt outcomes failed');
       }
-      for (const d of disabled) onDisabled(d);
+      for (const tell of told) tell(notices);
       // (The transaction took the batch unless it failed before running at all.)
       (taken ?? takeBatch()).forEach((b, i) => b.resolve(reports[i]!));
     }

@@ -37,6 +37,8 @@ export interface Slots {
    * connectors keeps any number of new dead endpoints from taking every slot before they are found out.
    */
   capacityOf(connectorId: string, competitors?: number): number;
+  /** Connectors with an attempt in flight for longer than suspectAfterMs, now. */
+  hanging(): string[];
 }
 
 /** The smallest start time (a loop: spreading up to 64 of them into Math.min allocated for every event). */
@@ -91,6 +93,12 @@ export function createSlots(clock: Clock, options: SlotOptions): Slots {
       else failing.add(id);
     },
     suspect,
+    hanging() {
+      const now = clock.now();
+      const out: string[] = [];
+      for (const [id, starts] of startedAt) if (now - earliest(starts) > options.suspectAfterMs) out.push(id);
+      return out;
+    },
     capacityOf(id, competitors = 1) {
       const share = Math.max(options.perFailingConnector, Math.floor(options.total / Math.max(1, competitors)));
       return Math.min(suspect(id) ? options.perFailingConnector : options.perConnector, share) - (inFlight.get(id) ?? 0);

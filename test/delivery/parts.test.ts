@@ -205,7 +205,8 @@ describe('the outcome recorder', () => {
       const ids = await t.deps.store.deliveries.insert([1, 2, 3].map((i) => ({ connectorId: c.id, eventId: `e${i}`, body: Buffer.from('{}'), enqueueTime: now, dueTime: now })));
       const item = async (id: number): Promise<ClaimedDelivery> => ({ delivery: (await t.deps.store.deliveries.get(id))!, connector: c });
       const disabled: Disabled[] = [];
-      const recorder = createOutcomeRecorder(t.deps, (d) => disabled.push(d));
+      const told: string[] = [];
+      const recorder = createOutcomeRecorder(t.deps, { disabled: (d) => disabled.push(d), failing: (x) => told.push(`failing ${x.id}`), recovered: (x) => told.push(`recovered ${x.id}`) });
       const endMs = t.clock.now();
       const reports = await Promise.all([
         recorder.record({ item: await item(ids[0]!), outcome: ok, endMs }),
@@ -220,6 +221,7 @@ describe('the outcome recorder', () => {
       // The failure, then the successes: the connector was failing for a moment and is not any more.
       assert.equal((await t.deps.store.dataConnectors.get(c.id))!.failingSince, null);
       assert.deepEqual(disabled, []);
+      assert.deepEqual(told, [`failing ${c.id}`, `recovered ${c.id}`]);
       await recorder.settled();
     } finally {
       await t.close();
@@ -236,7 +238,7 @@ describe('the outcome recorder', () => {
       const now = nowMicros(t.deps);
       const [row, other] = await t.deps.store.deliveries.insert([1, 2].map((i) => ({ connectorId: id, eventId: `e${i}`, body: Buffer.from('{}'), enqueueTime: now, dueTime: now })));
       const disabled: Disabled[] = [];
-      const recorder = createOutcomeRecorder(t.deps, (d) => disabled.push(d));
+      const recorder = createOutcomeRecorder(t.deps, { disabled: (d) => disabled.push(d), failing: () => undefined, recovered: () => undefined });
       t.clock.advance(AUTO_DISABLE_AFTER_MICROS / 1000);
       const report = await recorder.record({ item: { delivery: (await t.deps.store.deliveries.get(row!))!, connector: c }, outcome: failed(), endMs: t.clock.now() });
       assert.equal(report.dropped, 2);
