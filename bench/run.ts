@@ -19,9 +19,10 @@ import { endToEnd } from './scenarios/end-to-end.ts';
 import { fanOut } from './scenarios/fan-out.ts';
 import { isolation } from './scenarios/isolation.ts';
 import { memory } from './scenarios/memory.ts';
+import { postgres } from './scenarios/postgres.ts';
 import { publishPath } from './scenarios/publish.ts';
 
-const SCENARIOS: Scenario[] = [ceiling, endToEnd, publishPath, fanOut, isolation, backlog, api, memory];
+const SCENARIOS: Scenario[] = [ceiling, endToEnd, publishPath, fanOut, isolation, backlog, api, memory, postgres];
 
 const { values } = parseArgs({
   options: {

@@ -34,13 +34,14 @@ await build({
   target: 'node20',
   sourcemap: true,
   // The native addon stays in node_modules; CommonJS dependencies bundled into ESM still call require().
-  external: ['better-sqlite3'],
+  external: ['better-sqlite3', 'pg-native'],
   banner: { js: "import { createRequire as __sensorcloudRequire } from 'node:module'; const require = __sensorcloudRequire(import.meta.url);" },
   logLevel: 'warning',
 });
 // Files the bundle finds beside itself (store/sqlite/db.ts and checkpointer.ts name them relative to their module).
 mkdirSync(join(service, 'migrations'));
 cpSync(join(root, 'src/store/sqlite/migrations'), join(service, 'migrations'), { recursive: true });
+cpSync(join(root, 'src/store/postgres/migrations'), join(service, 'postgres-migrations'), { recursive: true });
 cpSync(join(root, 'src/store/sqlite/checkpoint-worker.mjs'), join(service, 'checkpoint-worker.mjs'));
 
 tsc('-p', join(root, 'tsconfig.build.json'));

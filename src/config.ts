@@ -15,6 +15,12 @@ export interface Config {
   host: string;
   dataDir: string;
   databaseUrl: string | null;
+  /** Connections each process keeps to PostgreSQL (SENSORCLOUD_DATABASE_POOL_SIZE). */
+  databasePoolSize: number;
+  /** The master key's file: <dataDir>/master.key unless SENSORCLOUD_MASTER_KEY_FILE names a shared one. */
+  masterKeyFile: string;
+  /** SENSORCLOUD_MASTER_KEY_FILE was set (the file must exist: a cluster's processes share one key). */
+  masterKeyFileSet: boolean;
   publicUrl: string;
   emailDomain: string;
   adminEmail: string | null;
@@ -31,6 +37,11 @@ export interface Config {
   streamBufferMessages: number;
   /** Milliseconds a client has to deliver a whole request, headers and body. */
   requestTimeoutMs: number;
+  /**
+   * Milliseconds a claimed delivery stays leased to its attempt. On PostgreSQL, the rows of a process that died
+   * mid-attempt are attempted again once their lease is over; on SQLite, at the next start.
+   */
+  deliveryLeaseMs: number;
   /** Start the demo (emulated sensors producing events in the bootstrap project). */
   demo: boolean;
   logLevel: string;
@@ -110,9 +121,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: ConfigFl
 
   const databaseUrl = pick(flags.databaseUrl, 'SENSORCLOUD_DATABASE_URL') ?? null;
   if (databaseUrl !== null) {
-    if (!/^postgres(ql)?:\/\//.test(databaseUrl)) problems.push('SENSORCLOUD_DATABASE_URL must start with postgres:// (unset it to use SQLite)');
-    else problems.push('SENSORCLOUD_DATABASE_URL: the PostgreSQL backend is not available in this version; unset it to use the embedded SQLite store');
+    if (!/^postgres(ql)?:\/\//.test(databaseUrl) || !URL.canParse(databaseUrl)) {
+      problems.push('SENSORCLOUD_DATABASE_URL must be a URL such as postgres://user:password@host:5432/sensorcloud (unset it to use SQLite)');
+    }
   }
+  const poolRaw = pick(undefined, 'SENSORCLOUD_DATABASE_POOL_SIZE') ?? '10';
+  const databasePoolSize = Number(poolRaw);
+  if (!/^\d+$/.test(poolRaw) || databasePoolSize < 2 || databasePoolSize > 200) {
+    problems.push(`SENSORCLOUD_DATABASE_POOL_SIZE must be a whole number from 2 to 200, got "${poolRaw}"`);
+  }
+  const masterKeyFileSetTo = pick(undefined, 'SENSORCLOUD_MASTER_KEY_FILE');
+  const masterKeyFile = resolve(masterKeyFileSetTo ?? resolve(dataDir, 'master.key'));
 
   // Derived from HOST and PORT unless set. An invalid PORT or HOST is reported as itself, never as a problem of a
   // URL the operator did not write.
@@ -165,17 +184,24 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: ConfigFl
     problems.push(`SENSORCLOUD_REQUEST_TIMEOUT must be a duration from 1s to 1h, like 30s, got "${requestTimeoutRaw}"`);
   }
 
+  const leaseRaw = pick(undefined, 'SENSORCLOUD_DELIVERY_LEASE') ?? '60s';
+  const leaseSeconds = parseSpan(leaseRaw);
+  if (leaseSeconds === null || leaseSeconds < 15 || leaseSeconds > 3600) {
+    problems.push(`SENSORCLOUD_DELIVERY_LEASE must be a duration from 15s (longer than an attempt's 10 s) to 1h, like 60s, got "${leaseRaw}"`);
+  }
+
   const logLevel = pick(undefined, 'LOG_LEVEL') ?? 'info';
   if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
 
   if (problems.length > 0) throw new ConfigError(problems);
   return Object.freeze({
-    port, host, dataDir, databaseUrl, publicUrl, emailDomain, adminEmail, adminPassword, caFile,
+    port, host, dataDir, databaseUrl, databasePoolSize, masterKeyFile, masterKeyFileSet: masterKeyFileSetTo !== undefined, publicUrl, emailDomain, adminEmail, adminPassword, caFile,
     allowPrivateEndpoints, rateLimit,
     eventRetentionSeconds: eventRetentionSeconds!,
     heartbeatIntervalSeconds: heartbeatIntervalSeconds!,
     streamBufferMessages,
     requestTimeoutMs: Math.round(requestTimeoutSeconds! * 1000),
+    deliveryLeaseMs: Math.round(leaseSeconds! * 1000),
     demo: flags.demo === true || env.SENSORCLOUD_DEMO === '1' || env.SENSORCLOUD_DEMO === 'true',
     logLevel,
     publicUrlDerived: publicUrlSet === undefined,

@@ -14,6 +14,7 @@ import { createDeliveryEngine } from './delivery/engine.ts';
 import { withDeliveryQueue } from './delivery/enqueue.ts';
 import { createHandoffPort, type HandoffPort } from './delivery/handoff.ts';
 import { startRetention } from './events/retention.ts';
+import { startClusterRelay } from './events/cluster-relay.ts';
 import { startDemo } from './emulator/demo.ts';
 import { createHeartbeats } from './emulator/heartbeats.ts';
 import { systemClock, type Clock } from './runtime/clock.ts';
@@ -22,7 +23,9 @@ import { createLogger, type Logger } from './runtime/logger.ts';
 import { systemRandom, type Random } from './runtime/random.ts';
 import { bootstrapIfEmpty } from './services/bootstrap.ts';
 import { explainDataDirError, lockDataDir, prepareDataDir } from './store/data-dir.ts';
+import { openConfiguredStore } from './store/open.ts';
 import { createSqliteStore } from './store/sqlite/index.ts';
+import { StartupError } from './runtime/startup-error.ts';
 import type { Store } from './store/store.ts';
 
 export interface DepsOverrides {
@@ -45,7 +48,7 @@ export function buildDeps(config: Config, overrides: DepsOverrides = {}): BuiltD
   const random = overrides.random ?? systemRandom;
   const logger = overrides.logger ?? createLogger({ level: config.logLevel });
   const store = overrides.store ?? createSqliteStore(join(config.dataDir, 'sensorcloud.db'), { logger });
-  const masterKey = loadOrCreateMasterKey(config.dataDir, random);
+  const masterKey = loadOrCreateMasterKey(config, random);
   const ids = createIdGenerator(clock, random);
   const handoff = createHandoffPort();
   return {
@@ -87,11 +90,13 @@ export async function startService(config: Config, overrides: DepsOverrides = {}
 
     let deps: BuiltDeps;
     try {
-      deps = buildDeps(withListeningPort(config, port), { ...overrides, logger });
+      const store = overrides.store ?? (await openConfiguredStore(config, logger));
+      undo.unshift(() => store.close());
+      deps = buildDeps(withListeningPort(config, port), { ...overrides, logger, store });
     } catch (err) {
       throw explainDataDirError(err, config.dataDir, config.sources.dataDir) ?? err;
     }
-    undo.unshift(() => deps.store.close());
+    await checkClusterMasterKey(deps);
     const boot = await bootstrapIfEmpty(deps).catch((err: unknown) => {
       throw explainDataDirError(err, config.dataDir, config.sources.dataDir) ?? err;
     });
@@ -100,10 +105,11 @@ export async function startService(config: Config, overrides: DepsOverrides = {}
     await app.ready();
     const host = config.host.includes(':') ? `[${config.host}]` : config.host;
     const url = `http://${host}:${port}`;
+    const relay = await startClusterRelay(deps, deps.ids.next());
     const retention = startRetention(deps);
     const heartbeats = createHeartbeats(deps);
     heartbeats.start();
-    const engine = createDeliveryEngine(deps, dispatcher);
+    const engine = createDeliveryEngine(deps, dispatcher, { leaseMs: config.deliveryLeaseMs });
     engine.start();
     const demo = config.demo ? await startDemo(deps, boot ? { projectId: boot.contents.project.split('/')[1]! } : {}) : null;
     let closed = false;
@@ -112,6 +118,7 @@ export async function startService(config: Config, overrides: DepsOverrides = {}
       async close() {
         if (closed) return;
         closed = true;
+        relay.stop();
         await retention.stop();
         await demo?.stop();
         await heartbeats.stop();
@@ -132,6 +139,28 @@ export async function startService(config: Config, overrides: DepsOverrides = {}
     throw err;
   }
 }
+
+/**
+ * Every process of a cluster must hold the key the database's secrets are sealed with. The first process to start
+ * seals a check value; a process whose key cannot open it refuses to start, rather than failing requests later.
+ */
+async function checkClusterMasterKey(deps: BuiltDeps): Promise<void> {
+  const cluster = deps.store.cluster;
+  if (cluster === null) return;
+  const sealed = await cluster.settle('master-key-check', deps.secretBox.seal(MASTER_KEY_CHECK));
+  let opened: string | null = null;
+  try {
+    opened = deps.secretBox.open(sealed);
+  } catch {
+    opened = null;
+  }
+  if (opened !== MASTER_KEY_CHECK) {
+    throw new StartupError(
+      `the master key ${deps.config.masterKeyFile} is not the one this database's secrets are sealed with: give every process the cluster's key with SENSORCLOUD_MASTER_KEY_FILE (docs/deployment.md)`,
+    );
+  }
+}
+const MASTER_KEY_CHECK = 'sensorcloud master key check';
 
 /** Stops accepting connections and resolves once every open one has ended (idle keep-alive ones are closed now). */
 function closeServer(server: Server): Promise<void> {

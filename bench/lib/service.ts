@@ -17,6 +17,8 @@ export interface ServiceOptions {
   /** Extra node flags, e.g. --cpu-prof. */
   nodeArgs?: string[];
   env?: Record<string, string>;
+  /** Another process of a cluster already set the database up: its bootstrap.json (this one writes none). */
+  joining?: Bootstrap;
 }
 
 export async function freePort(): Promise<number> {
@@ -112,6 +114,10 @@ export class ServiceProcess {
       await sleep(100);
     }
     this.startMs = performance.now() - t0;
+    if (this.options.joining) {
+      this.bootstrap = this.options.joining;
+      return;
+    }
     const file = join(this.dataDir, 'bootstrap.json');
     if (!existsSync(file)) throw new Error('service started but wrote no bootstrap.json');
     this.bootstrap = JSON.parse(readFileSync(file, 'utf8')) as Bootstrap;

@@ -3,7 +3,7 @@
 // of the header (the secret itself is never kept) and are dropped as soon as the store's auth version moves (every
 // write to users, service accounts, keys or memberships, project deletes included): a deleted key, service account
 // or user, or a changed membership, takes effect on the very next request. Failures are never cached.
-// Caveat: only writes made by this process move the version; see docs/architecture.md.
+// On PostgreSQL the version counts the writes of every process (a trigger-kept row), so this holds in a cluster.
 import { sha256 } from '../runtime/sha256.ts';
 import type { Principal } from './principal.ts';
 import { authenticateCredential, type AuthDeps } from './authenticate.ts';
@@ -37,7 +37,7 @@ export function createCachedAuthenticator(deps: AuthDeps): Authenticator {
     if (!header) return (await authenticateCredential(deps, header)).principal;
     const key = sha256(header, 'base64');
     // Read before the lookup: a write that lands while it awaits leaves the entry already stale.
-    const version = deps.store.authVersion();
+    const version = await deps.store.authVersion();
     const now = deps.clock.now();
     const hit = entries.get(key);
     if (hit !== undefined) {

@@ -1,11 +1,12 @@
 // What `sensorcloud admin …` runs (admin.ts defines the commands): open the data dir as the server would, holding
-// its lock so that no server runs meanwhile, run one recovery use case, print the result once.
+// its lock so that no server runs meanwhile (on PostgreSQL, the database: servers may run), run one recovery use
+// case, print the result once.
 import type { Command } from 'commander';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { loadOrCreateMasterKey } from '../auth/master-key.ts';
+import { readMasterKey } from '../auth/master-key.ts';
 import { createSecretBox } from '../auth/secret-box.ts';
-import { ConfigError, loadConfig } from '../config.ts';
+import { ConfigError, loadConfig, type Config } from '../config.ts';
 import { ApiError } from '../domain/errors.ts';
 import { systemClock } from '../runtime/clock.ts';
 import { createIdGenerator } from '../runtime/ids.ts';
@@ -13,7 +14,9 @@ import { systemRandom } from '../runtime/random.ts';
 import { StartupError } from '../runtime/startup-error.ts';
 import { createRecoveryKey, resetPassword, type RecoveryDeps } from '../services/admin-recovery.ts';
 import { lockDataDir } from '../store/data-dir.ts';
+import { openConfiguredStore } from '../store/open.ts';
 import { createSqliteStore } from '../store/sqlite/index.ts';
+import type { Store } from '../store/store.ts';
 import { UsageError } from './errors.ts';
 import { Output } from './output.ts';
 import { createPrompter } from './prompt.ts';
@@ -29,29 +32,38 @@ async function withInstallation<T>(options: AdminOptions, fn: (deps: RecoveryDep
   try {
     const config = loadConfig(process.env, { dataDir: options.dataDir, databaseUrl: options.databaseUrl });
     const { dataDir } = config;
+    if (config.databaseUrl !== null) {
+      // PostgreSQL: the servers may keep running (each change is one transaction); the cluster's key is needed.
+      if (!existsSync(config.masterKeyFile)) {
+        throw new UsageError(`no master key at ${config.masterKeyFile}: set SENSORCLOUD_MASTER_KEY_FILE to the cluster's key`);
+      }
+      return await withStore(config, await openConfiguredStore(config), fn);
+    }
     const database = join(dataDir, 'sensorcloud.db');
-    const masterKey = join(dataDir, 'master.key');
     // Nothing is created here: a wrong --data-dir must not leave an empty installation behind.
-    if (!existsSync(database) || !existsSync(masterKey)) {
+    if (!existsSync(database) || !existsSync(config.masterKeyFile)) {
       throw new UsageError(`no Sensor Cloud installation in ${dataDir} (no sensorcloud.db and master.key): point ${config.sources.dataDir} at its data dir`);
     }
     const lock = lockDataDir(dataDir, config.sources.dataDir);
     try {
-      const store = createSqliteStore(database);
-      try {
-        return await fn({
-          config, store, clock: systemClock, random: systemRandom, ids: createIdGenerator(systemClock, systemRandom),
-          secretBox: createSecretBox(loadOrCreateMasterKey(dataDir, systemRandom), systemRandom),
-        });
-      } finally {
-        await store.close();
-      }
+      return await withStore(config, createSqliteStore(database), fn);
     } finally {
       lock.release();
     }
   } catch (err) {
     if (err instanceof ConfigError || err instanceof StartupError || err instanceof ApiError) throw new UsageError(err.message);
     throw err;
+  }
+}
+
+async function withStore<T>(config: Config, store: Store, fn: (deps: RecoveryDeps) => Promise<T>): Promise<T> {
+  try {
+    return await fn({
+      config, store, clock: systemClock, random: systemRandom, ids: createIdGenerator(systemClock, systemRandom),
+      secretBox: createSecretBox(readMasterKey(config.masterKeyFile), systemRandom),
+    });
+  } finally {
+    await store.close();
   }
 }
 

@@ -21,6 +21,19 @@ export interface ClaimOptions {
   total: number;
   /** Rotates the connector order between calls so no connector is always served last. */
   rotation: number;
+  /**
+   * A store shared by several processes (PostgreSQL): the per-connector limits hold for the whole cluster, counted
+   * from the rows leased in the store (the attempts of every process), not from this process's slots alone.
+   */
+  cluster?: InFlightLimits | null;
+}
+
+export interface InFlightLimits {
+  /** Attempts in flight at once per healthy connector. */
+  perConnector: number;
+  /** Per connector that is failing, or has an attempt in flight for longer than suspectAfterMicros. */
+  perFailing: number;
+  suspectAfterMicros: number;
 }
 
 export interface ClaimResult {
@@ -56,7 +69,16 @@ export async function claimDue(store: Store, o: ClaimOptions): Promise<ClaimResu
         await tx.deliveries.deleteByConnector(id);
         continue;
       }
-      const rows = await tx.deliveries.claim(id, o.now, enqueuedAfter, o.now + o.leaseMicros, capacity);
+      const leaseUntil = o.now + o.leaseMicros;
+      const cap = o.cluster
+        ? {
+            max: connector.failingSince !== null ? o.cluster.perFailing : o.cluster.perConnector,
+            whileHanging: o.cluster.perFailing,
+            // A lease taken before this (its attempt started suspectAfter ago) and not yet ended: the endpoint hangs.
+            hangingIfLeasedBefore: leaseUntil - o.cluster.suspectAfterMicros,
+          }
+        : undefined;
+      const rows = await tx.deliveries.claim(id, o.now, enqueuedAfter, leaseUntil, capacity, cap);
       for (const delivery of rows) out.push({ delivery, connector });
       if (rows.length < capacity) drained.add(id);
       left -= rows.length;

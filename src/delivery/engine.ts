@@ -20,6 +20,7 @@ import { createConnectorLog } from './connector-log.ts';
 import { createOpenedSecrets } from './opened-secrets.ts';
 import { createOutcomeRecorder, type Finished, type RunReport } from './outcomes.ts';
 import { createSlots } from './slots.ts';
+import { leadsJob } from '../store/cluster.ts';
 import type { AttemptOutcome, Dispatcher } from './types.ts';
 
 export type { RunReport } from './outcomes.ts';
@@ -65,6 +66,32 @@ export interface DeliveryEngine {
   wake(): void;
 }
 
+/** Where engines of a cluster hear that rows were queued (one message for many rows). */
+const QUEUED_CHANNEL = 'queued';
+/** At most one message per this many ms per process: a NOTIFY takes a database-wide lock through its commit. */
+const ANNOUNCE_EVERY_MS = 5;
+
+/** Tells the other engines of the cluster that rows were queued, coalesced; a no-op on a store one process owns. */
+function createAnnouncer(cluster: Store['cluster'], log: Logger): () => void {
+  if (cluster === null) return () => undefined;
+  let pending = false;
+  let sending = false;
+  const send = (): void => {
+    sending = true;
+    pending = false;
+    cluster.publish(QUEUED_CHANNEL, '')
+      .catch((err: unknown) => log.debug({ err }, 'delivery engine: announcing queued rows failed; the others poll'))
+      .finally(() => setTimeout(() => {
+        sending = false;
+        if (pending) send();
+      }, ANNOUNCE_EVERY_MS).unref());
+  };
+  return () => {
+    if (sending) pending = true;
+    else send();
+  };
+}
+
 export function createDeliveryEngine(deps: EngineDeps, dispatcher: Dispatcher, options: EngineOptions = {}): DeliveryEngine {
   const perConnector = options.perConnectorConcurrency ?? 64;
   const slots = createSlots(deps.clock, {
@@ -106,6 +133,15 @@ export function createDeliveryEngine(deps: EngineDeps, dispatcher: Dispatcher, o
   };
   let rotation = 0;
 
+  // Several processes on one store: every attempt goes through the claim, which counts the whole cluster's leases
+  // against the per-connector limits (a row handed off at insert would be counted by this process alone).
+  const cluster = deps.store.cluster;
+  const clusterLimits = cluster === null ? null : {
+    perConnector, perFailing: slots.options.perFailingConnector, suspectAfterMicros: slots.options.suspectAfterMs * 1000,
+  };
+  const announce = createAnnouncer(cluster, log);
+  let unlisten: (() => void) | null = null;
+
   const intake = createIntake({
     store: deps.store, clock: deps.clock, logger: log, slots, backlog, lines, leaseMicros,
     taking: () => started && !stopping,
@@ -129,6 +165,7 @@ export function createDeliveryEngine(deps: EngineDeps, dispatcher: Dispatcher, o
     const seen = backlog.snapshot();
     const result = await claimDue(deps.store, {
       now: nowMicros(deps), leaseMicros, capacityOf: slots.capacityOf, total: total - slots.inFlightTotal, rotation: rotation++,
+      cluster: clusterLimits,
     });
     if (result.due !== null) backlog.settle(seen, result.due, result.drained);
     return result.items;
@@ -195,7 +232,10 @@ export function createDeliveryEngine(deps: EngineDeps, dispatcher: Dispatcher, o
           // A store that one process owns: a lease left over from before a restart belongs to no live attempt.
           if (deps.store.exclusive) await deps.store.deliveries.releaseLeases(nowMicros(deps));
         }
-        if (deps.clock.now() - lastHousekeeping >= housekeepingIntervalMs) await housekeeping();
+        if (deps.clock.now() - lastHousekeeping >= housekeepingIntervalMs) {
+          if (await leadsJob(deps.store, 'delivery-housekeeping')) await housekeeping();
+          else lastHousekeeping = deps.clock.now();
+        }
         const items = await claim();
         if (items.length > 0) launch(items);
       } catch (err) {
@@ -245,8 +285,20 @@ export function createDeliveryEngine(deps: EngineDeps, dispatcher: Dispatcher, o
       if (started) return;
       started = true;
       stopping = false;
-      unsubscribe = deps.events.subscribe(wakeForBacklog);
-      deps.handoff.attach(intake.handoff);
+      if (cluster === null) {
+        unsubscribe = deps.events.subscribe(wakeForBacklog);
+        deps.handoff.attach(intake.handoff);
+      } else {
+        // Fresh rows are queued due: this engine claims them at once, and the others hear of them.
+        unsubscribe = deps.events.subscribe(() => {
+          wake();
+          announce();
+        });
+        void cluster.subscribe(QUEUED_CHANNEL, () => wake()).then((stop) => {
+          if (started) unlisten = stop;
+          else stop();
+        }, (err: unknown) => log.warn({ err }, 'delivery engine: cannot listen for rows queued by other processes; polling only'));
+      }
       schedulePoll();
       wake();
       log.info({ perConnectorConcurrency: perConnector, totalConcurrency: total }, 'delivery engine started');
@@ -256,6 +308,8 @@ export function createDeliveryEngine(deps: EngineDeps, dispatcher: Dispatcher, o
       if (!started) return;
       stopping = true;
       deps.handoff.attach(null);
+      unlisten?.();
+      unlisten = null;
       if (timer) clearTimeout(timer);
       timer = null;
       unsubscribe?.();

@@ -97,7 +97,7 @@ function attemptedReports(n: number): RunReport[] {
 async function apply(tx: Repos, done: Finished, report: RunReport, batch: Batch, log: Logger): Promise<void> {
   const { item, outcome, endMs } = done;
   const row = item.delivery;
-  const connector = await tx.dataConnectors.get(item.connector.id);
+  const connector = await tx.dataConnectors.getForUpdate(item.connector.id);
   // Deleted meanwhile: its queue and metrics are gone with it.
   if (!connector) return;
   const end = Math.floor(endMs * 1000);

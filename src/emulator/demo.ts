@@ -5,6 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createPeriodic } from '../runtime/periodic.ts';
+import { leadsJob } from '../store/cluster.ts';
 import type { Deps } from '../deps.ts';
 import { nowMicros } from '../runtime/clock.ts';
 import { DEVICE_TYPES } from '../domain/device-types.ts';
@@ -164,7 +165,9 @@ export async function createDemo(deps: Deps, options: DemoOptions & { projectId:
     return count;
   }
 
-  const periodic = createPeriodic(tickOnce, deps.logger, 'demo mode: emitting events failed');
+  const periodic = createPeriodic(async () => {
+    if (await leadsJob(deps.store, 'demo')) await tickOnce();
+  }, deps.logger, 'demo mode: emitting events failed');
   return {
     projectId,
     ensureDevices,

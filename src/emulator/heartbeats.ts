@@ -5,6 +5,7 @@
 // Due-ness is read from the store (the event time of the latest networkStatus / connectionStatus in
 // `reported`), so restarts do not burst and several processes agree; time comes from deps.clock only.
 import { createPeriodic } from '../runtime/periodic.ts';
+import { leadsJob } from '../store/cluster.ts';
 import type { Deps } from '../deps.ts';
 import { nowMicros } from '../runtime/clock.ts';
 import { DEFAULT_CLOUD_CONNECTOR_ID, DEFAULT_RSSI, DEFAULT_SIGNAL_STRENGTH } from '../domain/event-data.ts';
@@ -128,7 +129,10 @@ export function createHeartbeats(deps: Deps, options: HeartbeatOptions = {}): He
     }
   }
 
-  const periodic = createPeriodic(tickOnce, deps.logger, 'emulated heartbeats failed');
+  // One process of a cluster sends them (it leads the job); another takes over when it stops.
+  const periodic = createPeriodic(async () => {
+    if (await leadsJob(deps.store, 'heartbeats')) await tickOnce();
+  }, deps.logger, 'emulated heartbeats failed');
   return {
     tickOnce,
     start() {

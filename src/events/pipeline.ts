@@ -41,6 +41,8 @@ export interface EventPipeline {
   addConsumer(consumer: EventConsumer): void;
   /** Returns an unsubscribe function. */
   subscribe(subscriber: EventSubscriber): () => void;
+  /** Hands an event another process of the cluster committed to the subscribers (cluster-relay.ts). */
+  relay(emitted: EmittedEvent): void;
 }
 
 /** A transaction's after-callbacks. */
@@ -99,6 +101,16 @@ export function createEventPipeline(deps: { store: Store; clock: Clock; ids: IdG
     }
   };
 
+  function tell(e: EmittedEvent): void {
+    for (const s of subscribers) {
+      try {
+        s(e);
+      } catch (err) {
+        deps.logger.error({ err }, 'event subscriber failed');
+      }
+    }
+  }
+
   return {
     async transaction(fn) {
       const emitted: EmittedEvent[] = [];
@@ -118,17 +130,10 @@ export function createEventPipeline(deps: { store: Store; clock: Clock; ids: IdG
         throw err;
       }
       runAll(outcome.committed);
-      for (const e of emitted) {
-        for (const s of subscribers) {
-          try {
-            s(e);
-          } catch (err) {
-            deps.logger.error({ err }, 'event subscriber failed');
-          }
-        }
-      }
+      for (const e of emitted) tell(e);
       return result;
     },
+    relay: tell,
     addConsumer(consumer) {
       consumers.push(consumer);
     },

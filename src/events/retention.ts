@@ -5,6 +5,7 @@ import type { Config } from '../config.ts';
 import { nowMicros, type Clock } from '../runtime/clock.ts';
 import type { Logger } from '../runtime/logger.ts';
 import { createPeriodic } from '../runtime/periodic.ts';
+import { leadsJob } from '../store/cluster.ts';
 import type { Store } from '../store/store.ts';
 
 export const DEFAULT_PRUNE_BATCH_SIZE = 1000;
@@ -46,6 +47,7 @@ export interface RetentionTimer {
 export function startRetention(deps: RetentionDeps, options: { intervalMs?: number; batchSize?: number } = {}): RetentionTimer {
   let stopped = false;
   const periodic = createPeriodic(async () => {
+    if (!(await leadsJob(deps.store, 'retention'))) return;
     const deleted = await pruneOnce(deps, { batchSize: options.batchSize, shouldStop: () => stopped });
     if (deleted > 0) deps.logger.info({ deleted }, 'event history: pruned events past retention');
   }, deps.logger, 'event history: pruning failed; will retry');

@@ -21,6 +21,12 @@ export interface BootstrapFile {
 
 /** Returns the path of bootstrap.json when this start created it, null when the store was already set up. */
 export async function bootstrapIfEmpty(deps: Deps): Promise<{ file: string; contents: BootstrapFile } | null> {
+  // Processes of a cluster starting together: one sets up, the others then find the store set up.
+  const cluster = deps.store.cluster;
+  return cluster === null ? bootstrapNow(deps) : cluster.withLock('bootstrap', () => bootstrapNow(deps));
+}
+
+async function bootstrapNow(deps: Deps): Promise<{ file: string; contents: BootstrapFile } | null> {
   const { store, config, ids } = deps;
   if ((await store.organizations.count()) > 0) return null;
   const file = join(config.dataDir, 'bootstrap.json');

@@ -172,7 +172,7 @@ async function requireConnector(deps: Deps, principal: Principal, projectId: str
 
 /** Reloads inside a transaction (the connector may have been deleted since the permission check). */
 async function reload(tx: Repos, projectId: string, connectorId: string): Promise<DataConnectorRecord> {
-  const c = await tx.dataConnectors.get(connectorId);
+  const c = await tx.dataConnectors.getForUpdate(connectorId);
   if (!c || c.projectId !== projectId) throw notFound('data connector not found');
   return c;
 }

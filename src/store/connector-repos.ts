@@ -56,6 +56,11 @@ export interface MetricBucket {
 export interface DataConnectorRepo {
   create(c: DataConnectorRecord): Promise<void>;
   get(id: string): Promise<DataConnectorRecord | null>;
+  /**
+   * get(), to write the connector back in the same transaction (read-modify-write): a store several processes share
+   * locks the row until the commit, so a concurrent writer waits and reads what this one wrote.
+   */
+  getForUpdate(id: string): Promise<DataConnectorRecord | null>;
   /** Connectors of the project in creation (id) order. */
   listByProject(projectId: string, range: Range): Promise<DataConnectorRecord[]>;
   countByProject(projectId: string): Promise<number>;
@@ -69,13 +74,26 @@ export interface DataConnectorRepo {
   countByStatus(): Promise<Record<string, number>>;
 }
 
+export interface InFlightCap {
+  max: number;
+  whileHanging: number;
+  /** Micros: a lease ending at or before this started long enough ago to count as hanging. */
+  hangingIfLeasedBefore: number;
+}
+
 export interface DeliveryRepo {
   /** Returns the new rows' ids, in order. */
   insert(rows: NewDelivery[]): Promise<number[]>;
   /** Connectors that have at least one row due at `now` (not leased, not expired). */
   connectorsWithDue(now: number, enqueuedAfter: number): Promise<string[]>;
-  /** Leases up to `limit` due rows of one connector (earliest due first) until `leaseUntil`, and returns them. */
-  claim(connectorId: string, now: number, enqueuedAfter: number, leaseUntil: number, limit: number): Promise<DeliveryRecord[]>;
+  /**
+   * Leases up to `limit` due rows of one connector (earliest due first) until `leaseUntil`, and returns them.
+   * With `cap` (a store several processes share), also no more than leaves the connector's rows in flight (leased,
+   * lease not over) at `cap.max`, or at `cap.whileHanging` while one of those leases ends at or before
+   * `cap.hangingIfLeasedBefore`; claims of one connector are serialised, so concurrent claimers never exceed it.
+   * A store one process owns may ignore `cap`: the engine counts its own attempts.
+   */
+  claim(connectorId: string, now: number, enqueuedAfter: number, leaseUntil: number, limit: number, cap?: InFlightCap): Promise<DeliveryRecord[]>;
   get(id: number): Promise<DeliveryRecord | null>;
   /** Returns false when the row was already gone. */
   delete(id: number): Promise<boolean>;

@@ -220,6 +220,26 @@ export interface TransactionOptions {
   rerunnable?: boolean;
 }
 
+/**
+ * What the processes sharing a store (PostgreSQL) need besides the data: locks, a leader per periodic job, and
+ * messages. Null on a store one process owns (SQLite): there every job runs here and every message stays here.
+ */
+export interface Cluster {
+  /** Runs fn while holding the named cluster-wide lock (waiting for it), e.g. the first start's bootstrap. */
+  withLock<T>(name: string, fn: () => Promise<T>): Promise<T>;
+  /**
+   * Whether this process leads the named periodic job now: one process of the cluster does, until it stops or its
+   * connection to the database is lost (it died); then the next process to ask takes over.
+   */
+  tryLead(job: string): Promise<boolean>;
+  /** Sends a message to every process listening on the channel (this one too), after any open transaction. */
+  publish(channel: string, payload: string): Promise<void>;
+  /** Hears the channel's messages; returns the function that stops. Messages sent while disconnected are lost. */
+  subscribe(channel: string, fn: (payload: string) => void): Promise<() => void>;
+  /** A value the cluster shares, set by the first process that asks (first writer wins); returns the stored one. */
+  settle(name: string, value: string): Promise<string>;
+}
+
 export interface Store extends Repos {
   /**
    * One process owns this store (SQLite: the data dir is locked to it). Then, when it starts, no attempt of an
@@ -227,14 +247,18 @@ export interface Store extends Repos {
    * several processes says false: a lease ends only when its time is up.
    */
   readonly exclusive: boolean;
+  /** The other processes sharing this store; null when exclusive. */
+  readonly cluster: Cluster | null;
   /** Runs fn in one transaction; commits when it resolves, rolls back when it throws. */
   transaction<T>(fn: (tx: Repos) => Promise<T>, options?: TransactionOptions): Promise<T>;
   /** Resolves when the database answers. */
   ping(): Promise<void>;
   /**
    * A counter that changes with every write to users, service accounts, keys or memberships (project deletes
-   * included) made through this store, so the authenticator can cache principals (src/auth/auth-cache.ts).
+   * included), so the authenticator can cache principals (src/auth/auth-cache.ts). A store shared by several
+   * processes counts the writes of all of them, and answers asynchronously: a process sees the new value only
+   * once the write it announces is visible to it.
    */
-  authVersion(): number;
+  authVersion(): number | Promise<number>;
   close(): Promise<void>;
 }

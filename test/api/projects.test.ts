@@ -242,10 +242,10 @@ describe('projects', () => {
     it('DELETE is refused while a data connector remains', async () => {
       const id = await t.createProject('Connected');
       const now = nowMicros(t.deps);
-      (t.deps.store as unknown as { db: { run(sql: string, ...a: unknown[]): void } }).db.run(
-        `INSERT INTO data_connectors (id, project_id, display_name, status, url, create_time, update_time) VALUES (?, ?, '', 'ACTIVE', 'https://example.org', ?, ?)`,
-        t.deps.ids.next(), id, now, now,
-      );
+      await t.deps.store.dataConnectors.create({
+        id: t.deps.ids.next(), projectId: id, displayName: '', status: 'ACTIVE', events: [], labels: [], url: 'https://example.org',
+        headers: {}, signatureSecretSealed: '', failingSince: null, createTime: now, updateTime: now,
+      });
       const res = await t.request('DELETE', `/v2/projects/${id}`);
       assert.equal(res.status, 400);
       assert.match(res.body.error, /data connector/);

@@ -4,7 +4,11 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { createServer } from 'node:net';
 import { after } from 'node:test';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { createTestDatabase } from './postgres.ts';
+import { testStoreKind } from './store.ts';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -21,6 +25,20 @@ export async function freePort(): Promise<number> {
   return port;
 }
 
+/**
+ * With SENSORCLOUD_TEST_STORE=postgres, a serve process uses a database of the test server: one per data dir, so a
+ * restart on the same data dir finds its data again (the URL is kept in the data dir).
+ */
+async function withTestDatabase(env: NodeJS.ProcessEnv): Promise<NodeJS.ProcessEnv> {
+  if (testStoreKind() !== 'postgres' || env.SENSORCLOUD_DATABASE_URL || !env.SENSORCLOUD_DATA_DIR) return env;
+  const file = join(env.SENSORCLOUD_DATA_DIR, 'postgres-url');
+  if (!existsSync(file)) {
+    mkdirSync(env.SENSORCLOUD_DATA_DIR, { recursive: true });
+    writeFileSync(file, (await createTestDatabase()).url);
+  }
+  return { ...env, SENSORCLOUD_DATABASE_URL: readFileSync(file, 'utf8') };
+}
+
 const children = new Set<ChildProcess>();
 after(() => {
   for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
@@ -35,7 +53,7 @@ export function spawnCli(args: string[], env: NodeJS.ProcessEnv): ChildProcess {
 
 /** Starts `sensorcloud serve` and resolves once it announces it is listening (within 30 s). */
 export async function serve(env: NodeJS.ProcessEnv, args: string[] = []): Promise<ChildProcess> {
-  const child = spawnCli(['serve', ...args], env);
+  const child = spawnCli(['serve', ...args], await withTestDatabase(env));
   let out = '';
   let err = '';
   child.stderr!.on('data', (d: Buffer) => (err += d.toString()));

@@ -1,13 +1,16 @@
 // The store the service tests run on, chosen in one place, so the API, event, delivery and e2e suites can run on
-// another backend with one switch: SENSORCLOUD_TEST_STORE=sqlite (the default; the only backend today). An
-// unknown value fails every test that asks for a store, never falling back to SQLite. A new backend adds its
-// kind here: createTestStore makes a new, empty database for the data dir (a throwaway server or schema), whose
-// close() also removes it; reopenTestStore opens a second connection to it, as another process would.
+// another backend with one switch: SENSORCLOUD_TEST_STORE=sqlite (the default) or postgres (a new database on
+// the test server, test/helpers/postgres.ts). An unknown value fails every test that asks for a store, never
+// falling back to SQLite. createTestStore makes a new, empty database for the data dir, whose close() also removes
+// it; reopenTestStore opens a second connection to it, as another process would.
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { createPostgresStore } from '../../src/store/postgres/index.ts';
 import { createSqliteStore } from '../../src/store/sqlite/index.ts';
 import type { Store } from '../../src/store/store.ts';
+import { createTestDatabase } from './postgres.ts';
 
-export const TEST_STORE_KINDS = ['sqlite'] as const;
+export const TEST_STORE_KINDS = ['sqlite', 'postgres'] as const;
 export type TestStoreKind = (typeof TEST_STORE_KINDS)[number];
 
 /** The backend SENSORCLOUD_TEST_STORE names; unset or empty means sqlite. Throws on any other value. */
@@ -23,7 +26,28 @@ export async function createTestStore(dataDir: string): Promise<Store> {
   switch (testStoreKind()) {
     case 'sqlite':
       return createSqliteStore(join(dataDir, 'sensorcloud.db'));
+    case 'postgres': {
+      const db = await createTestDatabase();
+      // Where reopenTestStore and a `serve` process of the test find it (SENSORCLOUD_DATABASE_URL).
+      writeFileSync(join(dataDir, 'postgres-url'), db.url);
+      return openPostgres(db.url, db.drop);
+    }
   }
+}
+
+/** The database URL of the test store made for this data dir (postgres), for a `serve` process of the test. */
+export function testDatabaseUrl(dataDir: string): string | null {
+  return testStoreKind() === 'postgres' ? readFileSync(join(dataDir, 'postgres-url'), 'utf8') : null;
+}
+
+async function openPostgres(url: string, drop?: () => Promise<void>): Promise<Store> {
+  const store = await createPostgresStore(url, { poolSize: 8 });
+  const close = store.close.bind(store);
+  store.close = async () => {
+    await close();
+    await drop?.();
+  };
+  return store;
 }
 
 /** Another store over the same database as createTestStore(dataDir) made: what a second process would see. */
@@ -31,5 +55,7 @@ export async function reopenTestStore(dataDir: string): Promise<Store> {
   switch (testStoreKind()) {
     case 'sqlite':
       return createSqliteStore(join(dataDir, 'sensorcloud.db'));
+    case 'postgres':
+      return openPostgres(readFileSync(join(dataDir, 'postgres-url'), 'utf8'));
   }
 }

@@ -15,15 +15,19 @@ describe('test store switch', () => {
     assert.equal(testStoreKind({ SENSORCLOUD_TEST_STORE: 'sqlite' }), 'sqlite');
   });
 
-  it('refuses any other value, backends not yet written included', () => {
-    for (const value of ['postgres', 'SQLite', 'sqlite ', 'memory']) {
-      assert.throws(() => testStoreKind({ SENSORCLOUD_TEST_STORE: value }), /SENSORCLOUD_TEST_STORE=.*no such test store \(known: sqlite\)/, value);
+  it('is postgres when SENSORCLOUD_TEST_STORE=postgres', () => {
+    assert.equal(testStoreKind({ SENSORCLOUD_TEST_STORE: 'postgres' }), 'postgres');
+  });
+
+  it('refuses any other value', () => {
+    for (const value of ['Postgres', 'SQLite', 'sqlite ', 'memory']) {
+      assert.throws(() => testStoreKind({ SENSORCLOUD_TEST_STORE: value }), /SENSORCLOUD_TEST_STORE=.*no such test store \(known: sqlite, postgres\)/, value);
     }
   });
 
   it('makes the test context fail, not fall back, on an unknown value', async () => {
     const saved = process.env.SENSORCLOUD_TEST_STORE;
-    process.env.SENSORCLOUD_TEST_STORE = 'postgres';
+    process.env.SENSORCLOUD_TEST_STORE = 'mysql';
     try {
       await assert.rejects(createTestContext(), /no such test store/);
     } finally {

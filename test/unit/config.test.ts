@@ -42,7 +42,7 @@ describe('config', () => {
 
   it('names every problem in one error', () => {
     try {
-      loadConfig({ PORT: 'abc', SENSORCLOUD_RATE_LIMIT: 'lots', SENSORCLOUD_ALLOW_PRIVATE_ENDPOINTS: 'nope', SENSORCLOUD_ADMIN_PASSWORD: 'short', SENSORCLOUD_DATABASE_URL: 'postgres://x' });
+      loadConfig({ PORT: 'abc', SENSORCLOUD_RATE_LIMIT: 'lots', SENSORCLOUD_ALLOW_PRIVATE_ENDPOINTS: 'nope', SENSORCLOUD_ADMIN_PASSWORD: 'short', SENSORCLOUD_DATABASE_URL: 'mysql://x' });
       assert.fail('expected a ConfigError');
     } catch (err) {
       assert.ok(err instanceof ConfigError);

@@ -21,6 +21,10 @@ export function createDataConnectorRepo(db: SqliteDb): DataConnectorRepo {
     byId.clear();
     activeByProject.clear();
   };
+  const read = async (id: string) => byId.get(id, () => {
+    const r = db.get<Row>('SELECT * FROM data_connectors WHERE id = ?', id);
+    return r ? toConnector(r) : null;
+  });
   return {
     async create(c) {
       invalidate();
@@ -31,12 +35,9 @@ export function createDataConnectorRepo(db: SqliteDb): DataConnectorRepo {
         c.signatureSecretSealed, c.failingSince, c.createTime, c.updateTime,
       );
     },
-    async get(id) {
-      return byId.get(id, () => {
-        const r = db.get<Row>('SELECT * FROM data_connectors WHERE id = ?', id);
-        return r ? toConnector(r) : null;
-      });
-    },
+    get: read,
+    // One writer: nothing can change the row before this transaction commits.
+    getForUpdate: read,
     async listByProject(projectId, range) {
       return db
         .all<Row>('SELECT * FROM data_connectors WHERE project_id = ? AND id > ? ORDER BY id LIMIT +?', projectId, range.after ?? '', range.limit)

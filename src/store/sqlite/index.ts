@@ -144,6 +144,7 @@ export function createSqliteStore(
 
   return {
     exclusive: true,
+    cluster: null,
     db,
     authVersion: () => db.authWrites,
     checkpointRounds: () => checkpointer?.rounds ?? 0,

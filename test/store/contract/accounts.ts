@@ -256,9 +256,9 @@ export function accountContract(open: OpenStore): void {
     const store = useStore(open);
     /** Whether `write` moved the version. */
     const moves = async (write: (s: Store) => Promise<unknown>) => {
-      const before = store().authVersion();
+      const before = await store().authVersion();
       await write(store());
-      return store().authVersion() !== before;
+      return (await store().authVersion()) !== before;
     };
 
     it('moves on every write to users, service accounts, keys and memberships, and on a project delete', async () => {

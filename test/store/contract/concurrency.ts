@@ -84,11 +84,11 @@ export function concurrencyContract(open: OpenStore): void {
       // transactions that interleave) their reads and writes interleave.
       for (let round = 1; round <= 10; round++) {
         const patch = () => store().transaction(async (tx) => {
-          const before = await tx.dataConnectors.get(c.id);
+          const before = await tx.dataConnectors.getForUpdate(c.id);
           await tx.dataConnectors.update({ ...before!, displayName: `round ${round}`, url: `https://r${round}.example.com/`, updateTime: T0 + round });
         });
         const engine = () => store().transaction(async (tx) => {
-          const current = await tx.dataConnectors.get(c.id);
+          const current = await tx.dataConnectors.getForUpdate(c.id);
           await tx.dataConnectors.updateState(c.id, current!.status, T0 - round, T0 + round);
         });
         await Promise.all(round % 2 === 0 ? [patch(), engine()] : [engine(), patch()]);

@@ -166,9 +166,9 @@ export function projectContract(open: OpenStore): void {
       ];
       for (const m of memberships) await store().memberships.create(m);
 
-      const version = store().authVersion();
+      const version = await store().authVersion();
       await store().projects.delete(p.id);
-      assert.notEqual(store().authVersion(), version, 'principals may have changed');
+      assert.notEqual(await store().authVersion(), version, 'principals may have changed');
       assert.equal(await store().projects.get(p.id), null);
       assert.equal(await store().projects.getWithCounts(p.id), null);
       assert.equal(await store().serviceAccounts.get(sa.id), null);

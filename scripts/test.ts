@@ -1,0 +1,38 @@
+// `npm test`: one throwaway PostgreSQL server for the whole run (test/helpers/postgres-server.ts), then
+// 1. every suite, on SQLite (the default store), the PostgreSQL-only suites using that server too;
+// 2. the suites that go through the Store (api, events, delivery, e2e) again with SENSORCLOUD_TEST_STORE=postgres,
+//    but for the engine's single-process tests (below).
+// Arguments replace the file list of pass 1 (and skip pass 2): `npm test -- test/api/devices.test.ts`.
+import { spawnSync } from 'node:child_process';
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { startPostgresServer } from '../test/helpers/postgres-server.ts';
+
+const root = join(import.meta.dirname, '..');
+const files = (dirs: string[]) => dirs.flatMap((d) => readdirSync(join(root, 'test', d)).filter((f) => f.endsWith('.test.ts')).map((f) => `test/${d}/${f}`)).sort();
+const allDirs = readdirSync(join(root, 'test'), { withFileTypes: true }).filter((d) => d.isDirectory() && d.name !== 'helpers').map((d) => d.name);
+
+const server = await startPostgresServer();
+const run = (label: string, list: string[], env: NodeJS.ProcessEnv): number => {
+  console.log(`\n# ${label}`);
+  const r = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=2', ...list], {
+    cwd: root, stdio: 'inherit', env: { ...process.env, SENSORCLOUD_TEST_PG_URL: server.url, ...env },
+  });
+  return r.status ?? 1;
+};
+
+let status = 0;
+try {
+  const args = process.argv.slice(2);
+  status = run('every suite (SQLite store; PostgreSQL-only suites on the test server)', args.length > 0 ? args : files(allDirs), {});
+  if (args.length === 0) {
+    // Not yet on PostgreSQL: test/delivery/engine.test.ts, whose hand-off, line and fair-share tests assume the
+    // engine of a store one process owns (on a shared store every attempt goes through the cluster-wide claim).
+    const onPostgres = files(['api', 'events', 'delivery', 'e2e']).filter((f) => f !== 'test/delivery/engine.test.ts');
+    const second = run('the API, event, delivery and end-to-end suites on PostgreSQL (SENSORCLOUD_TEST_STORE=postgres)', onPostgres, { SENSORCLOUD_TEST_STORE: 'postgres' });
+    status = status || second;
+  }
+} finally {
+  server.stop();
+}
+process.exit(status);

@@ -1,0 +1,122 @@
+// The cluster's shared facilities on PostgreSQL: advisory locks, a leader per periodic job and LISTEN/NOTIFY.
+// Leadership is a session-level advisory lock held on one dedicated connection: when the process dies or that
+// connection is lost, PostgreSQL releases the lock and the next process to ask takes the job over. The same
+// connection LISTENs; after it is lost it is opened again (with the jobs given up and the channels listened again).
+import { createHash } from 'node:crypto';
+import pg from 'pg';
+import type { Logger } from '../../runtime/logger.ts';
+import type { Cluster } from '../store.ts';
+
+/** A 64-bit advisory lock key per name (the namespace keeps clear of keys other software may take). */
+function lockKey(name: string): string {
+  return createHash('sha256').update(`sensorcloud:${name}`).digest().readBigInt64BE(0).toString();
+}
+
+const channelName = (channel: string) => `sensorcloud_${channel}`;
+const RECONNECT_MS = 1_000;
+
+export interface PostgresCluster extends Cluster {
+  close(): Promise<void>;
+}
+
+export function createPostgresCluster(pool: pg.Pool, url: string, logger?: Pick<Logger, 'warn' | 'info'>): PostgresCluster {
+  const listeners = new Map<string, Set<(payload: string) => void>>();
+  const led = new Set<string>();
+  let session: Promise<pg.Client> | null = null;
+  let closed = false;
+
+  function connect(): Promise<pg.Client> {
+    session ??= (async () => {
+      const client = new pg.Client({ connectionString: url });
+      const lost = (err?: Error) => {
+        if (session === null) return;
+        session = null;
+        led.clear();
+        client.removeAllListeners();
+        client.end().catch(() => undefined);
+        if (!closed) {
+          logger?.warn({ err: err?.message }, 'database: the cluster connection was lost; periodic jobs are given up until it is back');
+          setTimeout(() => void connect().catch(() => undefined), RECONNECT_MS).unref();
+        }
+      };
+      client.on('error', lost);
+      client.on('end', () => lost());
+      client.on('notification', (n) => {
+        const fns = listeners.get(n.channel);
+        if (fns) for (const fn of fns) fn(n.payload ?? '');
+      });
+      try {
+        await client.connect();
+        for (const channel of listeners.keys()) await client.query(`LISTEN ${channel}`);
+      } catch (err) {
+        lost(err as Error);
+        throw err;
+      }
+      return client;
+    })();
+    return session;
+  }
+
+  return {
+    async withLock(name, fn) {
+      const client = await pool.connect();
+      try {
+        await client.query('SELECT pg_advisory_lock($1::bigint)', [lockKey(name)]);
+        try {
+          return await fn();
+        } finally {
+          await client.query('SELECT pg_advisory_unlock($1::bigint)', [lockKey(name)]);
+        }
+      } finally {
+        client.release();
+      }
+    },
+    async tryLead(job) {
+      try {
+        const client = await connect();
+        if (led.has(job)) return true;
+        const { rows } = await client.query<{ ok: boolean }>('SELECT pg_try_advisory_lock($1::bigint) AS ok', [lockKey(`job:${job}`)]);
+        if (rows[0]?.ok) led.add(job);
+        return led.has(job);
+      } catch {
+        return false;
+      }
+    },
+    async publish(channel, payload) {
+      await pool.query('SELECT pg_notify($1, $2)', [channelName(channel), payload]);
+    },
+    async subscribe(channel, fn) {
+      const name = channelName(channel);
+      let fns = listeners.get(name);
+      if (!fns) {
+        fns = new Set();
+        listeners.set(name, fns);
+        const client = await connect();
+        await client.query(`LISTEN ${name}`);
+      }
+      fns.add(fn);
+      return () => {
+        fns.delete(fn);
+      };
+    },
+    async settle(name, value) {
+      // Two at once: the second's insert waits for the first's commit and does nothing, but its statement's snapshot
+      // predates that row; asked again, it sees it.
+      for (;;) {
+        const { rows } = await pool.query<{ value: string }>(
+          `WITH ins AS (INSERT INTO cluster_settings (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING RETURNING value)
+           SELECT value FROM ins UNION ALL SELECT value FROM cluster_settings WHERE name = $1 LIMIT 1`,
+          [name, value],
+        );
+        if (rows[0]) return rows[0].value;
+      }
+    },
+    async close() {
+      closed = true;
+      const s = session;
+      session = null;
+      led.clear();
+      if (s) await s.then((c) => c.end()).catch(() => undefined);
+    },
+  };
+}

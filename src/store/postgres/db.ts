@@ -1,0 +1,140 @@
+// The PostgreSQL connection pool (node-postgres): named prepared statements, bigint and numeric columns read as
+// JS numbers (times are microseconds, below 2^53), and the numbered migrations, applied once per database under
+// an advisory lock whichever process starts first.
+import { createHash } from 'node:crypto';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import { badRequest, unavailable } from '../../domain/errors.ts';
+import type { Logger } from '../../runtime/logger.ts';
+
+/** Something that runs SQL: the pool (each call on any free connection) or one transaction's connection. */
+export interface Sql {
+  /** Rows of one statement, $1… parameters; prepared once per connection and reused. */
+  query<T = Record<string, unknown>>(text: string, params?: readonly unknown[]): Promise<T[]>;
+  /** Rows changed (or returned) by one statement. */
+  run(text: string, params?: readonly unknown[]): Promise<number>;
+}
+
+const INT8 = 20;
+const NUMERIC = 1700;
+const parseNumber = (v: string): number => Number(v);
+const types = {
+  getTypeParser(oid: number, format?: 'text' | 'binary') {
+    if (oid === INT8 || oid === NUMERIC) return parseNumber;
+    return pg.types.getTypeParser(oid, format);
+  },
+} as pg.CustomTypesConfig;
+
+const names = new Map<string, string>();
+/** A stable statement name per SQL text, so each connection prepares it once. */
+function statementName(text: string): string {
+  let name = names.get(text);
+  if (name === undefined) {
+    name = `sc_${createHash('sha1').update(text).digest('base64url').slice(0, 16)}`;
+    names.set(text, name);
+  }
+  return name;
+}
+
+type Client = pg.Pool | pg.PoolClient;
+
+/** Connection-level failures: the server went away, or the connection to it did. */
+export function isConnectionError(err: unknown): boolean {
+  const e = err as { code?: string; message?: string } | null;
+  if (!e) return false;
+  if (typeof e.code === 'string' && (e.code.startsWith('08') || ['57P01', '57P02', '57P03', 'ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT', 'ENOTFOUND'].includes(e.code))) return true;
+  return /Connection terminated|connection timeout|Client has encountered a connection error|Connection ended/i.test(e.message ?? '');
+}
+
+/** A request that needed the database while it was unreachable: a 503 the client may retry, not a fault. */
+export function unreachable(cause: unknown): Error {
+  const err = unavailable('the database is unreachable; try again shortly');
+  (err as Error & { cause?: unknown }).cause = cause;
+  return err;
+}
+
+// PostgreSQL text cannot hold the NUL character (SQLSTATE 22021: invalid byte sequence; 22P05: untranslatable
+// character). No stored text holds one, so a read or delete looking for one finds nothing (an unknown id is a 404,
+// as on SQLite); a write storing one is refused as a whole with a 400.
+const NUL_REFUSED = new Set(['22021', '22P05']);
+const FINDS_NOTHING = /^\s*(SELECT|DELETE)\b/i;
+
+export function sqlOn(client: Client): Sql {
+  const exec = async (text: string, params?: readonly unknown[]) => {
+    try {
+      return await client.query({ name: statementName(text), text, values: params as unknown[] | undefined });
+    } catch (err) {
+      if (isConnectionError(err)) throw unreachable(err);
+      if (NUL_REFUSED.has((err as { code?: string }).code ?? '')) {
+        if (FINDS_NOTHING.test(text)) return { rows: [], rowCount: 0 } as unknown as pg.QueryResult;
+        throw badRequest('text may not contain the NUL character (U+0000)');
+      }
+      throw err;
+    }
+  };
+  return {
+    async query<T>(text: string, params?: readonly unknown[]) {
+      return (await exec(text, params)).rows as T[];
+    },
+    async run(text: string, params?: readonly unknown[]) {
+      return (await exec(text, params)).rowCount ?? 0;
+    },
+  };
+}
+
+export interface PoolOptions {
+  /** Connections in the pool (SENSORCLOUD_DATABASE_POOL_SIZE). */
+  max: number;
+  logger?: Pick<Logger, 'info' | 'warn'>;
+}
+
+export function createPool(url: string, options: PoolOptions): pg.Pool {
+  const pool = new pg.Pool({ connectionString: url, max: options.max, types, connectionTimeoutMillis: 10_000, idleTimeoutMillis: 30_000 });
+  // An idle connection that the server closes (a restart, a network cut) emits here; without a listener the
+  // process would exit. The pool drops it and opens a new one when needed.
+  pool.on('error', (err) => options.logger?.warn({ err: err.message }, 'database: an idle connection was lost; a new one is opened when needed'));
+  return pool;
+}
+
+/** Any two processes migrating the same database: the second waits for the first, then finds nothing to do. */
+const MIGRATION_LOCK = 7_140_219_001;
+
+export async function migrate(pool: pg.Pool, logger?: Pick<Logger, 'info'>): Promise<void> {
+  const client = await pool.connect();
+  try {
+    await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
+    await client.query('CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY, applied_time bigint NOT NULL)');
+    const applied = new Set((await client.query<{ version: number }>('SELECT version FROM schema_migrations')).rows.map((r) => r.version));
+    const from = migrationsDir();
+    const files = readdirSync(from).filter((f) => /^\d+_.*\.sql$/.test(f)).sort();
+    const upgrading = applied.size > 0;
+    for (const file of files) {
+      const version = Number(file.split('_')[0]);
+      if (applied.has(version)) continue;
+      const started = Date.now();
+      if (upgrading) logger?.info({ migration: file }, 'upgrading the database schema; with a long event history this can take minutes');
+      await client.query('BEGIN');
+      try {
+        await client.query(readFileSync(join(from, file), 'utf8'));
+        await client.query('INSERT INTO schema_migrations (version, applied_time) VALUES ($1, $2)', [version, Date.now()]);
+        await client.query('COMMIT');
+      } catch (err) {
+        await client.query('ROLLBACK');
+        throw err;
+      }
+      if (upgrading) logger?.info({ migration: file, ms: Date.now() - started }, 'database schema upgraded');
+    }
+  } finally {
+    await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]).catch(() => undefined);
+    client.release();
+  }
+}
+
+/** Beside this module: `migrations/` in the sources, `postgres-migrations/` beside the bundle (scripts/build.mjs). */
+function migrationsDir(): string {
+  const here = dirname(fileURLToPath(import.meta.url));
+  const bundled = join(here, 'postgres-migrations');
+  return existsSync(bundled) ? bundled : join(here, 'migrations');
+}

@@ -1,0 +1,112 @@
+// The PostgreSQL Store, shared by several processes: a connection pool, one connection per transaction, and no
+// read caches (another process may change any row; see docs/architecture.md). Not exclusive: a delivery lease
+// ends only when its time is up.
+import type pg from 'pg';
+import type { Logger } from '../../runtime/logger.ts';
+import type { Repos, Store, TransactionOptions } from '../store.ts';
+import { createInviteRepo, createKeyRepo, createServiceAccountRepo, createUserRepo } from './accounts.ts';
+import { createPostgresCluster } from './cluster.ts';
+import { createConnectorMetricRepo } from './connector-metrics.ts';
+import { createDataConnectorRepo } from './data-connectors.ts';
+import { createPool, isConnectionError, migrate, sqlOn, unreachable, type Sql } from './db.ts';
+import { createDeliveryRepo } from './deliveries.ts';
+import { createDeviceRepo } from './devices.ts';
+import { createEventRepo } from './events.ts';
+import { createMembershipRepo } from './memberships.ts';
+import { createOrganizationRepo, createProjectRepo } from './organizations.ts';
+
+function createRepos(sql: Sql): Repos {
+  return {
+    organizations: createOrganizationRepo(sql),
+    projects: createProjectRepo(sql),
+    users: createUserRepo(sql),
+    serviceAccounts: createServiceAccountRepo(sql),
+    keys: createKeyRepo(sql),
+    memberships: createMembershipRepo(sql),
+    invites: createInviteRepo(sql),
+    devices: createDeviceRepo(sql),
+    events: createEventRepo(sql),
+    dataConnectors: createDataConnectorRepo(sql),
+    deliveries: createDeliveryRepo(sql),
+    connectorMetrics: createConnectorMetricRepo(sql),
+  };
+}
+
+// SQLSTATEs after which a transaction may be run again from the start: serialization failure, deadlock.
+const RETRYABLE = new Set(['40001', '40P01']);
+const MAX_RERUNS = 3;
+
+export interface PostgresStoreOptions {
+  /** Connections in the pool; each process needs one per transaction in flight. */
+  poolSize?: number;
+  logger?: Pick<Logger, 'info' | 'warn'>;
+}
+
+export type PostgresStore = Store & { pool: pg.Pool };
+
+/** Connects, creates or upgrades the schema (once per database, under a lock), and returns the store. */
+export async function createPostgresStore(url: string, options: PostgresStoreOptions = {}): Promise<PostgresStore> {
+  const pool = createPool(url, { max: options.poolSize ?? 10, logger: options.logger });
+  try {
+    await migrate(pool, options.logger);
+  } catch (err) {
+    await pool.end().catch(() => undefined);
+    throw err;
+  }
+  const top = sqlOn(pool);
+  const cluster = createPostgresCluster(pool, url, options.logger);
+
+  async function once<T>(fn: (tx: Repos) => Promise<T>): Promise<{ ok: true; value: T } | { ok: false; error: unknown; rerun: boolean }> {
+    let client: pg.PoolClient;
+    try {
+      client = await pool.connect();
+    } catch (error) {
+      return { ok: false, error: unreachable(error), rerun: false };
+    }
+    let committing = false;
+    let broken = false;
+    try {
+      await client.query('BEGIN');
+      const value = await fn(createRepos(sqlOn(client)));
+      committing = true;
+      await client.query('COMMIT');
+      return { ok: true, value };
+    } catch (error) {
+      // A COMMIT whose answer was lost may have committed: never run again, the caller hears of the failure.
+      const rerun = !committing && RETRYABLE.has((error as { code?: string }).code ?? '');
+      try {
+        await client.query('ROLLBACK');
+      } catch {
+        broken = true;
+      }
+      return { ok: false, error: isConnectionError(error) ? unreachable(error) : error, rerun };
+    } finally {
+      client.release(broken ? true : undefined);
+    }
+  }
+
+  return {
+    exclusive: false,
+    cluster,
+    pool,
+    ...createRepos(top),
+    async transaction<T>(fn: (tx: Repos) => Promise<T>, options?: TransactionOptions): Promise<T> {
+      for (let run = 1; ; run++) {
+        const result = await once(fn);
+        if (result.ok) return result.value;
+        if (!(result.rerun && options?.rerunnable === true && run < MAX_RERUNS)) throw result.error;
+      }
+    },
+    async ping() {
+      await top.query('SELECT 1');
+    },
+    async authVersion() {
+      const [row] = await top.query<{ value: number }>('SELECT value FROM auth_version');
+      return row!.value;
+    },
+    async close() {
+      await cluster.close();
+      await pool.end();
+    },
+  };
+}

@@ -1,0 +1,85 @@
+// Several real `sensorcloud serve` processes on one PostgreSQL database, as an operator runs a cluster: each with its
+// own data dir and port, all with the same master key file.
+import { randomBytes } from 'node:crypto';
+import type { ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { freePort, serve } from '../helpers/serve-process.ts';
+import { testTls } from '../helpers/tls.ts';
+
+export interface Node {
+  port: number;
+  dataDir: string;
+  child: ChildProcess;
+  base: string;
+}
+
+export interface TestCluster {
+  nodes: Node[];
+  /** bootstrap.json of the process that set the database up. */
+  boot: { project: string; serviceAccount: { name: string; keyId: string; secret: string } };
+  start(i: number): Promise<Node>;
+  kill(i: number, signal?: NodeJS.Signals): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function startCluster(databaseUrl: string, size: number, extraEnv: Record<string, string> = {}): Promise<TestCluster> {
+  const root = mkdtempSync(join(tmpdir(), 'sensorcloud-cluster-'));
+  const keyFile = join(root, 'master.key');
+  writeFileSync(keyFile, randomBytes(32).toString('hex') + '\n', { mode: 0o600 });
+  const nodes: Node[] = [];
+  const envOf = (port: number, dataDir: string) => ({
+    ...process.env, PORT: String(port), HOST: '127.0.0.1', SENSORCLOUD_DATA_DIR: dataDir,
+    SENSORCLOUD_DATABASE_URL: databaseUrl, SENSORCLOUD_MASTER_KEY_FILE: keyFile,
+    SENSORCLOUD_ALLOW_PRIVATE_ENDPOINTS: '127.0.0.0/8', SENSORCLOUD_CA_FILE: testTls().caFile,
+    SENSORCLOUD_RATE_LIMIT: 'off', SENSORCLOUD_HEARTBEAT_INTERVAL: '0', LOG_LEVEL: 'warn', SENSORCLOUD_DELIVERY_LEASE: '15s',
+    ...extraEnv,
+  });
+  const start = async (i: number): Promise<Node> => {
+    const existing = nodes[i];
+    const port = existing?.port ?? (await freePort());
+    const dataDir = existing?.dataDir ?? join(root, `node-${i}`);
+    const child = await serve(envOf(port, dataDir));
+    const node = { port, dataDir, child, base: `http://127.0.0.1:${port}` };
+    nodes[i] = node;
+    return node;
+  };
+  // The first one alone: it creates the schema and the bootstrap credentials.
+  await start(0);
+  for (let i = 1; i < size; i++) await start(i);
+  const boot = JSON.parse(readFileSync(join(nodes[0]!.dataDir, 'bootstrap.json'), 'utf8'));
+  const kill = async (i: number, signal: NodeJS.Signals = 'SIGKILL') => {
+    const c = nodes[i]!.child;
+    if (c.exitCode !== null || c.signalCode !== null) return;
+    c.kill(signal);
+    await once(c, 'exit');
+  };
+  return {
+    nodes, boot, start, kill,
+    async close() {
+      for (let i = 0; i < nodes.length; i++) await kill(i, 'SIGTERM');
+      rmSync(root, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A JSON API call with Basic auth; returns status and body. */
+export async function call(base: string, auth: string, method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
+  const res = await fetch(`${base}/v2${path}`, {
+    method, headers: { authorization: auth, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  return { status: res.status, body: text ? JSON.parse(text) : null };
+}
+
+export const basic = (keyId: string, secret: string) => `Basic ${Buffer.from(`${keyId}:${secret}`).toString('base64')}`;
+
+export async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}

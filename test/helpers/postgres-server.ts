@@ -1,0 +1,90 @@
+// A throwaway PostgreSQL server for the tests and benchmarks: initdb into a temporary directory and pg_ctl start
+// on a free loopback port, with its socket in that directory. PostgreSQL refuses to run as root, so as root both
+// run as the `postgres` user (runuser), which owns the directory. Debian's server binaries are found in
+// /usr/lib/postgresql/<version>/bin (apt-get install postgresql), or set SENSORCLOUD_PG_BIN.
+import { execFileSync } from 'node:child_process';
+import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+export interface PostgresServer {
+  /** postgres://postgres@127.0.0.1:<port>/postgres: a superuser on the maintenance database. */
+  url: string;
+  port: number;
+  dataDir: string;
+  /** Stops the server (fast shutdown) and removes its files. Synchronous, so it can run at process exit. */
+  stop(): void;
+  /** pg_ctl stop / start with the same data: what an outage looks like to the service. */
+  pause(): void;
+  resume(): void;
+}
+
+export function postgresBin(): string {
+  if (process.env.SENSORCLOUD_PG_BIN) return process.env.SENSORCLOUD_PG_BIN;
+  const root = '/usr/lib/postgresql';
+  const versions = existsSync(root) ? readdirSync(root).filter((v) => existsSync(join(root, v, 'bin', 'initdb'))).sort((a, b) => Number(b) - Number(a)) : [];
+  if (versions.length === 0) throw new Error('PostgreSQL server binaries not found: apt-get install -y postgresql (or set SENSORCLOUD_PG_BIN)');
+  return join(root, versions[0]!, 'bin');
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+export interface StartOptions {
+  /** Durable commits (benchmarks). Tests run with fsync off: nothing they check depends on surviving a power cut. */
+  durable?: boolean;
+}
+
+/** Starts a new server; stop() it when done (also registered for process exit). */
+export async function startPostgresServer(options: StartOptions = {}): Promise<PostgresServer> {
+  const bin = postgresBin();
+  const root = mkdtempSync(join(tmpdir(), 'sensorcloud-pg-'));
+  const asRoot = process.getuid?.() === 0;
+  if (asRoot) {
+    const uid = Number(execFileSync('id', ['-u', 'postgres']).toString().trim());
+    const gid = Number(execFileSync('id', ['-g', 'postgres']).toString().trim());
+    chownSync(root, uid, gid);
+  }
+  const run = (tool: string, args: string[]) =>
+    asRoot
+      ? execFileSync('runuser', ['-u', 'postgres', '--', join(bin, tool), ...args], { stdio: 'pipe' })
+      : execFileSync(join(bin, tool), args, { stdio: 'pipe' });
+  const dataDir = join(root, 'data');
+  run('initdb', ['-D', dataDir, '-U', 'postgres', '-A', 'trust', '--no-sync', '-E', 'UTF8', '--locale=C']);
+  const port = await freePort();
+  const settings = [
+    `-p ${port}`, `-k ${root}`, '-c listen_addresses=127.0.0.1', '-c max_connections=400',
+    ...(options.durable ? [] : ['-c fsync=off', '-c synchronous_commit=off', '-c full_page_writes=off']),
+  ].join(' ');
+  const start = () => run('pg_ctl', ['-D', dataDir, '-o', settings, '-l', join(root, 'server.log'), '-w', 'start']);
+  start();
+  let stopped = false;
+  const stop = () => {
+    if (stopped) return;
+    stopped = true;
+    try {
+      run('pg_ctl', ['-D', dataDir, '-m', 'immediate', '-w', 'stop']);
+    } catch {
+      // already stopped
+    }
+    rmSync(root, { recursive: true, force: true });
+  };
+  process.once('exit', stop);
+  return {
+    url: `postgres://postgres@127.0.0.1:${port}/postgres`,
+    port,
+    dataDir,
+    stop,
+    pause: () => run('pg_ctl', ['-D', dataDir, '-m', 'fast', '-w', 'stop']),
+    resume: start,
+  };
+}

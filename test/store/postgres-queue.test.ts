@@ -1,0 +1,126 @@
+// PostgreSQL only: the delivery queue and the connector metrics shared by several processes. Two stores opened
+// on one database (two pools, as two processes would have) claim from one backlog and add to one metrics bucket
+// at once. The queue and the metrics have no foreign keys, so no organization or project is needed.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { DeliveryRecord } from '../../src/store/connector-repos.ts';
+import { createPostgresStore, type PostgresStore } from '../../src/store/postgres/index.ts';
+import { createTestDatabase } from '../helpers/postgres.ts';
+
+const T0 = 1_748_779_200_000_000;
+const MINUTE = 60_000_000;
+
+describe('postgres: queue and metrics shared by two processes', () => {
+  let drop: () => Promise<void>;
+  let stores: PostgresStore[] = [];
+  before(async () => {
+    const db = await createTestDatabase();
+    drop = db.drop;
+    // One after the other: the second finds the schema migrated by the first.
+    stores = [await createPostgresStore(db.url, { poolSize: 4 }), await createPostgresStore(db.url, { poolSize: 4 })];
+  });
+  after(async () => {
+    for (const s of stores) await s.close();
+    await drop?.();
+  });
+
+  it('8 claim loops over 2,000 due rows of one connector never lease a row twice, and lease them all', async () => {
+    const ROWS = 2_000;
+    const connectorId = 'c-queue';
+    const ids: number[] = [];
+    // Due times descending against ids, so "earliest due first" is not simply id order.
+    for (let from = 0; from < ROWS; from += 500) {
+      ids.push(...await stores[0]!.deliveries.insert(Array.from({ length: 500 }, (_, i) => ({
+        connectorId, eventId: `e${from + i}`, body: Buffer.from(`{"n":${from + i}}`), enqueueTime: T0, dueTime: T0 + ROWS - (from + i),
+      }))));
+    }
+    const now = T0 + ROWS;
+    // Each loop claims small batches until a claim comes back empty; loops alternate between the two stores, half
+    // of them claiming inside transactions.
+    const loop = async (n: number): Promise<DeliveryRecord[]> => {
+      const store = stores[n % 2]!;
+      const mine: DeliveryRecord[] = [];
+      for (;;) {
+        const batch = n % 4 < 2
+          ? await store.deliveries.claim(connectorId, now, 0, now + MINUTE, 7)
+          : await store.transaction((tx) => tx.deliveries.claim(connectorId, now, 0, now + MINUTE, 7));
+        if (batch.length === 0) return mine;
+        assert.ok(batch.length <= 7);
+        mine.push(...batch);
+      }
+    };
+    const claims = await Promise.all(Array.from({ length: 8 }, (_, n) => loop(n)));
+    const all = claims.flat().map((r) => r.id);
+    assert.equal(new Set(all).size, all.length, 'a row leased twice');
+    assert.deepEqual([...all].sort((a, b) => a - b), [...ids].sort((a, b) => a - b));
+    assert.ok(claims.filter((c) => c.length > 0).length > 1, 'the loops shared the work');
+    for (const r of claims.flat()) assert.equal(r.leaseUntil, now + MINUTE);
+    assert.deepEqual(await stores[1]!.deliveries.connectorsWithDue(now, 0), []);
+    assert.deepEqual(await stores[0]!.deliveries.claim(connectorId, now, 0, now + MINUTE, ROWS), []);
+  });
+
+  it('metric adds from two stores into one bucket lose no count and merge the histograms exactly', async () => {
+    const connectorId = 'c-metrics';
+    const N = 200;
+    const expected: Record<string, number> = {};
+    const adds = Array.from({ length: N }, (_, i) => {
+      // Some keys every add shares, some only a few do: both the update and the new-key paths of the merge race.
+      const hist = new Map<string, number>([['612', 1], [`k${i % 7}`, i % 3 + 1]]);
+      if (i % 50 === 0) hist.set(`rare${i}`, 5);
+      for (const [k, v] of hist) expected[k] = (expected[k] ?? 0) + v;
+      const store = stores[i % 2]!;
+      return i % 3 === 0
+        ? store.transaction((tx) => tx.connectorMetrics.add(connectorId, T0, 1, 2, hist))
+        : store.connectorMetrics.add(connectorId, T0, 1, 2, hist);
+    });
+    await Promise.all(adds);
+    for (const s of stores) {
+      const buckets = await s.connectorMetrics.listSince(connectorId, 0);
+      assert.equal(buckets.length, 1);
+      assert.deepEqual([buckets[0]!.bucketStart, buckets[0]!.successCount, buckets[0]!.errorCount], [T0, N, 2 * N]);
+      assert.deepEqual({ ...buckets[0]!.latencyHist }, expected);
+      for (const v of Object.values(buckets[0]!.latencyHist)) assert.equal(typeof v, 'number');
+    }
+  });
+
+  it('counter adds from two stores lose no increment', async () => {
+    const N = 100;
+    // Keys in different orders per call: locking them in one order keeps concurrent transactions from deadlocking.
+    await Promise.all(Array.from({ length: N }, (_, i) => {
+      const deltas = i % 2 === 0 ? { a_total: 1, b_total: 2, c_sum: 0.25 } : { c_sum: 0.25, b_total: 2, a_total: 1 };
+      const store = stores[i % 2]!;
+      return i % 3 === 0 ? store.transaction((tx) => tx.connectorMetrics.addCounters(deltas)) : store.connectorMetrics.addCounters(deltas);
+    }));
+    assert.deepEqual(await stores[1]!.connectorMetrics.counters(), { a_total: N, b_total: 2 * N, c_sum: N * 0.25 });
+  });
+  it('claims with a cap hold the per-connector limit for the cluster: in flight at most max, or whileHanging', async () => {
+    const connectorId = 'c-cap';
+    await stores[0]!.deliveries.insert(Array.from({ length: 300 }, (_, i) => ({
+      connectorId, eventId: `cap${i}`, body: Buffer.from('{}'), enqueueTime: T0, dueTime: T0,
+    })));
+    const LEASE = MINUTE;
+    const cap = (now: number) => ({ max: 10, whileHanging: 2, hangingIfLeasedBefore: now + LEASE - 1_000_000 });
+    // 12 claimers at once over both stores, each asking for 8: together they may take 10.
+    const now = T0 + 1;
+    const claims = await Promise.all(Array.from({ length: 12 }, (_, i) => stores[i % 2]!.transaction((tx) =>
+      tx.deliveries.claim(connectorId, now, T0 - MINUTE, now + LEASE, 8, cap(now)))));
+    // Claimers that found another claiming the connector passed over it; none went past the limit.
+    const taken = claims.flat();
+    assert.ok(taken.length >= 8 && taken.length <= 10, `${taken.length} leased`);
+    taken.push(...await stores[0]!.transaction((tx) => tx.deliveries.claim(connectorId, now, T0 - MINUTE, now + LEASE, 8, cap(now))));
+    assert.equal(taken.length, 10);
+    assert.equal(new Set(taken.map((r) => r.id)).size, 10);
+    // Nothing more while those 10 are in flight.
+    assert.deepEqual(await stores[1]!.transaction((tx) => tx.deliveries.claim(connectorId, now, T0 - MINUTE, now + LEASE, 8, cap(now))), []);
+    // Two answered: two more may start.
+    for (const r of taken.slice(0, 2)) assert.equal(await stores[0]!.deliveries.delete(r.id), true);
+    assert.equal((await stores[0]!.transaction((tx) => tx.deliveries.claim(connectorId, now, T0 - MINUTE, now + LEASE, 8, cap(now)))).length, 2);
+    // Two seconds on, the oldest leases have been in flight for over a second: the connector hangs, 2 at most, and
+    // 10 are in flight already.
+    const later = now + 2_000_000;
+    assert.deepEqual(await stores[1]!.transaction((tx) => tx.deliveries.claim(connectorId, later, T0 - MINUTE, later + LEASE, 8, cap(later))), []);
+    // Once every lease has ended (their process died), the rows are due again and the limit counts nothing.
+    const afterLeases = now + LEASE + 1;
+    assert.equal((await stores[1]!.transaction((tx) => tx.deliveries.claim(connectorId, afterLeases, T0 - MINUTE, afterLeases + LEASE, 8, cap(afterLeases)))).length, 8);
+  });
+});
