@@ -100,6 +100,26 @@ describe('device list body', () => {
       };
       assert.equal(presentDeviceJson(row), JSON.stringify(presentDevice(record)));
     });
+
+    it('devicePageBody hands the same bytes out again for the same frozen rows, and new bytes for any other row', () => {
+      const row = (id: string, reported: string) => Object.freeze({
+        id, projectId: 'p', type: 'touch', productNumber: '102058', labelsJson: '{}', reportedJson: reported, sortValue: null,
+      });
+      const a = row('a', '{}');
+      const b = row('b', '{}');
+      const page = devicePageBody([a, b], 'tok');
+      assert.equal(devicePageBody([a, b], 'tok'), page, 'the memo serves the same buffer');
+      assert.notEqual(devicePageBody([a, b], 'other'), page);
+      const b2 = row('b', '{"touch":{"updateTime":"2026-01-01T00:00:00Z"}}');
+      const changed = devicePageBody([a, b2], 'tok');
+      assert.match(changed.toString(), /2026-01-01/);
+      assert.equal(devicePageBody([a], 'tok').toString(), `{"devices":[${presentDeviceJson(a)}],"nextPageToken":"tok"}\n`);
+      const unfrozen = { ...a, labelsJson: '{"k":"1"}' };
+      const first = devicePageBody([unfrozen], '');
+      unfrozen.labelsJson = '{"k":"2"}';
+      assert.match(devicePageBody([unfrozen], '').toString(), /"k":"2"/, 'rows that can change are never memoised');
+      assert.match(first.toString(), /"k":"1"/);
+    });
   });
 
   describe('errors', () => {
