@@ -26,10 +26,7 @@ try {
   const args = process.argv.slice(2);
   status = run('every suite (SQLite store; PostgreSQL-only suites on the test server)', args.length > 0 ? args : files(allDirs), {});
   if (args.length === 0) {
-    // Not yet on PostgreSQL: test/delivery/engine.test.ts, whose hand-off, line and fair-share tests assume the
-    // engine of a store one process owns (on a shared store every attempt goes through the cluster-wide claim).
-    const onPostgres = files(['api', 'events', 'delivery', 'e2e']).filter((f) => f !== 'test/delivery/engine.test.ts');
-    const second = run('the API, event, delivery and end-to-end suites on PostgreSQL (SENSORCLOUD_TEST_STORE=postgres)', onPostgres, { SENSORCLOUD_TEST_STORE: 'postgres' });
+    const second = run('the API, event, delivery and end-to-end suites on PostgreSQL (SENSORCLOUD_TEST_STORE=postgres)', files(['api', 'events', 'delivery', 'e2e']), { SENSORCLOUD_TEST_STORE: 'postgres' });
     status = status || second;
   }
 } finally {

@@ -1,7 +1,8 @@
 // PostgreSQL: the end-to-end path (publish → signed push → acknowledgement recorded) with the service on a
 // PostgreSQL server started for the run (durable: fsync and synchronous commit on), one process and then two
 // sharing the database, each in alternating rounds with the bare relay beside it (the database, the service, the
-// relay, the receiver and the load share this machine's cores). Then publish→ack latency at 1,000 events/s.
+// relay, the receiver and the load share this machine's cores). Then publish→ack latency at 1,000 events/s, and
+// the drain of a backlog of 1,000,000 queued rows by one process.
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -10,14 +11,16 @@ import { BalancedPool, type Pool } from 'undici';
 import { startPostgresServer } from '../../test/helpers/postgres-server.ts';
 import { createConnectors, createDevices, publishRequests } from '../lib/api.ts';
 import type { Scenario } from '../lib/context.ts';
-import { measureLatency, measureThroughput } from '../lib/measure.ts';
+import { closedLoop } from '../lib/loadgen.ts';
+import { assertFound, measureLatency, measureThroughput, waitForDeliveries } from '../lib/measure.ts';
+import { growPostgresQueue } from '../lib/postgres-seed.ts';
 import { ServiceProcess } from '../lib/service.ts';
-import { fmtInt, fmtMs, fmtPct, round } from '../lib/stats.ts';
+import { fmtInt, fmtMs, fmtPct, nowMs, round } from '../lib/stats.ts';
 import { startRelay } from './ceiling.ts';
 
 export const postgres: Scenario = {
   name: 'postgres',
-  title: 'PostgreSQL: end-to-end with one and two processes',
+  title: 'PostgreSQL: end-to-end with one and two processes, backlog',
   goal: 'one process ≥ 35 % of the bare relay beside it; p99 ≤ 30 ms at 1,000 events/s',
   needsCeiling: false,
   async run(ctx, out) {
@@ -76,7 +79,36 @@ export const postgres: Scenario = {
       ctx.log(`  → p50 ${fmtMs(l.ackLatency.p50)}, p99 ${fmtMs(l.ackLatency.p99)}, max ${fmtMs(l.ackLatency.max)}${l.missing ? `, ${l.missing} not acknowledged in time` : ''}`);
       out.check('p99 publish→ack at 1,000/s (ms)', l.ackLatency.p99, '≤ 30 ms, none missing', l.acked > 0 && l.missing === 0 && l.ackLatency.p99 <= 30);
       out.headline = `one process ${fmtPct(ratios['one process']!.ratio)} of the relay, two ${fmtPct(ratios['two processes']!.ratio)}; p99 ${fmtMs(l.ackLatency.p99)} @1k/s`;
+
+      // Backlog: rows queued through the real path while the receiver is down, grown in the database while the
+      // service is stopped, then drained by one process (as the SQLite backlog scenario does).
+      await ctx.receiver.down();
+      ctx.log(`  backlog: receiver down; publishing up to ${fmtInt(s.backlogRealMax)} events through the API`);
+      const q = await closedLoop(first.pool, { concurrency: s.concurrency, durationMs: s.backlogRealMs, maxCount: s.backlogRealMax, make, label: 'queueing', log: ctx.log });
+      assertFound(q, 'publish');
+      await first.stop();
+      const seedStart = nowMs();
+      const seed = await growPostgresQueue(server.url, s.backlogEvents, Date.now() * 1000);
+      const queued = seed.realRows + seed.copiedRows;
+      ctx.log(`  queue: ${fmtInt(queued)} rows (${fmtInt(seed.copiedRows)} copied in SQL in ${((nowMs() - seedStart) / 1000).toFixed(1)} s), ${fmtInt(seed.queueBytes / queued)} bytes/row with indexes`);
+      await ctx.receiver.reset();
+      await ctx.receiver.up();
+      await first.restart();
+      ctx.log(`  receiver up, service restarted in ${(first.startMs / 1000).toFixed(1)} s; draining (at most ${s.backlogDrainMs / 1000} s)`);
+      const d = await waitForDeliveries(ctx, queued, s.backlogDrainMs);
+      const st = await ctx.receiver.stats();
+      const spanS = st.first !== null && st.last !== null && st.last > st.first ? (st.last - st.first) / 1000 : 0;
+      const drainRate = spanS > 0 ? st.total / spanS : 0;
+      const emptyRate = ratios['one process']!.service;
+      out.figures.backlog = {
+        queued, queuedThroughApi: seed.realRows, copiedInSql: seed.copiedRows, queueBytes: seed.queueBytes, bytesPerRow: round(seed.queueBytes / queued, 1),
+        drainPerSecond: round(drainRate, 1), delivered: st.total, drained: d.drained, ratioToEmptyQueue: round(drainRate / emptyRate, 3), restartMs: round(first.startMs, 0),
+      };
+      if (!d.drained) out.notes.push(`backlog: the ${s.backlogDrainMs / 1000} s drain window ended with ${fmtInt(st.total)} of ${fmtInt(queued)} delivered; the rate is over that window`);
+      ctx.log(`  → ${fmtInt(drainRate)} delivered/s while draining ${fmtInt(queued)} rows (${fmtPct(drainRate / emptyRate)} of the empty-queue rate)`);
+      out.headline += `; drain of ${fmtInt(queued)} rows ${fmtInt(drainRate)}/s`;
     } finally {
+      await ctx.receiver.up().catch(() => {});
       for (const svc of services) await svc.dispose().catch(() => undefined);
       server.stop();
       rmSync(keyDir, { recursive: true, force: true });

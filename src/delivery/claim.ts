@@ -80,7 +80,9 @@ export async function claimDue(store: Store, o: ClaimOptions): Promise<ClaimResu
         : undefined;
       const rows = await tx.deliveries.claim(id, o.now, enqueuedAfter, leaseUntil, capacity, cap);
       for (const delivery of rows) out.push({ delivery, connector });
-      if (rows.length < capacity) drained.add(id);
+      // Fewer than asked means none are left due, unless the cluster's cap held it back: then rows are still due,
+      // and the connector stays in the backlog (its mark goes once a read finds nothing of it due).
+      if (rows.length < capacity && cap === undefined) drained.add(id);
       left -= rows.length;
     }
     return out;

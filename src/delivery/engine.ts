@@ -204,6 +204,9 @@ export function createDeliveryEngine(deps: EngineDeps, dispatcher: Dispatcher, o
       slots.give(id);
       if (lines.has(id)) void drain(id);
       wakeForBacklog();
+      // On a shared store the row's lease counts against the cluster's cap until the outcome is committed, so the
+      // claim that frees it has to come after that commit too.
+      if (cluster !== null) recorded.then(wakeForBacklog, wakeForBacklog);
       return recorded;
     });
     running++;
