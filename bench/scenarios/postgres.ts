@@ -4,7 +4,7 @@
 // relay, the receiver and the load share this machine's cores). Then publish→ack latency at 1,000 events/s, and
 // the drain of a backlog of 1,000,000 queued rows by one process.
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BalancedPool, type Pool } from 'undici';
@@ -14,6 +14,7 @@ import type { Scenario } from '../lib/context.ts';
 import { closedLoop } from '../lib/loadgen.ts';
 import { assertFound, measureLatency, measureThroughput, waitForDeliveries } from '../lib/measure.ts';
 import { growPostgresQueue } from '../lib/postgres-seed.ts';
+import { cpuTimes } from '../lib/procs.ts';
 import { ServiceProcess } from '../lib/service.ts';
 import { fmtInt, fmtMs, fmtPct, nowMs, round } from '../lib/stats.ts';
 import { startRelay } from './ceiling.ts';
@@ -32,7 +33,7 @@ export const postgres: Scenario = {
     const env = { SENSORCLOUD_DATABASE_URL: server.url, SENSORCLOUD_MASTER_KEY_FILE: keyFile };
     const services: ServiceProcess[] = [];
     try {
-      const first = await ServiceProcess.start({ caFile: ctx.tls.caFile, env }, s.concurrency);
+      const first = await ServiceProcess.start({ caFile: ctx.tls.caFile, env, nodeArgs: ctx.serviceNodeArgs }, s.concurrency);
       services.push(first);
       const devices = await createDevices(first, s.devices);
       await createConnectors(first, [{ url: ctx.receiver.url('/pg'), signatureSecret: 'bench-signature-secret', displayName: 'pg' }]);
@@ -40,25 +41,39 @@ export const postgres: Scenario = {
       const roundCount = s.quick ? 1 : 2;
       const roundMs = Math.round(s.throughputMs / (s.quick ? 1 : 3));
       const relay = await startRelay(ctx);
-      const ratios: Record<string, { service: number; relay: number; ratio: number }> = {};
+      const ratios: Record<string, { service: number; relay: number; ratio: number; serviceCpuUsPerEvent: number | null; databaseCpuUsPerEvent: number | null }> = {};
       try {
         const compare = async (label: string, pool: Pool) => {
           await measureThroughput(ctx, pool, make, { durationMs: s.warmupMs, label: `${label} warm-up` });
           const svc: number[] = [];
           const rel: number[] = [];
+          // CPU per delivered event in the service's rounds: the service processes (all threads) and the database
+          // server (every backend), for the capacity model in docs/deployment.md.
+          let delivered = 0;
+          let serviceCpuMs = 0;
+          let databaseCpuMs = 0;
           for (let i = 1; i <= roundCount; i++) {
             rel.push((await measureThroughput(ctx, relay.pool, relay.make, { durationMs: roundMs, label: `relay ${i}` })).deliveredPerSecond);
-            svc.push((await measureThroughput(ctx, pool, make, { durationMs: roundMs, label: `${label} ${i}` })).deliveredPerSecond);
+            const before = { service: servicesCpuMs(services), database: postgresCpuMs(server.dataDir) };
+            const t = await measureThroughput(ctx, pool, make, { durationMs: roundMs, label: `${label} ${i}` });
+            serviceCpuMs += servicesCpuMs(services) - before.service;
+            databaseCpuMs += postgresCpuMs(server.dataDir) - before.database;
+            delivered += t.delivered;
+            svc.push(t.deliveredPerSecond);
           }
           const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
-          const r = { service: round(mean(svc), 1), relay: round(mean(rel), 1), ratio: round(mean(svc) / mean(rel), 3) };
+          const r = {
+            service: round(mean(svc), 1), relay: round(mean(rel), 1), ratio: round(mean(svc) / mean(rel), 3),
+            serviceCpuUsPerEvent: delivered > 0 ? round((serviceCpuMs * 1000) / delivered, 1) : null,
+            databaseCpuUsPerEvent: delivered > 0 ? round((databaseCpuMs * 1000) / delivered, 1) : null,
+          };
           ratios[label] = r;
-          ctx.log(`  → ${label}: ${fmtInt(r.service)} delivered/s against the relay's ${fmtInt(r.relay)}: ${fmtPct(r.ratio)}`);
+          ctx.log(`  → ${label}: ${fmtInt(r.service)} delivered/s against the relay's ${fmtInt(r.relay)}: ${fmtPct(r.ratio)}; CPU per event: service ${r.serviceCpuUsPerEvent} µs, PostgreSQL ${r.databaseCpuUsPerEvent} µs`);
           return r;
         };
         const one = await compare('one process', first.pool);
         out.check('one process: throughput / relay', one.ratio, '≥ 0.35', one.ratio >= 0.35);
-        const second = await ServiceProcess.start({ caFile: ctx.tls.caFile, env, joining: first.bootstrap }, s.concurrency);
+        const second = await ServiceProcess.start({ caFile: ctx.tls.caFile, env, joining: first.bootstrap, nodeArgs: ctx.serviceNodeArgs }, s.concurrency);
         services.push(second);
         const both = new BalancedPool([first.url, second.url], { connections: Math.ceil(s.concurrency / 2), pipelining: 1 });
         try {
@@ -115,3 +130,26 @@ export const postgres: Scenario = {
     }
   },
 };
+
+/** CPU time (ms) the service processes have used so far, all threads. */
+function servicesCpuMs(services: ServiceProcess[]): number {
+  return services.reduce((sum, svc) => sum + (cpuTimes(svc.pid)?.totalMs ?? 0), 0);
+}
+
+/** CPU time (ms) the PostgreSQL server has used so far: the postmaster and every process it started (Linux /proc). */
+function postgresCpuMs(dataDir: string): number {
+  const postmaster = Number(readFileSync(join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+  let ms = 0;
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      // Fields after the ")" that ends the command name: ppid is field 4, utime 14, stime 15 (10 ms ticks).
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (Number(entry) === postmaster || Number(fields[1]) === postmaster) ms += (Number(fields[11]) + Number(fields[12])) * 10;
+    } catch {
+      // exited meanwhile
+    }
+  }
+  return ms;
+}

@@ -2,8 +2,8 @@
 // its lock so that no server runs meanwhile (on PostgreSQL, the database: servers may run), run one recovery use
 // case, print the result once.
 import type { Command } from 'commander';
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
+import { chmodSync, copyFileSync, existsSync, renameSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { readMasterKey } from '../auth/master-key.ts';
 import { createSecretBox } from '../auth/secret-box.ts';
 import { ConfigError, loadConfig, type Config } from '../config.ts';
@@ -12,7 +12,7 @@ import { systemClock } from '../runtime/clock.ts';
 import { createIdGenerator } from '../runtime/ids.ts';
 import { systemRandom } from '../runtime/random.ts';
 import { StartupError } from '../runtime/startup-error.ts';
-import { createRecoveryKey, resetPassword, type RecoveryDeps } from '../services/admin-recovery.ts';
+import { createRecoveryKey, resealSecrets, resetPassword, type RecoveryDeps } from '../services/admin-recovery.ts';
 import { lockDataDir } from '../store/data-dir.ts';
 import { openConfiguredStore } from '../store/open.ts';
 import { createSqliteStore } from '../store/sqlite/index.ts';
@@ -27,8 +27,11 @@ export interface AdminOptions {
   databaseUrl?: string;
 }
 
-/** Runs `fn` on the installation's store, the data dir locked; the operator's mistakes become usage errors (exit 2). */
-async function withInstallation<T>(options: AdminOptions, fn: (deps: RecoveryDeps) => Promise<T>): Promise<T> {
+/**
+ * Runs `fn` on the installation's store, the data dir locked; the operator's mistakes become usage errors (exit 2).
+ * `alone`: on PostgreSQL too, refuse while a serve process is connected to the database.
+ */
+async function withInstallation<T>(options: AdminOptions, fn: (deps: RecoveryDeps) => Promise<T>, alone = false): Promise<T> {
   try {
     const config = loadConfig(process.env, { dataDir: options.dataDir, databaseUrl: options.databaseUrl });
     const { dataDir } = config;
@@ -37,7 +40,16 @@ async function withInstallation<T>(options: AdminOptions, fn: (deps: RecoveryDep
       if (!existsSync(config.masterKeyFile)) {
         throw new UsageError(`no master key at ${config.masterKeyFile}: set SENSORCLOUD_MASTER_KEY_FILE to the cluster's key`);
       }
-      return await withStore(config, await openConfiguredStore(config), fn);
+      const store = await openConfiguredStore(config, undefined, 'sensorcloud-admin');
+      const sessions = alone ? await store.cluster!.serviceSessions().catch(async (err: unknown) => {
+        await store.close();
+        throw err;
+      }) : 0;
+      if (sessions > 0) {
+        await store.close();
+        throw new UsageError(`serve processes are connected to the database (${sessions} connections): stop every one of them first`);
+      }
+      return await withStore(config, store, fn);
     }
     const database = join(dataDir, 'sensorcloud.db');
     // Nothing is created here: a wrong --data-dir must not leave an empty installation behind.
@@ -94,4 +106,37 @@ export async function runCreateKey(options: AdminOptions & { serviceAccount?: st
   if (out.quiet) out.line(`${key.keyId}\t${key.secret}`);
   else out.record(key, [['name', key.name], ['keyId', key.keyId], ['secret', key.secret], ['serviceAccount', key.email]], key.name);
   out.warn('the secret is shown only this once: store it now (it cannot be read again, only replaced by a new key)');
+}
+
+export async function runRotateMasterKey(options: AdminOptions & { newKeyFile: string }, command: Command): Promise<void> {
+  const out = new Output(command.optsWithGlobals());
+  let next: Buffer;
+  try {
+    next = readMasterKey(options.newKeyFile);
+  } catch (err) {
+    const why = (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'does not exist' : 'does not hold a key of 64 hex characters';
+    throw new UsageError(`--new-key-file ${options.newKeyFile} ${why}: make one with: openssl rand -hex 32 > ${options.newKeyFile}`);
+  }
+  const keyFile = { current: '', previous: '' };
+  const done = await withInstallation(options, async (deps) => {
+    keyFile.current = deps.config.masterKeyFile;
+    keyFile.previous = `${keyFile.current}.previous`;
+    if (readMasterKey(keyFile.current).equals(next)) throw new UsageError(`${options.newKeyFile} holds the key already in use (${keyFile.current}): make a new one`);
+    const resealed = await resealSecrets(deps, createSecretBox(next, systemRandom));
+    // Committed: the secrets are sealed under the new key from here on. Installed where every start reads it while
+    // the data dir is still locked, so that no server starts in between with the old one.
+    try {
+      copyFileSync(keyFile.current, keyFile.previous);
+      chmodSync(keyFile.previous, 0o600);
+      const staged = join(dirname(keyFile.current), `.master-key-${process.pid}`);
+      writeFileSync(staged, next.toString('hex') + '\n', { mode: 0o600 });
+      renameSync(staged, keyFile.current);
+    } catch (err) {
+      throw new UsageError(`the secrets are now sealed under the key in ${options.newKeyFile}, but it could not be written to ${keyFile.current} (${(err as Error).message}): copy it there yourself before starting the service`);
+    }
+    return resealed;
+  }, true);
+  out.done(done, `Sealed again under the new key: ${done.keys} key secrets, ${done.connectors} signature secrets${done.settings ? ', the cluster\'s master key check' : ''}. ${keyFile.current} now holds the new key; the old one is in ${keyFile.previous}.`);
+  out.note(`Delete ${keyFile.previous} and ${options.newKeyFile} once the service has started with the new key. On PostgreSQL, copy ${keyFile.current} to every machine first: a process with the old key refuses to start.`);
+  out.note('Access tokens and console sessions issued before were signed with the old key: their clients sign in or exchange again (they get a 401).');
 }

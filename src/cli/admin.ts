@@ -12,7 +12,7 @@ function withStoreOptions(command: Command): Command {
 }
 
 export function registerAdminCommands(program: Command): void {
-  const admin = program.command('admin').description('recovery on the data dir with the server stopped: a new password, a new key');
+  const admin = program.command('admin').description('recovery on the data dir with the server stopped: a new password, a new key, a new master key');
 
   example(withStoreOptions(admin.command('reset-password <email>'))
     .description('give a console user a new password: generated and printed once, or read with --password-stdin')
@@ -21,6 +21,14 @@ export function registerAdminCommands(program: Command): void {
       const { runResetPassword } = await import('./admin-run.ts');
       await runResetPassword(email, options, command);
     }), 'sensorcloud admin reset-password admin@sensorcloud.local', 'sensorcloud admin reset-password ops@example.org --password-stdin < new-password.txt');
+
+  example(withStoreOptions(admin.command('rotate-master-key'))
+    .description('seal every key secret and signature secret again under a new master key, then install that key in the master key file (the old one is kept beside it as .previous)')
+    .requiredOption('--new-key-file <file>', 'the new key: 64 hex characters (openssl rand -hex 32 > new.key)')
+    .action(async (options: AdminOptions & { newKeyFile: string }, command: Command) => {
+      const { runRotateMasterKey } = await import('./admin-run.ts');
+      await runRotateMasterKey(options, command);
+    }), 'openssl rand -hex 32 > /root/new.key && sensorcloud admin rotate-master-key --new-key-file /root/new.key --data-dir /var/lib/sensorcloud');
 
   example(withStoreOptions(admin.command('create-key'))
     .description('a new key for the bootstrap service account (or --service-account); the secret is printed once')

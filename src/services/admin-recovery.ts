@@ -1,9 +1,11 @@
 // Recovery for an operator locked out of their own installation: a new password for a console user, a new key for
-// the bootstrap service account. Run by `sensorcloud admin …` on the data dir with the server stopped, so they
-// check no permission: whoever can write the data dir owns the installation anyway.
+// the bootstrap service account; and the master key's rotation (every sealed secret sealed again under a new key).
+// Run by `sensorcloud admin …` on the data dir with the server stopped, so they check no permission: whoever can
+// write the data dir owns the installation anyway.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { hashPassword } from '../auth/passwords.ts';
+import type { SecretBox } from '../auth/secret-box.ts';
 import type { Deps } from '../deps.ts';
 import { nowMicros } from '../runtime/clock.ts';
 import { badRequest, notFound } from '../domain/errors.ts';
@@ -74,4 +76,33 @@ async function bootstrapServiceAccount(deps: RecoveryDeps): Promise<ServiceAccou
   const account = await deps.store.serviceAccounts.get(name.split('/').pop()!);
   if (!account) throw notFound(`the bootstrap service account ${name} has been deleted: name another account with --service-account <email>`);
   return account;
+}
+
+export interface Resealed {
+  keys: number;
+  connectors: number;
+  settings: number;
+}
+
+/**
+ * Re-seals every sealed value (key secrets, signature secrets, a cluster's master key check) from the current
+ * master key to `next`, in one transaction: all of them or, when any does not open with the current key, none.
+ */
+export async function resealSecrets(deps: RecoveryDeps, next: SecretBox): Promise<Resealed> {
+  return deps.store.transaction(async (tx) => {
+    const done: Resealed = { keys: 0, connectors: 0, settings: 0 };
+    for (const value of await tx.sealed.list()) {
+      let plain: string;
+      try {
+        plain = deps.secretBox.open(value.sealed);
+      } catch {
+        throw badRequest(`${value.kind} ${value.id} does not open with the master key ${deps.config.masterKeyFile}: it is not the key this installation's secrets are sealed with (nothing was changed)`);
+      }
+      await tx.sealed.replace({ ...value, sealed: next.seal(plain) });
+      if (value.kind === 'key') done.keys++;
+      else if (value.kind === 'connector') done.connectors++;
+      else done.settings++;
+    }
+    return done;
+  });
 }

@@ -40,10 +40,11 @@ function explainConnectError(err: unknown, url: string): StartupError {
   return new StartupError(`SENSORCLOUD_DATABASE_URL ${where}: cannot use the database (${e.code ?? 'error'}): ${why}`, { cause: err });
 }
 
-export async function openConfiguredStore(config: StoreConfig, logger?: Logger): Promise<Store> {
+/** `applicationName`: how the connections name themselves on PostgreSQL; a serve process's by default. */
+export async function openConfiguredStore(config: StoreConfig, logger?: Logger, applicationName?: string): Promise<Store> {
   if (config.databaseUrl === null) return createSqliteStore(join(config.dataDir, 'sensorcloud.db'), { logger });
   try {
-    return await createPostgresStore(config.databaseUrl, { poolSize: config.databasePoolSize, logger });
+    return await createPostgresStore(config.databaseUrl, { poolSize: config.databasePoolSize, logger, applicationName });
   } catch (err) {
     throw explainConnectError(err, config.databaseUrl);
   }

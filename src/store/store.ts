@@ -195,6 +195,24 @@ export interface EventRepo {
   latestPerType(projectId: string, eventTypes: readonly string[], devices?: Range): Promise<EventRecord[]>;
 }
 
+/**
+ * A value sealed under the master key: a key's secret, a connector's signature secret, or a value the processes of
+ * a shared store agree on (the master key check). `admin rotate-master-key` reads them all and writes each back
+ * sealed under the new key, in one transaction.
+ */
+export interface SealedValue {
+  kind: 'key' | 'connector' | 'setting';
+  id: string;
+  sealed: string;
+}
+
+export interface SealedRepo {
+  /** Every sealed value; a connector without a signature secret has none. */
+  list(): Promise<SealedValue[]>;
+  /** Replaces one (the same kind and id); false when it is gone. Nothing else about its owner changes. */
+  replace(value: SealedValue): Promise<boolean>;
+}
+
 export interface Repos {
   organizations: OrganizationRepo;
   projects: ProjectRepo;
@@ -208,6 +226,7 @@ export interface Repos {
   dataConnectors: DataConnectorRepo;
   deliveries: DeliveryRepo;
   connectorMetrics: ConnectorMetricRepo;
+  sealed: SealedRepo;
 }
 
 export interface TransactionOptions {
@@ -236,6 +255,8 @@ export interface Cluster {
   publish(channel: string, payload: string): Promise<void>;
   /** Hears the channel's messages; returns the function that stops. Messages sent while disconnected are lost. */
   subscribe(channel: string, fn: (payload: string) => void): Promise<() => void>;
+  /** Connections that serve processes hold to the database now (an admin command's own are not counted). */
+  serviceSessions(): Promise<number>;
   /** A value the cluster shares, set by the first process that asks (first writer wins); returns the stored one. */
   settle(name: string, value: string): Promise<string>;
 }

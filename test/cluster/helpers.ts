@@ -20,6 +20,8 @@ export interface TestCluster {
   nodes: Node[];
   /** bootstrap.json of the process that set the database up. */
   boot: { project: string; serviceAccount: { name: string; keyId: string; secret: string } };
+  /** The master key file every process reads. */
+  keyFile: string;
   start(i: number): Promise<Node>;
   kill(i: number, signal?: NodeJS.Signals): Promise<void>;
   close(): Promise<void>;
@@ -57,7 +59,7 @@ export async function startCluster(databaseUrl: string, size: number, extraEnv: 
     await once(c, 'exit');
   };
   return {
-    nodes, boot, start, kill,
+    nodes, boot, keyFile, start, kill,
     async close() {
       for (let i = 0; i < nodes.length; i++) await kill(i, 'SIGTERM');
       rmSync(root, { recursive: true, force: true });

@@ -1,9 +1,10 @@
-// Recovery commands (issue 22): `sensorcloud admin reset-password` and `admin create-key` work on the data dir with
-// the server stopped, refuse (one line, exit 2) while a server holds it, and never create an installation;
-// `sensorcloud --version`.
+// Recovery commands (issue 22): `sensorcloud admin reset-password`, `admin create-key` and `admin rotate-master-key`
+// work on the data dir with the server stopped, refuse (one line, exit 2) while a server holds it, and never create
+// an installation; `sensorcloud --version`.
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -89,10 +90,64 @@ describe('happy', () => {
   });
 });
 
+describe('master key rotation', () => {
+  const keyFile = join(dataDir, 'master.key');
+  const newKey = (name: string, hex = randomBytes(32).toString('hex')) => {
+    const file = join(dataDir, name);
+    writeFileSync(file, `${hex}\n`, { mode: 0o600 });
+    return { file, hex };
+  };
+
+  it('rotate-master-key seals every secret again under the new key and installs it; keys and signature secrets keep working', { timeout: 120_000 }, async () => {
+    const boot = JSON.parse(readFileSync(join(dataDir, 'bootstrap.json'), 'utf8'));
+    const auth = basic(boot.serviceAccount.keyId, boot.serviceAccount.secret);
+    let connector = '';
+    await withServer(async (url) => {
+      const res = await fetch(`${url}/v2/${boot.project}/dataconnectors`, {
+        method: 'POST', headers: { authorization: auth, 'content-type': 'application/json' },
+        body: JSON.stringify({ type: 'HTTP_PUSH', displayName: 'rotation', httpConfig: { url: 'https://receiver.example/hook', signatureSecret: 'kept across rotation' } }),
+      });
+      assert.equal(res.status, 200);
+      connector = ((await res.json()) as { name: string }).name;
+    });
+    const old = readFileSync(keyFile, 'utf8');
+    const next = newKey('next.key');
+    const result = await runCli(['admin', 'rotate-master-key', '--new-key-file', next.file], env());
+    assert.equal(result.code, 0, result.stderr);
+    assert.match(result.stdout, /^Sealed again under the new key: \d+ key secrets, 1 signature secrets\./);
+    assert.match(result.stderr, /Delete .*master\.key\.previous/);
+    assert.equal(readFileSync(keyFile, 'utf8'), `${next.hex}\n`, 'the new key is installed');
+    assert.equal(readFileSync(`${keyFile}.previous`, 'utf8'), old, 'the old one is kept beside it');
+    assert.equal(statSync(keyFile).mode & 0o777, 0o600);
+    await withServer(async (url) => {
+      assert.equal((await fetch(`${url}/v2/projects`, { headers: { authorization: auth } })).status, 200, 'the key secret opens under the new key');
+      const res = await fetch(`${url}/v2/${connector}`, { headers: { authorization: auth } });
+      assert.equal(res.status, 200);
+      assert.equal(((await res.json()) as { httpConfig: { signatureSecret: string } }).httpConfig.signatureSecret, 'kept across rotation');
+    });
+  });
+
+  it('refuses a missing or malformed new key, or the key in use, and changes nothing', { timeout: 60_000 }, async () => {
+    const before = readFileSync(keyFile, 'utf8');
+    const missing = await runCli(['admin', 'rotate-master-key', '--new-key-file', join(dataDir, 'nope.key')], env());
+    assert.equal(missing.code, 2);
+    assert.match(missing.stderr, /^error: --new-key-file .*nope\.key does not exist: make one with: openssl rand -hex 32 > /);
+    const malformed = await runCli(['admin', 'rotate-master-key', '--new-key-file', newKey('short.key', 'abcd').file], env());
+    assert.equal(malformed.code, 2);
+    assert.match(malformed.stderr, /does not hold a key of 64 hex characters/);
+    const same = await runCli(['admin', 'rotate-master-key', '--new-key-file', newKey('same.key', before.trim()).file], env());
+    assert.equal(same.code, 2);
+    assert.match(same.stderr, /holds the key already in use/);
+    assert.equal(readFileSync(keyFile, 'utf8'), before);
+  });
+});
+
 describe('sad', () => {
   it('refuses while a server holds the data dir: one line, exit 2, nothing changed', { timeout: 120_000 }, async () => {
     await withServer(async () => {
-      for (const args of [['admin', 'create-key'], ['admin', 'reset-password', 'admin@sensorcloud.local']]) {
+      const fresh = join(dataDir, 'while-running.key');
+      writeFileSync(fresh, `${randomBytes(32).toString('hex')}\n`, { mode: 0o600 });
+      for (const args of [['admin', 'create-key'], ['admin', 'reset-password', 'admin@sensorcloud.local'], ['admin', 'rotate-master-key', '--new-key-file', fresh]]) {
         const result = await runCli(args, env());
         assert.equal(result.code, 2, args.join(' '));
         assert.equal(result.stdout, '');

@@ -12,6 +12,7 @@ import { eventContract } from './contract/events.ts';
 import type { OpenStore } from './contract/fixtures.ts';
 import { connectorMetricContract } from './contract/metrics.ts';
 import { organizationContract, projectContract } from './contract/projects.ts';
+import { sealedContract } from './contract/sealed.ts';
 import { transactionContract } from './contract/transactions.ts';
 
 export type { OpenStore } from './contract/fixtures.ts';
@@ -26,6 +27,7 @@ export function storeContract(name: string, open: OpenStore): void {
     dataConnectorContract(open);
     deliveryContract(open);
     connectorMetricContract(open);
+    sealedContract(open);
     transactionContract(open);
     concurrencyContract(open);
   });

@@ -6,6 +6,7 @@ import { createHash } from 'node:crypto';
 import pg from 'pg';
 import type { Logger } from '../../runtime/logger.ts';
 import type { Cluster } from '../store.ts';
+import { SERVICE_APPLICATION_NAME } from './db.ts';
 
 /** A 64-bit advisory lock key per name (the namespace keeps clear of keys other software may take). */
 function lockKey(name: string): string {
@@ -19,7 +20,7 @@ export interface PostgresCluster extends Cluster {
   close(): Promise<void>;
 }
 
-export function createPostgresCluster(pool: pg.Pool, url: string, logger?: Pick<Logger, 'warn' | 'info'>): PostgresCluster {
+export function createPostgresCluster(pool: pg.Pool, url: string, logger?: Pick<Logger, 'warn' | 'info'>, applicationName = SERVICE_APPLICATION_NAME): PostgresCluster {
   const listeners = new Map<string, Set<(payload: string) => void>>();
   const led = new Set<string>();
   let session: Promise<pg.Client> | null = null;
@@ -27,7 +28,7 @@ export function createPostgresCluster(pool: pg.Pool, url: string, logger?: Pick<
 
   function connect(): Promise<pg.Client> {
     session ??= (async () => {
-      const client = new pg.Client({ connectionString: url });
+      const client = new pg.Client({ connectionString: url, application_name: applicationName });
       const lost = (err?: Error) => {
         if (session === null) return;
         session = null;
@@ -98,6 +99,12 @@ export function createPostgresCluster(pool: pg.Pool, url: string, logger?: Pick<
       return () => {
         fns.delete(fn);
       };
+    },
+    async serviceSessions() {
+      const { rows } = await pool.query<{ n: number }>(
+        'SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name = $1', [SERVICE_APPLICATION_NAME],
+      );
+      return rows[0]!.n;
     },
     async settle(name, value) {
       // Two at once: the second's insert waits for the first's commit and does nothing, but its statement's snapshot

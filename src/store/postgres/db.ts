@@ -88,10 +88,18 @@ export interface PoolOptions {
   /** Connections in the pool (SENSORCLOUD_DATABASE_POOL_SIZE). */
   max: number;
   logger?: Pick<Logger, 'info' | 'warn'>;
+  /** The connections' application_name: SERVICE_APPLICATION_NAME for a serve process (default). */
+  applicationName?: string;
 }
 
+/** The application_name of a serve process's connections, by which `admin` commands tell that one is running. */
+export const SERVICE_APPLICATION_NAME = 'sensorcloud';
+
 export function createPool(url: string, options: PoolOptions): pg.Pool {
-  const pool = new pg.Pool({ connectionString: url, max: options.max, types, connectionTimeoutMillis: 10_000, idleTimeoutMillis: 30_000 });
+  const pool = new pg.Pool({
+    connectionString: url, max: options.max, types, connectionTimeoutMillis: 10_000, idleTimeoutMillis: 30_000,
+    application_name: options.applicationName ?? SERVICE_APPLICATION_NAME,
+  });
   // An idle connection that the server closes (a restart, a network cut) emits here; without a listener the
   // process would exit. The pool drops it and opens a new one when needed.
   pool.on('error', (err) => options.logger?.warn({ err: err.message }, 'database: an idle connection was lost; a new one is opened when needed'));

@@ -14,6 +14,7 @@ import { createDeviceRepo } from './devices.ts';
 import { createEventRepo } from './events.ts';
 import { createMembershipRepo } from './memberships.ts';
 import { createOrganizationRepo, createProjectRepo } from './organizations.ts';
+import { createSealedRepo } from './sealed.ts';
 
 function createRepos(sql: Sql): Repos {
   return {
@@ -29,6 +30,7 @@ function createRepos(sql: Sql): Repos {
     dataConnectors: createDataConnectorRepo(sql),
     deliveries: createDeliveryRepo(sql),
     connectorMetrics: createConnectorMetricRepo(sql),
+    sealed: createSealedRepo(sql),
   };
 }
 
@@ -40,13 +42,15 @@ export interface PostgresStoreOptions {
   /** Connections in the pool; each process needs one per transaction in flight. */
   poolSize?: number;
   logger?: Pick<Logger, 'info' | 'warn'>;
+  /** The connections' application_name; a serve process's by default (see SERVICE_APPLICATION_NAME). */
+  applicationName?: string;
 }
 
 export type PostgresStore = Store & { pool: pg.Pool };
 
 /** Connects, creates or upgrades the schema (once per database, under a lock), and returns the store. */
 export async function createPostgresStore(url: string, options: PostgresStoreOptions = {}): Promise<PostgresStore> {
-  const pool = createPool(url, { max: options.poolSize ?? 10, logger: options.logger });
+  const pool = createPool(url, { max: options.poolSize ?? 10, logger: options.logger, applicationName: options.applicationName });
   try {
     await migrate(pool, options.logger);
   } catch (err) {
@@ -54,7 +58,7 @@ export async function createPostgresStore(url: string, options: PostgresStoreOpt
     throw err;
   }
   const top = sqlOn(pool);
-  const cluster = createPostgresCluster(pool, url, options.logger);
+  const cluster = createPostgresCluster(pool, url, options.logger, options.applicationName);
 
   async function once<T>(fn: (tx: Repos) => Promise<T>): Promise<{ ok: true; value: T } | { ok: false; error: unknown; rerun: boolean }> {
     let client: pg.PoolClient;

@@ -14,6 +14,7 @@ import { createDataConnectorRepo } from './data-connectors.ts';
 import { createDeliveryRepo } from './deliveries.ts';
 import { createMembershipRepo } from './memberships.ts';
 import { createOrganizationRepo, createProjectRepo } from './organizations.ts';
+import { createSealedRepo } from './sealed.ts';
 
 function createRepos(db: SqliteDb): Repos {
   return {
@@ -29,6 +30,7 @@ function createRepos(db: SqliteDb): Repos {
     dataConnectors: createDataConnectorRepo(db),
     deliveries: createDeliveryRepo(db),
     connectorMetrics: createConnectorMetricRepo(db),
+    sealed: createSealedRepo(db),
   };
 }
 
