@@ -85,6 +85,22 @@ interface Batch {
   counters: Record<string, number>;
   /** Told once the transaction has committed. */
   notices: Array<(n: OutcomeNotices) => void>;
+  /**
+   * Each connector as this transaction sees it: read (and on PostgreSQL locked) once per batch, then kept up to date
+   * with the batch's own state changes. Null: deleted.
+   */
+  connectors: Map<string, DataConnectorRecord | null>;
+  /** Rows to delete at the end of the batch, in one statement: acknowledged, and discarded. */
+  acked: number[];
+  discarded: number[];
+}
+
+/** Deletes the batch's acknowledged and discarded rows; counts the acknowledged ones still there. */
+async function deleteFinished(tx: Repos, batch: Batch): Promise<void> {
+  if (batch.acked.length > 0) bump(batch.counters, series.deliveries('acked'), await tx.deliveries.deleteMany(batch.acked));
+  if (batch.discarded.length > 0) await tx.deliveries.deleteMany(batch.discarded);
+  batch.acked = [];
+  batch.discarded = [];
 }
 
 function attemptedReports(n: number): RunReport[] {
@@ -97,7 +113,11 @@ function attemptedReports(n: number): RunReport[] {
 async function apply(tx: Repos, done: Finished, report: RunReport, batch: Batch, log: Logger): Promise<void> {
   const { item, outcome, endMs } = done;
   const row = item.delivery;
-  const connector = await tx.dataConnectors.getForUpdate(item.connector.id);
+  let connector = batch.connectors.get(item.connector.id);
+  if (connector === undefined) {
+    connector = await tx.dataConnectors.getForUpdate(item.connector.id);
+    batch.connectors.set(item.connector.id, connector);
+  }
   // Deleted meanwhile: its queue and metrics are gone with it.
   if (!connector) return;
   const end = Math.floor(endMs * 1000);
@@ -111,15 +131,16 @@ async function apply(tx: Repos, done: Finished, report: RunReport, batch: Batch,
   const effect = effectOf(connector, row, outcome, endMs);
   if (effect.kind !== 'discard' && effect.state !== null) {
     await tx.dataConnectors.updateState(connector.id, effect.state.status, effect.state.failingSince, end);
+    batch.connectors.set(connector.id, { ...connector, status: effect.state.status, failingSince: effect.state.failingSince, updateTime: end });
     if (connector.failingSince === null && effect.state.failingSince !== null) batch.notices.push((n) => n.failing(connector, outcome));
     if (connector.failingSince !== null && effect.state.failingSince === null) batch.notices.push((n) => n.recovered(connector));
   }
   switch (effect.kind) {
     case 'ack':
-      if (await tx.deliveries.delete(row.id)) bump(batch.counters, series.deliveries('acked'));
+      batch.acked.push(row.id);
       return;
     case 'discard':
-      await tx.deliveries.delete(row.id);
+      batch.discarded.push(row.id);
       return;
     case 'retry':
       await tx.deliveries.reschedule(row.id, effect.attempts, Math.ceil(effect.dueMs * 1000));
@@ -131,6 +152,8 @@ async function apply(tx: Repos, done: Finished, report: RunReport, batch: Batch,
       }
       return;
     case 'disable': {
+      // Rows acknowledged earlier in the batch count as acknowledged, not as dropped with the queue.
+      await deleteFinished(tx, batch);
       const n = await dropQueue(tx, connector.id);
       bump(batch.counters, series.deliveries('dropped'), n);
       report.dropped += n;
@@ -168,8 +191,9 @@ export function createOutcomeRecorder(deps: { store: Store; logger: Logger }, no
         await deps.store.transaction(async (tx) => {
           taken ??= takeBatch();
           reports = attemptedReports(taken.length);
-          const batch: Batch = { samples: [], counters: {}, notices: [] };
+          const batch: Batch = { samples: [], counters: {}, notices: [], connectors: new Map(), acked: [], discarded: [] };
           for (let i = 0; i < taken.length; i++) await apply(tx, taken[i]!.done, reports[i]!, batch, log);
+          await deleteFinished(tx, batch);
           await recordAttemptMetrics(tx, batch.samples);
           attemptCounterDeltas(batch.samples, batch.counters);
           await tx.connectorMetrics.addCounters(batch.counters);

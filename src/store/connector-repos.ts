@@ -97,6 +97,8 @@ export interface DeliveryRepo {
   get(id: number): Promise<DeliveryRecord | null>;
   /** Returns false when the row was already gone. */
   delete(id: number): Promise<boolean>;
+  /** Deletes the rows that are still there; returns how many it deleted (one statement on PostgreSQL). */
+  deleteMany(ids: readonly number[]): Promise<number>;
   /** Records a failed attempt: new attempt count, next due time, lease released. False when the row was gone. */
   reschedule(id: number, attempts: number, dueTime: number): Promise<boolean>;
   /** Drops a connector's whole queue; returns the number of rows removed. */

@@ -92,6 +92,10 @@ export function createDeliveryRepo(sql: Sql): DeliveryRepo {
     async delete(id) {
       return (await sql.run('DELETE FROM deliveries WHERE id = $1', [id])) > 0;
     },
+    async deleteMany(ids) {
+      if (ids.length === 0) return 0;
+      return sql.run('DELETE FROM deliveries WHERE id = ANY($1::bigint[])', [ids]);
+    },
     async reschedule(id, attempts, dueTime) {
       return (await sql.run('UPDATE deliveries SET attempts = $1, due_time = $2, lease_until = NULL WHERE id = $3', [attempts, dueTime, id])) > 0;
     },

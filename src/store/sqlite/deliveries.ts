@@ -51,6 +51,11 @@ export function createDeliveryRepo(db: SqliteDb): DeliveryRepo {
     async delete(id) {
       return db.run('DELETE FROM deliveries WHERE id = ?', id).changes > 0;
     },
+    async deleteMany(ids) {
+      let n = 0;
+      for (const id of ids) n += db.run('DELETE FROM deliveries WHERE id = ?', id).changes;
+      return n;
+    },
     async reschedule(id, attempts, dueTime) {
       return db.run('UPDATE deliveries SET attempts = ?, due_time = ?, lease_until = NULL WHERE id = ?', attempts, dueTime, id).changes > 0;
     },

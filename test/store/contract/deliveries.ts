@@ -35,6 +35,16 @@ export function deliveryContract(open: OpenStore): void {
       assert.ok(await store().deliveries.get(b!));
     });
 
+    it('deleteMany removes the rows still there and counts them', async () => {
+      const c = await seedConnector(store());
+      const [a, b, d] = await store().deliveries.insert([row(c.id, 100), row(c.id, 100), row(c.id, 100)]);
+      assert.equal(await store().deliveries.delete(a!), true);
+      assert.equal(await store().deliveries.deleteMany([a!, b!, -1]), 1);
+      assert.equal(await store().deliveries.get(b!), null);
+      assert.ok(await store().deliveries.get(d!));
+      assert.equal(await store().deliveries.deleteMany([]), 0);
+    });
+
     it('claim leases up to `limit` due rows of one connector, earliest due first, until leaseUntil', async () => {
       const c = await seedConnector(store());
       const other = await seedConnector(store());
