@@ -53,6 +53,43 @@ describe('a cluster of serve processes on PostgreSQL', () => {
     }
   });
 
+  it('a connector created or disabled at A governs the very next event published at B', { timeout: 120_000 }, async () => {
+    const db = await createTestDatabase();
+    const pushed: string[] = [];
+    const receiver = await startReceiver({
+      reply: (req) => {
+        pushed.push(JSON.parse(req.body.toString('utf8')).event.eventId as string);
+        return { status: 200 };
+      },
+    });
+    const cluster = await startCluster(db.url, 2);
+    try {
+      const [a, b] = cluster.nodes as [typeof cluster.nodes[0], typeof cluster.nodes[0]];
+      const { project, serviceAccount } = cluster.boot;
+      const admin = basic(serviceAccount.keyId, serviceAccount.secret);
+      const device = (await call(b.base, admin, 'POST', `/${project}/devices`, { type: 'touch' })).body;
+      const publishAtB = async () => {
+        assert.equal((await call(b.base, admin, 'POST', `/${device.name}:publish`, { touch: {} })).status, 200);
+        const history = await call(b.base, admin, 'GET', `/${device.name}/events?pageSize=1`);
+        return history.body.events[0].eventId as string;
+      };
+      // B has read the project's (empty) connector list, so a cache of it would be warm.
+      await publishAtB();
+      const created = await call(a.base, admin, 'POST', `/${project}/dataconnectors`, { type: 'HTTP_PUSH', httpConfig: { url: receiver.url } });
+      assert.equal(created.status, 200);
+      const first = await publishAtB();
+      await until('the push of the event published at B', () => pushed.includes(first), 10_000);
+      assert.equal((await call(a.base, admin, 'PATCH', `/${created.body.name}`, { status: 'USER_DISABLED' })).status, 200);
+      const second = await publishAtB();
+      await new Promise((r) => setTimeout(r, 1000));
+      assert.ok(!pushed.includes(second), 'an event published after the disable is never pushed');
+    } finally {
+      await cluster.close();
+      await receiver.close();
+      await db.drop();
+    }
+  });
+
   it('three processes under load, one SIGKILLed and restarted: every event delivered, the per-connector limit held by the cluster', { timeout: 600_000 }, async () => {
     const EVENTS = 20_000;
     const LIMIT = 64; // per-connector attempts in flight (engine default)

@@ -8,6 +8,7 @@
 import type { ConnectorStatus } from '../../domain/connector-status.ts';
 import type { DataConnectorRecord, DataConnectorRepo } from '../connector-repos.ts';
 import type { Sql } from './db.ts';
+import { cachedRead, cachedWrite, type ConfigView } from './config-cache.ts';
 
 interface Row {
   id: string; project_id: string; display_name: string; status: string; events: string; labels: string; url: string;
@@ -23,15 +24,15 @@ const toConnector = (r: Row): DataConnectorRecord => ({
 // NO KEY UPDATE: the lock an UPDATE of these columns takes itself, so a reader never has to upgrade it.
 const GET_FOR_UPDATE = 'SELECT * FROM data_connectors WHERE id = $1 FOR NO KEY UPDATE';
 
-export function createDataConnectorRepo(sql: Sql): DataConnectorRepo {
+export function createDataConnectorRepo(sql: Sql, view?: ConfigView): DataConnectorRepo {
   return {
     async create(c) {
-      await sql.run(
+      await cachedWrite(view, () => sql.run(
         `INSERT INTO data_connectors (id, project_id, display_name, status, events, labels, url, headers, signature_secret, failing_since, create_time, update_time)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
         [c.id, c.projectId, c.displayName, c.status, JSON.stringify(c.events), JSON.stringify(c.labels), c.url, JSON.stringify(c.headers),
           c.signatureSecretSealed, c.failingSince, c.createTime, c.updateTime],
-      );
+      ));
     },
     async get(id) {
       const [r] = await sql.query<Row>('SELECT * FROM data_connectors WHERE id = $1', [id]);
@@ -52,23 +53,25 @@ export function createDataConnectorRepo(sql: Sql): DataConnectorRepo {
       return r!.n;
     },
     async listActiveByProject(projectId) {
-      const rows = await sql.query<Row>("SELECT * FROM data_connectors WHERE project_id = $1 AND status = 'ACTIVE' ORDER BY id", [projectId]);
-      return rows.map(toConnector);
+      return cachedRead(view, (c) => c.activeConnectors, projectId, async () => {
+        const rows = await sql.query<Row>("SELECT * FROM data_connectors WHERE project_id = $1 AND status = 'ACTIVE' ORDER BY id", [projectId]);
+        return rows.map(toConnector);
+      });
     },
     async update(c) {
-      await sql.run(
+      await cachedWrite(view, () => sql.run(
         `UPDATE data_connectors SET display_name = $1, status = $2, events = $3, labels = $4, url = $5, headers = $6, signature_secret = $7,
            failing_since = $8, update_time = $9 WHERE id = $10`,
         [c.displayName, c.status, JSON.stringify(c.events), JSON.stringify(c.labels), c.url, JSON.stringify(c.headers), c.signatureSecretSealed,
           c.failingSince, c.updateTime, c.id],
-      );
+      ));
     },
     async updateState(id, status, failingSince, updateTime) {
       // These columns only: a row update takes the row's latest version, so a settings write committed meanwhile stays.
-      await sql.run('UPDATE data_connectors SET status = $1, failing_since = $2, update_time = $3 WHERE id = $4', [status, failingSince, updateTime, id]);
+      await cachedWrite(view, () => sql.run('UPDATE data_connectors SET status = $1, failing_since = $2, update_time = $3 WHERE id = $4', [status, failingSince, updateTime, id]));
     },
     async delete(id) {
-      await sql.run('DELETE FROM data_connectors WHERE id = $1', [id]);
+      await cachedWrite(view, () => sql.run('DELETE FROM data_connectors WHERE id = $1', [id]));
     },
     async countByStatus() {
       const out: Record<string, number> = {};

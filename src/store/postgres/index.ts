@@ -1,12 +1,13 @@
-// The PostgreSQL Store, shared by several processes: a connection pool, one connection per transaction, and no
-// read caches (another process may change any row; see docs/architecture.md). Not exclusive: a delivery lease
-// ends only when its time is up.
+// The PostgreSQL Store, shared by several processes: a connection pool, one connection per transaction, and one
+// read cache, of projects and active connectors, checked against a version every process's writes move
+// (config-cache.ts; see docs/architecture.md). Not exclusive: a delivery lease ends only when its time is up.
 import type pg from 'pg';
 import type { Logger } from '../../runtime/logger.ts';
 import type { Repos, Store, TransactionOptions } from '../store.ts';
 import { createInviteRepo, createKeyRepo, createServiceAccountRepo, createUserRepo } from './accounts.ts';
 import { createPostgresCluster } from './cluster.ts';
 import { createConnectorMetricRepo } from './connector-metrics.ts';
+import { ConfigCache, type ConfigView } from './config-cache.ts';
 import { createDataConnectorRepo } from './data-connectors.ts';
 import { createPool, isConnectionError, migrate, sqlOn, unreachable, type Sql } from './db.ts';
 import { createDeliveryRepo } from './deliveries.ts';
@@ -16,10 +17,10 @@ import { createMembershipRepo } from './memberships.ts';
 import { createOrganizationRepo, createProjectRepo } from './organizations.ts';
 import { createSealedRepo } from './sealed.ts';
 
-function createRepos(sql: Sql): Repos {
+function createRepos(sql: Sql, view: ConfigView): Repos {
   return {
     organizations: createOrganizationRepo(sql),
-    projects: createProjectRepo(sql),
+    projects: createProjectRepo(sql, view),
     users: createUserRepo(sql),
     serviceAccounts: createServiceAccountRepo(sql),
     keys: createKeyRepo(sql),
@@ -27,10 +28,10 @@ function createRepos(sql: Sql): Repos {
     invites: createInviteRepo(sql),
     devices: createDeviceRepo(sql),
     events: createEventRepo(sql),
-    dataConnectors: createDataConnectorRepo(sql),
+    dataConnectors: createDataConnectorRepo(sql, view),
     deliveries: createDeliveryRepo(sql),
     connectorMetrics: createConnectorMetricRepo(sql),
-    sealed: createSealedRepo(sql),
+    sealed: createSealedRepo(sql, view),
   };
 }
 
@@ -58,6 +59,7 @@ export async function createPostgresStore(url: string, options: PostgresStoreOpt
     throw err;
   }
   const top = sqlOn(pool);
+  const cache = new ConfigCache();
   const cluster = createPostgresCluster(pool, url, options.logger, options.applicationName);
 
   async function once<T>(fn: (tx: Repos) => Promise<T>): Promise<{ ok: true; value: T } | { ok: false; error: unknown; rerun: boolean }> {
@@ -71,9 +73,11 @@ export async function createPostgresStore(url: string, options: PostgresStoreOpt
     let broken = false;
     try {
       await client.query('BEGIN');
-      const value = await fn(createRepos(sqlOn(client)));
+      const view: ConfigView = { cache, transaction: true, wrote: false };
+      const value = await fn(createRepos(sqlOn(client), view));
       committing = true;
       await client.query('COMMIT');
+      if (view.wrote) cache.clear();
       return { ok: true, value };
     } catch (error) {
       // A COMMIT whose answer was lost may have committed: never run again, the caller hears of the failure.
@@ -93,7 +97,7 @@ export async function createPostgresStore(url: string, options: PostgresStoreOpt
     exclusive: false,
     cluster,
     pool,
-    ...createRepos(top),
+    ...createRepos(top, { cache, transaction: false, wrote: false }),
     async transaction<T>(fn: (tx: Repos) => Promise<T>, options?: TransactionOptions): Promise<T> {
       for (let run = 1; ; run++) {
         const result = await once(fn);
@@ -105,8 +109,10 @@ export async function createPostgresStore(url: string, options: PostgresStoreOpt
       await top.query('SELECT 1');
     },
     async authVersion() {
-      const [row] = await top.query<{ value: number }>('SELECT value FROM auth_version');
-      return row!.value;
+      // The config version rides along: the read caches of projects and connectors are checked at the same time.
+      const [row] = await top.query<{ auth: number; config: number }>('SELECT a.value AS auth, c.value AS config FROM auth_version a, config_version c');
+      cache.checked(row!.config);
+      return row!.auth;
     },
     async close() {
       await cluster.close();

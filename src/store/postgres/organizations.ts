@@ -2,6 +2,7 @@
 import type { Location, OrganizationRecord, ProjectRecord, ProjectWithCounts } from '../records.ts';
 import type { OrganizationRepo, ProjectListFilter, ProjectRepo, Range } from '../store.ts';
 import type { Sql } from './db.ts';
+import { cachedRead, cachedWrite, type ConfigView } from './config-cache.ts';
 
 // Keyset paging compares and orders ids byte-wise, as SQLite does, whatever the database's default collation.
 
@@ -50,17 +51,19 @@ const WITH_COUNTS = `SELECT p.*, o.display_name AS organization_display_name,
   (SELECT count(*) FROM devices d WHERE d.project_id = p.id AND d.type = 'ccon') AS ccon_count
   FROM projects p JOIN organizations o ON o.id = p.organization_id`;
 
-export function createProjectRepo(sql: Sql): ProjectRepo {
+export function createProjectRepo(sql: Sql, view?: ConfigView): ProjectRepo {
   return {
     async create(p) {
-      await sql.run(
+      await cachedWrite(view, () => sql.run(
         'INSERT INTO projects (id, organization_id, display_name, location, labels, create_time, update_time) VALUES ($1, $2, $3, $4, $5, $6, $7)',
         [p.id, p.organizationId, p.displayName, JSON.stringify(p.location), JSON.stringify(p.labels), p.createTime, p.updateTime],
-      );
+      ));
     },
     async get(id) {
-      const [r] = await sql.query<ProjectRow>('SELECT * FROM projects WHERE id = $1', [id]);
-      return r ? toProject(r) : null;
+      return cachedRead(view, (c) => c.projects, id, async () => {
+        const [r] = await sql.query<ProjectRow>('SELECT * FROM projects WHERE id = $1', [id]);
+        return r ? toProject(r) : null;
+      });
     },
     async getWithCounts(id) {
       const [r] = await sql.query<ProjectCountsRow>(`${WITH_COUNTS} WHERE p.id = $1`, [id]);
@@ -82,22 +85,22 @@ export function createProjectRepo(sql: Sql): ProjectRepo {
       return rows.map(toProjectWithCounts);
     },
     async update(p) {
-      await sql.run(
+      await cachedWrite(view, () => sql.run(
         'UPDATE projects SET display_name = $1, location = $2, labels = $3, update_time = $4 WHERE id = $5',
         [p.displayName, JSON.stringify(p.location), JSON.stringify(p.labels), p.updateTime, p.id],
-      );
+      ));
     },
     async delete(id) {
       // One statement, so the cascade is all or nothing outside a transaction too. The foreign keys are checked
       // at its end, once the keys and accounts are gone.
-      await sql.run(
+      await cachedWrite(view, () => sql.run(
         `WITH sas AS (SELECT id FROM service_accounts WHERE project_id = $1),
            m AS (DELETE FROM memberships WHERE member_id IN (SELECT id FROM sas) OR (scope_type = 'project' AND scope_id = $1)),
            k AS (DELETE FROM service_account_keys WHERE service_account_id IN (SELECT id FROM sas)),
            s AS (DELETE FROM service_accounts WHERE project_id = $1)
          DELETE FROM projects WHERE id = $1`,
         [id],
-      );
+      ));
     },
     async countContents(id) {
       const [r] = await sql.query<{ devices: number; data_connectors: number }>(

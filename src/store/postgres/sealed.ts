@@ -1,11 +1,12 @@
 // Sealed values on PostgreSQL (master key rotation): key secrets, connector signature secrets, and the master key
 // check the processes of the cluster agree on (cluster_settings).
 import type { SealedRepo, SealedValue } from '../store.ts';
+import { cachedWrite, type ConfigView } from './config-cache.ts';
 import type { Sql } from './db.ts';
 
 const MASTER_KEY_CHECK = 'master-key-check';
 
-export function createSealedRepo(sql: Sql): SealedRepo {
+export function createSealedRepo(sql: Sql, view?: ConfigView): SealedRepo {
   return {
     async list() {
       const keys = await sql.query<{ id: string; sealed: string }>('SELECT id, secret_enc AS sealed FROM service_account_keys ORDER BY id');
@@ -22,7 +23,7 @@ export function createSealedRepo(sql: Sql): SealedRepo {
         case 'key':
           return (await sql.run('UPDATE service_account_keys SET secret_enc = $1 WHERE id = $2', [v.sealed, v.id])) > 0;
         case 'connector':
-          return (await sql.run("UPDATE data_connectors SET signature_secret = $1 WHERE id = $2 AND signature_secret <> ''", [v.sealed, v.id])) > 0;
+          return (await cachedWrite(view, () => sql.run("UPDATE data_connectors SET signature_secret = $1 WHERE id = $2 AND signature_secret <> ''", [v.sealed, v.id]))) > 0;
         case 'setting':
           return (await sql.run('UPDATE cluster_settings SET value = $1 WHERE name = $2 AND name = $3', [v.sealed, v.id, MASTER_KEY_CHECK])) > 0;
       }
