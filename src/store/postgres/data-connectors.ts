@@ -1,5 +1,7 @@
-// Data connectors on PostgreSQL. No caches: another process may change a connector at any time. The JSON
-// settings (events, labels, headers) are text columns, served as stored.
+// Data connectors on PostgreSQL. Another process may change a connector at any time: only the active connectors of
+// a project, read by every publish, are cached, checked against the config version (config-cache.ts); a single
+// connector is always read from the database. The JSON settings (events, labels, headers) are text columns, served
+// as stored.
 //
 // A settings PATCH reads the connector and then writes it whole, in one transaction; the engine's state update
 // does the same with status and failing time. Under READ COMMITTED the later write would carry a value read

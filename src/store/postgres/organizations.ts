@@ -1,4 +1,5 @@
-// Organizations and projects on PostgreSQL.
+// Organizations and projects on PostgreSQL. Projects read by id are cached, checked against the config version
+// (config-cache.ts).
 import type { Location, OrganizationRecord, ProjectRecord, ProjectWithCounts } from '../records.ts';
 import type { OrganizationRepo, ProjectListFilter, ProjectRepo, Range } from '../store.ts';
 import type { Sql } from './db.ts';
