@@ -1,16 +1,10 @@
 // Users, service accounts, their keys and invitations on PostgreSQL. Writes to the first three move the auth
 // version through triggers.
-import type { InviteRecord, KeyRecord, ServiceAccountRecord, UserRecord } from '../records.ts';
 import type { InviteRepo, KeyRepo, ServiceAccountRepo, UserRepo } from '../store.ts';
 import type { Sql } from './db.ts';
+import { toInvite, toKey, toSa, toUser, type InviteRow, type KeyRow, type SaRow, type UserRow } from '../rows.ts';
 
 // Keyset paging compares and orders ids byte-wise, as SQLite does, whatever the database's default collation.
-
-interface UserRow { id: string; email: string; display_name: string; password_hash: string | null; active: boolean; create_time: number; update_time: number }
-const toUser = (r: UserRow): UserRecord => ({
-  id: r.id, email: r.email, displayName: r.display_name, passwordHash: r.password_hash, active: r.active,
-  createTime: r.create_time, updateTime: r.update_time,
-});
 
 export function createUserRepo(sql: Sql): UserRepo {
   return {
@@ -37,12 +31,6 @@ export function createUserRepo(sql: Sql): UserRepo {
     },
   };
 }
-
-interface SaRow { id: string; project_id: string; email: string; display_name: string; enable_basic_auth: boolean; create_time: number; update_time: number }
-const toSa = (r: SaRow): ServiceAccountRecord => ({
-  id: r.id, projectId: r.project_id, email: r.email, displayName: r.display_name, enableBasicAuth: r.enable_basic_auth,
-  createTime: r.create_time, updateTime: r.update_time,
-});
 
 export function createServiceAccountRepo(sql: Sql): ServiceAccountRepo {
   return {
@@ -86,9 +74,6 @@ export function createServiceAccountRepo(sql: Sql): ServiceAccountRepo {
   };
 }
 
-interface KeyRow { id: string; service_account_id: string; secret_enc: string; create_time: number }
-const toKey = (r: KeyRow): KeyRecord => ({ id: r.id, serviceAccountId: r.service_account_id, secretEnc: r.secret_enc, createTime: r.create_time });
-
 export function createKeyRepo(sql: Sql): KeyRepo {
   return {
     async create(k) {
@@ -117,9 +102,6 @@ export function createKeyRepo(sql: Sql): KeyRepo {
     },
   };
 }
-
-interface InviteRow { token_hash: string; user_id: string; expire_time: number; used_time: number | null }
-const toInvite = (r: InviteRow): InviteRecord => ({ tokenHash: r.token_hash, userId: r.user_id, expireTime: r.expire_time, usedTime: r.used_time });
 
 export function createInviteRepo(sql: Sql): InviteRepo {
   return {

@@ -7,21 +7,10 @@
 // does the same with status and failing time. Under READ COMMITTED the later write would carry a value read
 // before the other committed and undo it, so getForUpdate() locks the row until the commit: the second reader
 // waits and reads what the first wrote. Plain reads (the claim's, say) lock nothing.
-import type { ConnectorStatus } from '../../domain/connector-status.ts';
-import type { DataConnectorRecord, DataConnectorRepo } from '../connector-repos.ts';
+import type { DataConnectorRepo } from '../connector-repos.ts';
 import type { Sql } from './db.ts';
 import { cachedRead, cachedWrite, type ConfigView } from './config-cache.ts';
-
-interface Row {
-  id: string; project_id: string; display_name: string; status: string; events: string; labels: string; url: string;
-  headers: string; signature_secret: string; failing_since: number | null; create_time: number; update_time: number;
-}
-const toConnector = (r: Row): DataConnectorRecord => ({
-  id: r.id, projectId: r.project_id, displayName: r.display_name, status: r.status as ConnectorStatus,
-  events: JSON.parse(r.events) as string[], labels: JSON.parse(r.labels) as string[], url: r.url,
-  headers: JSON.parse(r.headers) as Record<string, string>, signatureSecretSealed: r.signature_secret,
-  failingSince: r.failing_since, createTime: r.create_time, updateTime: r.update_time,
-});
+import { toConnector, type ConnectorRow } from '../rows.ts';
 
 // NO KEY UPDATE: the lock an UPDATE of these columns takes itself, so a reader never has to upgrade it.
 const GET_FOR_UPDATE = 'SELECT * FROM data_connectors WHERE id = $1 FOR NO KEY UPDATE';
@@ -37,15 +26,15 @@ export function createDataConnectorRepo(sql: Sql, view?: ConfigView): DataConnec
       ));
     },
     async get(id) {
-      const [r] = await sql.query<Row>('SELECT * FROM data_connectors WHERE id = $1', [id]);
+      const [r] = await sql.query<ConnectorRow>('SELECT * FROM data_connectors WHERE id = $1', [id]);
       return r ? toConnector(r) : null;
     },
     async getForUpdate(id) {
-      const [r] = await sql.query<Row>(GET_FOR_UPDATE, [id]);
+      const [r] = await sql.query<ConnectorRow>(GET_FOR_UPDATE, [id]);
       return r ? toConnector(r) : null;
     },
     async listByProject(projectId, range) {
-      const rows = await sql.query<Row>(
+      const rows = await sql.query<ConnectorRow>(
         'SELECT * FROM data_connectors WHERE project_id = $1 AND id > $2 ORDER BY id LIMIT $3', [projectId, range.after ?? '', range.limit],
       );
       return rows.map(toConnector);
@@ -56,7 +45,7 @@ export function createDataConnectorRepo(sql: Sql, view?: ConfigView): DataConnec
     },
     async listActiveByProject(projectId) {
       return cachedRead(view, (c) => c.activeConnectors, projectId, async () => {
-        const rows = await sql.query<Row>("SELECT * FROM data_connectors WHERE project_id = $1 AND status = 'ACTIVE' ORDER BY id", [projectId]);
+        const rows = await sql.query<ConnectorRow>("SELECT * FROM data_connectors WHERE project_id = $1 AND status = 'ACTIVE' ORDER BY id", [projectId]);
         return rows.map(toConnector);
       });
     },

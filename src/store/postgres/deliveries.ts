@@ -2,16 +2,9 @@
 // due_time to the lease end, so a row whose process died mid-attempt becomes due again by itself and "due" stays
 // a plain range on (connector_id, due_time). Claims of several processes run at once: FOR UPDATE SKIP LOCKED
 // gives each the rows no other claim holds, without waiting.
-import type { DeliveryRecord, DeliveryRepo } from '../connector-repos.ts';
+import type { DeliveryRepo } from '../connector-repos.ts';
 import type { Sql } from './db.ts';
-
-interface Row {
-  id: number; connector_id: string; event_id: string; body: Buffer; enqueue_time: number; due_time: number; attempts: number; lease_until: number | null;
-}
-const toDelivery = (r: Row): DeliveryRecord => ({
-  id: r.id, connectorId: r.connector_id, eventId: r.event_id, body: r.body, enqueueTime: r.enqueue_time, dueTime: r.due_time,
-  attempts: r.attempts, leaseUntil: r.lease_until,
-});
+import { toDelivery, type DeliveryRow } from '../rows.ts';
 
 // One statement for the whole batch. ORDER BY ord makes the ids follow the input order (the sequence is drawn
 // row by row as the rows arrive), so the ids sorted ascending are the rows' ids in order.
@@ -82,11 +75,11 @@ export function createDeliveryRepo(sql: Sql): DeliveryRepo {
         limit = Math.min(limit, room);
         if (limit <= 0) return [];
       }
-      const rows = await sql.query<Row>(CLAIM, [leaseUntil, connectorId, now, enqueuedAfter, limit]);
+      const rows = await sql.query<DeliveryRow>(CLAIM, [leaseUntil, connectorId, now, enqueuedAfter, limit]);
       return rows.map(toDelivery).sort((a, b) => a.id - b.id);
     },
     async get(id) {
-      const [r] = await sql.query<Row>('SELECT * FROM deliveries WHERE id = $1', [id]);
+      const [r] = await sql.query<DeliveryRow>('SELECT * FROM deliveries WHERE id = $1', [id]);
       return r ? toDelivery(r) : null;
     },
     async delete(id) {

@@ -1,14 +1,9 @@
 // Event history on PostgreSQL. Ids compare byte-wise (COLLATE "C"), as on SQLite, whatever the database's
 // default collation.
-import type { EventRecord } from '../records.ts';
 import type { EventHistoryQuery, EventRepo } from '../store.ts';
 import { firstIdOfSecond } from '../../runtime/ids.ts';
 import type { Sql } from './db.ts';
-
-interface Row { id: string; project_id: string; device_id: string; event_type: string; timestamp: number; create_time: number; body: string }
-const toEvent = (r: Row): EventRecord => ({
-  id: r.id, projectId: r.project_id, deviceId: r.device_id, eventType: r.event_type, timestamp: r.timestamp, createTime: r.create_time, body: r.body,
-});
+import { toEvent, type EventRow } from '../rows.ts';
 
 const NEWEST_FIRST = 'e.timestamp DESC, e.id COLLATE "C" DESC';
 
@@ -54,13 +49,13 @@ export function createEventRepo(sql: Sql): EventRepo {
     },
     async listByDevice(q) {
       const { text, params } = historyQuery(q);
-      return (await sql.query<Row>(text, params)).map(toEvent);
+      return (await sql.query<EventRow>(text, params)).map(toEvent);
     },
     async latestPerType(projectId, eventTypes, devices) {
       // The devices' latest_events point at the events. When retention has deleted the pointed-at event, the
       // latest one still stored is older and was stored after it (so has a greater id): one walk of the device's
       // time index from that time back. UNION ALL under LIMIT 1 runs that walk only when the first branch is empty.
-      const rows = await sql.query<Row>(
+      const rows = await sql.query<EventRow>(
         `SELECT e.* FROM (
            SELECT id, latest_events FROM devices WHERE project_id = $1 AND id COLLATE "C" > $2 ORDER BY id COLLATE "C" LIMIT $3
          ) d

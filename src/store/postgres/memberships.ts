@@ -1,24 +1,18 @@
 // Project and organization memberships on PostgreSQL. Writes move the auth version through a trigger.
-import type { AccountType, MembershipRecord, MembershipStatus, ScopeType } from '../records.ts';
 import type { MembershipRepo } from '../store.ts';
 import type { Sql } from './db.ts';
-
-interface Row { scope_type: ScopeType; scope_id: string; member_id: string; account_type: AccountType; roles: string; status: MembershipStatus; create_time: number }
-const toMembership = (r: Row): MembershipRecord => ({
-  scopeType: r.scope_type, scopeId: r.scope_id, memberId: r.member_id, accountType: r.account_type,
-  roles: JSON.parse(r.roles) as string[], status: r.status, createTime: r.create_time,
-});
+import { toMembership, type MembershipRow } from '../rows.ts';
 
 export function createMembershipRepo(sql: Sql): MembershipRepo {
   return {
     async get(scopeType, scopeId, memberId) {
-      const [r] = await sql.query<Row>('SELECT * FROM memberships WHERE scope_type = $1 AND scope_id = $2 AND member_id = $3', [scopeType, scopeId, memberId]);
+      const [r] = await sql.query<MembershipRow>('SELECT * FROM memberships WHERE scope_type = $1 AND scope_id = $2 AND member_id = $3', [scopeType, scopeId, memberId]);
       return r ? toMembership(r) : null;
     },
     async listByScope(scopeType, scopeId, range) {
       const [t, m] = range.after ?? [-1, ''];
       // Member ids compare byte-wise, as on SQLite, so a cursor means the same whatever the database's collation.
-      const rows = await sql.query<Row>(
+      const rows = await sql.query<MembershipRow>(
         `SELECT * FROM memberships WHERE scope_type = $1 AND scope_id = $2
            AND (create_time > $3 OR (create_time = $3 AND member_id COLLATE "C" > $4))
          ORDER BY create_time, member_id COLLATE "C" LIMIT $5`,
@@ -27,7 +21,7 @@ export function createMembershipRepo(sql: Sql): MembershipRepo {
       return rows.map(toMembership);
     },
     async listByMember(memberId) {
-      const rows = await sql.query<Row>('SELECT * FROM memberships WHERE member_id = $1 ORDER BY create_time, scope_id COLLATE "C"', [memberId]);
+      const rows = await sql.query<MembershipRow>('SELECT * FROM memberships WHERE member_id = $1 ORDER BY create_time, scope_id COLLATE "C"', [memberId]);
       return rows.map(toMembership);
     },
     async create(m) {

@@ -1,14 +1,11 @@
 // Organizations and projects on PostgreSQL. Projects read by id are cached, checked against the config version
 // (config-cache.ts).
-import type { Location, OrganizationRecord, ProjectRecord, ProjectWithCounts } from '../records.ts';
 import type { OrganizationRepo, ProjectListFilter, ProjectRepo, Range } from '../store.ts';
 import type { Sql } from './db.ts';
 import { cachedRead, cachedWrite, type ConfigView } from './config-cache.ts';
+import { toOrg, toProject, toProjectWithCounts, type OrgRow, type ProjectCountsRow, type ProjectRow } from '../rows.ts';
 
 // Keyset paging compares and orders ids byte-wise, as SQLite does, whatever the database's default collation.
-
-interface OrgRow { id: string; display_name: string; create_time: number }
-const toOrg = (r: OrgRow): OrganizationRecord => ({ id: r.id, displayName: r.display_name, createTime: r.create_time });
 
 export function createOrganizationRepo(sql: Sql): OrganizationRepo {
   return {
@@ -32,20 +29,6 @@ export function createOrganizationRepo(sql: Sql): OrganizationRepo {
     },
   };
 }
-
-interface ProjectRow {
-  id: string; organization_id: string; display_name: string; location: string; labels: string;
-  create_time: number; update_time: number;
-}
-interface ProjectCountsRow extends ProjectRow { organization_display_name: string; sensor_count: number; ccon_count: number }
-
-const toProject = (r: ProjectRow): ProjectRecord => ({
-  id: r.id, organizationId: r.organization_id, displayName: r.display_name, location: JSON.parse(r.location) as Location,
-  labels: JSON.parse(r.labels) as Record<string, string>, createTime: r.create_time, updateTime: r.update_time,
-});
-const toProjectWithCounts = (r: ProjectCountsRow): ProjectWithCounts => ({
-  ...toProject(r), organizationDisplayName: r.organization_display_name, sensorCount: r.sensor_count, cloudConnectorCount: r.ccon_count,
-});
 
 const WITH_COUNTS = `SELECT p.*, o.display_name AS organization_display_name,
   (SELECT count(*) FROM devices d WHERE d.project_id = p.id AND d.type <> 'ccon') AS sensor_count,

@@ -1,13 +1,7 @@
 // Users, service accounts, their keys and invitations on SQLite. Writes to the first three bump db.authWrites.
-import type { InviteRecord, KeyRecord, ServiceAccountRecord, UserRecord } from '../records.ts';
 import type { InviteRepo, KeyRepo, ServiceAccountRepo, UserRepo } from '../store.ts';
 import type { SqliteDb } from './db.ts';
-
-interface UserRow { id: string; email: string; display_name: string; password_hash: string | null; active: number; create_time: number; update_time: number }
-const toUser = (r: UserRow): UserRecord => ({
-  id: r.id, email: r.email, displayName: r.display_name, passwordHash: r.password_hash, active: r.active === 1,
-  createTime: r.create_time, updateTime: r.update_time,
-});
+import { toInvite, toKey, toSa, toUser, type InviteRow, type KeyRow, type SaRow, type UserRow } from '../rows.ts';
 
 export function createUserRepo(db: SqliteDb): UserRepo {
   return {
@@ -35,12 +29,6 @@ export function createUserRepo(db: SqliteDb): UserRepo {
     },
   };
 }
-
-interface SaRow { id: string; project_id: string; email: string; display_name: string; enable_basic_auth: number; create_time: number; update_time: number }
-const toSa = (r: SaRow): ServiceAccountRecord => ({
-  id: r.id, projectId: r.project_id, email: r.email, displayName: r.display_name, enableBasicAuth: r.enable_basic_auth === 1,
-  createTime: r.create_time, updateTime: r.update_time,
-});
 
 export function createServiceAccountRepo(db: SqliteDb): ServiceAccountRepo {
   return {
@@ -80,9 +68,6 @@ export function createServiceAccountRepo(db: SqliteDb): ServiceAccountRepo {
   };
 }
 
-interface KeyRow { id: string; service_account_id: string; secret_enc: string; create_time: number }
-const toKey = (r: KeyRow): KeyRecord => ({ id: r.id, serviceAccountId: r.service_account_id, secretEnc: r.secret_enc, createTime: r.create_time });
-
 export function createKeyRepo(db: SqliteDb): KeyRepo {
   return {
     async create(k) {
@@ -108,8 +93,6 @@ export function createKeyRepo(db: SqliteDb): KeyRepo {
   };
 }
 
-interface InviteRow { token_hash: string; user_id: string; expire_time: number; used_time: number | null }
-
 export function createInviteRepo(db: SqliteDb): InviteRepo {
   return {
     async create(i) {
@@ -117,7 +100,7 @@ export function createInviteRepo(db: SqliteDb): InviteRepo {
     },
     async get(tokenHash) {
       const r = db.get<InviteRow>('SELECT * FROM invites WHERE token_hash = ?', tokenHash);
-      return r ? { tokenHash: r.token_hash, userId: r.user_id, expireTime: r.expire_time, usedTime: r.used_time } satisfies InviteRecord : null;
+      return r ? toInvite(r) : null;
     },
     async markUsed(tokenHash, usedTime) {
       db.run('UPDATE invites SET used_time = ? WHERE token_hash = ?', usedTime, tokenHash);

@@ -1,17 +1,7 @@
 // Data connectors on SQLite.
-import type { ConnectorStatus } from '../../domain/connector-status.ts';
 import type { DataConnectorRecord, DataConnectorRepo } from '../connector-repos.ts';
-import { fromJson, toJson, type SqliteDb } from './db.ts';
-
-interface Row {
-  id: string; project_id: string; display_name: string; status: string; events: string; labels: string; url: string;
-  headers: string; signature_secret: string; failing_since: number | null; create_time: number; update_time: number;
-}
-const toConnector = (r: Row): DataConnectorRecord => ({
-  id: r.id, projectId: r.project_id, displayName: r.display_name, status: r.status as ConnectorStatus,
-  events: fromJson(r.events), labels: fromJson(r.labels), url: r.url, headers: fromJson(r.headers),
-  signatureSecretSealed: r.signature_secret, failingSince: r.failing_since, createTime: r.create_time, updateTime: r.update_time,
-});
+import { toJson, type SqliteDb } from './db.ts';
+import { toConnector, type ConnectorRow } from '../rows.ts';
 
 export function createDataConnectorRepo(db: SqliteDb): DataConnectorRepo {
   // get() runs for every delivery outcome and listActiveByProject() for every event: both cached.
@@ -22,7 +12,7 @@ export function createDataConnectorRepo(db: SqliteDb): DataConnectorRepo {
     activeByProject.clear();
   };
   const read = async (id: string) => byId.get(id, () => {
-    const r = db.get<Row>('SELECT * FROM data_connectors WHERE id = ?', id);
+    const r = db.get<ConnectorRow>('SELECT * FROM data_connectors WHERE id = ?', id);
     return r ? toConnector(r) : null;
   });
   return {
@@ -40,7 +30,7 @@ export function createDataConnectorRepo(db: SqliteDb): DataConnectorRepo {
     getForUpdate: read,
     async listByProject(projectId, range) {
       return db
-        .all<Row>('SELECT * FROM data_connectors WHERE project_id = ? AND id > ? ORDER BY id LIMIT +?', projectId, range.after ?? '', range.limit)
+        .all<ConnectorRow>('SELECT * FROM data_connectors WHERE project_id = ? AND id > ? ORDER BY id LIMIT +?', projectId, range.after ?? '', range.limit)
         .map(toConnector);
     },
     async countByProject(projectId) {
@@ -48,7 +38,7 @@ export function createDataConnectorRepo(db: SqliteDb): DataConnectorRepo {
     },
     async listActiveByProject(projectId) {
       return activeByProject.get(projectId, () =>
-        db.all<Row>("SELECT * FROM data_connectors WHERE project_id = ? AND status = 'ACTIVE' ORDER BY id", projectId).map(toConnector));
+        db.all<ConnectorRow>("SELECT * FROM data_connectors WHERE project_id = ? AND status = 'ACTIVE' ORDER BY id", projectId).map(toConnector));
     },
     async update(c) {
       invalidate();

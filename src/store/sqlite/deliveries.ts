@@ -1,16 +1,9 @@
 // The delivery queue on SQLite. One writer claims in batches: a claim sets lease_until and pushes due_time to
 // the lease end, so a row whose process died mid-attempt becomes due again by itself, and "due" stays a plain
 // range on (connector_id, due_time).
-import type { DeliveryRecord, DeliveryRepo } from '../connector-repos.ts';
+import type { DeliveryRepo } from '../connector-repos.ts';
 import { toJson, type SqliteDb } from './db.ts';
-
-interface Row {
-  id: number; connector_id: string; event_id: string; body: Buffer; enqueue_time: number; due_time: number; attempts: number; lease_until: number | null;
-}
-const toDelivery = (r: Row): DeliveryRecord => ({
-  id: r.id, connectorId: r.connector_id, eventId: r.event_id, body: r.body, enqueueTime: r.enqueue_time, dueTime: r.due_time,
-  attempts: r.attempts, leaseUntil: r.lease_until,
-});
+import { toDelivery, type DeliveryRow } from '../rows.ts';
 
 // Loose index scan: one seek per connector that has queued rows, however long its backlog is.
 const CONNECTORS_WITH_DUE = `
@@ -35,7 +28,7 @@ export function createDeliveryRepo(db: SqliteDb): DeliveryRepo {
     },
     async claim(connectorId, now, enqueuedAfter, leaseUntil, limit) {
       return db
-        .all<Row>(
+        .all<DeliveryRow>(
           `UPDATE deliveries SET lease_until = ?, due_time = ?
            WHERE id IN (SELECT id FROM deliveries WHERE connector_id = ? AND due_time <= ? AND enqueue_time > ? ORDER BY due_time, id LIMIT +?)
            RETURNING *`,
@@ -45,7 +38,7 @@ export function createDeliveryRepo(db: SqliteDb): DeliveryRepo {
         .sort((a, b) => a.id - b.id);
     },
     async get(id) {
-      const r = db.get<Row>('SELECT * FROM deliveries WHERE id = ?', id);
+      const r = db.get<DeliveryRow>('SELECT * FROM deliveries WHERE id = ?', id);
       return r ? toDelivery(r) : null;
     },
     async delete(id) {

@@ -1,14 +1,9 @@
 // Event history on SQLite.
-import type { EventRecord } from '../records.ts';
 import type { EventRepo } from '../store.ts';
 import { readWithinPageBytes } from '../../domain/paging.ts';
 import { firstIdOfSecond } from '../../runtime/ids.ts';
 import { toJson, type SqliteDb } from './db.ts';
-
-interface Row { id: string; project_id: string; device_id: string; event_type: string; timestamp: number; create_time: number; body: string }
-const toEvent = (r: Row): EventRecord => ({
-  id: r.id, projectId: r.project_id, deviceId: r.device_id, eventType: r.event_type, timestamp: r.timestamp, createTime: r.create_time, body: r.body,
-});
+import { toEvent, type EventRow } from '../rows.ts';
 
 /** A device's history, newest first: a backward walk of its time index (migration 090), no sort. */
 export const HISTORY_SQL = `SELECT * FROM events
@@ -30,7 +25,7 @@ export function createEventRepo(db: SqliteDb): EventRepo {
       const noCursor = q.before ? 0 : 1;
       const rows = db.stmt(HISTORY_SQL).iterate(
         q.deviceId, q.startTime, q.endTime, q.eventTypes.length, toJson(q.eventTypes), noCursor, bt, bt, bid, q.limit,
-      ) as Iterable<Row>;
+      ) as Iterable<EventRow>;
       return readWithinPageBytes(rows, q.limit, q.maxBytes ?? Infinity, (r) => r.body.length).map(toEvent);
     },
     async latestPerType(projectId, eventTypes, devices) {
@@ -38,7 +33,7 @@ export function createEventRepo(db: SqliteDb): EventRepo {
       // event, the latest one still stored is older and was stored after it (so has a greater id): one walk of
       // the device's time index from that time back, which holds only events older than the deleted one.
       return db
-        .all<Row>(
+        .all<EventRow>(
           `SELECT e.* FROM (SELECT id, latest_events FROM devices WHERE project_id = ? AND id > ? ORDER BY id LIMIT +?) d, json_each(d.latest_events) l
            JOIN events e ON e.id = coalesce(
              (SELECT id FROM events WHERE id = json_extract(l.value, '$[1]')),

@@ -1,24 +1,18 @@
 // Project and organization memberships on SQLite. Every write bumps db.authWrites (principals carry memberships).
-import type { MembershipRecord, ScopeType } from '../records.ts';
 import type { MembershipRepo } from '../store.ts';
-import { fromJson, toJson, type SqliteDb } from './db.ts';
-
-interface Row { scope_type: ScopeType; scope_id: string; member_id: string; account_type: 'USER' | 'SERVICE_ACCOUNT'; roles: string; status: 'ACCEPTED' | 'PENDING'; create_time: number }
-const toMembership = (r: Row): MembershipRecord => ({
-  scopeType: r.scope_type, scopeId: r.scope_id, memberId: r.member_id, accountType: r.account_type,
-  roles: fromJson(r.roles), status: r.status, createTime: r.create_time,
-});
+import { toJson, type SqliteDb } from './db.ts';
+import { toMembership, type MembershipRow } from '../rows.ts';
 
 export function createMembershipRepo(db: SqliteDb): MembershipRepo {
   return {
     async get(scopeType, scopeId, memberId) {
-      const r = db.get<Row>('SELECT * FROM memberships WHERE scope_type = ? AND scope_id = ? AND member_id = ?', scopeType, scopeId, memberId);
+      const r = db.get<MembershipRow>('SELECT * FROM memberships WHERE scope_type = ? AND scope_id = ? AND member_id = ?', scopeType, scopeId, memberId);
       return r ? toMembership(r) : null;
     },
     async listByScope(scopeType, scopeId, range) {
       const [t, m] = range.after ?? [-1, ''];
       return db
-        .all<Row>(
+        .all<MembershipRow>(
           `SELECT * FROM memberships WHERE scope_type = ? AND scope_id = ? AND (create_time > ? OR (create_time = ? AND member_id > ?))
            ORDER BY create_time, member_id LIMIT +?`,
           scopeType, scopeId, t, t, m, range.limit,
@@ -26,7 +20,7 @@ export function createMembershipRepo(db: SqliteDb): MembershipRepo {
         .map(toMembership);
     },
     async listByMember(memberId) {
-      return db.all<Row>('SELECT * FROM memberships WHERE member_id = ? ORDER BY create_time, scope_id', memberId).map(toMembership);
+      return db.all<MembershipRow>('SELECT * FROM memberships WHERE member_id = ? ORDER BY create_time, scope_id', memberId).map(toMembership);
     },
     async create(m) {
       db.authWrites++;

@@ -1,10 +1,8 @@
 // Organizations and projects on SQLite.
-import type { OrganizationRecord, ProjectRecord, ProjectWithCounts } from '../records.ts';
+import type { ProjectRecord } from '../records.ts';
 import type { OrganizationRepo, ProjectListFilter, ProjectRepo, Range } from '../store.ts';
-import { fromJson, toJson, type SqliteDb } from './db.ts';
-
-interface OrgRow { id: string; display_name: string; create_time: number }
-const toOrg = (r: OrgRow): OrganizationRecord => ({ id: r.id, displayName: r.display_name, createTime: r.create_time });
+import { toJson, type SqliteDb } from './db.ts';
+import { toOrg, toProject, toProjectWithCounts, type OrgRow, type ProjectCountsRow, type ProjectRow } from '../rows.ts';
 
 export function createOrganizationRepo(db: SqliteDb): OrganizationRepo {
   return {
@@ -25,20 +23,6 @@ export function createOrganizationRepo(db: SqliteDb): OrganizationRepo {
     },
   };
 }
-
-interface ProjectRow {
-  id: string; organization_id: string; display_name: string; location: string; labels: string;
-  create_time: number; update_time: number;
-}
-interface ProjectCountsRow extends ProjectRow { organization_display_name: string; sensor_count: number; ccon_count: number }
-
-const toProject = (r: ProjectRow): ProjectRecord => ({
-  id: r.id, organizationId: r.organization_id, displayName: r.display_name, location: fromJson(r.location),
-  labels: fromJson(r.labels), createTime: r.create_time, updateTime: r.update_time,
-});
-const toProjectWithCounts = (r: ProjectCountsRow): ProjectWithCounts => ({
-  ...toProject(r), organizationDisplayName: r.organization_display_name, sensorCount: r.sensor_count, cloudConnectorCount: r.ccon_count,
-});
 
 const WITH_COUNTS = `SELECT p.*, o.display_name AS organization_display_name,
   (SELECT count(*) FROM devices d WHERE d.project_id = p.id AND d.type <> 'ccon') AS sensor_count,
