@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after } from 'node:test';
 import { buildSync } from 'esbuild';
+import { outputOf } from '../helpers/child-output.ts';
 import { ROOT, freePort, serve } from '../helpers/serve-process.ts';
 
 export interface Bootstrap {
@@ -95,21 +96,7 @@ export function runCli(args: string[], env: Record<string, string | undefined>, 
   for (const [k, v] of Object.entries({ ...env, ...options.env })) if (v !== undefined) childEnv[k] = v;
   const [node, ...cli] = cliCommand();
   const child = spawn(node!, [...cli, ...args], { cwd: ROOT, env: childEnv, stdio: ['pipe', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-  child.stdin.end(options.input ?? '');
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`sensorcloud ${args.join(' ')} did not finish within ${options.timeoutMs ?? 30_000} ms\n${stdout}\n${stderr}`));
-    }, options.timeoutMs ?? 30_000);
-    child.once('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code: code ?? -1, stdout, stderr });
-    });
-  });
+  return outputOf(child, `sensorcloud ${args.join(' ')}`, options.input ?? '', options.timeoutMs ?? 30_000).then((r) => ({ ...r, code: r.code ?? -1 }));
 }
 
 export async function startService(extraEnv: Record<string, string> = {}): Promise<Service> {

@@ -2,13 +2,10 @@
 // environment such a child gets: the caller's without anything that would configure the service or the CLI.
 import { spawn } from 'node:child_process';
 import { after } from 'node:test';
+import { outputOf, type Finished } from '../helpers/child-output.ts';
 import { CLI_COMMAND, ROOT } from '../helpers/serve-process.ts';
 
-export interface Finished {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
+export type { Finished } from '../helpers/child-output.ts';
 
 /** The test runner's environment without PORT, HOST, LOG_LEVEL and SENSORCLOUD_*, with heartbeats off. */
 export function cleanEnv(extra: Record<string, string> = {}): Record<string, string> {
@@ -35,20 +32,5 @@ export function runCli(args: string[], env: Record<string, string>, options: { i
     ...(options.uid !== undefined ? { uid: options.uid, gid: options.uid } : {}),
   });
   running.add(child);
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-  child.stdin.end(options.input ?? '');
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`sensorcloud ${args.join(' ')} did not end within ${options.timeoutMs ?? 60_000} ms\n${stdout}\n${stderr}`));
-    }, options.timeoutMs ?? 60_000);
-    child.once('close', (code) => {
-      clearTimeout(timer);
-      running.delete(child);
-      resolve({ code, stdout, stderr });
-    });
-  });
+  return outputOf(child, `sensorcloud ${args.join(' ')}`, options.input ?? '', options.timeoutMs ?? 60_000).finally(() => running.delete(child));
 }
