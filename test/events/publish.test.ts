@@ -156,6 +156,25 @@ describe('publish', () => {
       assert.equal((await stored(device.id)).length, 3);
     });
 
+    it('loses no update of reported when publishes to one device run at once', async () => {
+      // Every publish reads the device and writes its reported state back: on a backend whose transactions run
+      // side by side, one that read before another committed must not overwrite what that one wrote.
+      const device = await createEmulated('temperature');
+      const types = ['temperature', 'networkStatus', 'batteryStatus', 'touch'];
+      const minute = (i: number) => `2025-06-01T11:${String(i).padStart(2, '0')}:00Z`;
+      const results = await Promise.all(Array.from({ length: 40 }, (_, i) => {
+        const type = types[i % types.length]!;
+        return publish(device.name, { [type]: { ...(MINIMAL[type]!.body as object), updateTime: minute(i) } });
+      }));
+      for (const res of results) assert.equal(res.status, 200, res.text);
+      const reported = await reportedOf(device.id);
+      for (const [k, type] of types.entries()) {
+        // The last of each type is the one published at minute 36 + k.
+        assert.equal((reported[type] as { updateTime: string }).updateTime, `2025-06-01T11:${36 + k}:00.000000Z`, type);
+      }
+      assert.equal((await stored(device.id)).length, 40);
+    });
+
     it('uses the server clock as the default updateTime', async () => {
       const device = await createEmulated('touch');
       t.clock.advance(1500.25);

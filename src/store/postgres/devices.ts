@@ -1,4 +1,6 @@
 // Devices on PostgreSQL. No read cache: other processes write the same devices (every event writes `reported`).
+// Inside a transaction a device is read with a row lock: an event's read of `reported` and `latest_events` and its
+// write of them must not interleave with another transaction's (read committed would lose one of the updates).
 import type { DeviceRecord, LatestEvent } from '../records.ts';
 import type { DeviceRepo } from '../store.ts';
 import type { Sql } from './db.ts';
@@ -16,7 +18,8 @@ const toDevice = (r: Row): DeviceRecord => ({
   createTime: r.create_time, updateTime: r.update_time,
 });
 
-export function createDeviceRepo(sql: Sql): DeviceRepo {
+export function createDeviceRepo(sql: Sql, inTransaction: boolean): DeviceRepo {
+  const getDevice = `SELECT * FROM devices WHERE id = $1${inTransaction ? ' FOR UPDATE' : ''}`;
   return {
     async create(d) {
       await sql.run(
@@ -27,7 +30,7 @@ export function createDeviceRepo(sql: Sql): DeviceRepo {
       );
     },
     async get(id) {
-      const [r] = await sql.query<Row>('SELECT * FROM devices WHERE id = $1', [id]);
+      const [r] = await sql.query<Row>(getDevice, [id]);
       return r ? toDevice(r) : null;
     },
     async updateReported(id, reported, latestEvents, updateTime) {

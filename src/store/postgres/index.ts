@@ -26,7 +26,7 @@ function createRepos(sql: Sql, view: ConfigView): Repos {
     keys: createKeyRepo(sql),
     memberships: createMembershipRepo(sql),
     invites: createInviteRepo(sql),
-    devices: createDeviceRepo(sql),
+    devices: createDeviceRepo(sql, view.transaction),
     events: createEventRepo(sql),
     dataConnectors: createDataConnectorRepo(sql, view),
     deliveries: createDeliveryRepo(sql),
