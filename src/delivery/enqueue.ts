@@ -41,6 +41,7 @@ export function createEnqueueConsumer(deps: { clock: Clock }, port: HandoffPort 
           });
         }
       }
+      if (handed.length === 0) return tx.deliveries.add(rows);
       const ids = await tx.deliveries.insert(rows);
       for (const h of handed) h.id = ids[h.index]!;
     },

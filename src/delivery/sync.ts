@@ -23,7 +23,7 @@ export async function enqueueSync(tx: Repos, connector: DataConnectorRecord, eve
       // The stored body is the event's JSON, exactly as it was pushed when it happened.
       rows.push({ connectorId: connector.id, eventId: e.id, body: buildPushBody(e.body, device, connector.labels), enqueueTime: now, dueTime: now });
     }
-    if (rows.length > 0) await tx.deliveries.insert(rows);
+    if (rows.length > 0) await tx.deliveries.add(rows);
     queued += rows.length;
     if (devices.size < SYNC_DEVICES_PER_PAGE) return queued;
     after = [...devices.keys()].pop()!;

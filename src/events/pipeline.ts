@@ -35,9 +35,10 @@ export interface EventPipeline {
   /**
    * A store transaction in which events can be emitted; subscribers see them once it has committed. fn may be
    * called again after a call whose writes were undone (the store's `rerunnable`), so it must change nothing
-   * outside the store; consumers undo their own effects through TransactionOutcome.onRollback.
+   * outside the store; consumers undo their own effects through TransactionOutcome.onRollback. options.devices
+   * names the devices fn reads, when known (the store's TransactionOptions.devices).
    */
-  transaction<T>(fn: (tx: Repos, emit: Emit) => Promise<T>): Promise<T>;
+  transaction<T>(fn: (tx: Repos, emit: Emit) => Promise<T>, options?: { devices?: readonly string[] }): Promise<T>;
   addConsumer(consumer: EventConsumer): void;
   /** Returns an unsubscribe function. */
   subscribe(subscriber: EventSubscriber): () => void;
@@ -112,7 +113,7 @@ export function createEventPipeline(deps: { store: Store; clock: Clock; ids: IdG
   }
 
   return {
-    async transaction(fn) {
+    async transaction(fn, options) {
       const emitted: EmittedEvent[] = [];
       const outcome = new Callbacks();
       let result;
@@ -124,7 +125,7 @@ export function createEventPipeline(deps: { store: Store; clock: Clock; ids: IdG
           emitted.length = 0;
           outcome.committed.length = 0;
           return fn(tx, emitIn(tx, emitted, outcome));
-        }, { rerunnable: true });
+        }, { rerunnable: true, devices: options?.devices });
       } catch (err) {
         runAll(outcome.rolledBack);
         throw err;

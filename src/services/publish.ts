@@ -32,5 +32,5 @@ function publishInTransaction(deps: Deps, projectId: string, deviceId: string, b
     if (emulatedOnly) requireEmulated(device);
     const { eventType, data, timestamp } = normalizePublishBody(device.type, body, nowMicros(deps));
     return emit(device, eventType, data, timestamp);
-  });
+  }, { devices: [deviceId] });
 }

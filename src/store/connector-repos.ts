@@ -84,6 +84,11 @@ export interface InFlightCap {
 export interface DeliveryRepo {
   /** Returns the new rows' ids, in order. */
   insert(rows: NewDelivery[]): Promise<number[]>;
+  /**
+   * Queues rows as insert does, for a caller that needs no ids: inside a transaction a store may hold them and
+   * write them with the transaction's other writes at its end (PostgreSQL's group commit does).
+   */
+  add(rows: NewDelivery[]): Promise<void>;
   /** Connectors that have at least one row due at `now` (not leased, not expired). */
   connectorsWithDue(now: number, enqueuedAfter: number): Promise<string[]>;
   /**

@@ -237,6 +237,11 @@ export interface TransactionOptions {
    * of a shared commit), or retry it after a failure that undid it (a lost connection, a serialization failure).
    */
   rerunnable?: boolean;
+  /**
+   * The devices fn reads, when the caller knows them: a store may read them ahead, together with those of the
+   * transactions sharing its commit (PostgreSQL's group commit reads a batch's devices in one statement).
+   */
+  devices?: readonly string[];
 }
 
 /**

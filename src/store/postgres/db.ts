@@ -61,11 +61,24 @@ export function unreachable(cause: unknown): Error {
 const NUL_REFUSED = new Set(['22021', '22P05']);
 const FINDS_NOTHING = /^\s*(SELECT|DELETE)\b/i;
 
-export function sqlOn(client: Client): Sql {
+/** What a transaction's statements did so far: how many may have written, and whether one failed. */
+export interface Watch {
+  writes: number;
+  failed: boolean;
+  /** A failed statement wrote what several transactions held (write-behind.ts): no one of them is to blame. */
+  shared?: boolean;
+}
+
+const READS = /^\s*SELECT\b/i;
+
+/** SQL on the pool or a connection; with watch, each statement that may write is counted, and a failure noted. */
+export function sqlOn(client: Client, watch?: Watch): Sql {
   const exec = async (text: string, params?: readonly unknown[]) => {
+    if (watch && !READS.test(text)) watch.writes++;
     try {
       return await client.query({ name: statementName(text), text, values: params as unknown[] | undefined });
     } catch (err) {
+      if (watch) watch.failed = true;
       if (isConnectionError(err)) throw unreachable(err);
       if (NUL_REFUSED.has((err as { code?: string }).code ?? '')) {
         if (FINDS_NOTHING.test(text)) return { rows: [], rowCount: 0 } as unknown as pg.QueryResult;

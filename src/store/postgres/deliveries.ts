@@ -2,7 +2,7 @@
 // due_time to the lease end, so a row whose process died mid-attempt becomes due again by itself and "due" stays
 // a plain range on (connector_id, due_time). Claims of several processes run at once: FOR UPDATE SKIP LOCKED
 // gives each the rows no other claim holds, without waiting.
-import type { DeliveryRepo } from '../connector-repos.ts';
+import type { DeliveryRepo, NewDelivery } from '../connector-repos.ts';
 import type { Sql } from './db.ts';
 import { toDelivery, type DeliveryRow } from '../rows.ts';
 
@@ -49,15 +49,22 @@ const DELETE_EXPIRED = `
     SELECT id FROM deliveries WHERE enqueue_time <= $1 AND (lease_until IS NULL OR lease_until <= $2)
     ORDER BY id LIMIT $3 FOR UPDATE SKIP LOCKED)`;
 
+/** The columns of rows to insert, as the arrays INSERT (and write-behind.ts) unnest. */
+export const deliveryColumns = (rows: readonly NewDelivery[]): unknown[] => [
+  rows.map((r) => r.connectorId), rows.map((r) => r.eventId), rows.map((r) => r.body),
+  rows.map((r) => r.enqueueTime), rows.map((r) => r.dueTime), rows.map((r) => r.leaseUntil ?? null),
+];
+
 export function createDeliveryRepo(sql: Sql): DeliveryRepo {
+  const insert = async (rows: NewDelivery[]) => {
+    if (rows.length === 0) return [];
+    const inserted = await sql.query<{ id: number }>(INSERT, deliveryColumns(rows));
+    return inserted.map((r) => r.id).sort((a, b) => a - b);
+  };
   return {
-    async insert(rows) {
-      if (rows.length === 0) return [];
-      const inserted = await sql.query<{ id: number }>(INSERT, [
-        rows.map((r) => r.connectorId), rows.map((r) => r.eventId), rows.map((r) => r.body),
-        rows.map((r) => r.enqueueTime), rows.map((r) => r.dueTime), rows.map((r) => r.leaseUntil ?? null),
-      ]);
-      return inserted.map((r) => r.id).sort((a, b) => a - b);
+    insert,
+    async add(rows) {
+      await insert(rows);
     },
     async connectorsWithDue(now, enqueuedAfter) {
       return (await sql.query<{ id: string }>(CONNECTORS_WITH_DUE, [now, enqueuedAfter])).map((r) => r.id);

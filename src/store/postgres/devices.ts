@@ -1,10 +1,13 @@
 // Devices on PostgreSQL. No read cache: other processes write the same devices (every event writes `reported`).
 // Inside a transaction a device is read with a row lock: an event's read of `reported` and `latest_events` and its
 // write of them must not interleave with another transaction's (read committed would lose one of the updates).
+// A group-commit batch (group-commit.ts) locks the devices its events name first (lockDevices); it never waits
+// for another device it reads: it skips a held row and throws BusyRow.
 import type { DeviceRecord, LatestEvent } from '../records.ts';
 import type { DeviceRepo } from '../store.ts';
 import type { Sql } from './db.ts';
 import { createDeviceListingQuery } from './device-query.ts';
+import { BusyRow } from './group-commit.ts';
 
 // `labels` always holds JSON.stringify of the labels object: the device list serves that text verbatim.
 interface Row {
@@ -18,8 +21,24 @@ const toDevice = (r: Row): DeviceRecord => ({
   createTime: r.create_time, updateTime: r.update_time,
 });
 
-export function createDeviceRepo(sql: Sql, inTransaction: boolean): DeviceRepo {
-  const getDevice = `SELECT * FROM devices WHERE id = $1${inTransaction ? ' FOR UPDATE' : ''}`;
+/** How get locks the row it reads: not at all (outside a transaction), waiting for it, or not waiting (a batch). */
+export type RowLocking = 'none' | 'wait' | 'skip';
+
+const GET = 'SELECT * FROM devices WHERE id = $1';
+const LOCK = ' FOR NO KEY UPDATE';
+
+/**
+ * Reads and locks the devices of a group-commit batch (write-behind.ts) in one statement, its first, waiting for
+ * rows other transactions hold. Every batch takes its rows in id order (the rows are locked as the sort returns
+ * them) while holding none, so batches of several processes wait for each other but never deadlock.
+ */
+export async function lockDevices(sql: Sql, ids: readonly string[]): Promise<DeviceRecord[]> {
+  const rows = await sql.query<Row>(`SELECT * FROM devices WHERE id = ANY($1::text[]) ORDER BY id COLLATE "C"${LOCK}`, [ids]);
+  return rows.map(toDevice);
+}
+
+export function createDeviceRepo(sql: Sql, locking: RowLocking): DeviceRepo {
+  const getDevice = locking === 'none' ? GET : locking === 'wait' ? GET + LOCK : `${GET}${LOCK} SKIP LOCKED`;
   return {
     async create(d) {
       await sql.run(
@@ -31,7 +50,9 @@ export function createDeviceRepo(sql: Sql, inTransaction: boolean): DeviceRepo {
     },
     async get(id) {
       const [r] = await sql.query<Row>(getDevice, [id]);
-      return r ? toDevice(r) : null;
+      if (r) return toDevice(r);
+      if (locking === 'skip' && (await sql.query('SELECT 1 FROM devices WHERE id = $1', [id])).length > 0) throw new BusyRow();
+      return null;
     },
     async updateReported(id, reported, latestEvents, updateTime) {
       await sql.run(

@@ -11,13 +11,15 @@ import { ConfigCache, type ConfigView } from './config-cache.ts';
 import { createDataConnectorRepo } from './data-connectors.ts';
 import { createPool, isConnectionError, migrate, sqlOn, unreachable, type Sql } from './db.ts';
 import { createDeliveryRepo } from './deliveries.ts';
-import { createDeviceRepo } from './devices.ts';
+import { createDeviceRepo, type RowLocking } from './devices.ts';
+import { createGroupCommit } from './group-commit.ts';
+import { writeBehind } from './write-behind.ts';
 import { createEventRepo } from './events.ts';
 import { createMembershipRepo } from './memberships.ts';
 import { createOrganizationRepo, createProjectRepo } from './organizations.ts';
 import { createSealedRepo } from './sealed.ts';
 
-function createRepos(sql: Sql, view: ConfigView): Repos {
+function createRepos(sql: Sql, view: ConfigView, locking: RowLocking): Repos {
   return {
     organizations: createOrganizationRepo(sql),
     projects: createProjectRepo(sql, view),
@@ -26,7 +28,7 @@ function createRepos(sql: Sql, view: ConfigView): Repos {
     keys: createKeyRepo(sql),
     memberships: createMembershipRepo(sql),
     invites: createInviteRepo(sql),
-    devices: createDeviceRepo(sql, view.transaction),
+    devices: createDeviceRepo(sql, locking),
     events: createEventRepo(sql),
     dataConnectors: createDataConnectorRepo(sql, view),
     deliveries: createDeliveryRepo(sql),
@@ -74,7 +76,7 @@ export async function createPostgresStore(url: string, options: PostgresStoreOpt
     try {
       await client.query('BEGIN');
       const view: ConfigView = { cache, transaction: true, wrote: false };
-      const value = await fn(createRepos(sqlOn(client), view));
+      const value = await fn(createRepos(sqlOn(client), view, 'wait'));
       committing = true;
       await client.query('COMMIT');
       if (view.wrote) cache.clear();
@@ -93,28 +95,58 @@ export async function createPostgresStore(url: string, options: PostgresStoreOpt
     }
   }
 
+  async function alone<T>(fn: (tx: Repos) => Promise<T>, rerunnable: boolean): Promise<T> {
+    for (let run = 1; ; run++) {
+      const result = await once(fn);
+      if (result.ok) return result.value;
+      if (!(result.rerun && rerunnable && run < MAX_RERUNS)) throw result.error;
+    }
+  }
+
+  let versionRead: Promise<number> | null = null;
+
+  const groupDeps: Parameters<typeof createGroupCommit>[0] = {
+    pool,
+    batchRepos(client, watch) {
+      const view: ConfigView = { cache, transaction: true, wrote: false };
+      const sql = sqlOn(client, watch);
+      const { repos, readAhead, flush } = writeBehind(createRepos(sql, view, 'skip'), sql, watch);
+      return { repos, readAhead, beforeCommit: flush, committed: () => { if (view.wrote) cache.clear(); } };
+    },
+    alone: (fn) => alone(fn, true),
+    retryable: (error) => RETRYABLE.has((error as { code?: string } | null)?.code ?? ''),
+  };
+  // Events (which name their devices) and the rest (the delivery outcomes) in batches of their own: an outcome's
+  // statements run one after another and would lengthen the batch every waiting publish is answered after.
+  const events = createGroupCommit(groupDeps);
+  const others = createGroupCommit(groupDeps);
+
   return {
     exclusive: false,
     cluster,
     pool,
-    ...createRepos(top, { cache, transaction: false, wrote: false }),
-    async transaction<T>(fn: (tx: Repos) => Promise<T>, options?: TransactionOptions): Promise<T> {
-      for (let run = 1; ; run++) {
-        const result = await once(fn);
-        if (result.ok) return result.value;
-        if (!(result.rerun && options?.rerunnable === true && run < MAX_RERUNS)) throw result.error;
-      }
+    ...createRepos(top, { cache, transaction: false, wrote: false }, 'none'),
+    transaction<T>(fn: (tx: Repos) => Promise<T>, options?: TransactionOptions): Promise<T> {
+      if (options?.rerunnable !== true) return alone(fn, false);
+      return options.devices?.length ? events.run(fn, options.devices) : others.run(fn);
     },
     async ping() {
       await top.query('SELECT 1');
     },
-    async authVersion() {
-      // The config version rides along: the read caches of projects and connectors are checked at the same time.
-      const [row] = await top.query<{ auth: number; config: number }>('SELECT a.value AS auth, c.value AS config FROM auth_version a, config_version c');
-      cache.checked(row!.config);
-      return row!.auth;
+    authVersion() {
+      // Asked at the start of every request: the requests of one turn of the event loop share one read, sent
+      // after all of them were asked (so it is no older than any of them would have read alone).
+      versionRead ??= new Promise<void>((resolve) => setImmediate(resolve)).then(async () => {
+        versionRead = null;
+        // The config version rides along: the read caches of projects and connectors are checked at the same time.
+        const [row] = await top.query<{ auth: number; config: number }>('SELECT a.value AS auth, c.value AS config FROM auth_version a, config_version c');
+        cache.checked(row!.config);
+        return row!.auth;
+      });
+      return versionRead;
     },
     async close() {
+      await Promise.all([events.idle(), others.idle()]);
       await cluster.close();
       await pool.end();
     },

@@ -1,7 +1,7 @@
 // The delivery queue on SQLite. One writer claims in batches: a claim sets lease_until and pushes due_time to
 // the lease end, so a row whose process died mid-attempt becomes due again by itself, and "due" stays a plain
 // range on (connector_id, due_time).
-import type { DeliveryRepo } from '../connector-repos.ts';
+import type { DeliveryRepo, NewDelivery } from '../connector-repos.ts';
 import { toJson, type SqliteDb } from './db.ts';
 import { toDelivery, type DeliveryRow } from '../rows.ts';
 
@@ -16,12 +16,16 @@ const CONNECTORS_WITH_DUE = `
     AND EXISTS (SELECT 1 FROM deliveries d WHERE d.connector_id = c.id AND d.due_time <= ? AND d.enqueue_time > ?)`;
 
 export function createDeliveryRepo(db: SqliteDb): DeliveryRepo {
+  const insert = (rows: NewDelivery[]) => rows.map((r) => Number(db.run(
+    'INSERT INTO deliveries (connector_id, event_id, body, enqueue_time, due_time, attempts, lease_until) VALUES (?, ?, ?, ?, ?, 0, ?)',
+    r.connectorId, r.eventId, r.body, r.enqueueTime, r.dueTime, r.leaseUntil ?? null,
+  ).lastInsertRowid));
   return {
     async insert(rows) {
-      return rows.map((r) => Number(db.run(
-        'INSERT INTO deliveries (connector_id, event_id, body, enqueue_time, due_time, attempts, lease_until) VALUES (?, ?, ?, ?, ?, 0, ?)',
-        r.connectorId, r.eventId, r.body, r.enqueueTime, r.dueTime, r.leaseUntil ?? null,
-      ).lastInsertRowid));
+      return insert(rows);
+    },
+    async add(rows) {
+      insert(rows);
     },
     async connectorsWithDue(now, enqueuedAfter) {
       return db.all<{ id: string }>(CONNECTORS_WITH_DUE, now, enqueuedAfter).map((r) => r.id);

@@ -26,6 +26,21 @@ export function deliveryContract(open: OpenStore): void {
       assert.deepEqual(await store().deliveries.insert([]), []);
     });
 
+    it('add queues rows as insert does, inside a transaction and outside one', async () => {
+      const c = await seedConnector(store());
+      await store().deliveries.add([row(c.id, 100), row(c.id, 101)]);
+      await store().transaction(async (tx) => {
+        await tx.deliveries.add([row(c.id, 102)]);
+        await tx.deliveries.add([]);
+      });
+      await assert.rejects(store().transaction(async (tx) => {
+        await tx.deliveries.add([row(c.id, 103)]);
+        throw new Error('undo');
+      }), /undo/);
+      const claimed = await store().deliveries.claim(c.id, 1_000, 0, 2_000, 10);
+      assert.deepEqual(claimed.map((d) => d.enqueueTime), [100, 101, 102]);
+    });
+
     it('delete removes one row and says whether it was there', async () => {
       const c = await seedConnector(store());
       const [a, b] = await store().deliveries.insert([row(c.id, 100), row(c.id, 100)]);

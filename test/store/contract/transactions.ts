@@ -2,7 +2,7 @@
 // ones, the `rerunnable` option: fn may be called again after a call whose writes were undone), ping and close.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { device, organization, project, seedConnector, seedProject, T0, useStore, withFreshStore, type OpenStore } from './fixtures.ts';
+import { device, event, organization, project, row, seedConnector, seedProject, T0, useStore, withFreshStore, type OpenStore } from './fixtures.ts';
 
 export function transactionContract(open: OpenStore): void {
   describe('transactions', () => {
@@ -125,6 +125,32 @@ export function transactionContract(open: OpenStore): void {
         assert.deepEqual([calls.b, calls.c, calls.d], [1, 1, 1]);
         // A backend may have undone and repeated the calls of a and e (bounded here so a loop would show).
         assert.ok(calls.a >= 1 && calls.a <= 3 && calls.e >= 1 && calls.e <= 3, JSON.stringify(calls));
+      });
+
+      it('reads and writes a named device as without the name; many calls at once on a few devices lose no write', async () => {
+        // The writes of an event (TransactionOptions.devices: a store may read the named devices ahead and hold
+        // the writes to the end): a device read in a call sees what the calls before it wrote.
+        const c = await seedConnector(store());
+        const devices = [device(c.projectId), device(c.projectId)];
+        for (const d of devices) await store().devices.create(d);
+        const calls = Array.from({ length: 30 }, (_, i) => store().transaction(async (tx) => {
+          const d = devices[i % 2]!;
+          const current = (await tx.devices.get(d.id))!;
+          const e = event(d, T0 + i);
+          await tx.events.insert(e);
+          await tx.deliveries.add([row(c.id, T0 + i, { eventId: e.id })]);
+          await tx.devices.updateReported(d.id, { n: ((current.reported.n as number | undefined) ?? 0) + 1 }, { touch: [T0 + i, e.id] }, T0 + i);
+          if (i === 7) throw new Error('7 fails after writing');
+          return i;
+        }, { rerunnable: true, devices: [devices[i % 2]!.id] }));
+        const results = await Promise.allSettled(calls);
+        assert.deepEqual(results.filter((r) => r.status === 'rejected').length, 1);
+        assert.match(String((results[7] as PromiseRejectedResult).reason), /7 fails after writing/);
+        assert.deepEqual((await store().devices.get(devices[0]!.id))?.reported, { n: 15 });
+        assert.deepEqual((await store().devices.get(devices[1]!.id))?.reported, { n: 14 });
+        const stored = await Promise.all(devices.map((d) => store().events.listByDevice({ deviceId: d.id, eventTypes: [], startTime: 0, endTime: T0 * 2, limit: 100 })));
+        assert.deepEqual(stored.map((s) => s.length), [15, 14]);
+        assert.equal((await store().deliveries.claim(c.id, T0 * 2, 0, T0 * 2, 100)).length, 29);
       });
 
       it('undoes a call\'s writes before calling it again: increments made by repeated calls count once', () => withFreshStore(open, async (s) => {

@@ -1,0 +1,144 @@
+// Group commit on PostgreSQL, for the transactions that may be run again (TransactionOptions.rerunnable: the event
+// pipeline's and the delivery outcomes'). On this machine a round trip's client CPU (mostly the socket write) was
+// the largest cost of a published event, and each separate transaction adds a BEGIN, a COMMIT and a WAL flush.
+// Transactions requested while a batch is running wait and then run one after another in the next batch, inside
+// one BEGIN … COMMIT on one connection, and every caller is answered after that COMMIT (as SQLite's store does,
+// index.ts there). The batch reads its devices ahead in one statement and writes what its events wrote in one
+// statement (write-behind.ts): four round trips for the batch, however many events it holds.
+//
+// PostgreSQL aborts a transaction at its first failed statement, and a savepoint per item would cost two more
+// round trips each, so a batch has no savepoints:
+// - an item that throws without having written anything or run a failing statement (a 404, a bad body) just
+//   fails, and the batch goes on;
+// - an item that throws after writing, or after a statement of its own failed, fails; the batch is rolled back
+//   and each other item that had not failed runs again alone (`alone`);
+// - a failure no single item caused (BEGIN, the read ahead, the write of what the items held, a deadlock) rolls
+//   the batch back, and every item runs again alone, where its own failure, if it has one, reaches its caller;
+// - the devices the items name are locked first, before anything else, waiting, in id order (devices.ts
+//   lockDevices); an item that then reads a device it did not name and finds it held by another transaction
+//   (BusyRow: the batch's repos never wait for a lock after that) runs alone after the batch, where waiting is
+//   safe: a batch waiting for a lock while holding the rows of its earlier items could deadlock with another's.
+import type pg from 'pg';
+import type { Repos } from '../store.ts';
+import { unreachable, type Watch } from './db.ts';
+
+/** Thrown by a batch's repos instead of waiting for a row another transaction holds. */
+export class BusyRow extends Error {
+  constructor() {
+    super('a row this transaction must lock is held by another transaction');
+  }
+}
+
+/** An item's result in its batch; `alone`: held up by another transaction's lock, it runs again on its own. */
+type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown } | { alone: true };
+
+interface Queued {
+  fn: (tx: Repos) => Promise<unknown>;
+  devices: readonly string[];
+  resolve: (value: unknown) => void;
+  reject: (error: unknown) => void;
+}
+
+export interface GroupCommitDeps {
+  pool: pg.Pool;
+  /**
+   * The repos of a batch's connection: they read rows to lock without waiting (BusyRow), count into watch, and may
+   * hold writes until beforeCommit.
+   */
+  batchRepos(client: pg.PoolClient, watch: Watch): { repos: Repos; readAhead(devices: string[]): Promise<void>; beforeCommit(): Promise<void>; committed(): void };
+  /** Runs fn as a transaction of its own (with the store's reruns). */
+  alone<T>(fn: (tx: Repos) => Promise<T>): Promise<T>;
+  /** A failure after which a transaction may simply run again (a deadlock, a serialization failure). */
+  retryable(error: unknown): boolean;
+}
+
+/** At most this many transactions share a commit: the first caller of a batch waits for all of them. */
+const MAX_BATCH = 64;
+
+export function createGroupCommit(deps: GroupCommitDeps): { run<T>(fn: (tx: Repos) => Promise<T>, devices?: readonly string[]): Promise<T>; idle(): Promise<void> } {
+  async function runBatch(batch: Queued[]): Promise<void> {
+    let client: pg.PoolClient;
+    try {
+      client = await deps.pool.connect();
+    } catch (error) {
+      for (const item of batch) item.reject(unreachable(error));
+      return;
+    }
+    const outcomes: Outcome[] = [];
+    let again = false;
+    let broken = false;
+    let committing = false;
+    try {
+      await client.query('BEGIN');
+      const watch: Watch = { writes: 0, failed: false };
+      const { repos, readAhead, beforeCommit, committed } = deps.batchRepos(client, watch);
+      await readAhead(batch.flatMap((item) => item.devices));
+      for (const item of batch) {
+        const writes = watch.writes;
+        try {
+          outcomes.push({ ok: true, value: await item.fn(repos) });
+        } catch (error) {
+          if (watch.failed || watch.writes !== writes) {
+            if (!watch.shared && !deps.retryable(error)) outcomes.push({ ok: false, error });
+            again = true;
+            break;
+          }
+          outcomes.push(error instanceof BusyRow ? { alone: true } : { ok: false, error });
+        }
+      }
+      if (!again) {
+        await beforeCommit();
+        committing = true;
+        await client.query('COMMIT');
+        committed();
+      }
+    } catch (error) {
+      // A statement of the batch's own failed (BEGIN, the read ahead, the held writes, COMMIT). A COMMIT whose
+      // answer was lost may have committed: its callers hear of the failure and nothing runs again.
+      if (!committing) again = true;
+      else for (let i = 0; i < batch.length; i++) if (!(outcomes[i] && 'alone' in outcomes[i]!)) outcomes[i] = { ok: false, error: unreachable(error) };
+    } finally {
+      if (again) {
+        try {
+          await client.query('ROLLBACK');
+        } catch {
+          broken = true;
+        }
+      }
+      client.release(broken ? true : undefined);
+    }
+    batch.forEach((item, i) => {
+      const o = outcomes[i];
+      // Not reached, undone with the batch, or held up by a lock: it runs again alone. A failure stands.
+      if (o === undefined || 'alone' in o || (again && o.ok)) deps.alone(item.fn).then(item.resolve, item.reject);
+      else if (o.ok) item.resolve(o.value);
+      else item.reject(o.error);
+    });
+  }
+
+  // One batch at a time, on one connection, one statement after another: batches running side by side (measured:
+  // two, by device) shared fewer commits and cost more CPU per event.
+  const queued: Queued[] = [];
+  let running: Promise<void> | null = null;
+
+  function drain(): void {
+    if (running !== null || queued.length === 0) return;
+    running = (async () => {
+      while (queued.length > 0) await runBatch(queued.splice(0, MAX_BATCH));
+      running = null;
+    })();
+  }
+
+  return {
+    run<T>(fn: (tx: Repos) => Promise<T>, devices: readonly string[] = []): Promise<T> {
+      return new Promise<T>((resolve, reject) => {
+        queued.push({ fn, devices, resolve: resolve as (v: unknown) => void, reject });
+        // Start after this turn's I/O callbacks, so the transactions they request share the first commit too.
+        if (running === null && queued.length === 1) setImmediate(drain);
+      });
+    },
+    async idle() {
+      while (running !== null) await running;
+    },
+  };
+}
