@@ -1,6 +1,6 @@
 // Claiming due queue rows under a lease (the engine's read of the queue when rows were not handed off: retries,
 // backlogs, `:sync`), and the queue's maintenance: the 12-hour drop and dropping a connector's whole queue.
-import type { DataConnectorRecord, DeliveryRecord } from '../store/connector-repos.ts';
+import type { DataConnectorRecord, DeliveryRecord, InFlightCap } from '../store/connector-repos.ts';
 import type { Repos, Store } from '../store/store.ts';
 import { RETENTION_MICROS } from './retry.ts';
 
@@ -36,6 +36,16 @@ export interface InFlightLimits {
   suspectAfterMicros: number;
 }
 
+/** The cap on the connector's rows in flight in the cluster, for a lease taken now that ends at `leaseUntil`. */
+export function inFlightCap(limits: InFlightLimits, connector: Pick<DataConnectorRecord, 'failingSince'>, leaseUntil: number): InFlightCap {
+  return {
+    max: connector.failingSince !== null ? limits.perFailing : limits.perConnector,
+    whileHanging: limits.perFailing,
+    // A lease taken before this (its attempt started suspectAfter ago) and not yet ended: the endpoint hangs.
+    hangingIfLeasedBefore: leaseUntil - limits.suspectAfterMicros,
+  };
+}
+
 export interface ClaimResult {
   items: ClaimedDelivery[];
   /** Connectors that had rows due when the claim began; null when the queue was not read (no capacity at all). */
@@ -56,7 +66,7 @@ export async function claimDue(store: Store, o: ClaimOptions): Promise<ClaimResu
   const drained = new Set<string>();
   const ids = due.filter((id) => o.capacityOf(id, due.length) > 0);
   if (ids.length === 0) return { items: [], due: new Set(due), drained };
-  const items = await store.transaction(async (tx) => {
+  const claimAll = async (repos: Repos): Promise<ClaimedDelivery[]> => {
     const out: ClaimedDelivery[] = [];
     const start = o.rotation % ids.length;
     let left = o.total;
@@ -64,21 +74,14 @@ export async function claimDue(store: Store, o: ClaimOptions): Promise<ClaimResu
       const id = ids[(start + i) % ids.length]!;
       const capacity = Math.min(o.capacityOf(id, due.length), left);
       if (capacity <= 0) continue;
-      const connector = await tx.dataConnectors.get(id);
+      const connector = await repos.dataConnectors.get(id);
       if (!connector || connector.status !== 'ACTIVE') {
-        await tx.deliveries.deleteByConnector(id);
+        await repos.deliveries.deleteByConnector(id);
         continue;
       }
       const leaseUntil = o.now + o.leaseMicros;
-      const cap = o.cluster
-        ? {
-            max: connector.failingSince !== null ? o.cluster.perFailing : o.cluster.perConnector,
-            whileHanging: o.cluster.perFailing,
-            // A lease taken before this (its attempt started suspectAfter ago) and not yet ended: the endpoint hangs.
-            hangingIfLeasedBefore: leaseUntil - o.cluster.suspectAfterMicros,
-          }
-        : undefined;
-      const rows = await tx.deliveries.claim(id, o.now, enqueuedAfter, leaseUntil, capacity, cap);
+      const cap = o.cluster ? inFlightCap(o.cluster, connector, leaseUntil) : undefined;
+      const rows = await repos.deliveries.claim(id, o.now, enqueuedAfter, leaseUntil, capacity, cap);
       for (const delivery of rows) out.push({ delivery, connector });
       // Fewer than asked means none are left due, unless the cluster's cap held it back: then rows are still due,
       // and the connector stays in the backlog (its mark goes once a read finds nothing of it due).
@@ -86,7 +89,11 @@ export async function claimDue(store: Store, o: ClaimOptions): Promise<ClaimResu
       left -= rows.length;
     }
     return out;
-  });
+  };
+  // One transaction for the whole claim on a store one process owns. On a shared store each connector's claim is a
+  // statement of its own, which waits for that connector's lock (held by inserts of leased rows until they commit):
+  // a transaction holding one connector's lock while waiting for the next could deadlock with them.
+  const items = o.cluster ? await claimAll(store) : await store.transaction(claimAll);
   return { items, due: new Set(due), drained };
 }
 

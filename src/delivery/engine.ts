@@ -133,8 +133,8 @@ export function createDeliveryEngine(deps: EngineDeps, dispatcher: Dispatcher, o
   };
   let rotation = 0;
 
-  // Several processes on one store: every attempt goes through the claim, which counts the whole cluster's leases
-  // against the per-connector limits (a row handed off at insert would be counted by this process alone).
+  // Several processes on one store: the per-connector limits count the whole cluster's leases, at every claim and
+  // at every row queued leased by the hand-off (handoff.ts).
   const cluster = deps.store.cluster;
   const clusterLimits = cluster === null ? null : {
     perConnector, perFailing: slots.options.perFailingConnector, suspectAfterMicros: slots.options.suspectAfterMs * 1000,
@@ -143,7 +143,7 @@ export function createDeliveryEngine(deps: EngineDeps, dispatcher: Dispatcher, o
   let unlisten: (() => void) | null = null;
 
   const intake = createIntake({
-    store: deps.store, clock: deps.clock, logger: log, slots, backlog, lines, leaseMicros,
+    store: deps.store, clock: deps.clock, logger: log, slots, backlog, lines, leaseMicros, cluster: clusterLimits,
     taking: () => started && !stopping,
     run: (item) => void run(item),
     wake: () => wake(),
@@ -288,12 +288,14 @@ export function createDeliveryEngine(deps: EngineDeps, dispatcher: Dispatcher, o
       if (started) return;
       started = true;
       stopping = false;
+      deps.handoff.attach(intake.handoff);
       if (cluster === null) {
         unsubscribe = deps.events.subscribe(wakeForBacklog);
-        deps.handoff.attach(intake.handoff);
       } else {
-        // Fresh rows are queued due: this engine claims them at once, and the others hear of them.
+        // Rows queued due (behind a backlog, or refused a lease by the cluster's limit): this engine claims them at
+        // once, and the others hear of them.
         unsubscribe = deps.events.subscribe(() => {
+          if (backlog.size === 0) return;
           wake();
           announce();
         });

@@ -20,30 +20,34 @@ export function createEnqueueConsumer(deps: { clock: Clock }, port: HandoffPort 
       const { rows, targets } = rowsFor(connectors, emitted, emitted.device, now);
       if (rows.length === 0) return;
       const handoff = port?.current ?? null;
-      const handed: Array<{ index: number; connector: DataConnectorRecord; slot: boolean; id: number | null }> = [];
+      const handed: Array<{ index: number; connector: DataConnectorRecord; slot: boolean }> = [];
       if (handoff) {
         for (let index = 0; index < rows.length; index++) {
           const row = rows[index]!;
-          const reservation = handoff.reserve(row.connectorId, now, rows.length);
+          const reservation = handoff.reserve(targets[index]!, now, rows.length);
           if (reservation === null) continue;
           row.leaseUntil = reservation.leaseUntil;
           row.dueTime = reservation.leaseUntil;
-          handed.push({ index, connector: targets[index]!, slot: reservation.slot, id: null });
+          row.leaseIf = reservation.leaseIf;
+          handed.push({ index, connector: targets[index]!, slot: reservation.slot });
         }
         if (handed.length > 0) {
-          // A reservation is used only by a row that was inserted and committed; every other ending gives it back.
+          // A reservation is used only by a row that was queued leased and committed; every other ending gives it back.
           outcome.onRollback(() => handed.forEach((h) => handoff.release(h.connector.id, h.slot)));
           outcome.onCommit(() => {
             for (const h of handed) {
-              if (h.id === null) handoff.release(h.connector.id, h.slot);
-              else handoff.launch({ delivery: { ...rows[h.index]!, id: h.id, attempts: 0, leaseUntil: rows[h.index]!.leaseUntil! }, connector: h.connector }, h.slot);
+              const { connectorId, eventId, body, enqueueTime, dueTime, leaseUntil, queued } = rows[h.index]!;
+              if (queued?.leased) {
+                const delivery = { id: queued.id, connectorId, eventId, body, enqueueTime, dueTime, attempts: 0, leaseUntil: leaseUntil! };
+                handoff.launch({ delivery, connector: h.connector }, h.slot);
+              } else {
+                handoff.release(h.connector.id, h.slot, true);
+              }
             }
           });
         }
       }
-      if (handed.length === 0) return tx.deliveries.add(rows);
-      const ids = await tx.deliveries.insert(rows);
-      for (const h of handed) h.id = ids[h.index]!;
+      await tx.deliveries.add(rows);
     },
   };
 }

@@ -1,6 +1,7 @@
 // The hand-off of fresh queue rows from the event pipeline to the running delivery engine, and the one notice the
 // services give delivery. Owned here, so neither the services nor the dependency bundle know how the engine works:
 // the composition root makes one port and gives it to the enqueue consumer, the engine and the services.
+import type { DataConnectorRecord, NewDelivery } from '../store/connector-repos.ts';
 import type { ClaimedDelivery } from './claim.ts';
 
 /**
@@ -11,6 +12,11 @@ import type { ClaimedDelivery } from './claim.ts';
  * in the engine's line for the next one, leased too (at saturation, two thirds of the rows were claimed again:
  * ~7 % of the main thread). The row is durable before the attempt starts, exactly as a claimed one; after a crash
  * its lease is released at the next start (engine.ts) and it is attempted again.
+ *
+ * On a store several processes share, the lease is taken under the cluster's per-connector limit (`leaseIf`): the
+ * store may queue the row due instead, and the reservation is then given back. There are no lines there: a row
+ * waiting in one would count against the cluster's limit as if it were in flight. A crashed process's rows come
+ * due when their leases end, for any process to claim.
  */
 export interface DeliveryHandoff {
   /**
@@ -18,11 +24,14 @@ export interface DeliveryHandoff {
    * or a place in its line of rows waiting in memory for the next free slot (`slot` false). Either way the row is
    * queued leased until `leaseUntil` (micros). Null: queue it as due.
    */
-  reserve(connectorId: string, now: number, competitors: number): Reservation | null;
+  reserve(connector: Pick<DataConnectorRecord, 'id' | 'failingSince'>, now: number, competitors: number): Reservation | null;
   /** The row's transaction committed: attempt it now in its slot, or line it up. */
   launch(item: ClaimedDelivery, slot: boolean): void;
-  /** The reservation is not used after all (the transaction rolled back): give it back. */
-  release(connectorId: string, slot: boolean): void;
+  /**
+   * The reservation is not used after all: the transaction rolled back, or (`queuedDue`) the store queued the row
+   * due instead of leased, so the engine's claim takes it (a shared store's `leaseIf`).
+   */
+  release(connectorId: string, slot: boolean, queuedDue?: boolean): void;
   /** The connector's queue was dropped (disabled or deleted; committed): rows waiting in its line are gone. */
   queueDropped(connectorId: string): void;
 }
@@ -30,6 +39,8 @@ export interface DeliveryHandoff {
 export interface Reservation {
   leaseUntil: number;
   slot: boolean;
+  /** On a store several processes share: the condition of the lease (NewDelivery.leaseIf). */
+  leaseIf?: NewDelivery['leaseIf'];
 }
 
 /** What the services tell delivery: nothing else of the engine is theirs to know. */

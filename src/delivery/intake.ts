@@ -6,9 +6,10 @@ import { nowMicros } from '../runtime/clock.ts';
 import type { Logger } from '../runtime/logger.ts';
 import type { Store } from '../store/store.ts';
 import type { Backlog } from './backlog.ts';
-import type { ClaimedDelivery } from './claim.ts';
+import { inFlightCap, type ClaimedDelivery, type InFlightLimits } from './claim.ts';
 import type { DeliveryHandoff } from './handoff.ts';
 import type { Lines } from './lines.ts';
+import { RETENTION_MICROS } from './retry.ts';
 import type { Slots } from './slots.ts';
 
 export interface IntakeDeps {
@@ -20,6 +21,8 @@ export interface IntakeDeps {
   lines: Lines;
   /** How long a handed-off row is leased, micros. */
   leaseMicros: number;
+  /** On a store several processes share: the cluster's limits a lease is taken under (no lines there). */
+  cluster: InFlightLimits | null;
   /** Whether the engine takes rows now (started and not stopping). */
   taking(): boolean;
   /** Attempts a row in a slot already taken. */
@@ -81,17 +84,23 @@ export function createIntake(deps: IntakeDeps): Intake {
   }
 
   const handoff: DeliveryHandoff = {
-    reserve(connectorId, now, competitors) {
+    reserve(connector, now, competitors) {
+      const connectorId = connector.id;
       if (!deps.taking()) return null;
-      if (!backlog.has(connectorId) && slots.inFlightTotal < total) {
+      // Rows queued due go first. On a shared store the store checks that for the whole cluster (leaseIf) when it
+      // writes the row, and this process's backlog mark would hold the hand-off back until a claim found nothing
+      // due, which under a steady load of rows queued due because of it never happens.
+      if ((deps.cluster !== null || !backlog.has(connectorId)) && slots.inFlightTotal < total) {
         // The same fair share of the overall cap as a claim gives, here among the connectors the event goes to,
         // so that many new endpoints that turn out dead cannot take every slot before they are found out.
         if (lines.waiting(connectorId) === 0 && slots.capacityOf(connectorId, competitors) > 0) {
           slots.take(connectorId);
-          return { leaseUntil: now + leaseMicros, slot: true };
+          const leaseUntil = now + leaseMicros;
+          if (deps.cluster === null) return { leaseUntil, slot: true };
+          return { leaseUntil, slot: true, leaseIf: { cap: inFlightCap(deps.cluster, connector, leaseUntil), enqueuedAfter: now - RETENTION_MICROS } };
         }
         // Only a connector that answers gets a line (a suspect one's rows queue as due, as behind a backlog).
-        if (!slots.suspect(connectorId) && lines.hasRoom(connectorId)) {
+        if (deps.cluster === null && !slots.suspect(connectorId) && lines.hasRoom(connectorId)) {
           lines.place(connectorId);
           return { leaseUntil: now + leaseMicros, slot: false };
         }
@@ -112,7 +121,8 @@ export function createIntake(deps: IntakeDeps): Intake {
         void drain(id);
       }
     },
-    release(connectorId, slot) {
+    release(connectorId, slot, queuedDue) {
+      if (queuedDue) backlog.mark(connectorId);
       if (slot) {
         slots.give(connectorId);
         if (lines.has(connectorId)) void drain(connectorId);

@@ -55,6 +55,9 @@ export function effectOf(connector: ConnectorState, row: Pick<DeliveryRecord, 'a
   return dueMs === null ? { kind: 'expire', state } : { kind: 'retry', attempts, dueMs, state };
 }
 
+/** Whether the effect writes the connector's state (status, failingSince). */
+const writesState = (effect: Effect): effect is Effect & { state: ConnectorState } => effect.kind !== 'discard' && effect.state !== null;
+
 /** A connector the recorder disabled (5 days of failures), after its transaction committed. */
 export interface Disabled {
   connector: Pick<DataConnectorRecord, 'id' | 'projectId'>;
@@ -86,10 +89,12 @@ interface Batch {
   /** Told once the transaction has committed. */
   notices: Array<(n: OutcomeNotices) => void>;
   /**
-   * Each connector as this transaction sees it: read (and on PostgreSQL locked) once per batch, then kept up to date
-   * with the batch's own state changes. Null: deleted.
+   * Each connector as this transaction sees it: read once per batch, then kept up to date with the batch's own state
+   * changes. Null: deleted.
    */
   connectors: Map<string, DataConnectorRecord | null>;
+  /** Of those, the ones read with getForUpdate (on PostgreSQL: row locked until the commit), to write their state. */
+  locked: Set<string>;
   /** Rows to delete at the end of the batch, in one statement: acknowledged, and discarded. */
   acked: number[];
   discarded: number[];
@@ -113,13 +118,25 @@ function attemptedReports(n: number): RunReport[] {
 async function apply(tx: Repos, done: Finished, report: RunReport, batch: Batch, log: Logger): Promise<void> {
   const { item, outcome, endMs } = done;
   const row = item.delivery;
-  let connector = batch.connectors.get(item.connector.id);
+  const id = item.connector.id;
+  let connector = batch.connectors.get(id);
   if (connector === undefined) {
-    connector = await tx.dataConnectors.getForUpdate(item.connector.id);
-    batch.connectors.set(item.connector.id, connector);
+    // Read without a lock: most outcomes change nothing of the connector (an acknowledgement to a healthy one), and
+    // on PostgreSQL a row lock taken by every batch made the outcome batches of all processes wait for each other
+    // (the largest wait with two processes). An outcome that changes its state reads it again locked, below.
+    connector = await tx.dataConnectors.get(id);
+    batch.connectors.set(id, connector);
   }
   // Deleted meanwhile: its queue and metrics are gone with it.
   if (!connector) return;
+  let effect = effectOf(connector, row, outcome, endMs);
+  if (writesState(effect) && !batch.locked.has(id)) {
+    batch.locked.add(id);
+    connector = await tx.dataConnectors.getForUpdate(id);
+    batch.connectors.set(id, connector);
+    if (!connector) return;
+    effect = effectOf(connector, row, outcome, endMs);
+  }
   const end = Math.floor(endMs * 1000);
   batch.samples.push({ connectorId: connector.id, time: end, reason: outcome.reason, ok: outcome.ok, responseTimeMs: outcome.responseTimeMs });
   if (outcome.ok) report.acked = 1;
@@ -128,8 +145,7 @@ async function apply(tx: Repos, done: Finished, report: RunReport, batch: Batch,
     log.debug({ connector: dataConnectorName(connector.projectId, connector.id), eventId: row.eventId, attempt: row.attempts + 1, reason: outcome.reason, status: outcome.status, message: outcome.message }, 'push attempt failed');
   }
 
-  const effect = effectOf(connector, row, outcome, endMs);
-  if (effect.kind !== 'discard' && effect.state !== null) {
+  if (writesState(effect)) {
     await tx.dataConnectors.updateState(connector.id, effect.state.status, effect.state.failingSince, end);
     batch.connectors.set(connector.id, { ...connector, status: effect.state.status, failingSince: effect.state.failingSince, updateTime: end });
     if (connector.failingSince === null && effect.state.failingSince !== null) batch.notices.push((n) => n.failing(connector, outcome));
@@ -191,7 +207,7 @@ export function createOutcomeRecorder(deps: { store: Store; logger: Logger }, no
         await deps.store.transaction(async (tx) => {
           taken ??= takeBatch();
           reports = attemptedReports(taken.length);
-          const batch: Batch = { samples: [], counters: {}, notices: [], connectors: new Map(), acked: [], discarded: [] };
+          const batch: Batch = { samples: [], counters: {}, notices: [], connectors: new Map(), locked: new Set(), acked: [], discarded: [] };
           for (let i = 0; i < taken.length; i++) await apply(tx, taken[i]!.done, reports[i]!, batch, log);
           await deleteFinished(tx, batch);
           await recordAttemptMetrics(tx, batch.samples);

@@ -34,9 +34,18 @@ export interface NewDelivery {
   dueTime: number;
   /** Micros; set when the row is queued already leased to an attempt starting at commit (the engine's hand-off). */
   leaseUntil?: number | null;
+  /**
+   * A row queued leased on a store several processes share: the lease stands only while the connector has no row
+   * due now (enqueued after `enqueuedAfter`), which must go first, and its rows in flight in the whole cluster,
+   * this one included, stay within `cap`; otherwise the row is queued due at its enqueue time. A store one process
+   * owns ignores it: the engine counts its own attempts.
+   */
+  leaseIf?: { cap: InFlightCap; enqueuedAfter: number };
+  /** Set by the store once the row is written (DeliveryRepo.add): its id, and whether it was queued leased. */
+  queued?: { id: number; leased: boolean };
 }
 
-export interface DeliveryRecord extends Omit<NewDelivery, 'leaseUntil'> {
+export interface DeliveryRecord extends Omit<NewDelivery, 'leaseUntil' | 'leaseIf' | 'queued'> {
   id: number;
   /** Attempts made so far. */
   attempts: number;
@@ -82,11 +91,12 @@ export interface InFlightCap {
 }
 
 export interface DeliveryRepo {
-  /** Returns the new rows' ids, in order. */
+  /** Returns the new rows' ids, in order (and sets each row's `queued`, as add does). */
   insert(rows: NewDelivery[]): Promise<number[]>;
   /**
-   * Queues rows as insert does, for a caller that needs no ids: inside a transaction a store may hold them and
-   * write them with the transaction's other writes at its end (PostgreSQL's group commit does).
+   * Queues rows as insert does, without answering their ids: inside a transaction a store may hold them and write
+   * them with the transaction's other writes at its end (PostgreSQL's group commit does). Each row's `queued` is
+   * set once it is written: before the transaction commits, at the latest.
    */
   add(rows: NewDelivery[]): Promise<void>;
   /** Connectors that have at least one row due at `now` (not leased, not expired). */
@@ -95,7 +105,8 @@ export interface DeliveryRepo {
    * Leases up to `limit` due rows of one connector (earliest due first) until `leaseUntil`, and returns them.
    * With `cap` (a store several processes share), also no more than leaves the connector's rows in flight (leased,
    * lease not over) at `cap.max`, or at `cap.whileHanging` while one of those leases ends at or before
-   * `cap.hangingIfLeasedBefore`; claims of one connector are serialised, so concurrent claimers never exceed it.
+   * `cap.hangingIfLeasedBefore`; claims of one connector are serialised, with each other and with the writes of
+   * rows queued leased under `leaseIf`, so together they never exceed it.
    * A store one process owns may ignore `cap`: the engine counts its own attempts.
    */
   claim(connectorId: string, now: number, enqueuedAfter: number, leaseUntil: number, limit: number, cap?: InFlightCap): Promise<DeliveryRecord[]>;

@@ -126,9 +126,10 @@ describe('happy', () => {
     await page.getByLabel('Label', { exact: true }).fill('demo');
     await page.getByRole('button', { name: 'Filter' }).click();
     await page.waitForURL(/label=demo/);
-    await page.locator('.badge-demo').first().waitFor();
-    const demoRows = await page.locator('tbody tr').count();
     const demo = await server.api('GET', `/projects/${projectId}/devices?label_filters=demo`);
+    // The rows of the new filter replace the old ones as the page's request answers: wait for all of them.
+    await page.waitForFunction((n) => document.querySelectorAll('tbody tr .badge-demo').length >= n, demo.devices.length);
+    const demoRows = await page.locator('tbody tr').count();
     assert.equal(demoRows, demo.devices.length);
     assert.ok(demoRows > 0, 'demo devices are listed and labelled');
   });

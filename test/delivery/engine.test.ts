@@ -9,6 +9,7 @@ import { pruneOnce } from '../../src/events/retention.ts';
 import type { DeviceRecord } from '../../src/store/records.ts';
 import { createTestContext, type ContextOptions, type TestContext } from '../helpers/context.ts';
 import { createSqliteStore } from '../../src/store/sqlite/index.ts';
+import { createPostgresTestStore } from '../helpers/store.ts';
 import { FakeDispatcher } from '../helpers/fake-dispatcher.ts';
 
 const HOUR = 3600_000;
@@ -541,13 +542,13 @@ describe('happy: hand-off of fresh rows', () => {
   const dueNow = (t: TestContext) => t.deps.store.deliveries.connectorsWithDue(nowMicros(t.deps), 0);
 
   /**
-   * A test with its own context and an engine that polls only once a minute (hand-offs and wakes do the rest). The
-   * hand-off and the line exist only on a store one process owns (on a shared store every row goes through the
-   * claim, which counts the leases of the whole cluster), so their tests run on SQLite whatever the test store is;
-   * `anyStore` runs a test on the test store.
+   * A test with its own context and an engine that polls only once a minute (hand-offs and wakes do the rest), on
+   * the test store (`any`), or on SQLite or PostgreSQL whatever the test store is: the line exists only on a store
+   * one process owns (on a shared store a row in line would count against the cluster's limit as in flight), and
+   * the cluster's limit only on a shared one.
    */
-  const withEngine = async (options: EngineOptions, body: (s: Setup) => Promise<void>, anyStore = false) => {
-    const { t, fake } = await setup({}, anyStore ? undefined : (dir) => createSqliteStore(join(dir, 'sensorcloud.db')));
+  const withEngine = async (options: EngineOptions, body: (s: Setup) => Promise<void>, store: 'any' | 'sqlite' | 'postgres' = 'sqlite') => {
+    const { t, fake } = await setup({}, store === 'any' ? undefined : store === 'sqlite' ? (dir) => createSqliteStore(join(dir, 'sensorcloud.db')) : createPostgresTestStore);
     const engine = createDeliveryEngine(t.deps, fake, { pollIntervalMs: 60_000, ...options });
     try {
       await body({ t, fake, engine });
@@ -583,7 +584,7 @@ describe('happy: hand-off of fresh rows', () => {
       await until(async () => (await queueDepth(t)) === 0);
       assert.equal(await queueDepth(t), 0);
       assert.equal(fake.calls.length, 1);
-    });
+    }, 'any');
   });
 
   it('a rolled-back transaction gives its slot back', async () => {
@@ -603,7 +604,7 @@ describe('happy: hand-off of fresh rows', () => {
       const sent = await publish(t, device);
       await until(() => fake.calls.length > 0);
       assert.deepEqual(fake.eventIds(dc.url), [sent.event.eventId]);
-    });
+    }, 'any');
   });
 
   it('a publish undone and run again (its commit shared with one that failed after writing) goes out once, and no slot leaks', async () => {
@@ -633,7 +634,7 @@ describe('happy: hand-off of fresh rows', () => {
       const later = await publish(t, device);
       await until(() => fake.calls.length > 1);
       assert.deepEqual(fake.eventIds(dc.url), [id, later.event.eventId]);
-    });
+    }, 'any');
   });
 
   it('rows already due when the loop starts (a backlog after a restart) are drained without waiting for the poll', async () => {
@@ -649,7 +650,7 @@ describe('happy: hand-off of fresh rows', () => {
       const later = await publish(t, device);
       await until(() => fake.calls.length > 5);
       assert.deepEqual(fake.eventIds(dc.url).slice(5), [later.event.eventId]);
-    }, true);
+    }, 'any');
   });
 
   it('a hanging connector never takes every slot: the other one gets each event at once', async () => {
@@ -669,7 +670,46 @@ describe('happy: hand-off of fresh rows', () => {
       const later = await publish(t, device);
       await until(() => fake.callsTo(live.url).length >= 9);
       assert.deepEqual(fake.eventIds(live.url).slice(8), [later.event.eventId], 'a new event still goes out at once');
-    }, true);
+    }, 'any');
+  });
+
+  it('on a shared store, behind a busy connector fresh rows are queued due (no line) and claimed in order as slots free', async () => {
+    await withEngine({ perConnectorConcurrency: 1 }, async (s) => {
+      const { t, fake } = s;
+      const { dc, device, first } = await busyConnector(s);
+      const queued = [await publish(t, device), await publish(t, device)];
+      assert.deepEqual(await dueNow(t), [dc.id]);
+      fake.release();
+      await until(async () => (await queueDepth(t)) === 0);
+      assert.deepEqual(fake.eventIds(dc.url), [first, ...queued].map((e) => e.event.eventId));
+      fake.hold();
+      const later = await publish(t, device);
+      await until(() => fake.calls.length > 3);
+      assert.deepEqual(fake.eventIds(dc.url).slice(3), [later.event.eventId]);
+      assert.deepEqual(await dueNow(t), [], 'handed off again once nothing was due');
+    }, 'postgres');
+  });
+
+  it('on a shared store the per-connector limit counts other processes\' rows in flight: fresh rows wait, due, for room', async () => {
+    await withEngine({ perConnectorConcurrency: 2 }, async ({ t, fake, engine }) => {
+      const dc = await createConnector(t);
+      const device = await t.createDevice();
+      // Two attempts of another process, in flight: the connector's whole limit.
+      const now = nowMicros(t.deps);
+      const foreign = await t.deps.store.deliveries.insert([1, 2].map((i) => ({
+        connectorId: dc.id, eventId: `other${i}`, body: Buffer.from('{}'), enqueueTime: now, dueTime: now + 60_000_000, leaseUntil: now + 60_000_000,
+      })));
+      engine.start();
+      const sent = await publish(t, device);
+      await settle();
+      assert.deepEqual(fake.calls.length, 0, 'no room in the cluster: not handed off, not claimed');
+      assert.deepEqual(await dueNow(t), [dc.id]);
+      // The other process recorded its outcomes: room again, and the row goes out at the next wake.
+      await t.deps.store.deliveries.deleteMany(foreign);
+      engine.wake();
+      await until(() => fake.calls.length > 0);
+      assert.deepEqual(fake.eventIds(dc.url), [sent.event.eventId]);
+    }, 'postgres');
   });
 
   it('behind a busy connector fresh rows wait in line, leased, and go out in order as slots free: never due, never claimed', async () => {

@@ -12,6 +12,7 @@ import { RETENTION_MS } from '../../src/delivery/retry.ts';
 import { createSlots } from '../../src/delivery/slots.ts';
 import type { AttemptOutcome } from '../../src/delivery/types.ts';
 import { FakeClock, nowMicros } from '../../src/runtime/clock.ts';
+import type { Store } from '../../src/store/store.ts';
 import { createTestContext } from '../helpers/context.ts';
 
 const ok: AttemptOutcome = { ok: true, reason: 'ack', status: 200, responseTimeMs: 5, message: '200' };
@@ -223,6 +224,40 @@ describe('the outcome recorder', () => {
       assert.deepEqual(disabled, []);
       assert.deepEqual(told, [`failing ${c.id}`, `recovered ${c.id}`]);
       await recorder.settled();
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('locks the connector only to write its state: not for acknowledgements to a healthy one', async () => {
+    const t = await createTestContext();
+    try {
+      const connector = (await t.request('POST', `/v2/projects/${t.projectId}/dataconnectors`, { body: { type: 'HTTP_PUSH', httpConfig: { url: 'https://example.com/h' } } })).body;
+      const c = (await t.deps.store.dataConnectors.get(connector.name.split('/')[3]))!;
+      const now = nowMicros(t.deps);
+      const ids = await t.deps.store.deliveries.insert([1, 2, 3, 4].map((i) => ({ connectorId: c.id, eventId: `e${i}`, body: Buffer.from('{}'), enqueueTime: now, dueTime: now })));
+      // The store as the recorder sees it, counting the locked reads of its transactions.
+      let locked = 0;
+      const inner = t.deps.store;
+      const store: Store = {
+        ...inner,
+        transaction: (fn, options) => inner.transaction((tx) => fn({
+          ...tx,
+          dataConnectors: { ...tx.dataConnectors, getForUpdate: (id) => (locked++, tx.dataConnectors.getForUpdate(id)) },
+        }), options),
+      };
+      const recorder = createOutcomeRecorder({ ...t.deps, store }, { disabled: () => undefined, failing: () => undefined, recovered: () => undefined });
+      const record = async (id: number, outcome: AttemptOutcome) =>
+        recorder.record({ item: { delivery: (await inner.deliveries.get(id))!, connector: c }, outcome, endMs: t.clock.now() });
+      await record(ids[0]!, ok);
+      assert.equal(locked, 0, 'an acknowledgement to a healthy connector');
+      await record(ids[1]!, failed());
+      assert.equal(locked, 1, 'the first failure starts the failing period');
+      await record(ids[2]!, failed());
+      assert.equal(locked, 1, 'a failure while failing changes nothing of the connector');
+      await record(ids[3]!, ok);
+      assert.equal(locked, 2, 'the acknowledgement that ends the failing period');
+      assert.equal((await inner.dataConnectors.get(c.id))!.failingSince, null);
     } finally {
       await t.close();
     }

@@ -26,13 +26,17 @@ export async function createTestStore(dataDir: string): Promise<Store> {
   switch (testStoreKind()) {
     case 'sqlite':
       return createSqliteStore(join(dataDir, 'sensorcloud.db'));
-    case 'postgres': {
-      const db = await createTestDatabase();
-      // Where reopenTestStore and a `serve` process of the test find it (SENSORCLOUD_DATABASE_URL).
-      writeFileSync(join(dataDir, 'postgres-url'), db.url);
-      return openPostgres(db.url, db.drop);
-    }
+    case 'postgres':
+      return createPostgresTestStore(dataDir);
   }
+}
+
+/** A new, empty PostgreSQL store for the data dir, whatever the test store is (tests of the shared store alone). */
+export async function createPostgresTestStore(dataDir: string): Promise<Store> {
+  const db = await createTestDatabase();
+  // Where reopenTestStore and a `serve` process of the test find it (SENSORCLOUD_DATABASE_URL).
+  writeFileSync(join(dataDir, 'postgres-url'), db.url);
+  return openPostgres(db.url, db.drop);
 }
 
 /** The database URL of the test store made for this data dir (postgres), for a `serve` process of the test. */

@@ -3,7 +3,7 @@
 // at once. The queue and the metrics have no foreign keys, so no organization or project is needed.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { DeliveryRecord } from '../../src/store/connector-repos.ts';
+import type { DeliveryRecord, NewDelivery } from '../../src/store/connector-repos.ts';
 import { createPostgresStore, type PostgresStore } from '../../src/store/postgres/index.ts';
 import { createTestDatabase } from '../helpers/postgres.ts';
 
@@ -104,11 +104,10 @@ describe('postgres: queue and metrics shared by two processes', () => {
     const now = T0 + 1;
     const claims = await Promise.all(Array.from({ length: 12 }, (_, i) => stores[i % 2]!.transaction((tx) =>
       tx.deliveries.claim(connectorId, now, T0 - MINUTE, now + LEASE, 8, cap(now)))));
-    // Claimers that found another claiming the connector passed over it; none went past the limit.
+    // Claimers of one connector wait for each other: together they took the 10, none went past the limit.
     const taken = claims.flat();
-    assert.ok(taken.length >= 8 && taken.length <= 10, `${taken.length} leased`);
-    taken.push(...await stores[0]!.transaction((tx) => tx.deliveries.claim(connectorId, now, T0 - MINUTE, now + LEASE, 8, cap(now))));
     assert.equal(taken.length, 10);
+    assert.deepEqual(await stores[0]!.transaction((tx) => tx.deliveries.claim(connectorId, now, T0 - MINUTE, now + LEASE, 8, cap(now))), []);
     assert.equal(new Set(taken.map((r) => r.id)).size, 10);
     // Nothing more while those 10 are in flight.
     assert.deepEqual(await stores[1]!.transaction((tx) => tx.deliveries.claim(connectorId, now, T0 - MINUTE, now + LEASE, 8, cap(now))), []);
@@ -122,5 +121,94 @@ describe('postgres: queue and metrics shared by two processes', () => {
     // Once every lease has ended (their process died), the rows are due again and the limit counts nothing.
     const afterLeases = now + LEASE + 1;
     assert.equal((await stores[1]!.transaction((tx) => tx.deliveries.claim(connectorId, afterLeases, T0 - MINUTE, afterLeases + LEASE, 8, cap(afterLeases)))).length, 8);
+  });
+
+  it('rows queued leased under leaseIf keep the limit with each other and with claims; the rest are queued due', async () => {
+    const connectorId = 'c-leased';
+    const now = T0 + 1;
+    const LEASE = MINUTE;
+    const cap = (at: number) => ({ max: 10, whileHanging: 2, hangingIfLeasedBefore: at + LEASE - 1_000_000 });
+    const leased = (name: string, at = now): NewDelivery => ({
+      connectorId, eventId: name, body: Buffer.from('{}'), enqueueTime: at, dueTime: at + LEASE, leaseUntil: at + LEASE,
+      leaseIf: { cap: cap(at), enqueuedAfter: T0 - MINUTE },
+    });
+    const read = async (r: NewDelivery) => {
+      const d = (await stores[0]!.deliveries.get(r.queued!.id))!;
+      return [d.leaseUntil, d.dueTime];
+    };
+    // 12 transactions at once over both stores, 3 rows each: alone, in a transaction, in a group-commit batch.
+    const batches = Array.from({ length: 12 }, (_, b) => [0, 1, 2].map((k) => leased(`l${b}-${k}`)));
+    await Promise.all(batches.map((rows, b) => {
+      const store = stores[b % 2]!;
+      return b % 3 === 0 ? store.deliveries.add(rows) : store.transaction((tx) => tx.deliveries.add(rows), { rerunnable: b % 3 === 2 });
+    }));
+    const all = batches.flat();
+    const kept = all.filter((r) => r.queued!.leased);
+    assert.equal(kept.length, 10);
+    for (const r of kept) assert.deepEqual(await read(r), [now + LEASE, now + LEASE]);
+    // The others are due at once, for a claim to take when there is room.
+    for (const r of all.filter((x) => !x.queued!.leased)) assert.deepEqual(await read(r), [null, now]);
+    // Two answered: there is room for two, but rows are due, and they go first.
+    for (const r of kept.slice(0, 2)) assert.equal(await stores[0]!.deliveries.delete(r.queued!.id), true);
+    const late = leased('late');
+    await stores[1]!.deliveries.add([late]);
+    assert.equal(late.queued!.leased, false);
+    assert.equal((await stores[1]!.deliveries.claim(connectorId, now, T0 - MINUTE, now + LEASE, 8, cap(now))).length, 2);
+    // Once nothing is due, a row is leased again when there is room, and leases that have hung for over a second
+    // cut the limit to whileHanging.
+    await stores[0]!.deliveries.deleteByConnector(connectorId);
+    const fresh = [leased('f1'), leased('f2'), leased('f3')];
+    await stores[0]!.deliveries.add(fresh);
+    assert.deepEqual(fresh.map((r) => r.queued!.leased), [true, true, true]);
+    const later = now + 2_000_000;
+    const hung = leased('h', later);
+    await stores[1]!.deliveries.add([hung]);
+    assert.equal(hung.queued!.leased, false);
+  });
+
+  it('a claim waits for a transaction queueing leased rows of its connector, then counts them', async () => {
+    const connectorId = 'c-wait';
+    const now = T0 + 1;
+    const cap = { max: 10, whileHanging: 2, hangingIfLeasedBefore: now };
+    const rows: NewDelivery[] = Array.from({ length: 8 }, (_, i) => ({
+      connectorId, eventId: `w${i}`, body: Buffer.from('{}'), enqueueTime: now, dueTime: now + MINUTE, leaseUntil: now + MINUTE,
+      leaseIf: { cap, enqueuedAfter: T0 - MINUTE },
+    }));
+    let claim: Promise<DeliveryRecord[]> | null = null;
+    let claimedEarly = false;
+    await stores[0]!.transaction(async (tx) => {
+      await tx.deliveries.add(rows);
+      // Rows due meanwhile (no lease asked: no lock needed), and a claim of them from the other store.
+      await stores[1]!.deliveries.add(Array.from({ length: 5 }, (_, i) => ({ connectorId, eventId: `d${i}`, body: Buffer.from('{}'), enqueueTime: now, dueTime: now })));
+      claim = stores[1]!.deliveries.claim(connectorId, now, T0 - MINUTE, now + MINUTE, 8, cap);
+      void claim.then(() => {
+        claimedEarly = true;
+      });
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    });
+    assert.equal(claimedEarly, false, 'the claim waited for the commit');
+    assert.deepEqual(rows.map((r) => r.queued!.leased), Array(8).fill(true));
+    assert.equal((await claim!).length, 2);
+  });
+
+  it('the store vacuums the queue while rows are queued', async () => {
+    const db = await createTestDatabase();
+    const store = await createPostgresStore(db.url, { poolSize: 2 });
+    try {
+      const vacuums = async () => {
+        const [r] = await store.pool.query<{ n: number }>("SELECT vacuum_count::int AS n FROM pg_stat_user_tables WHERE relname = 'deliveries'").then((x) => x.rows);
+        return r!.n;
+      };
+      assert.equal(await vacuums(), 0);
+      const rows: NewDelivery[] = Array.from({ length: 1_000 }, (_, i) => ({ connectorId: 'c-vacuum', eventId: `v${i}`, body: Buffer.from('{}'), enqueueTime: T0, dueTime: T0 }));
+      await store.deliveries.add(rows);
+      await store.deliveries.deleteMany(rows.map((r) => r.queued!.id));
+      const deadline = Date.now() + 10_000;
+      while ((await vacuums()) === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+      assert.ok((await vacuums()) > 0, 'vacuumed');
+    } finally {
+      await store.close();
+      await db.drop();
+    }
   });
 });

@@ -4,17 +4,71 @@
 // gives each the rows no other claim holds, without waiting.
 import type { DeliveryRepo, NewDelivery } from '../connector-repos.ts';
 import type { Sql } from './db.ts';
+import type { QueueVacuum } from './queue-vacuum.ts';
 import { toDelivery, type DeliveryRow } from '../rows.ts';
 
-// One statement for the whole batch. ORDER BY ord makes the ids follow the input order (the sequence is drawn
-// row by row as the rows arrive), so the ids sorted ascending are the rows' ids in order.
-const INSERT = `
-  INSERT INTO deliveries (connector_id, event_id, body, enqueue_time, due_time, lease_until)
-  SELECT connector_id, event_id, body, enqueue_time, due_time, lease_until
-  FROM unnest($1::text[], $2::text[], $3::bytea[], $4::bigint[], $5::bigint[], $6::bigint[])
-    WITH ORDINALITY AS u(connector_id, event_id, body, enqueue_time, due_time, lease_until, ord)
-  ORDER BY ord
-  RETURNING id`;
+/**
+ * The CTEs that queue rows (ending in `dl`, which returns each new row's id and whether it is leased), their
+ * parameters from $p on (queueColumns). ORDER BY ord makes the ids follow the input order (the sequence is drawn row
+ * by row as the rows arrive), so the ids sorted ascending are the rows' ids in order. With `capped`, rows queued
+ * leased under NewDelivery.leaseIf first take their connectors' claim locks and count what is in flight
+ * (migration 003); a row whose lease does not fit, or whose connector has a row due, is queued due at its enqueue
+ * time instead. The rank counts the rows of a connector in this statement that ask for a lease under a cap.
+ */
+export function queueRowsSql(p: number, capped: boolean): string {
+  const u = `unnest($${p}::text[], $${p + 1}::text[], $${p + 2}::bytea[], $${p + 3}::bigint[], $${p + 4}::bigint[], $${p + 5}::bigint[], $${p + 6}::int[], $${p + 7}::int[])
+      WITH ORDINALITY AS u(connector_id, event_id, body, enqueue_time, due_time, lease_until, cap_max, cap_hanging, ord)`;
+  if (!capped) {
+    return `dl AS (
+    INSERT INTO deliveries (connector_id, event_id, body, enqueue_time, due_time, lease_until)
+    SELECT connector_id, event_id, body, enqueue_time, due_time, lease_until FROM ${u}
+    ORDER BY ord
+    RETURNING id, lease_until IS NOT NULL AS leased)`;
+  }
+  return `flight AS (
+    SELECT * FROM sensorcloud_lock_in_flight($${p + 8}::text[], $${p + 9}::bigint[], $${p + 10}::bigint[], $${p + 11}::bigint[])
+  ), ranked AS (
+    SELECT u.*, count(*) FILTER (WHERE u.cap_max IS NOT NULL AND u.lease_until IS NOT NULL) OVER (PARTITION BY u.connector_id ORDER BY u.ord) AS rank
+    FROM ${u}
+  ), decided AS (
+    SELECT r.*, r.lease_until IS NOT NULL AND (r.cap_max IS NULL
+      OR (NOT f.due AND f.n + r.rank <= CASE WHEN f.hanging > 0 THEN r.cap_hanging ELSE r.cap_max END)) AS leased
+    FROM ranked r LEFT JOIN flight f ON f.connector_id = r.connector_id
+  ), dl AS (
+    INSERT INTO deliveries (connector_id, event_id, body, enqueue_time, due_time, lease_until)
+    SELECT connector_id, event_id, body, enqueue_time, CASE WHEN leased THEN due_time ELSE enqueue_time END, CASE WHEN leased THEN lease_until END
+    FROM decided ORDER BY ord
+    RETURNING id, lease_until IS NOT NULL AS leased)`;
+}
+
+/** Whether queueRowsSql must take locks for these rows: some ask for a lease under a cap. */
+export const capped = (rows: readonly NewDelivery[]): boolean => rows.some((r) => r.leaseUntil != null && r.leaseIf !== undefined);
+
+/** The parameters of queueRowsSql: the rows' columns, then (capped) one entry per connector, in id order. */
+export function queueColumns(rows: readonly NewDelivery[], withLocks: boolean): unknown[] {
+  const leased = (r: NewDelivery) => (r.leaseUntil != null ? r.leaseIf?.cap : undefined);
+  const columns: unknown[] = [
+    rows.map((r) => r.connectorId), rows.map((r) => r.eventId), rows.map((r) => r.body),
+    rows.map((r) => r.enqueueTime), rows.map((r) => r.dueTime), rows.map((r) => r.leaseUntil ?? null),
+    rows.map((r) => leased(r)?.max ?? null), rows.map((r) => leased(r)?.whileHanging ?? null),
+  ];
+  if (!withLocks) return columns;
+  const first = new Map<string, NewDelivery>();
+  for (const r of rows) if (leased(r) && !first.has(r.connectorId)) first.set(r.connectorId, r);
+  // Sorted byte-wise, as every process sorts them: locks taken in one order never deadlock.
+  const ids = [...first.keys()].sort();
+  const of = ids.map((id) => first.get(id)!);
+  return [...columns, ids, of.map((r) => r.enqueueTime), of.map((r) => r.leaseIf!.cap.hangingIfLeasedBefore), of.map((r) => r.leaseIf!.enqueuedAfter)];
+}
+
+/** Sets each row's `queued` from what queueRowsSql's `dl` returned (rows follow their ids' order). */
+export function markQueued(rows: readonly NewDelivery[], written: Array<{ id: number; leased: boolean }>): number[] {
+  written.sort((a, b) => a.id - b.id);
+  rows.forEach((r, i) => {
+    r.queued = written[i]!;
+  });
+  return written.map((w) => w.id);
+}
 
 // Loose index scan: one seek per connector that has queued rows, however long its backlog is.
 const CONNECTORS_WITH_DUE = `
@@ -35,12 +89,9 @@ const CLAIM = `
     ORDER BY due_time, id LIMIT $5 FOR UPDATE SKIP LOCKED)
   RETURNING *`;
 
-// The cluster-wide per-connector limit (DeliveryRepo.claim's cap): a transaction-scoped advisory lock per connector,
-// and the connector's rows in flight (leased, lease not over; the partial index deliveries_leased holds just them).
-const CLAIM_LOCK = `SELECT pg_try_advisory_xact_lock(hashtextextended('sensorcloud:claim:' || $1, 0)) AS ok`;
-const IN_FLIGHT = `
-  SELECT count(*)::int AS n, count(*) FILTER (WHERE lease_until <= $3)::int AS hanging
-  FROM deliveries WHERE connector_id = $1 AND lease_until > $2`;
+// The cluster-wide per-connector limit (DeliveryRepo.claim's cap): lock, count and claim in one statement
+// (migration 003), waiting for the connector's lock, which inserts of leased rows take too.
+const CLAIM_CAPPED = 'SELECT * FROM sensorcloud_claim($1, $2, $3, $4, $5, $6, $7, $8)';
 
 // Ids follow enqueue order (the interface's promise), so the oldest rows are the lowest ids. Rows another process
 // holds locked (being claimed or settled) are skipped: the next pass takes them.
@@ -49,17 +100,15 @@ const DELETE_EXPIRED = `
     SELECT id FROM deliveries WHERE enqueue_time <= $1 AND (lease_until IS NULL OR lease_until <= $2)
     ORDER BY id LIMIT $3 FOR UPDATE SKIP LOCKED)`;
 
-/** The columns of rows to insert, as the arrays INSERT (and write-behind.ts) unnest. */
-export const deliveryColumns = (rows: readonly NewDelivery[]): unknown[] => [
-  rows.map((r) => r.connectorId), rows.map((r) => r.eventId), rows.map((r) => r.body),
-  rows.map((r) => r.enqueueTime), rows.map((r) => r.dueTime), rows.map((r) => r.leaseUntil ?? null),
-];
+const INSERT = `WITH ${queueRowsSql(1, false)} SELECT id, leased FROM dl`;
+const INSERT_CAPPED = `WITH ${queueRowsSql(1, true)} SELECT id, leased FROM dl`;
 
-export function createDeliveryRepo(sql: Sql): DeliveryRepo {
+export function createDeliveryRepo(sql: Sql, vacuum?: Pick<QueueVacuum, 'queued'>): DeliveryRepo {
   const insert = async (rows: NewDelivery[]) => {
     if (rows.length === 0) return [];
-    const inserted = await sql.query<{ id: number }>(INSERT, deliveryColumns(rows));
-    return inserted.map((r) => r.id).sort((a, b) => a - b);
+    const locks = capped(rows);
+    vacuum?.queued(rows.length);
+    return markQueued(rows, await sql.query<{ id: number; leased: boolean }>(locks ? INSERT_CAPPED : INSERT, queueColumns(rows, locks)));
   };
   return {
     insert,
@@ -70,19 +119,9 @@ export function createDeliveryRepo(sql: Sql): DeliveryRepo {
       return (await sql.query<{ id: string }>(CONNECTORS_WITH_DUE, [now, enqueuedAfter])).map((r) => r.id);
     },
     async claim(connectorId, now, enqueuedAfter, leaseUntil, limit, cap) {
-      if (cap !== undefined) {
-        // One claimer per connector at a time in the whole cluster, so what it counts stays true until it commits;
-        // a claimer that finds the connector taken passes over it (no waiting, no lock-order deadlock between
-        // claims of several connectors): the other process is leasing its rows right now.
-        const [lock] = await sql.query<{ ok: boolean }>(CLAIM_LOCK, [connectorId]);
-        if (!lock?.ok) return [];
-        // Counted after the lock, in a statement of its own: its snapshot sees every claim committed before.
-        const [flight] = await sql.query<{ n: number; hanging: number }>(IN_FLIGHT, [connectorId, now, cap.hangingIfLeasedBefore]);
-        const room = (flight!.hanging > 0 ? cap.whileHanging : cap.max) - flight!.n;
-        limit = Math.min(limit, room);
-        if (limit <= 0) return [];
-      }
-      const rows = await sql.query<DeliveryRow>(CLAIM, [leaseUntil, connectorId, now, enqueuedAfter, limit]);
+      const rows = cap === undefined
+        ? await sql.query<DeliveryRow>(CLAIM, [leaseUntil, connectorId, now, enqueuedAfter, limit])
+        : await sql.query<DeliveryRow>(CLAIM_CAPPED, [connectorId, now, enqueuedAfter, leaseUntil, limit, cap.max, cap.whileHanging, cap.hangingIfLeasedBefore]);
       return rows.map(toDelivery).sort((a, b) => a.id - b.id);
     },
     async get(id) {

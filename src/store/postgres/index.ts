@@ -18,8 +18,9 @@ import { createEventRepo } from './events.ts';
 import { createMembershipRepo } from './memberships.ts';
 import { createOrganizationRepo, createProjectRepo } from './organizations.ts';
 import { createSealedRepo } from './sealed.ts';
+import { startQueueVacuum, type QueueVacuum } from './queue-vacuum.ts';
 
-function createRepos(sql: Sql, view: ConfigView, locking: RowLocking): Repos {
+function createRepos(sql: Sql, view: ConfigView, locking: RowLocking, vacuum: QueueVacuum): Repos {
   return {
     organizations: createOrganizationRepo(sql),
     projects: createProjectRepo(sql, view),
@@ -31,7 +32,7 @@ function createRepos(sql: Sql, view: ConfigView, locking: RowLocking): Repos {
     devices: createDeviceRepo(sql, locking),
     events: createEventRepo(sql),
     dataConnectors: createDataConnectorRepo(sql, view),
-    deliveries: createDeliveryRepo(sql),
+    deliveries: createDeliveryRepo(sql, vacuum),
     connectorMetrics: createConnectorMetricRepo(sql),
     sealed: createSealedRepo(sql, view),
   };
@@ -63,6 +64,7 @@ export async function createPostgresStore(url: string, options: PostgresStoreOpt
   const top = sqlOn(pool);
   const cache = new ConfigCache();
   const cluster = createPostgresCluster(pool, url, options.logger, options.applicationName);
+  const vacuum = startQueueVacuum(pool, options.logger);
 
   async function once<T>(fn: (tx: Repos) => Promise<T>): Promise<{ ok: true; value: T } | { ok: false; error: unknown; rerun: boolean }> {
     let client: pg.PoolClient;
@@ -76,7 +78,7 @@ export async function createPostgresStore(url: string, options: PostgresStoreOpt
     try {
       await client.query('BEGIN');
       const view: ConfigView = { cache, transaction: true, wrote: false };
-      const value = await fn(createRepos(sqlOn(client), view, 'wait'));
+      const value = await fn(createRepos(sqlOn(client), view, 'wait', vacuum));
       committing = true;
       await client.query('COMMIT');
       if (view.wrote) cache.clear();
@@ -110,7 +112,7 @@ export async function createPostgresStore(url: string, options: PostgresStoreOpt
     batchRepos(client, watch) {
       const view: ConfigView = { cache, transaction: true, wrote: false };
       const sql = sqlOn(client, watch);
-      const { repos, readAhead, flush } = writeBehind(createRepos(sql, view, 'skip'), sql, watch);
+      const { repos, readAhead, flush } = writeBehind(createRepos(sql, view, 'skip', vacuum), sql, watch, vacuum);
       return { repos, readAhead, beforeCommit: flush, committed: () => { if (view.wrote) cache.clear(); } };
     },
     alone: (fn) => alone(fn, true),
@@ -125,7 +127,7 @@ export async function createPostgresStore(url: string, options: PostgresStoreOpt
     exclusive: false,
     cluster,
     pool,
-    ...createRepos(top, { cache, transaction: false, wrote: false }, 'none'),
+    ...createRepos(top, { cache, transaction: false, wrote: false }, 'none', vacuum),
     transaction<T>(fn: (tx: Repos) => Promise<T>, options?: TransactionOptions): Promise<T> {
       if (options?.rerunnable !== true) return alone(fn, false);
       return options.devices?.length ? events.run(fn, options.devices) : others.run(fn);
@@ -147,6 +149,7 @@ export async function createPostgresStore(url: string, options: PostgresStoreOpt
     },
     async close() {
       await Promise.all([events.idle(), others.idle()]);
+      await vacuum.stop();
       await cluster.close();
       await pool.end();
     },

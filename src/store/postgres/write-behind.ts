@@ -12,25 +12,25 @@ import type { NewDelivery } from '../connector-repos.ts';
 import type { DeviceRecord, EventRecord, LatestEvent } from '../records.ts';
 import type { Repos } from '../store.ts';
 import type { Sql, Watch } from './db.ts';
-import { deliveryColumns } from './deliveries.ts';
+import type { QueueVacuum } from './queue-vacuum.ts';
+import { capped, markQueued, queueColumns, queueRowsSql } from './deliveries.ts';
 import { lockDevices } from './devices.ts';
 
-// One statement, whatever the batch holds (empty arrays write nothing), so it is prepared once per connection.
-// A device updated twice in a batch is written once, with its last state: one statement cannot update a row twice.
-const FLUSH = `
+// One statement, whatever the batch holds (empty arrays write nothing), so it is prepared once per connection (in
+// two forms: with the locks that queued leased rows under a cap need, deliveries.ts, and without). A device updated
+// twice in a batch is written once, with its last state: one statement cannot update a row twice.
+const flushSql = (capped: boolean) => `
   WITH ev AS (
     INSERT INTO events (id, project_id, device_id, event_type, timestamp, create_time, body)
     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::bigint[], $7::text[])
-  ), dl AS (
-    INSERT INTO deliveries (connector_id, event_id, body, enqueue_time, due_time, lease_until)
-    SELECT connector_id, event_id, body, enqueue_time, due_time, lease_until
-    FROM unnest($8::text[], $9::text[], $10::bytea[], $11::bigint[], $12::bigint[], $13::bigint[])
-      WITH ORDINALITY AS u(connector_id, event_id, body, enqueue_time, due_time, lease_until, ord)
-    ORDER BY ord
-  )
-  UPDATE devices d SET reported = u.reported, latest_events = u.latest_events, update_time = u.update_time
-  FROM unnest($14::text[], $15::text[], $16::text[], $17::bigint[]) AS u(id, reported, latest_events, update_time)
-  WHERE d.id = u.id`;
+  ), dv AS (
+    UPDATE devices d SET reported = u.reported, latest_events = u.latest_events, update_time = u.update_time
+    FROM unnest($8::text[], $9::text[], $10::text[], $11::bigint[]) AS u(id, reported, latest_events, update_time)
+    WHERE d.id = u.id
+  ), ${queueRowsSql(12, capped)}
+  SELECT id, leased FROM dl`;
+const FLUSH = flushSql(false);
+const FLUSH_CAPPED = flushSql(true);
 
 /** Reads that cannot see events, queue rows or devices: they need nothing written first. */
 const UNTOUCHED = new Set(['projects.get', 'dataConnectors.get', 'dataConnectors.listActiveByProject']);
@@ -45,7 +45,7 @@ interface DeviceState {
  * Wraps a batch's repos; readAhead reads the batch's devices first (TransactionOptions.devices), flush() writes what
  * they hold (group-commit.ts calls it before COMMIT).
  */
-export function writeBehind(inner: Repos, sql: Sql, watch: Watch): { repos: Repos; readAhead(ids: readonly string[]): Promise<void>; flush(): Promise<void> } {
+export function writeBehind(inner: Repos, sql: Sql, watch: Watch, vacuum?: Pick<QueueVacuum, 'queued'>): { repos: Repos; readAhead(ids: readonly string[]): Promise<void>; flush(): Promise<void> } {
   let events: EventRecord[] = [];
   let deliveries: NewDelivery[] = [];
   let devices = new Map<string, DeviceState>();
@@ -58,13 +58,15 @@ export function writeBehind(inner: Repos, sql: Sql, watch: Watch): { repos: Repo
     deliveries = [];
     devices = new Map();
     watch.shared = true;
-    await sql.run(FLUSH, [
+    const locks = capped(d);
+    vacuum?.queued(d.length);
+    markQueued(d, await sql.query<{ id: number; leased: boolean }>(locks ? FLUSH_CAPPED : FLUSH, [
       e.map((x) => x.id), e.map((x) => x.projectId), e.map((x) => x.deviceId), e.map((x) => x.eventType),
       e.map((x) => x.timestamp), e.map((x) => x.createTime), e.map((x) => x.body),
-      ...deliveryColumns(d),
       v.map(([id]) => id), v.map(([, s]) => JSON.stringify(s.reported)), v.map(([, s]) => JSON.stringify(s.latestEvents)),
       v.map(([, s]) => s.updateTime),
-    ]);
+      ...queueColumns(d, locks),
+    ]));
     watch.shared = false;
   }
 

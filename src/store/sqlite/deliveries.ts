@@ -16,10 +16,15 @@ const CONNECTORS_WITH_DUE = `
     AND EXISTS (SELECT 1 FROM deliveries d WHERE d.connector_id = c.id AND d.due_time <= ? AND d.enqueue_time > ?)`;
 
 export function createDeliveryRepo(db: SqliteDb): DeliveryRepo {
-  const insert = (rows: NewDelivery[]) => rows.map((r) => Number(db.run(
-    'INSERT INTO deliveries (connector_id, event_id, body, enqueue_time, due_time, attempts, lease_until) VALUES (?, ?, ?, ?, ?, 0, ?)',
-    r.connectorId, r.eventId, r.body, r.enqueueTime, r.dueTime, r.leaseUntil ?? null,
-  ).lastInsertRowid));
+  // leaseIf is ignored: one process owns the store, and its engine counts its own attempts.
+  const insert = (rows: NewDelivery[]) => rows.map((r) => {
+    const id = Number(db.run(
+      'INSERT INTO deliveries (connector_id, event_id, body, enqueue_time, due_time, attempts, lease_until) VALUES (?, ?, ?, ?, ?, 0, ?)',
+      r.connectorId, r.eventId, r.body, r.enqueueTime, r.dueTime, r.leaseUntil ?? null,
+    ).lastInsertRowid);
+    r.queued = { id, leased: r.leaseUntil != null };
+    return id;
+  });
   return {
     async insert(rows) {
       return insert(rows);

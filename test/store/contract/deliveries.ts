@@ -19,9 +19,11 @@ export function deliveryContract(open: OpenStore): void {
       const ids = await store().deliveries.insert([plain, leased]);
       assert.equal(ids.length, 2);
       assert.notEqual(ids[0], ids[1]);
-      const { leaseUntil: _, ...queued } = leased;
-      assert.deepEqual(await store().deliveries.get(ids[0]!), { ...plain, id: ids[0], attempts: 0, leaseUntil: null });
-      assert.deepEqual(await store().deliveries.get(ids[1]!), { ...queued, id: ids[1], attempts: 0, leaseUntil: 900 });
+      assert.deepEqual([plain.queued, leased.queued], [{ id: ids[0], leased: false }, { id: ids[1], leased: true }]);
+      const { leaseUntil: _, queued: _q, ...rest } = leased;
+      const { queued: _p, ...plainRest } = plain;
+      assert.deepEqual(await store().deliveries.get(ids[0]!), { ...plainRest, id: ids[0], attempts: 0, leaseUntil: null });
+      assert.deepEqual(await store().deliveries.get(ids[1]!), { ...rest, id: ids[1], attempts: 0, leaseUntil: 900 });
       assert.equal(await store().deliveries.get(-1), null);
       assert.deepEqual(await store().deliveries.insert([]), []);
     });
@@ -39,6 +41,25 @@ export function deliveryContract(open: OpenStore): void {
       }), /undo/);
       const claimed = await store().deliveries.claim(c.id, 1_000, 0, 2_000, 10);
       assert.deepEqual(claimed.map((d) => d.enqueueTime), [100, 101, 102]);
+    });
+
+    it('add sets each row\'s queued (its id, and whether it is leased) by the time the transaction commits', async () => {
+      const c = await seedConnector(store());
+      const outside = [row(c.id, 100), row(c.id, 101, { dueTime: 900, leaseUntil: 900 })];
+      await store().deliveries.add(outside);
+      const inside = [row(c.id, 102, { dueTime: 900, leaseUntil: 900 }), row(c.id, 103)];
+      await store().transaction((tx) => tx.deliveries.add(inside), { rerunnable: true });
+      const rows = [...outside, ...inside];
+      assert.deepEqual(rows.map((r) => r.queued?.leased), [false, true, true, false]);
+      const ids = rows.map((r) => r.queued!.id);
+      assert.deepEqual(ids, sorted(ids), 'ids follow the order rows were queued in');
+      for (const r of rows) assert.equal((await store().deliveries.get(r.queued!.id))?.eventId, r.eventId);
+      // A store one process owns ignores leaseIf: its engine counts its own attempts.
+      if (store().exclusive) {
+        const capped = row(c.id, 104, { dueTime: 900, leaseUntil: 900, leaseIf: { cap: { max: 0, whileHanging: 0, hangingIfLeasedBefore: 0 }, enqueuedAfter: 0 } });
+        await store().deliveries.add([capped]);
+        assert.equal(capped.queued?.leased, true);
+      }
     });
 
     it('delete removes one row and says whether it was there', async () => {
