@@ -291,7 +291,8 @@ export async function acceptInvite(deps: Deps, body: { token: string; password: 
   await deps.store.transaction(async (tx) => {
     const user = await check(tx); // again: another accept may have won the race
     const now = nowMicros(deps);
-    await tx.invites.markUsed(tokenHash, now);
+    // Used meanwhile by another accept of the same link (its check ran before that one committed): that one won.
+    if (!(await tx.invites.markUsed(tokenHash, now))) throw invalid();
     await tx.users.update({ ...user, passwordHash, active: true, displayName: body.displayName ?? user.displayName, updateTime: now });
     await tx.memberships.acceptAll(user.id);
   });

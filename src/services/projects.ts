@@ -134,7 +134,7 @@ export async function updateProject(
   const longitude = applies('location.longitude') ? parseCoordinate(body.location?.longitude, 'location.longitude', 180) : undefined;
   const timeLocation = applies('location.timeLocation') ? parseTimeLocation(body.location?.timeLocation) : undefined;
   return deps.store.transaction(async (tx) => {
-    const current = await tx.projects.get(project.id);
+    const current = await tx.projects.getForUpdate(project.id);
     if (!current) throw notFound('project not found');
     const next = { ...current, location: { ...(location ?? current.location) }, updateTime: nowMicros(deps) };
     if (displayName !== undefined) next.displayName = displayName;
@@ -208,12 +208,13 @@ export async function batchUpdateProjectLabels(deps: Deps, principal: Principal,
     if (problem) throw badRequest(`addLabels.${key}: ${problem}`);
   }
   for (const key of body.removeLabels ?? []) checkLabelKey(key, 'removeLabels');
-  const ids = [...new Set(body.projects.map((name, i) => concreteProjectId(idFromName(name, 'projects', `projects[${i}]`))))];
+  // Sorted: two batches lock the projects they share in the same order, so they never deadlock.
+  const ids = [...new Set(body.projects.map((name, i) => concreteProjectId(idFromName(name, 'projects', `projects[${i}]`))))].sort();
   for (const id of ids) await requireProject(deps, principal, id, 'project.update');
   const now = nowMicros(deps);
   await deps.store.transaction(async (tx) => {
     for (const id of ids) {
-      const project = await tx.projects.get(id);
+      const project = await tx.projects.getForUpdate(id);
       if (!project) throw notFound('project not found');
       const labels = { ...project.labels };
       for (const key of body.removeLabels ?? []) delete labels[key];

@@ -95,14 +95,19 @@ export async function updateServiceAccount(
   }
   const applies = (field: keyof ServiceAccountInput) => input[field] !== undefined && (fields === null || fields.has(field));
   if (applies('displayName')) checkDisplayName(input.displayName);
-  const sa = await requireServiceAccount(deps, principal, projectId, serviceAccountId, 'serviceaccount.update', 'updating this service account');
-  const next = { ...sa };
-  if (applies('displayName')) next.displayName = input.displayName!;
-  if (applies('enableBasicAuth')) next.enableBasicAuth = input.enableBasicAuth!;
-  if (next.displayName === sa.displayName && next.enableBasicAuth === sa.enableBasicAuth) return sa;
-  next.updateTime = nowMicros(deps);
-  await deps.store.serviceAccounts.update(next);
-  return next;
+  await requireServiceAccount(deps, principal, projectId, serviceAccountId, 'serviceaccount.update', 'updating this service account');
+  // Applied to the row as it is now, locked: a concurrent PATCH of the other field is kept.
+  return deps.store.transaction(async (tx) => {
+    const sa = await tx.serviceAccounts.getForUpdate(serviceAccountId);
+    if (!sa || sa.projectId !== projectId) throw notFound('service account not found');
+    const next = { ...sa };
+    if (applies('displayName')) next.displayName = input.displayName!;
+    if (applies('enableBasicAuth')) next.enableBasicAuth = input.enableBasicAuth!;
+    if (next.displayName === sa.displayName && next.enableBasicAuth === sa.enableBasicAuth) return sa;
+    next.updateTime = nowMicros(deps);
+    await tx.serviceAccounts.update(next);
+    return next;
+  });
 }
 
 /** Deletes the account with its keys and its memberships everywhere; its Basic auth and tokens die with it. */

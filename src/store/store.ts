@@ -32,6 +32,12 @@ export interface ProjectListFilter {
 export interface ProjectRepo {
   create(project: ProjectRecord): Promise<void>;
   get(id: string): Promise<ProjectRecord | null>;
+  /**
+   * get(), to write the project back in the same transaction (read-modify-write): a store several processes share
+   * reads it from the database and locks the row until the commit, so a concurrent writer waits and reads what this
+   * one wrote.
+   */
+  getForUpdate(id: string): Promise<ProjectRecord | null>;
   getWithCounts(id: string): Promise<ProjectWithCounts | null>;
   list(filter: ProjectListFilter, range: Range): Promise<ProjectWithCounts[]>;
   update(project: ProjectRecord): Promise<void>;
@@ -51,6 +57,8 @@ export interface UserRepo {
 export interface ServiceAccountRepo {
   create(sa: ServiceAccountRecord): Promise<void>;
   get(id: string): Promise<ServiceAccountRecord | null>;
+  /** get(), to write the account back in the same transaction (as ProjectRepo.getForUpdate). */
+  getForUpdate(id: string): Promise<ServiceAccountRecord | null>;
   getByEmail(email: string): Promise<ServiceAccountRecord | null>;
   listByProject(projectId: string, range: Range): Promise<ServiceAccountRecord[]>;
   update(sa: ServiceAccountRecord): Promise<void>;
@@ -84,7 +92,8 @@ export interface MembershipRepo {
 export interface InviteRepo {
   create(invite: InviteRecord): Promise<void>;
   get(tokenHash: string): Promise<InviteRecord | null>;
-  markUsed(tokenHash: string, usedTime: number): Promise<void>;
+  /** Marks an unused invitation used; false when it was used already (of two accepting it at once, one wins). */
+  markUsed(tokenHash: string, usedTime: number): Promise<boolean>;
   /** Marks every unused invitation of the user used (revoked); returns how many. */
   revokeUnused(userId: string, usedTime: number): Promise<number>;
 }

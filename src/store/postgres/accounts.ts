@@ -44,6 +44,10 @@ export function createServiceAccountRepo(sql: Sql): ServiceAccountRepo {
       const [r] = await sql.query<SaRow>('SELECT * FROM service_accounts WHERE id = $1', [id]);
       return r ? toSa(r) : null;
     },
+    async getForUpdate(id) {
+      const [r] = await sql.query<SaRow>('SELECT * FROM service_accounts WHERE id = $1 FOR NO KEY UPDATE', [id]);
+      return r ? toSa(r) : null;
+    },
     async getByEmail(email) {
       const [r] = await sql.query<SaRow>('SELECT * FROM service_accounts WHERE email = $1', [email.toLowerCase()]);
       return r ? toSa(r) : null;
@@ -113,7 +117,7 @@ export function createInviteRepo(sql: Sql): InviteRepo {
       return r ? toInvite(r) : null;
     },
     async markUsed(tokenHash, usedTime) {
-      await sql.run('UPDATE invites SET used_time = $1 WHERE token_hash = $2', [usedTime, tokenHash]);
+      return (await sql.run('UPDATE invites SET used_time = $1 WHERE token_hash = $2 AND used_time IS NULL', [usedTime, tokenHash])) > 0;
     },
     async revokeUnused(userId, usedTime) {
       return sql.run('UPDATE invites SET used_time = $1 WHERE user_id = $2 AND used_time IS NULL', [usedTime, userId]);

@@ -49,6 +49,11 @@ export function createProjectRepo(sql: Sql, view?: ConfigView): ProjectRepo {
         return r ? toProject(r) : null;
       });
     },
+    async getForUpdate(id) {
+      // Past the cache: the row as committed, locked until the commit (NO KEY UPDATE, the lock the UPDATE takes).
+      const [r] = await sql.query<ProjectRow>('SELECT * FROM projects WHERE id = $1 FOR NO KEY UPDATE', [id]);
+      return r ? toProject(r) : null;
+    },
     async getWithCounts(id) {
       const [r] = await sql.query<ProjectCountsRow>(`${WITH_COUNTS} WHERE p.id = $1`, [id]);
       return r ? toProjectWithCounts(r) : null;

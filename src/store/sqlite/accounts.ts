@@ -43,6 +43,11 @@ export function createServiceAccountRepo(db: SqliteDb): ServiceAccountRepo {
       const r = db.get<SaRow>('SELECT * FROM service_accounts WHERE id = ?', id);
       return r ? toSa(r) : null;
     },
+    // One writer: a transaction's read is never overtaken, so no lock is needed.
+    async getForUpdate(id) {
+      const r = db.get<SaRow>('SELECT * FROM service_accounts WHERE id = ?', id);
+      return r ? toSa(r) : null;
+    },
     async getByEmail(email) {
       const r = db.get<SaRow>('SELECT * FROM service_accounts WHERE email = ?', email.toLowerCase());
       return r ? toSa(r) : null;
@@ -103,7 +108,7 @@ export function createInviteRepo(db: SqliteDb): InviteRepo {
       return r ? toInvite(r) : null;
     },
     async markUsed(tokenHash, usedTime) {
-      db.run('UPDATE invites SET used_time = ? WHERE token_hash = ?', usedTime, tokenHash);
+      return db.run('UPDATE invites SET used_time = ? WHERE token_hash = ? AND used_time IS NULL', usedTime, tokenHash).changes > 0;
     },
     async revokeUnused(userId, usedTime) {
       return db.run('UPDATE invites SET used_time = ? WHERE user_id = ? AND used_time IS NULL', usedTime, userId).changes;

@@ -49,6 +49,13 @@ export function createProjectRepo(db: SqliteDb): ProjectRepo {
         return r ? toProject(r) : null;
       });
     },
+    // One writer: a transaction's read is never overtaken, so no lock is needed; the cache holds what was written.
+    async getForUpdate(id) {
+      return byId.get(id, () => {
+        const r = db.get<ProjectRow>('SELECT * FROM projects WHERE id = ?', id);
+        return r ? toProject(r) : null;
+      });
+    },
     async getWithCounts(id) {
       const r = db.get<ProjectCountsRow>(`${WITH_COUNTS} WHERE p.id = ?`, id);
       return r ? toProjectWithCounts(r) : null;

@@ -233,7 +233,9 @@ export function accountContract(open: OpenStore): void {
       await store().invites.create(invite);
       assert.deepEqual(await store().invites.get(invite.tokenHash), invite);
       assert.equal(await store().invites.get('missing'), null);
-      await store().invites.markUsed(invite.tokenHash, T0 + 10);
+      assert.equal(await store().invites.markUsed(invite.tokenHash, T0 + 10), true);
+      assert.deepEqual(await store().invites.get(invite.tokenHash), { ...invite, usedTime: T0 + 10 });
+      assert.equal(await store().invites.markUsed(invite.tokenHash, T0 + 20), false, 'used already');
       assert.deepEqual(await store().invites.get(invite.tokenHash), { ...invite, usedTime: T0 + 10 });
     });
 

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { DeliveryRecord } from '../../../src/store/connector-repos.ts';
 import type { Store } from '../../../src/store/store.ts';
-import { MINUTE, row, seedConnector, sorted, T0, useStore, type OpenStore } from './fixtures.ts';
+import { MINUTE, row, seedConnector, seedProject, serviceAccount, sorted, T0, user, useStore, type OpenStore } from './fixtures.ts';
 
 const CLAIMERS = 8;
 const ROWS = 20;
@@ -95,6 +95,56 @@ export function concurrencyContract(open: OpenStore): void {
         const after = await store().dataConnectors.get(c.id);
         assert.deepEqual([after?.displayName, after?.url, after?.failingSince], [`round ${round}`, `https://r${round}.example.com/`, T0 - round], `round ${round}`);
       }
+    });
+
+    it('a project update (read, then write in a transaction) racing a label batch loses neither', async () => {
+      const p = await seedProject(store());
+      for (let round = 1; round <= 10; round++) {
+        const rename = () => store().transaction(async (tx) => {
+          const before = await tx.projects.getForUpdate(p.id);
+          await tx.projects.update({ ...before!, displayName: `round ${round}`, updateTime: T0 + round });
+        });
+        const label = () => store().transaction(async (tx) => {
+          const before = await tx.projects.getForUpdate(p.id);
+          await tx.projects.update({ ...before!, labels: { ...before!.labels, [`r${round}`]: '' }, updateTime: T0 + round });
+        });
+        await Promise.all(round % 2 === 0 ? [rename(), label()] : [label(), rename()]);
+        const after = await store().projects.getForUpdate(p.id);
+        assert.equal(after?.displayName, `round ${round}`, `round ${round}`);
+        assert.deepEqual(Object.keys(after!.labels).sort(), Array.from({ length: round }, (_, i) => `r${i + 1}`).sort(), `round ${round}`);
+      }
+    });
+
+    it('service account updates of different fields (read, then write in a transaction) racing lose neither', async () => {
+      const p = await seedProject(store());
+      const sa = serviceAccount(p.id);
+      await store().serviceAccounts.create(sa);
+      for (let round = 1; round <= 10; round++) {
+        const rename = () => store().transaction(async (tx) => {
+          const before = await tx.serviceAccounts.getForUpdate(sa.id);
+          await tx.serviceAccounts.update({ ...before!, displayName: `round ${round}`, updateTime: T0 + round });
+        });
+        const toggle = () => store().transaction(async (tx) => {
+          const before = await tx.serviceAccounts.getForUpdate(sa.id);
+          await tx.serviceAccounts.update({ ...before!, enableBasicAuth: round % 2 === 0, updateTime: T0 + round });
+        });
+        await Promise.all(round % 2 === 0 ? [rename(), toggle()] : [toggle(), rename()]);
+        const after = await store().serviceAccounts.get(sa.id);
+        assert.deepEqual([after?.displayName, after?.enableBasicAuth], [`round ${round}`, round % 2 === 0], `round ${round}`);
+      }
+    });
+
+    it('of transactions marking one invitation used at once, exactly one succeeds', async () => {
+      const u = user({ active: false });
+      await store().users.create(u);
+      const invite = { tokenHash: `race-${u.id}`, userId: u.id, expireTime: T0 + MINUTE, usedTime: null };
+      await store().invites.create(invite);
+      // Each reads it first, as the accept does: on a backend with concurrent writers several may find it unused.
+      const results = await Promise.all(Array.from({ length: 6 }, (_, i) => store().transaction(async (tx) => {
+        await tx.invites.get(invite.tokenHash);
+        return tx.invites.markUsed(invite.tokenHash, T0 + i);
+      })));
+      assert.equal(results.filter(Boolean).length, 1);
     });
 
     it('the engine\'s state update never undoes settings written meanwhile', async () => {
