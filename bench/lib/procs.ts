@@ -181,3 +181,21 @@ export function cpuTimes(pid: number): CpuTimes | null {
     return null;
   }
 }
+
+/** CPU time (ms) a PostgreSQL server has used so far: the postmaster and every process it started (Linux /proc). */
+export function postgresCpuMs(dataDir: string): number {
+  const postmaster = Number(readFileSync(join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+  let ms = 0;
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      // Fields after the ")" that ends the command name: ppid is field 4, utime 14, stime 15 (10 ms ticks).
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (Number(entry) === postmaster || Number(fields[1]) === postmaster) ms += (Number(fields[11]) + Number(fields[12])) * 10;
+    } catch {
+      // exited meanwhile
+    }
+  }
+  return ms;
+}

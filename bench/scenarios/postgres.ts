@@ -4,7 +4,7 @@
 // relay, the receiver and the load share this machine's cores). Then publish→ack latency at 1,000 events/s, and
 // the drain of a backlog of 1,000,000 queued rows by one process.
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BalancedPool, type Pool } from 'undici';
@@ -14,7 +14,7 @@ import type { Scenario } from '../lib/context.ts';
 import { closedLoop } from '../lib/loadgen.ts';
 import { assertFound, measureLatency, measureThroughput, waitForDeliveries } from '../lib/measure.ts';
 import { growPostgresQueue } from '../lib/postgres-seed.ts';
-import { cpuTimes } from '../lib/procs.ts';
+import { cpuTimes, postgresCpuMs } from '../lib/procs.ts';
 import { ServiceProcess } from '../lib/service.ts';
 import { fmtInt, fmtMs, fmtPct, nowMs, round } from '../lib/stats.ts';
 import { startRelay } from './ceiling.ts';
@@ -134,22 +134,4 @@ export const postgres: Scenario = {
 /** CPU time (ms) the service processes have used so far, all threads. */
 function servicesCpuMs(services: ServiceProcess[]): number {
   return services.reduce((sum, svc) => sum + (cpuTimes(svc.pid)?.totalMs ?? 0), 0);
-}
-
-/** CPU time (ms) the PostgreSQL server has used so far: the postmaster and every process it started (Linux /proc). */
-function postgresCpuMs(dataDir: string): number {
-  const postmaster = Number(readFileSync(join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
-  let ms = 0;
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      // Fields after the ")" that ends the command name: ppid is field 4, utime 14, stime 15 (10 ms ticks).
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      if (Number(entry) === postmaster || Number(fields[1]) === postmaster) ms += (Number(fields[11]) + Number(fields[12])) * 10;
-    } catch {
-      // exited meanwhile
-    }
-  }
-  return ms;
 }

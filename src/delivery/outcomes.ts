@@ -214,7 +214,7 @@ export function createOutcomeRecorder(deps: { store: Store; logger: Logger }, no
           attemptCounterDeltas(batch.samples, batch.counters);
           await tx.connectorMetrics.addCounters(batch.counters);
           told = batch.notices;
-        }, { rerunnable: true });
+        }, { rerunnable: true, background: true });
       } catch (err) {
         taken ??= takeBatch();
         reports = attemptedReports(taken.length);

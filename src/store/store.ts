@@ -251,6 +251,11 @@ export interface TransactionOptions {
    * transactions sharing its commit (PostgreSQL's group commit reads a batch's devices in one statement).
    */
   devices?: readonly string[];
+  /**
+   * No request waits for this transaction (the delivery engine's outcomes): a store may hold it a few milliseconds,
+   * so that more transactions share its commit (PostgreSQL does, with `rerunnable` ones).
+   */
+  background?: boolean;
 }
 
 /**

@@ -185,8 +185,8 @@ describe('postgres: queue and metrics shared by two processes', () => {
         claimedEarly = true;
       });
       await new Promise((resolve) => setTimeout(resolve, 200));
+      assert.equal(claimedEarly, false, 'the claim waits for the commit');
     });
-    assert.equal(claimedEarly, false, 'the claim waited for the commit');
     assert.deepEqual(rows.map((r) => r.queued!.leased), Array(8).fill(true));
     assert.equal((await claim!).length, 2);
   });

@@ -1,7 +1,8 @@
-// The delivery queue on PostgreSQL, shared by every process. As on SQLite, a claim sets lease_until and pushes
-// due_time to the lease end, so a row whose process died mid-attempt becomes due again by itself and "due" stays
-// a plain range on (connector_id, due_time). Claims of several processes run at once: FOR UPDATE SKIP LOCKED
-// gives each the rows no other claim holds, without waiting.
+// The delivery queue on PostgreSQL, shared by every process. A row is waiting (lease_until NULL, due at due_time)
+// or leased (until lease_until; due_time is then the lease end, as on SQLite), so a row whose process died
+// mid-attempt becomes due again by itself when its lease ends. Claims read a partial index of the waiting rows and
+// the index of the leased ones (migration 004); claims of one connector, and writes of rows queued leased, take
+// the connector's claim lock, so the cluster-wide per-connector limit holds (migration 003).
 import type { DeliveryRepo, NewDelivery } from '../connector-repos.ts';
 import type { Sql } from './db.ts';
 import type { QueueVacuum } from './queue-vacuum.ts';
@@ -70,28 +71,31 @@ export function markQueued(rows: readonly NewDelivery[], written: Array<{ id: nu
   return written.map((w) => w.id);
 }
 
-// Loose index scan: one seek per connector that has queued rows, however long its backlog is.
+// Loose index scans: one seek per connector that has rows waiting, and one per connector that has rows leased
+// (a lease that has ended makes its row due again), however long its backlog is.
 const CONNECTORS_WITH_DUE = `
-  WITH RECURSIVE c(id) AS (
-    (SELECT connector_id FROM deliveries ORDER BY connector_id LIMIT 1)
+  WITH RECURSIVE w(id) AS (
+    (SELECT connector_id FROM deliveries WHERE lease_until IS NULL ORDER BY connector_id LIMIT 1)
     UNION ALL
-    SELECT (SELECT connector_id FROM deliveries WHERE connector_id > c.id ORDER BY connector_id LIMIT 1) FROM c WHERE c.id IS NOT NULL
+    SELECT (SELECT connector_id FROM deliveries WHERE lease_until IS NULL AND connector_id > w.id ORDER BY connector_id LIMIT 1)
+    FROM w WHERE w.id IS NOT NULL
+  ), l(id) AS (
+    (SELECT connector_id FROM deliveries WHERE lease_until IS NOT NULL ORDER BY connector_id LIMIT 1)
+    UNION ALL
+    SELECT (SELECT connector_id FROM deliveries WHERE lease_until IS NOT NULL AND connector_id > l.id ORDER BY connector_id LIMIT 1)
+    FROM l WHERE l.id IS NOT NULL
   )
-  SELECT id FROM c WHERE id IS NOT NULL
-    AND EXISTS (SELECT 1 FROM deliveries d WHERE d.connector_id = c.id AND d.due_time <= $1 AND d.enqueue_time > $2)`;
+  SELECT id FROM w WHERE id IS NOT NULL
+    AND EXISTS (SELECT 1 FROM deliveries d WHERE d.connector_id = w.id AND d.lease_until IS NULL AND d.due_time <= $1 AND d.enqueue_time > $2)
+  UNION
+  SELECT id FROM l WHERE id IS NOT NULL
+    AND EXISTS (SELECT 1 FROM deliveries d WHERE d.connector_id = l.id AND d.lease_until <= $1 AND d.enqueue_time > $2)`;
 
-// SKIP LOCKED passes over rows another claim is leasing right now; a row it leased and committed meanwhile is
-// re-checked against due_time <= now once locked, and fails it (its due_time is now the lease end).
-const CLAIM = `
-  UPDATE deliveries SET lease_until = $1, due_time = $1
-  WHERE id IN (
-    SELECT id FROM deliveries WHERE connector_id = $2 AND due_time <= $3 AND enqueue_time > $4
-    ORDER BY due_time, id LIMIT $5 FOR UPDATE SKIP LOCKED)
-  RETURNING *`;
-
-// The cluster-wide per-connector limit (DeliveryRepo.claim's cap): lock, count and claim in one statement
-// (migration 003), waiting for the connector's lock, which inserts of leased rows take too.
-const CLAIM_CAPPED = 'SELECT * FROM sensorcloud_claim($1, $2, $3, $4, $5, $6, $7, $8)';
+// Lock, count and claim in one statement (migrations 003, 004), waiting for the connector's lock, which writes of
+// rows queued leased take too: the cluster-wide per-connector limit (DeliveryRepo.claim's cap). Without a cap,
+// the same statement with no limit but `limit`.
+const CLAIM = 'SELECT * FROM sensorcloud_claim($1, $2, $3, $4, $5, $6, $7, $8)';
+const NO_CAP = 2 ** 31 - 1;
 
 // Ids follow enqueue order (the interface's promise), so the oldest rows are the lowest ids. Rows another process
 // holds locked (being claimed or settled) are skipped: the next pass takes them.
@@ -119,9 +123,8 @@ export function createDeliveryRepo(sql: Sql, vacuum?: Pick<QueueVacuum, 'queued'
       return (await sql.query<{ id: string }>(CONNECTORS_WITH_DUE, [now, enqueuedAfter])).map((r) => r.id);
     },
     async claim(connectorId, now, enqueuedAfter, leaseUntil, limit, cap) {
-      const rows = cap === undefined
-        ? await sql.query<DeliveryRow>(CLAIM, [leaseUntil, connectorId, now, enqueuedAfter, limit])
-        : await sql.query<DeliveryRow>(CLAIM_CAPPED, [connectorId, now, enqueuedAfter, leaseUntil, limit, cap.max, cap.whileHanging, cap.hangingIfLeasedBefore]);
+      const [max, whileHanging, hangingBefore] = cap === undefined ? [NO_CAP, NO_CAP, 0] : [cap.max, cap.whileHanging, cap.hangingIfLeasedBefore];
+      const rows = await sql.query<DeliveryRow>(CLAIM, [connectorId, now, enqueuedAfter, leaseUntil, limit, max, whileHanging, hangingBefore]);
       return rows.map(toDelivery).sort((a, b) => a.id - b.id);
     },
     async get(id) {

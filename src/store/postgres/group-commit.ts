@@ -55,7 +55,12 @@ export interface GroupCommitDeps {
 /** At most this many transactions share a commit: the first caller of a batch waits for all of them. */
 const MAX_BATCH = 64;
 
-export function createGroupCommit(deps: GroupCommitDeps): { run<T>(fn: (tx: Repos) => Promise<T>, devices?: readonly string[]): Promise<T>; idle(): Promise<void> } {
+export interface GroupCommitOptions {
+  /** The least time between the starts of two batches, ms (0: each starts as soon as the one before ended). */
+  gapMs?: number;
+}
+
+export function createGroupCommit(deps: GroupCommitDeps, options: GroupCommitOptions = {}): { run<T>(fn: (tx: Repos) => Promise<T>, devices?: readonly string[]): Promise<T>; idle(): Promise<void> } {
   async function runBatch(batch: Queued[]): Promise<void> {
     let client: pg.PoolClient;
     try {
@@ -120,11 +125,19 @@ export function createGroupCommit(deps: GroupCommitDeps): { run<T>(fn: (tx: Repo
   // two, by device) shared fewer commits and cost more CPU per event.
   const queued: Queued[] = [];
   let running: Promise<void> | null = null;
+  const gapMs = options.gapMs ?? 0;
+  let lastStart = -Infinity;
 
   function drain(): void {
     if (running !== null || queued.length === 0) return;
     running = (async () => {
-      while (queued.length > 0) await runBatch(queued.splice(0, MAX_BATCH));
+      while (queued.length > 0) {
+        // Real time: the gap is about the database's load, which only the wall can tell.
+        const wait = lastStart + gapMs - performance.now();
+        if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+        lastStart = performance.now();
+        await runBatch(queued.splice(0, MAX_BATCH));
+      }
       running = null;
     })();
   }

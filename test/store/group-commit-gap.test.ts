@@ -1,0 +1,71 @@
+// The group commit's gap between batches (store/postgres/group-commit.ts, GroupCommitOptions.gapMs), against a fake
+// pool: transactions requested while a gap runs wait for it and share one batch; without a gap each batch starts as
+// soon as the one before ended. Real timers, with margins wide enough for a busy machine.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type pg from 'pg';
+import { createGroupCommit } from '../../src/store/postgres/group-commit.ts';
+import type { Repos } from '../../src/store/store.ts';
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** A group commit on a pool whose connections answer at once; records when each batch began and how big it was. */
+function fakeGroupCommit(gapMs: number) {
+  const batches: Array<{ at: number; size: number }> = [];
+  let current: { at: number; size: number } | null = null;
+  const client = { query: async () => ({ rows: [], rowCount: 0 }), release: () => undefined };
+  const pool = { connect: async () => client } as unknown as pg.Pool;
+  const commit = createGroupCommit({
+    pool,
+    batchRepos() {
+      current = { at: performance.now(), size: 0 };
+      batches.push(current);
+      return { repos: {} as Repos, readAhead: async () => undefined, beforeCommit: async () => undefined, committed: () => undefined };
+    },
+    alone: () => Promise.reject(new Error('not expected')),
+    retryable: () => false,
+  }, { gapMs });
+  const run = () => commit.run(async () => {
+    current!.size++;
+  });
+  return { batches, run, commit };
+}
+
+describe('group commit: the gap between batches', () => {
+  it('transactions requested during the gap wait for it and share one batch', async () => {
+    const { batches, run, commit } = fakeGroupCommit(50);
+    const first = run();
+    await first;
+    const later: Array<Promise<unknown>> = [];
+    for (let i = 0; i < 5; i++) {
+      later.push(run());
+      await sleep(2);
+    }
+    await Promise.all(later);
+    await commit.idle();
+    assert.deepEqual(batches.map((b) => b.size), [1, 5]);
+    assert.ok(batches[1]!.at - batches[0]!.at >= 45, `the second batch began ${batches[1]!.at - batches[0]!.at} ms after the first`);
+  });
+
+  it('without a gap each transaction requested after the last batch ended runs at once, in a batch of its own', async () => {
+    const { batches, run, commit } = fakeGroupCommit(0);
+    for (let i = 0; i < 5; i++) {
+      const started = performance.now();
+      await run();
+      assert.ok(performance.now() - started < 40, 'ran at once');
+      await sleep(2);
+    }
+    await commit.idle();
+    assert.deepEqual(batches.map((b) => b.size), [1, 1, 1, 1, 1]);
+  });
+
+  it('a transaction requested long after the last batch is not held', async () => {
+    const { run, commit } = fakeGroupCommit(30);
+    await run();
+    await sleep(60);
+    const started = performance.now();
+    await run();
+    assert.ok(performance.now() - started < 25, `held ${performance.now() - started} ms`);
+    await commit.idle();
+  });
+});
