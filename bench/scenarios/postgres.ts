@@ -11,7 +11,7 @@ import { BalancedPool, type Pool } from 'undici';
 import { startPostgresServer } from '../../test/helpers/postgres-server.ts';
 import { createConnectors, createDevices, publishRequests } from '../lib/api.ts';
 import type { Scenario } from '../lib/context.ts';
-import { closedLoop } from '../lib/loadgen.ts';
+import { closedLoop, type Req } from '../lib/loadgen.ts';
 import { assertFound, measureLatency, measureThroughput, waitForDeliveries } from '../lib/measure.ts';
 import { growPostgresQueue } from '../lib/postgres-seed.ts';
 import { cpuTimes, postgresCpuMs } from '../lib/procs.ts';
@@ -94,6 +94,28 @@ export const postgres: Scenario = {
       ctx.log(`  → p50 ${fmtMs(l.ackLatency.p50)}, p99 ${fmtMs(l.ackLatency.p99)}, max ${fmtMs(l.ackLatency.max)}${l.missing ? `, ${l.missing} not acknowledged in time` : ''}`);
       out.check('p99 publish→ack at 1,000/s (ms)', l.ackLatency.p99, '≤ 30 ms, none missing', l.acked > 0 && l.missing === 0 && l.ackLatency.p99 <= 30);
       out.headline = `one process ${fmtPct(ratios['one process']!.ratio)} of the relay, two ${fmtPct(ratios['two processes']!.ratio)}; p99 ${fmtMs(l.ackLatency.p99)} @1k/s`;
+
+      // The device page (GET …/devices?pageSize=100, Basic auth) read from PostgreSQL: SQLite's device and page
+      // caches are not used there (any process may change any device), so every page is a query. Its rate and CPU
+      // per request of the service and of PostgreSQL, quiet, beside the API scenario's on SQLite.
+      await createDevices(first, Math.max(0, s.apiDevices - s.devices));
+      const page: Req = { method: 'GET', path: `/v2/${first.project}/devices?pageSize=100`, headers: { authorization: first.basicAuth } };
+      const pageLoop = (durationMs: number, label: string) =>
+        closedLoop(first.pool, { concurrency: s.concurrency, durationMs, maxCount: 10_000_000, make: () => page, label, log: ctx.log });
+      await pageLoop(s.warmupMs, 'device page warm-up');
+      const pageBefore = { service: servicesCpuMs([first]), database: postgresCpuMs(server.dataDir) };
+      const pages = await pageLoop(s.apiMs, 'device page');
+      assertFound(pages, 'device page');
+      const perPage = (ms: number) => (pages.ok > 0 ? round((ms * 1000) / pages.ok, 1) : null);
+      const devicePage = {
+        perSecond: round(pages.okPerSecond, 1), latency: pages.latency, failures: pages.failures,
+        serviceCpuUsPerRequest: perPage(servicesCpuMs([first]) - pageBefore.service),
+        databaseCpuUsPerRequest: perPage(postgresCpuMs(server.dataDir) - pageBefore.database),
+      };
+      out.figures.devicePage = devicePage;
+      const pageLine = `${fmtInt(devicePage.perSecond)} req/s; CPU per request ${devicePage.serviceCpuUsPerRequest} µs in the service, ${devicePage.databaseCpuUsPerRequest} µs in PostgreSQL`;
+      ctx.log(`  → device page: ${pageLine}`);
+      out.notes.push(`device page of 100 (Basic, quiet): ${pageLine}`);
 
       // Backlog: rows queued through the real path while the receiver is down, grown in the database while the
       // service is stopped, then drained by one process (as the SQLite backlog scenario does).
