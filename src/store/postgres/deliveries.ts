@@ -1,8 +1,8 @@
 // The delivery queue on PostgreSQL, shared by every process. A row is waiting (lease_until NULL, due at due_time)
 // or leased (until lease_until; due_time is then the lease end, as on SQLite), so a row whose process died
 // mid-attempt becomes due again by itself when its lease ends. Claims read a partial index of the waiting rows and
-// the index of the leased ones (migration 004); claims of one connector, and writes of rows queued leased, take
-// the connector's claim lock, so the cluster-wide per-connector limit holds (migration 003).
+// the index of the leased ones; claims of one connector, and writes of rows queued leased, take the connector's
+// claim lock, so the cluster-wide per-connector limit holds (both in migration 003).
 import type { DeliveryRepo, NewDelivery } from '../connector-repos.ts';
 import type { Sql } from './db.ts';
 import type { QueueVacuum } from './queue-vacuum.ts';
@@ -91,7 +91,7 @@ const CONNECTORS_WITH_DUE = `
   SELECT id FROM l WHERE id IS NOT NULL
     AND EXISTS (SELECT 1 FROM deliveries d WHERE d.connector_id = l.id AND d.lease_until <= $1 AND d.enqueue_time > $2)`;
 
-// Lock, count and claim in one statement (migrations 003, 004), waiting for the connector's lock, which writes of
+// Lock, count and claim in one statement (migration 003), waiting for the connector's lock, which writes of
 // rows queued leased take too: the cluster-wide per-connector limit (DeliveryRepo.claim's cap). Without a cap,
 // the same statement with no limit but `limit`.
 const CLAIM = 'SELECT * FROM sensorcloud_claim($1, $2, $3, $4, $5, $6, $7, $8)';

@@ -9,7 +9,7 @@ import type { Logger } from '../../runtime/logger.ts';
 
 const EVERY_MS = 1_000;
 // INDEX_CLEANUP on: the dead index entries are what matters here, and on its own (AUTO) vacuum may leave them when
-// few heap pages hold dead rows. No truncation (migration 004 also sets it for autovacuum): the table's last pages
+// few heap pages hold dead rows. No truncation (migration 003 also sets it for autovacuum): the table's last pages
 // empty all the time, and truncating them takes a lock that stops every write of the table.
 const VACUUM = 'VACUUM (SKIP_LOCKED, INDEX_CLEANUP ON, TRUNCATE false) deliveries';
 /** Rows queued since the last vacuum before the next one is worth it. */
