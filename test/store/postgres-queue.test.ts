@@ -191,7 +191,7 @@ describe('postgres: queue and metrics shared by two processes', () => {
     assert.equal((await claim!).length, 2);
   });
 
-  it('the store vacuums the queue while rows are queued', async () => {
+  it('the process leading the job vacuums the queue once it holds enough dead rows', async () => {
     const db = await createTestDatabase();
     const store = await createPostgresStore(db.url, { poolSize: 2 });
     try {

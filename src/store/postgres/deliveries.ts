@@ -5,7 +5,6 @@
 // claim lock, so the cluster-wide per-connector limit holds (both in migration 003).
 import type { DeliveryRepo, NewDelivery } from '../connector-repos.ts';
 import type { Sql } from './db.ts';
-import type { QueueVacuum } from './queue-vacuum.ts';
 import { toDelivery, type DeliveryRow } from '../rows.ts';
 
 /**
@@ -107,11 +106,10 @@ const DELETE_EXPIRED = `
 const INSERT = `WITH ${queueRowsSql(1, false)} SELECT id, leased FROM dl`;
 const INSERT_CAPPED = `WITH ${queueRowsSql(1, true)} SELECT id, leased FROM dl`;
 
-export function createDeliveryRepo(sql: Sql, vacuum?: Pick<QueueVacuum, 'queued'>): DeliveryRepo {
+export function createDeliveryRepo(sql: Sql): DeliveryRepo {
   const insert = async (rows: NewDelivery[]) => {
     if (rows.length === 0) return [];
     const locks = capped(rows);
-    vacuum?.queued(rows.length);
     return markQueued(rows, await sql.query<{ id: number; leased: boolean }>(locks ? INSERT_CAPPED : INSERT, queueColumns(rows, locks)));
   };
   return {

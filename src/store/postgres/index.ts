@@ -18,9 +18,9 @@ import { createEventRepo } from './events.ts';
 import { createMembershipRepo } from './memberships.ts';
 import { createOrganizationRepo, createProjectRepo } from './organizations.ts';
 import { createSealedRepo } from './sealed.ts';
-import { startQueueVacuum, type QueueVacuum } from './queue-vacuum.ts';
+import { startQueueVacuum } from './queue-vacuum.ts';
 
-function createRepos(sql: Sql, view: ConfigView, locking: RowLocking, vacuum: QueueVacuum): Repos {
+function createRepos(sql: Sql, view: ConfigView, locking: RowLocking): Repos {
   return {
     organizations: createOrganizationRepo(sql),
     projects: createProjectRepo(sql, view),
@@ -32,7 +32,7 @@ function createRepos(sql: Sql, view: ConfigView, locking: RowLocking, vacuum: Qu
     devices: createDeviceRepo(sql, locking),
     events: createEventRepo(sql),
     dataConnectors: createDataConnectorRepo(sql, view),
-    deliveries: createDeliveryRepo(sql, vacuum),
+    deliveries: createDeliveryRepo(sql),
     connectorMetrics: createConnectorMetricRepo(sql),
     sealed: createSealedRepo(sql, view),
   };
@@ -66,7 +66,7 @@ export async function createPostgresStore(url: string, options: PostgresStoreOpt
   const top = sqlOn(pool);
   const cache = new ConfigCache();
   const cluster = createPostgresCluster(pool, url, options.logger, options.applicationName);
-  const vacuum = startQueueVacuum(pool, options.logger);
+  const vacuum = startQueueVacuum(pool, cluster, options.logger);
 
   async function once<T>(fn: (tx: Repos) => Promise<T>): Promise<{ ok: true; value: T } | { ok: false; error: unknown; rerun: boolean }> {
     let client: pg.PoolClient;
@@ -80,7 +80,7 @@ export async function createPostgresStore(url: string, options: PostgresStoreOpt
     try {
       await client.query('BEGIN');
       const view: ConfigView = { cache, transaction: true, wrote: false };
-      const value = await fn(createRepos(sqlOn(client), view, 'wait', vacuum));
+      const value = await fn(createRepos(sqlOn(client), view, 'wait'));
       committing = true;
       await client.query('COMMIT');
       if (view.wrote) cache.clear();
@@ -114,7 +114,7 @@ export async function createPostgresStore(url: string, options: PostgresStoreOpt
     batchRepos(client, watch) {
       const view: ConfigView = { cache, transaction: true, wrote: false };
       const sql = sqlOn(client, watch);
-      const { repos, readAhead, flush } = writeBehind(createRepos(sql, view, 'skip', vacuum), sql, watch, vacuum);
+      const { repos, readAhead, flush } = writeBehind(createRepos(sql, view, 'skip'), sql, watch);
       return { repos, readAhead, beforeCommit: flush, committed: () => { if (view.wrote) cache.clear(); } };
     },
     alone: (fn) => alone(fn, true),
@@ -133,7 +133,7 @@ export async function createPostgresStore(url: string, options: PostgresStoreOpt
     exclusive: false,
     cluster,
     pool,
-    ...createRepos(top, { cache, transaction: false, wrote: false }, 'none', vacuum),
+    ...createRepos(top, { cache, transaction: false, wrote: false }, 'none'),
     transaction<T>(fn: (tx: Repos) => Promise<T>, options?: TransactionOptions): Promise<T> {
       if (options?.rerunnable !== true) return alone(fn, false);
       if (options.devices?.length) return events.run(fn, options.devices);

@@ -12,7 +12,6 @@ import type { NewDelivery } from '../connector-repos.ts';
 import type { DeviceRecord, EventRecord, LatestEvent } from '../records.ts';
 import type { Repos } from '../store.ts';
 import type { Sql, Watch } from './db.ts';
-import type { QueueVacuum } from './queue-vacuum.ts';
 import { capped, markQueued, queueColumns, queueRowsSql } from './deliveries.ts';
 import { lockDevices } from './devices.ts';
 
@@ -45,7 +44,7 @@ interface DeviceState {
  * Wraps a batch's repos; readAhead reads the batch's devices first (TransactionOptions.devices), flush() writes what
  * they hold (group-commit.ts calls it before COMMIT).
  */
-export function writeBehind(inner: Repos, sql: Sql, watch: Watch, vacuum?: Pick<QueueVacuum, 'queued'>): { repos: Repos; readAhead(ids: readonly string[]): Promise<void>; flush(): Promise<void> } {
+export function writeBehind(inner: Repos, sql: Sql, watch: Watch): { repos: Repos; readAhead(ids: readonly string[]): Promise<void>; flush(): Promise<void> } {
   let events: EventRecord[] = [];
   let deliveries: NewDelivery[] = [];
   let devices = new Map<string, DeviceState>();
@@ -59,7 +58,6 @@ export function writeBehind(inner: Repos, sql: Sql, watch: Watch, vacuum?: Pick<
     devices = new Map();
     watch.shared = true;
     const locks = capped(d);
-    vacuum?.queued(d.length);
     markQueued(d, await sql.query<{ id: number; leased: boolean }>(locks ? FLUSH_CAPPED : FLUSH, [
       e.map((x) => x.id), e.map((x) => x.projectId), e.map((x) => x.deviceId), e.map((x) => x.eventType),
       e.map((x) => x.timestamp), e.map((x) => x.createTime), e.map((x) => x.body),
