@@ -31,6 +31,10 @@ export function createUserRepo(db: SqliteDb): UserRepo {
 }
 
 export function createServiceAccountRepo(db: SqliteDb): ServiceAccountRepo {
+  const read = async (id: string) => {
+    const r = db.get<SaRow>('SELECT * FROM service_accounts WHERE id = ?', id);
+    return r ? toSa(r) : null;
+  };
   return {
     async create(sa) {
       db.authWrites++;
@@ -39,15 +43,9 @@ export function createServiceAccountRepo(db: SqliteDb): ServiceAccountRepo {
         sa.id, sa.projectId, sa.email, sa.displayName, sa.enableBasicAuth ? 1 : 0, sa.createTime, sa.updateTime,
       );
     },
-    async get(id) {
-      const r = db.get<SaRow>('SELECT * FROM service_accounts WHERE id = ?', id);
-      return r ? toSa(r) : null;
-    },
+    get: read,
     // One writer: a transaction's read is never overtaken, so no lock is needed.
-    async getForUpdate(id) {
-      const r = db.get<SaRow>('SELECT * FROM service_accounts WHERE id = ?', id);
-      return r ? toSa(r) : null;
-    },
+    getForUpdate: read,
     async getByEmail(email) {
       const r = db.get<SaRow>('SELECT * FROM service_accounts WHERE email = ?', email.toLowerCase());
       return r ? toSa(r) : null;

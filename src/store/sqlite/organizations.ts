@@ -35,6 +35,10 @@ export function createProjectRepo(db: SqliteDb): ProjectRepo {
   db.raw.function('sc_lower', { deterministic: true }, (s: unknown) => (typeof s === 'string' ? s.toLowerCase() : s));
   // get() runs on every authorised request (requireProject): cached, cleared by every project write.
   const byId = db.caches.create<ProjectRecord | null>();
+  const read = async (id: string) => byId.get(id, () => {
+    const r = db.get<ProjectRow>('SELECT * FROM projects WHERE id = ?', id);
+    return r ? toProject(r) : null;
+  });
   return {
     async create(p) {
       byId.clear();
@@ -43,19 +47,9 @@ export function createProjectRepo(db: SqliteDb): ProjectRepo {
         p.id, p.organizationId, p.displayName, toJson(p.location), toJson(p.labels), p.createTime, p.updateTime,
       );
     },
-    async get(id) {
-      return byId.get(id, () => {
-        const r = db.get<ProjectRow>('SELECT * FROM projects WHERE id = ?', id);
-        return r ? toProject(r) : null;
-      });
-    },
+    get: read,
     // One writer: a transaction's read is never overtaken, so no lock is needed; the cache holds what was written.
-    async getForUpdate(id) {
-      return byId.get(id, () => {
-        const r = db.get<ProjectRow>('SELECT * FROM projects WHERE id = ?', id);
-        return r ? toProject(r) : null;
-      });
-    },
+    getForUpdate: read,
     async getWithCounts(id) {
       const r = db.get<ProjectCountsRow>(`${WITH_COUNTS} WHERE p.id = ?`, id);
       return r ? toProjectWithCounts(r) : null;
