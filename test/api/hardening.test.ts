@@ -1,5 +1,5 @@
 // Findings of an outside attack run, each tested as a class (docs/errors.md, docs/configuration.md): bounded
-// payloads and pages, all-or-nothing writes with text that is not Unicode, `__proto__` refused as a label key on
+// payloads and pages, all-or-nothing writes with text that cannot be stored (not Unicode, or holding NUL), `__proto__` refused as a label key on
 // every path, connector headers and URLs checked as they will be sent, and the HTTP edge (timeouts, Expect,
 // the OAuth shape of low-level errors on the token endpoint) on a real socket.
 import assert from 'node:assert/strict';
@@ -135,7 +135,7 @@ describe('bounded payloads', () => {
   });
 });
 
-describe('all or nothing: text that is not Unicode', () => {
+describe('all or nothing: text that cannot be stored', () => {
   let t: TestContext;
   let device: string;
   before(async () => {
@@ -167,6 +167,35 @@ describe('all or nothing: text that is not Unicode', () => {
     const token = await t.request('POST', '/oauth2/token', { auth: null, rawBody: '{"grant_type":"password","username":"a@b.c","password":"\\ud800"}' });
     assert.equal(token.status, 400);
     assert.equal(token.body.error, 'invalid_request');
+  });
+
+  it('the NUL character anywhere in a body is 400 naming the field, on either backend, before anything is written', async () => {
+    // PostgreSQL's text cannot hold U+0000; SQLite's can. Refused at the API on both, so a body means the same.
+    const before = await snapshot(t, device);
+    const P = t.projectId;
+    const lists = async () => [
+      (await t.request('GET', `/v2/projects/${P}/serviceaccounts`)).body, (await t.request('GET', `/v2/projects/${P}/dataconnectors`)).body, (await t.request('GET', '/v2/projects')).body,
+    ];
+    const listsBefore = await lists();
+    const cases: Array<[string, string, string, RegExp]> = [
+      ['POST', `/v2/${device}/labels`, '{"key":"k","value":"a\\u0000b"}', /^value: /],
+      ['POST', `/v2/${device}:publish`, '{"temperature":{"value":1,"samples":[{"sampleTime":"\\u0000"}]}}', /^temperature\.samples\[0\]\.sampleTime: /],
+      ['PUT', `/v2/${device}`, '{"type":"temperature","labels":{"a\\u0000":"x"}}', /^a field name in labels: /],
+      ['POST', `/v2/projects/${P}/devices:batchUpdate`, `{"devices":["${device}"],"addLabels":{"k":"\\u0000"}}`, /^addLabels\.k: /],
+      ['PATCH', `/v2/projects/${P}`, '{"displayName":"x\\u0000"}', /^displayName: /],
+      ['POST', `/v2/projects/${P}/serviceaccounts`, '{"displayName":"\\u0000"}', /^displayName: /],
+      ['POST', `/v2/projects/${P}/dataconnectors`, '{"type":"HTTP_PUSH","displayName":"a\\u0000","httpConfig":{"url":"https://example.com/h"}}', /^displayName: /],
+    ];
+    for (const [method, url, body, message] of cases) {
+      const res = await t.request(method, url, { rawBody: body });
+      assert.equal(res.status, 400, `${method} ${url} ${body}: ${res.text}`);
+      assert.match(res.body.error, message);
+      assert.match(res.body.error, /may not contain the NUL character \(U\+0000\)/);
+    }
+    assert.deepEqual(await snapshot(t, device), before);
+    assert.deepEqual(await lists(), listsBefore);
+    // Looking up a name that holds NUL finds nothing on either backend: a 404, not a fault.
+    assert.equal((await t.request('GET', `/v2/projects/${P}/devices/a%00b`)).status, 404);
   });
 
   it('well-formed text outside the BMP and escaped text are fine', async () => {
@@ -241,7 +270,8 @@ describe('data connector settings as they will be sent', () => {
     for (const url of ['https://example.com/a\r\nb', 'https://example.com/\tx', ' https://example.com/x', 'https://example.com/x ', 'https://example.com\\x', 'https://exa mple.com/', 'https://example.com/\u0000']) {
       const res = await create({ url });
       assert.equal(res.status, 400, `${JSON.stringify(url)}: ${res.text}`);
-      assert.match(res.body.error, /httpConfig\.url must not contain/);
+      // NUL is refused with any text of any body, before the URL's own checks.
+      assert.match(res.body.error, url.includes('\u0000') ? /^httpConfig\.url: the text may not contain the NUL/ : /httpConfig\.url must not contain/);
     }
     assert.deepEqual((await t.request('GET', `/v2/projects/${t.projectId}/dataconnectors`)).body.dataConnectors, []);
   });

@@ -56,8 +56,9 @@ export function unreachable(cause: unknown): Error {
 }
 
 // PostgreSQL text cannot hold the NUL character (SQLSTATE 22021: invalid byte sequence; 22P05: untranslatable
-// character). No stored text holds one, so a read or delete looking for one finds nothing (an unknown id is a 404,
-// as on SQLite); a write storing one is refused as a whole with a 400.
+// character). The API refuses it in every request body on both backends (api/body.ts), and no stored text holds
+// one, so a read or delete looking for one (a name in a path, a filter) finds nothing (a 404, as on SQLite); a write
+// that still carries one from elsewhere is refused as a whole with a 400.
 const NUL_REFUSED = new Set(['22021', '22P05']);
 const FINDS_NOTHING = /^\s*(SELECT|DELETE)\b/i;
 

@@ -5,6 +5,7 @@ import Database from 'better-sqlite3';
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { badRequest } from '../../domain/errors.ts';
 import type { Logger } from '../../runtime/logger.ts';
 import { CacheRegistry } from './read-cache.ts';
 
@@ -47,21 +48,28 @@ export class SqliteDb {
   }
 
   all<T>(sql: string, ...params: unknown[]): T[] {
-    return this.counted(sql).all(...params) as T[];
+    return this.counted(sql, params).all(...params) as T[];
   }
 
   get<T>(sql: string, ...params: unknown[]): T | undefined {
-    return this.counted(sql).get(...params) as T | undefined;
+    return this.counted(sql, params).get(...params) as T | undefined;
   }
 
   run(sql: string, ...params: unknown[]): Database.RunResult {
-    return this.counted(sql).run(...params);
+    return this.counted(sql, params).run(...params);
   }
 
-  /** The statement, counted in `writes` (before it runs, so a write that fails counts too) unless read-only. */
-  private counted(sql: string): Statement {
+  /**
+   * The statement, counted in `writes` (before it runs, so a write that fails counts too) unless read-only. A write
+   * of text holding the NUL character is refused as on PostgreSQL, whose text cannot hold it (postgres/db.ts), so
+   * the two backends store the same things; the API refuses it earlier, naming the field (api/body.ts).
+   */
+  private counted(sql: string, params: unknown[]): Statement {
     const s = this.stmt(sql);
-    if (!s.readonly) this.writes++;
+    if (!s.readonly) {
+      this.writes++;
+      for (const p of params) if (typeof p === 'string' && p.includes('\u0000')) throw badRequest('text may not contain the NUL character (U+0000)');
+    }
     return s;
   }
 

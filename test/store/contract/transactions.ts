@@ -42,6 +42,23 @@ export function transactionContract(open: OpenStore): void {
       assert.deepEqual(await store().connectorMetrics.listSince(c.id, 0), []);
     });
 
+    it('refuses a write of text holding NUL with a 400, all or nothing; a lookup by such text finds nothing', async () => {
+      // PostgreSQL's text cannot hold U+0000: both backends refuse it, so they store the same things.
+      const p = await seedProject(store());
+      const d = device(p.id);
+      const refused = await store().transaction(async (tx) => {
+        await tx.devices.create(d);
+        await tx.projects.update({ ...p, displayName: 'a\u0000b' });
+      }).then(() => null, (error: unknown) => error);
+      assert.equal((refused as { status?: number } | null)?.status, 400);
+      assert.match(String((refused as Error).message), /NUL character/);
+      assert.equal(await store().devices.get(d.id), null);
+      assert.equal((await store().projects.get(p.id))?.displayName, p.displayName);
+      await assert.rejects(store().projects.update({ ...p, displayName: '\u0000' }), (e: { status?: number }) => e.status === 400);
+      assert.equal(await store().projects.get(`${p.id}\u0000`), null);
+      assert.equal(await store().devices.get('\u0000'), null);
+    });
+
     it('reads its own writes inside, through every repository; reads after a rollback never see them', async () => {
       const p = await seedProject(store());
       const d = device(p.id, { labels: { v: '1' } });
