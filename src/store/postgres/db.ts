@@ -6,8 +6,9 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { badRequest, unavailable } from '../../domain/errors.ts';
+import { unavailable } from '../../domain/errors.ts';
 import type { Logger } from '../../runtime/logger.ts';
+import { findsNothing, nulRefused } from '../nul-text.ts';
 
 /** Something that runs SQL: the pool (each call on any free connection) or one transaction's connection. */
 export interface Sql {
@@ -55,12 +56,9 @@ export function unreachable(cause: unknown): Error {
   return err;
 }
 
-// PostgreSQL text cannot hold the NUL character (SQLSTATE 22021: invalid byte sequence; 22P05: untranslatable
-// character). The API refuses it in every request body on both backends (api/body.ts), and no stored text holds
-// one, so a read or delete looking for one (a name in a path, a filter) finds nothing (a 404, as on SQLite); a write
-// that still carries one from elsewhere is refused as a whole with a 400.
+// PostgreSQL's refusal of text holding the NUL character (SQLSTATE 22021: invalid byte sequence; 22P05:
+// untranslatable character), handled as both backends do (../nul-text.ts).
 const NUL_REFUSED = new Set(['22021', '22P05']);
-const FINDS_NOTHING = /^\s*(SELECT|DELETE)\b/i;
 
 /** What a transaction's statements did so far: how many may have written, and whether one failed. */
 export interface Watch {
@@ -82,8 +80,8 @@ export function sqlOn(client: Client, watch?: Watch): Sql {
       if (watch) watch.failed = true;
       if (isConnectionError(err)) throw unreachable(err);
       if (NUL_REFUSED.has((err as { code?: string }).code ?? '')) {
-        if (FINDS_NOTHING.test(text)) return { rows: [], rowCount: 0 } as unknown as pg.QueryResult;
-        throw badRequest('text may not contain the NUL character (U+0000)');
+        if (findsNothing(text)) return { rows: [], rowCount: 0 } as unknown as pg.QueryResult;
+        throw nulRefused();
       }
       throw err;
     }

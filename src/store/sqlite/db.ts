@@ -5,8 +5,8 @@ import Database from 'better-sqlite3';
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { badRequest } from '../../domain/errors.ts';
 import type { Logger } from '../../runtime/logger.ts';
+import { findsNothing, holdsNul, nulRefused } from '../nul-text.ts';
 import { CacheRegistry } from './read-cache.ts';
 
 type Statement = Database.Statement<unknown[], unknown>;
@@ -48,27 +48,31 @@ export class SqliteDb {
   }
 
   all<T>(sql: string, ...params: unknown[]): T[] {
-    return this.counted(sql, params).all(...params) as T[];
+    const s = this.counted(sql, params);
+    return s ? (s.all(...params) as T[]) : [];
   }
 
   get<T>(sql: string, ...params: unknown[]): T | undefined {
-    return this.counted(sql, params).get(...params) as T | undefined;
+    return this.counted(sql, params)?.get(...params) as T | undefined;
   }
 
   run(sql: string, ...params: unknown[]): Database.RunResult {
-    return this.counted(sql, params).run(...params);
+    return this.counted(sql, params)?.run(...params) ?? { changes: 0, lastInsertRowid: 0 };
   }
 
   /**
    * The statement, counted in `writes` (before it runs, so a write that fails counts too) unless read-only. A write
-   * of text holding the NUL character is refused as on PostgreSQL, whose text cannot hold it (postgres/db.ts), so
-   * the two backends store the same things; the API refuses it earlier, naming the field (api/body.ts).
+   * with text holding NUL is treated as PostgreSQL treats it (../nul-text.ts): a delete finds nothing (null: not
+   * run), any other write is refused. A read runs: no stored text holds NUL, so it finds nothing anyway.
    */
-  private counted(sql: string, params: unknown[]): Statement {
+  private counted(sql: string, params: unknown[]): Statement | null {
     const s = this.stmt(sql);
     if (!s.readonly) {
       this.writes++;
-      for (const p of params) if (typeof p === 'string' && p.includes('\u0000')) throw badRequest('text may not contain the NUL character (U+0000)');
+      if (holdsNul(params)) {
+        if (findsNothing(sql)) return null;
+        throw nulRefused();
+      }
     }
     return s;
   }

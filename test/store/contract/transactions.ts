@@ -57,6 +57,8 @@ export function transactionContract(open: OpenStore): void {
       await assert.rejects(store().projects.update({ ...p, displayName: '\u0000' }), (e: { status?: number }) => e.status === 400);
       assert.equal(await store().projects.get(`${p.id}\u0000`), null);
       assert.equal(await store().devices.get('\u0000'), null);
+      await store().devices.delete(`${d.id}\u0000`);
+      assert.equal(await store().deliveries.deleteByConnector('\u0000'), 0);
     });
 
     it('reads its own writes inside, through every repository; reads after a rollback never see them', async () => {
