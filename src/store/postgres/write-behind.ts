@@ -18,7 +18,7 @@ import { lockDevices } from './devices.ts';
 // One statement, whatever the batch holds (empty arrays write nothing), so it is prepared once per connection (in
 // two forms: with the locks that queued leased rows under a cap need, deliveries.ts, and without). A device updated
 // twice in a batch is written once, with its last state: one statement cannot update a row twice.
-const flushSql = (capped: boolean) => `
+const flushSql = (withLocks: boolean) => `
   WITH ev AS (
     INSERT INTO events (id, project_id, device_id, event_type, timestamp, create_time, body)
     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::bigint[], $7::text[])
@@ -26,7 +26,7 @@ const flushSql = (capped: boolean) => `
     UPDATE devices d SET reported = u.reported, latest_events = u.latest_events, update_time = u.update_time
     FROM unnest($8::text[], $9::text[], $10::text[], $11::bigint[]) AS u(id, reported, latest_events, update_time)
     WHERE d.id = u.id
-  ), ${queueRowsSql(12, capped)}
+  ), ${queueRowsSql(12, withLocks)}
   SELECT id, leased FROM dl`;
 const FLUSH = flushSql(false);
 const FLUSH_CAPPED = flushSql(true);
