@@ -34,11 +34,14 @@ export interface InFlightLimits {
   /** Per connector that is failing, or has an attempt in flight for longer than suspectAfterMicros. */
   perFailing: number;
   suspectAfterMicros: number;
+  /** The connector's rows whose attempts here have ended, outcome not yet recorded (InFlightCap.ended). */
+  ended?(connectorId: string): ReadonlySet<number> | undefined;
 }
 
 /** The cap on the connector's rows in flight in the cluster, for a lease taken now that ends at `leaseUntil`. */
-export function inFlightCap(limits: InFlightLimits, connector: Pick<DataConnectorRecord, 'failingSince'>, leaseUntil: number): InFlightCap {
+export function inFlightCap(limits: InFlightLimits, connector: Pick<DataConnectorRecord, 'id' | 'failingSince'>, leaseUntil: number): InFlightCap {
   return {
+    ended: limits.ended?.(connector.id),
     max: connector.failingSince !== null ? limits.perFailing : limits.perConnector,
     whileHanging: limits.perFailing,
     // A lease taken before this (its attempt started suspectAfter ago) and not yet ended: the endpoint hangs.

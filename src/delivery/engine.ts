@@ -136,8 +136,12 @@ export function createDeliveryEngine(deps: EngineDeps, dispatcher: Dispatcher, o
   // Several processes on one store: the per-connector limits count the whole cluster's leases, at every claim and
   // at every row queued leased by the hand-off (handoff.ts).
   const cluster = deps.store.cluster;
+  // Per connector, the rows whose attempts here have ended and whose outcomes are not yet committed: the cluster's
+  // count of attempts in flight leaves them out (InFlightCap.ended).
+  const ended = new Map<string, Set<number>>();
   const clusterLimits = cluster === null ? null : {
     perConnector, perFailing: slots.options.perFailingConnector, suspectAfterMicros: slots.options.suspectAfterMs * 1000,
+    ended: (connectorId: string) => ended.get(connectorId),
   };
   const announce = createAnnouncer(cluster, log);
   let unlisten: (() => void) | null = null;
@@ -204,9 +208,16 @@ export function createDeliveryEngine(deps: EngineDeps, dispatcher: Dispatcher, o
       slots.give(id);
       if (lines.has(id)) void drain(id);
       wakeForBacklog();
-      // On a shared store the row's lease counts against the cluster's cap until the outcome is committed, so the
-      // claim that frees it has to come after that commit too.
-      if (cluster !== null) recorded.then(wakeForBacklog, wakeForBacklog);
+      if (cluster !== null) {
+        const rowId = item.delivery.id;
+        let rows = ended.get(id);
+        if (!rows) ended.set(id, (rows = new Set()));
+        rows.add(rowId);
+        void recorded.finally(() => {
+          rows.delete(rowId);
+          if (rows.size === 0 && ended.get(id) === rows) ended.delete(id);
+        });
+      }
       return recorded;
     });
     running++;

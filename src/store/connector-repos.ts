@@ -88,6 +88,12 @@ export interface InFlightCap {
   whileHanging: number;
   /** Micros: a lease ending at or before this started long enough ago to count as hanging. */
   hangingIfLeasedBefore: number;
+  /**
+   * Rows of the connector whose attempts in this process have ended but whose outcomes are not yet recorded: still
+   * leased in the store, no longer in flight at the endpoint, so not counted. A live set, read when the store
+   * writes or claims.
+   */
+  ended?: ReadonlySet<number>;
 }
 
 export interface DeliveryRepo {

@@ -10,6 +10,7 @@ import type { DeviceRecord } from '../../src/store/records.ts';
 import { createTestContext, type ContextOptions, type TestContext } from '../helpers/context.ts';
 import { createSqliteStore } from '../../src/store/sqlite/index.ts';
 import { createPostgresTestStore } from '../helpers/store.ts';
+import type { PostgresStore } from '../../src/store/postgres/index.ts';
 import { FakeDispatcher } from '../helpers/fake-dispatcher.ts';
 
 const HOUR = 3600_000;
@@ -709,6 +710,33 @@ describe('happy: hand-off of fresh rows', () => {
       engine.wake();
       await until(() => fake.calls.length > 0);
       assert.deepEqual(fake.eventIds(dc.url), [sent.event.eventId]);
+    }, 'postgres');
+  });
+
+  it('on a shared store a row whose attempt has ended no longer counts as in flight while its outcome is being recorded', async () => {
+    await withEngine({ perConnectorConcurrency: 1 }, async (s) => {
+      const { t, fake } = s;
+      const { dc, device, first } = await busyConnector(s);
+      // The first outcome cannot commit: its row is locked by another transaction, which the recording's DELETE
+      // waits for. The row stays leased in the store meanwhile.
+      const pool = (t.deps.store as PostgresStore).pool;
+      const holder = await pool.connect();
+      try {
+        await holder.query('BEGIN');
+        assert.equal((await holder.query('SELECT id FROM deliveries FOR UPDATE')).rowCount, 1);
+        fake.release();
+        const blocked = async () => (await pool.query("SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock'")).rowCount! > 0;
+        await until(blocked);
+        // The connector's one slot is free in the cluster as much as here: the next row is handed off at once.
+        const next = await publish(t, device);
+        await until(() => fake.calls.length === 2);
+        assert.deepEqual(fake.eventIds(dc.url), [first.event.eventId, next.event.eventId]);
+        assert.deepEqual(await dueNow(t), [], 'queued leased, not due');
+      } finally {
+        await holder.query('ROLLBACK');
+        holder.release();
+      }
+      await until(async () => (await queueDepth(t)) === 0);
     }, 'postgres');
   });
 

@@ -166,6 +166,35 @@ describe('postgres: queue and metrics shared by two processes', () => {
     assert.equal(hung.queued!.leased, false);
   });
 
+  it('rows named as ended (attempt over, outcome not yet recorded) are left out of the count, by claims and leased writes', async () => {
+    const connectorId = 'c-ended';
+    const now = T0 + 1;
+    const LEASE = MINUTE;
+    const inFlight = await stores[0]!.deliveries.insert(Array.from({ length: 10 }, (_, i) => ({
+      connectorId, eventId: `e${i}`, body: Buffer.from('{}'), enqueueTime: now, dueTime: now + LEASE, leaseUntil: now + LEASE,
+    })));
+    const ended = new Set(inFlight.slice(0, 4));
+    const cap = (names?: ReadonlySet<number>) => ({ max: 10, whileHanging: 2, hangingIfLeasedBefore: now, ended: names });
+    const leased = (name: string, names?: ReadonlySet<number>): NewDelivery => ({
+      connectorId, eventId: name, body: Buffer.from('{}'), enqueueTime: now, dueTime: now + LEASE, leaseUntil: now + LEASE,
+      leaseIf: { cap: cap(names), enqueuedAfter: T0 - MINUTE },
+    });
+    // 10 in flight: nothing more, unless some of them have ended.
+    const refused = leased('refused');
+    await stores[0]!.deliveries.add([refused]);
+    assert.equal(refused.queued!.leased, false);
+    await stores[0]!.deliveries.deleteMany([refused.queued!.id]);
+    // 4 of them ended: room for 4 (in a group-commit batch, from the other store); the fifth is queued due.
+    const rows = [leased('a', ended), leased('b', ended), leased('c', ended), leased('d', ended), leased('e', ended)];
+    await stores[1]!.transaction((tx) => tx.deliveries.add(rows), { rerunnable: true });
+    assert.deepEqual(rows.map((r) => r.queued!.leased), [true, true, true, true, false]);
+    // A claim counts the same way: 10 leased and not ended (6 + the 4 above), no room; one more ended, room for one.
+    // An id that names no leased row of the connector (here, none at all) changes nothing.
+    assert.deepEqual(await stores[0]!.deliveries.claim(connectorId, now, T0 - MINUTE, now + LEASE, 8, cap(ended)), []);
+    const claimed = await stores[1]!.deliveries.claim(connectorId, now, T0 - MINUTE, now + LEASE, 8, cap(new Set([...ended, inFlight[4]!, 1e12])));
+    assert.deepEqual(claimed.map((r) => r.eventId), ['e']);
+  });
+
   it('a claim waits for a transaction queueing leased rows of its connector, then counts them', async () => {
     const connectorId = 'c-wait';
     const now = T0 + 1;

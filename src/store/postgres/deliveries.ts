@@ -3,7 +3,7 @@
 // mid-attempt becomes due again by itself when its lease ends. Claims read a partial index of the waiting rows and
 // the index of the leased ones; claims of one connector, and writes of rows queued leased, take the connector's
 // claim lock, so the cluster-wide per-connector limit holds (both in migration 003).
-import type { DeliveryRepo, NewDelivery } from '../connector-repos.ts';
+import type { DeliveryRepo, InFlightCap, NewDelivery } from '../connector-repos.ts';
 import type { Sql } from './db.ts';
 import { toDelivery, type DeliveryRow } from '../rows.ts';
 
@@ -26,7 +26,7 @@ export function queueRowsSql(p: number, capped: boolean): string {
     RETURNING id, lease_until IS NOT NULL AS leased)`;
   }
   return `flight AS (
-    SELECT * FROM sensorcloud_lock_in_flight($${p + 8}::text[], $${p + 9}::bigint[], $${p + 10}::bigint[], $${p + 11}::bigint[])
+    SELECT * FROM sensorcloud_lock_in_flight($${p + 8}::text[], $${p + 9}::bigint[], $${p + 10}::bigint[], $${p + 11}::bigint[], $${p + 12}::bigint[])
   ), ranked AS (
     SELECT u.*, count(*) FILTER (WHERE u.cap_max IS NOT NULL AND u.lease_until IS NOT NULL) OVER (PARTITION BY u.connector_id ORDER BY u.ord) AS rank
     FROM ${u}
@@ -41,10 +41,15 @@ export function queueRowsSql(p: number, capped: boolean): string {
     RETURNING id, lease_until IS NOT NULL AS leased)`;
 }
 
+const endedIds = (cap: InFlightCap | undefined): number[] => (cap?.ended ? [...cap.ended] : []);
+
 /** Whether queueRowsSql must take locks for these rows: some ask for a lease under a cap. */
 export const capped = (rows: readonly NewDelivery[]): boolean => rows.some((r) => r.leaseUntil != null && r.leaseIf !== undefined);
 
-/** The parameters of queueRowsSql: the rows' columns, then (capped) one entry per connector, in id order. */
+/**
+ * The parameters of queueRowsSql: the rows' columns, then (capped) one entry per connector, in id order, and the
+ * ids of those connectors' rows whose attempts have ended (InFlightCap.ended; ids are unique across connectors).
+ */
 export function queueColumns(rows: readonly NewDelivery[], withLocks: boolean): unknown[] {
   const leased = (r: NewDelivery) => (r.leaseUntil != null ? r.leaseIf?.cap : undefined);
   const columns: unknown[] = [
@@ -58,7 +63,10 @@ export function queueColumns(rows: readonly NewDelivery[], withLocks: boolean): 
   // Sorted byte-wise, as every process sorts them: locks taken in one order never deadlock.
   const ids = [...first.keys()].sort();
   const of = ids.map((id) => first.get(id)!);
-  return [...columns, ids, of.map((r) => r.enqueueTime), of.map((r) => r.leaseIf!.cap.hangingIfLeasedBefore), of.map((r) => r.leaseIf!.enqueuedAfter)];
+  return [
+    ...columns, ids, of.map((r) => r.enqueueTime), of.map((r) => r.leaseIf!.cap.hangingIfLeasedBefore), of.map((r) => r.leaseIf!.enqueuedAfter),
+    of.flatMap((r) => endedIds(r.leaseIf!.cap)),
+  ];
 }
 
 /** Sets each row's `queued` from what queueRowsSql's `dl` returned (rows follow their ids' order). */
@@ -93,7 +101,7 @@ const CONNECTORS_WITH_DUE = `
 // Lock, count and claim in one statement (migration 003), waiting for the connector's lock, which writes of
 // rows queued leased take too: the cluster-wide per-connector limit (DeliveryRepo.claim's cap). Without a cap,
 // the same statement with no limit but `limit`.
-const CLAIM = 'SELECT * FROM sensorcloud_claim($1, $2, $3, $4, $5, $6, $7, $8)';
+const CLAIM = 'SELECT * FROM sensorcloud_claim($1, $2, $3, $4, $5, $6, $7, $8, $9)';
 const NO_CAP = 2 ** 31 - 1;
 
 // Ids follow enqueue order (the interface's promise), so the oldest rows are the lowest ids. Rows another process
@@ -122,7 +130,7 @@ export function createDeliveryRepo(sql: Sql): DeliveryRepo {
     },
     async claim(connectorId, now, enqueuedAfter, leaseUntil, limit, cap) {
       const [max, whileHanging, hangingBefore] = cap === undefined ? [NO_CAP, NO_CAP, 0] : [cap.max, cap.whileHanging, cap.hangingIfLeasedBefore];
-      const rows = await sql.query<DeliveryRow>(CLAIM, [connectorId, now, enqueuedAfter, leaseUntil, limit, max, whileHanging, hangingBefore]);
+      const rows = await sql.query<DeliveryRow>(CLAIM, [connectorId, now, enqueuedAfter, leaseUntil, limit, max, whileHanging, hangingBefore, endedIds(cap)]);
       return rows.map(toDelivery).sort((a, b) => a.id - b.id);
     },
     async get(id) {
