@@ -79,7 +79,7 @@ function createAnnouncer(cluster: Store['cluster'], log: Logger): () => void {
   const send = (): void => {
     sending = true;
     pending = false;
-    cluster.publish(QUEUED_CHANNEL, '')
+    cluster.publish(QUEUED_CHANNEL, [''])
       .catch((err: unknown) => log.debug({ err }, 'delivery engine: announcing queued rows failed; the others poll'))
       .finally(() => setTimeout(() => {
         sending = false;

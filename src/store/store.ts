@@ -270,8 +270,11 @@ export interface Cluster {
    * connection to the database is lost (it died); then the next process to ask takes over.
    */
   tryLead(job: string): Promise<boolean>;
-  /** Sends a message to every process listening on the channel (this one too), after any open transaction. */
-  publish(channel: string, payload: string): Promise<void>;
+  /**
+   * Sends messages to every process listening on the channel (this one too), in order, after any open transaction;
+   * all of them in one round trip and one transaction of the database's.
+   */
+  publish(channel: string, payloads: readonly string[]): Promise<void>;
   /** Hears the channel's messages; returns the function that stops. Messages sent while disconnected are lost. */
   subscribe(channel: string, fn: (payload: string) => void): Promise<() => void>;
   /** Connections that serve processes hold to the database now (an admin command's own are not counted). */

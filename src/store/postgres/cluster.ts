@@ -83,8 +83,9 @@ export function createPostgresCluster(pool: pg.Pool, url: string, logger?: Pick<
         return false;
       }
     },
-    async publish(channel, payload) {
-      await pool.query('SELECT pg_notify($1, $2)', [channelName(channel), payload]);
+    async publish(channel, payloads) {
+      if (payloads.length === 1) await pool.query('SELECT pg_notify($1, $2)', [channelName(channel), payloads[0]]);
+      else if (payloads.length > 1) await pool.query('SELECT pg_notify($1, p) FROM unnest($2::text[]) WITH ORDINALITY AS u(p, n) ORDER BY n', [channelName(channel), payloads]);
     },
     async subscribe(channel, fn) {
       const name = channelName(channel);
