@@ -20,8 +20,10 @@ function fakeGroupCommit(gapMs: number) {
     batchRepos() {
       current = { at: performance.now(), size: 0 };
       batches.push(current);
-      return { repos: {} as Repos, readAhead: async () => undefined, beforeCommit: async () => undefined, committed: () => undefined };
+      return { repos: {} as Repos, readAhead: async () => undefined, beforeCommit: async () => undefined, committed: () => undefined, stale: () => undefined };
     },
+    mayRunUnlocked: () => false,
+    isStale: () => false,
     alone: () => Promise.reject(new Error('not expected')),
     retryable: () => false,
   }, { gapMs });

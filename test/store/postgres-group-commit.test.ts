@@ -2,6 +2,7 @@
 // batches hold to the end (write-behind.ts). What a batch does when a device it reads is held by another
 // transaction, when the write of what it held fails, and that a batch reads what it holds.
 import assert from 'node:assert/strict';
+import type pg from 'pg';
 import { after, before, describe, it } from 'node:test';
 import { createPostgresStore, type PostgresStore } from '../../src/store/postgres/index.ts';
 import type { DeviceRecord } from '../../src/store/records.ts';
@@ -103,5 +104,115 @@ describe('postgres: group commit', () => {
       return { history: history.length, queued: queued.length, reported: (await tx.devices.get(d!.id))?.reported };
     }, { rerunnable: true, devices: [d!.id] })]);
     assert.deepEqual(seen[1], { history: 2, queued: 2, reported: { n: 'mine' } });
+  });
+});
+
+// A batch whose devices this process read or wrote before runs unlocked (device-versions.ts): no BEGIN, no locking
+// read, no COMMIT, one statement that fails as a whole when another process changed a device since.
+describe('postgres: batches of devices this process knows run unlocked', () => {
+  let drop: () => Promise<void>;
+  let here: PostgresStore;
+  let there: PostgresStore;
+  /** The statements this process's transactions sent, in order. */
+  const sent: string[] = [];
+  const watched = new WeakSet<pg.PoolClient>();
+  before(async () => {
+    const db = await createTestDatabase();
+    drop = db.drop;
+    here = await createPostgresStore(db.url, { poolSize: 4 });
+    there = await createPostgresStore(db.url, { poolSize: 4 });
+    // Transactions take a connection with connect() (a promise); pool.query, with a callback, is left alone.
+    const connect = here.pool.connect.bind(here.pool) as (...args: unknown[]) => Promise<pg.PoolClient>;
+    (here.pool as { connect: unknown }).connect = async (...args: unknown[]) => {
+      if (args.length > 0) return connect(...args);
+      const client = await connect();
+      if (!watched.has(client)) {
+        watched.add(client);
+        const query = client.query.bind(client) as (...a: unknown[]) => unknown;
+        (client as { query: unknown }).query = (q: unknown, ...rest: unknown[]) => {
+          sent.push(typeof q === 'string' ? q : (q as { text: string }).text);
+          return query(q, ...rest);
+        };
+      }
+      return client;
+    };
+  });
+  after(async () => {
+    await here?.close();
+    await there?.close();
+    await drop?.();
+  });
+
+  /** One event as the pipeline writes it, at `store`: the device as the transaction read it, or null when gone. */
+  const publish = (store: PostgresStore, connectorId: string, d: DeviceRecord, at: number) =>
+    store.transaction(async (tx: Repos) => {
+      const current = await tx.devices.get(d.id);
+      if (!current) return null;
+      const e = event(d, at);
+      await tx.events.insert(e);
+      await tx.deliveries.add([row(connectorId, at, { eventId: e.id })]);
+      await tx.devices.updateReported(d.id, { n: ((current.reported.n as number | undefined) ?? 0) + 1 }, { touch: [at, e.id] }, at);
+      return current;
+    }, { rerunnable: true, devices: [d.id] });
+  const seed = async () => {
+    const c = await seedConnector(here);
+    const d = device(c.projectId);
+    await here.devices.create(d);
+    return { c, d };
+  };
+  const history = async (d: DeviceRecord) => (await here.events.listByDevice({ deviceId: d.id, eventTypes: [], startTime: 0, endTime: T0 * 2, limit: 100 })).length;
+  const queued = async (connectorId: string) => (await here.deliveries.claim(connectorId, T0 * 2, 0, T0 * 2, 100)).length;
+
+  it('the first batch of a device locks and reads it; the next ones are one statement each', async () => {
+    const { c, d } = await seed();
+    sent.length = 0;
+    await publish(here, c.id, d, T0);
+    assert.deepEqual(sent.map((q) => q.trim().split(/\s+/)[0]), ['BEGIN', 'SELECT', 'WITH', 'COMMIT']);
+    sent.length = 0;
+    for (let i = 1; i <= 3; i++) await publish(here, c.id, d, T0 + i);
+    assert.deepEqual(sent.map((q) => q.trim().split(/\s+/)[0]), ['WITH', 'WITH', 'WITH']);
+    assert.equal((await here.devices.get(d.id))?.reported.n, 4);
+    assert.equal(await history(d), 4);
+    assert.equal(await queued(c.id), 4);
+  });
+
+  it('a device another process wrote meanwhile: the statement keeps nothing, and the batch runs again locked', async () => {
+    const { c, d } = await seed();
+    await publish(here, c.id, d, T0);
+    await publish(there, c.id, d, T0 + 1);
+    sent.length = 0;
+    const read = await publish(here, c.id, d, T0 + 2);
+    assert.deepEqual(sent.map((q) => q.trim().split(/\s+/)[0]), ['WITH', 'BEGIN', 'SELECT', 'WITH', 'COMMIT']);
+    // It ran on the device as the other process left it: no update lost, no event or queue row twice.
+    assert.equal(read?.reported.n, 2);
+    assert.equal((await here.devices.get(d.id))?.reported.n, 3);
+    assert.equal(await history(d), 3);
+    assert.equal(await queued(c.id), 3);
+    sent.length = 0;
+    await publish(here, c.id, d, T0 + 3);
+    assert.deepEqual(sent.map((q) => q.trim().split(/\s+/)[0]), ['WITH'], 'known again');
+  });
+
+  it('labels changed, or the device deleted, at another process: the next batch here sees it', async () => {
+    const { c, d } = await seed();
+    await publish(here, c.id, d, T0);
+    await there.devices.updateLabels(d.id, { room: 'b' }, T0 + 1);
+    assert.deepEqual((await publish(here, c.id, d, T0 + 2))?.labels, { room: 'b' });
+    await there.devices.delete(d.id);
+    assert.equal(await publish(here, c.id, d, T0 + 3), null);
+    assert.equal(await history(d), 0);
+    assert.equal(await queued(c.id), 2);
+  });
+
+  it('a device changed by the same update time and another transaction is still told apart (by its row version)', async () => {
+    const { c, d } = await seed();
+    await publish(here, c.id, d, T0);
+    const known = await here.devices.get(d.id);
+    assert.equal(known?.updateTime, T0);
+    await there.devices.updateReported(d.id, { n: 10 }, {}, T0);
+    // The row's update time is what this process last wrote (T0), its version is not.
+    assert.equal((await here.devices.get(d.id))?.updateTime, T0);
+    await publish(here, c.id, d, T0 + 1);
+    assert.equal((await here.devices.get(d.id))?.reported.n, 11);
   });
 });

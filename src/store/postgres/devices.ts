@@ -7,6 +7,7 @@ import type { DeviceRecord, LatestEvent } from '../records.ts';
 import type { DeviceRepo } from '../store.ts';
 import type { Sql } from './db.ts';
 import { createDeviceListingQuery } from './device-query.ts';
+import type { DeviceVersion } from './device-versions.ts';
 import { BusyRow } from './group-commit.ts';
 
 // `labels` always holds JSON.stringify of the labels object: the device list serves that text verbatim.
@@ -29,12 +30,12 @@ const LOCK = ' FOR NO KEY UPDATE';
 
 /**
  * Reads and locks the devices of a group-commit batch (write-behind.ts) in one statement, its first, waiting for
- * rows other transactions hold. Every batch takes its rows in id order (the rows are locked as the sort returns
+ * rows other transactions hold; with each row's version (device-versions.ts). Every batch takes its rows in id order (the rows are locked as the sort returns
  * them) while holding none, so batches of several processes wait for each other but never deadlock.
  */
-export async function lockDevices(sql: Sql, ids: readonly string[]): Promise<DeviceRecord[]> {
-  const rows = await sql.query<Row>(`SELECT * FROM devices WHERE id = ANY($1::text[]) ORDER BY id COLLATE "C"${LOCK}`, [ids]);
-  return rows.map(toDevice);
+export async function lockDevices(sql: Sql, ids: readonly string[]): Promise<DeviceVersion[]> {
+  const rows = await sql.query<Row & { row_xmin: string }>(`SELECT *, xmin::text AS row_xmin FROM devices WHERE id = ANY($1::text[]) ORDER BY id COLLATE "C"${LOCK}`, [ids]);
+  return rows.map((r) => ({ device: toDevice(r), xmin: r.row_xmin }));
 }
 
 export function createDeviceRepo(sql: Sql, locking: RowLocking): DeviceRepo {

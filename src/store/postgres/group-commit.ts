@@ -18,6 +18,11 @@
 //   lockDevices); an item that then reads a device it did not name and finds it held by another transaction
 //   (BusyRow: the batch's repos never wait for a lock after that) runs alone after the batch, where waiting is
 //   safe: a batch waiting for a lock while holding the rows of its earlier items could deadlock with another's.
+//
+// A batch whose devices this process has all read before runs unlocked (write-behind.ts, device-versions.ts): no
+// BEGIN, no locking read, no COMMIT; its one statement is its commit. It runs again the locking way when an item
+// needs more than that (NeedsLock), or when that statement finds a device changed since it was read (stale) or
+// meets a deadlock.
 import type pg from 'pg';
 import type { Repos } from '../store.ts';
 import { unreachable, type Watch } from './db.ts';
@@ -26,6 +31,13 @@ import { unreachable, type Watch } from './db.ts';
 export class BusyRow extends Error {
   constructor() {
     super('a row this transaction must lock is held by another transaction');
+  }
+}
+
+/** Thrown by an unlocked batch's repos for what needs a transaction: the batch runs again, with its devices locked. */
+export class NeedsLock extends Error {
+  constructor() {
+    super('this batch needs a transaction, with its devices locked');
   }
 }
 
@@ -45,7 +57,15 @@ export interface GroupCommitDeps {
    * The repos of a batch's connection: they read rows to lock without waiting (BusyRow), count into watch, and may
    * hold writes until beforeCommit.
    */
-  batchRepos(client: pg.PoolClient, watch: Watch): { repos: Repos; readAhead(devices: string[]): Promise<void>; beforeCommit(): Promise<void>; committed(): void };
+  batchRepos(client: pg.PoolClient, watch: Watch, unlocked: boolean): {
+    repos: Repos; readAhead(devices: string[]): Promise<void>; beforeCommit(): Promise<void>; committed(): void;
+    /** An unlocked batch found a device changed: forget the versions of its devices. */
+    stale(): void;
+  };
+  /** Whether a batch naming these devices may run unlocked (this process holds a version of each). */
+  mayRunUnlocked(devices: readonly string[]): boolean;
+  /** The failure of an unlocked batch's statement when a device changed since it was read. */
+  isStale(error: unknown): boolean;
   /** Runs fn as a transaction of its own (with the store's reruns). */
   alone<T>(fn: (tx: Repos) => Promise<T>): Promise<T>;
   /** A failure after which a transaction may simply run again (a deadlock, a serialization failure). */
@@ -61,7 +81,9 @@ export interface GroupCommitOptions {
 }
 
 export function createGroupCommit(deps: GroupCommitDeps, options: GroupCommitOptions = {}): { run<T>(fn: (tx: Repos) => Promise<T>, devices?: readonly string[]): Promise<T>; idle(): Promise<void> } {
-  async function runBatch(batch: Queued[]): Promise<void> {
+  async function runBatch(batch: Queued[], mayUnlock = true): Promise<void> {
+    const devices = batch.flatMap((item) => item.devices);
+    const unlocked = mayUnlock && devices.length > 0 && deps.mayRunUnlocked(devices);
     let client: pg.PoolClient;
     try {
       client = await deps.pool.connect();
@@ -71,18 +93,23 @@ export function createGroupCommit(deps: GroupCommitDeps, options: GroupCommitOpt
     }
     const outcomes: Outcome[] = [];
     let again = false;
+    let relock = false;
     let broken = false;
     let committing = false;
     try {
-      await client.query('BEGIN');
+      if (!unlocked) await client.query('BEGIN');
       const watch: Watch = { writes: 0, failed: false };
-      const { repos, readAhead, beforeCommit, committed } = deps.batchRepos(client, watch);
-      await readAhead(batch.flatMap((item) => item.devices));
+      const { repos, readAhead, beforeCommit, committed, stale } = deps.batchRepos(client, watch, unlocked);
+      await readAhead(devices);
       for (const item of batch) {
         const writes = watch.writes;
         try {
           outcomes.push({ ok: true, value: await item.fn(repos) });
         } catch (error) {
+          if (error instanceof NeedsLock && unlocked) {
+            relock = true;
+            break;
+          }
           if (watch.failed || watch.writes !== writes) {
             if (!watch.shared && !deps.retryable(error)) outcomes.push({ ok: false, error });
             again = true;
@@ -91,7 +118,24 @@ export function createGroupCommit(deps: GroupCommitDeps, options: GroupCommitOpt
           outcomes.push(error instanceof BusyRow ? { alone: true } : { ok: false, error });
         }
       }
-      if (!again) {
+      if (!again && !relock && unlocked) {
+        // The held writes' statement is the commit. When the server answered it with a failure, nothing of it was
+        // kept; when the connection was lost, what happened is unknown (as with a COMMIT, below).
+        committing = true;
+        try {
+          await beforeCommit();
+          committed();
+        } catch (error) {
+          if ((error as { status?: number }).status === 503) throw error;
+          committing = false;
+          if (deps.isStale(error) || deps.retryable(error)) {
+            stale();
+            relock = true;
+          } else {
+            again = true;
+          }
+        }
+      } else if (!again && !relock) {
         await beforeCommit();
         committing = true;
         await client.query('COMMIT');
@@ -100,10 +144,11 @@ export function createGroupCommit(deps: GroupCommitDeps, options: GroupCommitOpt
     } catch (error) {
       // A statement of the batch's own failed (BEGIN, the read ahead, the held writes, COMMIT). A COMMIT whose
       // answer was lost may have committed: its callers hear of the failure and nothing runs again.
-      if (!committing) again = true;
+      if (error instanceof NeedsLock && unlocked) relock = true;
+      else if (!committing) again = true;
       else for (let i = 0; i < batch.length; i++) if (!(outcomes[i] && 'alone' in outcomes[i]!)) outcomes[i] = { ok: false, error: unreachable(error) };
     } finally {
-      if (again) {
+      if (again && !unlocked) {
         try {
           await client.query('ROLLBACK');
         } catch {
@@ -111,6 +156,10 @@ export function createGroupCommit(deps: GroupCommitDeps, options: GroupCommitOpt
         }
       }
       client.release(broken ? true : undefined);
+    }
+    if (relock) {
+      await runBatch(batch, false);
+      return;
     }
     batch.forEach((item, i) => {
       const o = outcomes[i];

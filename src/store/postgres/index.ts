@@ -13,7 +13,8 @@ import { createPool, isConnectionError, migrate, sqlOn, unreachable, type Sql } 
 import { createDeliveryRepo } from './deliveries.ts';
 import { createDeviceRepo, type RowLocking } from './devices.ts';
 import { createGroupCommit } from './group-commit.ts';
-import { writeBehind } from './write-behind.ts';
+import { isStale, writeBehind } from './write-behind.ts';
+import { DeviceVersions } from './device-versions.ts';
 import { createEventRepo } from './events.ts';
 import { createMembershipRepo } from './memberships.ts';
 import { createOrganizationRepo, createProjectRepo } from './organizations.ts';
@@ -109,14 +110,28 @@ export async function createPostgresStore(url: string, options: PostgresStoreOpt
 
   let versionRead: Promise<number> | null = null;
 
+  const versions = new DeviceVersions();
   const groupDeps: Parameters<typeof createGroupCommit>[0] = {
     pool,
-    batchRepos(client, watch) {
+    batchRepos(client, watch, unlocked) {
       const view: ConfigView = { cache, transaction: true, wrote: false };
       const sql = sqlOn(client, watch);
-      const { repos, readAhead, flush } = writeBehind(createRepos(sql, view, 'skip'), sql, watch);
-      return { repos, readAhead, beforeCommit: flush, committed: () => { if (view.wrote) cache.clear(); } };
+      const held = writeBehind(createRepos(sql, view, 'skip'), sql, watch, versions, unlocked);
+      return {
+        repos: held.repos,
+        readAhead: held.readAhead,
+        beforeCommit: held.flush,
+        committed: () => {
+          held.committed();
+          if (view.wrote) cache.clear();
+        },
+        stale: () => {
+          for (const id of held.devices()) versions.drop(id);
+        },
+      };
     },
+    mayRunUnlocked: (devices) => devices.every((id) => versions.has(id)),
+    isStale,
     alone: (fn) => alone(fn, true),
     retryable: (error) => RETRYABLE.has((error as { code?: string } | null)?.code ?? ''),
   };

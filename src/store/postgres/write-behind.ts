@@ -8,31 +8,50 @@
 // of tables the held writes never touch that an event's consumers make (UNTOUCHED); after any other device
 // statement the devices read are read again from the database. An item that holds writes counts as having
 // written (Watch.writes), so if it throws the batch is undone and run again item by item.
+//
+// A batch whose devices were all read before (device-versions.ts) may run `unlocked`: outside a transaction, its
+// devices taken from there instead of read and locked, and the flush its only statement, which updates each device
+// only if the row still has the version it was read at (each device it read, written or not), and fails as a whole
+// otherwise (migration 005). Any statement besides the flush (a device it did not name, any other write) throws
+// NeedsLock: the batch runs again the locking way.
 import type { NewDelivery } from '../connector-repos.ts';
 import type { DeviceRecord, EventRecord, LatestEvent } from '../records.ts';
 import type { Repos } from '../store.ts';
 import type { Sql, Watch } from './db.ts';
 import { capped, markQueued, queueColumns, queueRowsSql } from './deliveries.ts';
+import type { DeviceVersion, DeviceVersions } from './device-versions.ts';
 import { lockDevices } from './devices.ts';
+import { NeedsLock } from './group-commit.ts';
 
 // One statement, whatever the batch holds (empty arrays write nothing), so it is prepared once per connection (in
 // two forms: with the locks that queued leased rows under a cap need, deliveries.ts, and without). A device updated
-// twice in a batch is written once, with its last state: one statement cannot update a row twice.
+// twice in a batch is written once, with its last state: one statement cannot update a row twice. A device row
+// with a version (`seen_xmin`, `seen_time`: an unlocked batch) is written only if the row still has it, and one
+// with no new state keeps its own (a device the batch read but did not change, checked all the same); the check
+// at the end fails the statement unless at least $14 device rows were written.
 const flushSql = (withLocks: boolean) => `
   WITH ev AS (
     INSERT INTO events (id, project_id, device_id, event_type, timestamp, create_time, body)
     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::bigint[], $7::text[])
   ), dv AS (
-    UPDATE devices d SET reported = u.reported, latest_events = u.latest_events, update_time = u.update_time
-    FROM unnest($8::text[], $9::text[], $10::text[], $11::bigint[]) AS u(id, reported, latest_events, update_time)
-    WHERE d.id = u.id
-  ), ${queueRowsSql(12, withLocks)}
-  SELECT id, leased FROM dl`;
+    UPDATE devices d SET reported = coalesce(u.reported, d.reported), latest_events = coalesce(u.latest_events, d.latest_events),
+      update_time = coalesce(u.update_time, d.update_time)
+    FROM unnest($8::text[], $9::text[], $10::text[], $11::bigint[], $12::text[], $13::bigint[])
+      AS u(id, reported, latest_events, update_time, seen_xmin, seen_time)
+    WHERE d.id = u.id AND (u.seen_xmin IS NULL OR (d.xmin::text = u.seen_xmin AND d.update_time = u.seen_time))
+    RETURNING d.id, d.xmin::text AS xmin
+  ), ${queueRowsSql(15, withLocks)}
+  SELECT id, leased, NULL::text AS device, NULL::text AS xmin FROM dl
+  UNION ALL SELECT NULL, NULL, id, xmin FROM dv
+  UNION ALL SELECT NULL, NULL, NULL, NULL WHERE NOT sensorcloud_fresh((SELECT count(*) FROM dv) >= $14)`;
 const FLUSH = flushSql(false);
 const FLUSH_CAPPED = flushSql(true);
 
 /** Reads that cannot see events, queue rows or devices: they need nothing written first. */
 const UNTOUCHED = new Set(['projects.get', 'dataConnectors.get', 'dataConnectors.listActiveByProject']);
+
+/** The error an unlocked batch's flush fails with when a device is not as it was read (migration 005). */
+export const isStale = (error: unknown): boolean => (error as { code?: string } | null)?.code === 'SC001';
 
 interface DeviceState {
   reported: Record<string, unknown>;
@@ -40,32 +59,61 @@ interface DeviceState {
   updateTime: number;
 }
 
+export interface WriteBehind {
+  repos: Repos;
+  /** Reads the batch's devices first (TransactionOptions.devices): locked, or (unlocked) from `versions`. */
+  readAhead(ids: readonly string[]): Promise<void>;
+  /** Writes what the batch holds (before COMMIT; an unlocked batch's only statement). */
+  flush(): Promise<void>;
+  /** The batch committed: the versions of the devices it read and wrote are kept for later batches. */
+  committed(): void;
+  /** The batch's devices, for dropping their versions when an unlocked flush found one changed. */
+  devices(): Iterable<string>;
+}
+
 /**
- * Wraps a batch's repos; readAhead reads the batch's devices first (TransactionOptions.devices), flush() writes what
- * they hold (group-commit.ts calls it before COMMIT).
+ * Wraps a batch's repos; readAhead reads the batch's devices first, flush() writes what they hold (group-commit.ts
+ * calls it before COMMIT). `unlocked`: the batch runs outside a transaction, as above.
  */
-export function writeBehind(inner: Repos, sql: Sql, watch: Watch): { repos: Repos; readAhead(ids: readonly string[]): Promise<void>; flush(): Promise<void> } {
+export function writeBehind(inner: Repos, sql: Sql, watch: Watch, versions: DeviceVersions, unlocked: boolean): WriteBehind {
   let events: EventRecord[] = [];
   let deliveries: NewDelivery[] = [];
   let devices = new Map<string, DeviceState>();
   const read = new Map<string, DeviceRecord>();
+  /** Unlocked: the version each device was read at, checked by the flush. */
+  const seen = new Map<string, { xmin: string; updateTime: number }>();
+  /** The versions to keep once the batch commits; null once a device statement of its own makes them unknown. */
+  let known: Map<string, DeviceVersion> | null = new Map();
 
   async function flush(): Promise<void> {
+    // Nothing written: nothing to check either (an unlocked batch whose items all failed before writing).
     if (events.length === 0 && deliveries.length === 0 && devices.size === 0) return;
-    const [e, d, v] = [events, deliveries, [...devices]];
+    const [e, d] = [events, deliveries];
+    // Unlocked: every device read is checked, whether the batch changed it or not.
+    const ids = unlocked ? [...new Set([...devices.keys(), ...seen.keys()])] : [...devices.keys()];
+    const state = ids.map((id) => devices.get(id));
+    const versionOf = ids.map((id) => seen.get(id));
     events = [];
     deliveries = [];
     devices = new Map();
+    seen.clear();
     watch.shared = true;
     const locks = capped(d);
-    markQueued(d, await sql.query<{ id: number; leased: boolean }>(locks ? FLUSH_CAPPED : FLUSH, [
+    const rows = await sql.query<{ id: number | null; leased: boolean | null; device: string | null; xmin: string | null }>(locks ? FLUSH_CAPPED : FLUSH, [
       e.map((x) => x.id), e.map((x) => x.projectId), e.map((x) => x.deviceId), e.map((x) => x.eventType),
       e.map((x) => x.timestamp), e.map((x) => x.createTime), e.map((x) => x.body),
-      v.map(([id]) => id), v.map(([, s]) => JSON.stringify(s.reported)), v.map(([, s]) => JSON.stringify(s.latestEvents)),
-      v.map(([, s]) => s.updateTime),
+      ids, state.map((s) => (s ? JSON.stringify(s.reported) : null)), state.map((s) => (s ? JSON.stringify(s.latestEvents) : null)),
+      state.map((s) => s?.updateTime ?? null), versionOf.map((v) => v?.xmin ?? null), versionOf.map((v) => v?.updateTime ?? null),
+      unlocked ? ids.length : 0,
       ...queueColumns(d, locks),
-    ]));
+    ]);
     watch.shared = false;
+    const queued: Array<{ id: number; leased: boolean }> = [];
+    for (const r of rows) {
+      if (r.device === null) queued.push({ id: r.id!, leased: r.leased! });
+      else if (known !== null && read.has(r.device)) known.set(r.device, { device: read.get(r.device)!, xmin: r.xmin! });
+    }
+    markQueued(d, queued);
   }
 
   const held = {
@@ -84,8 +132,9 @@ export function writeBehind(inner: Repos, sql: Sql, watch: Watch): { repos: Repo
     },
     devices: {
       async get(id: string) {
-        const known = read.get(id);
-        if (known) return known;
+        const got = read.get(id);
+        if (got) return got;
+        if (unlocked) throw new NeedsLock();
         if (devices.has(id)) await flush();
         const device = await inner.devices.get(id);
         if (device) read.set(id, device);
@@ -94,8 +143,8 @@ export function writeBehind(inner: Repos, sql: Sql, watch: Watch): { repos: Repo
       async updateReported(id: string, reported: Record<string, unknown>, latestEvents: Record<string, LatestEvent>, updateTime: number) {
         watch.writes++;
         devices.set(id, { reported, latestEvents, updateTime });
-        const known = read.get(id);
-        if (known) read.set(id, { ...known, reported, latestEvents, updateTime });
+        const got = read.get(id);
+        if (got) read.set(id, { ...got, reported, latestEvents, updateTime });
       },
     },
   } as Record<string, Record<string, (...args: never[]) => Promise<unknown>>>;
@@ -109,16 +158,42 @@ export function writeBehind(inner: Repos, sql: Sql, watch: Watch): { repos: Repo
         continue;
       }
       wrapped[method] = held[name]?.[method] ?? (async (...args: unknown[]) => {
+        if (unlocked) throw new NeedsLock();
         await flush();
-        if (name === 'devices') read.clear();
+        if (name === 'devices') {
+          read.clear();
+          known = null;
+        }
         return fn(...args);
       });
     }
     repos[name] = wrapped;
   }
+
   async function readAhead(ids: readonly string[]): Promise<void> {
     if (ids.length === 0) return;
-    for (const device of await lockDevices(sql, [...new Set(ids)])) read.set(device.id, device);
+    if (unlocked) {
+      for (const id of ids) {
+        const v = versions.get(id);
+        if (!v) throw new NeedsLock();
+        read.set(id, v.device);
+        seen.set(id, { xmin: v.xmin, updateTime: v.device.updateTime });
+      }
+      return;
+    }
+    for (const v of await lockDevices(sql, [...new Set(ids)])) {
+      read.set(v.device.id, v.device);
+      known?.set(v.device.id, v);
+    }
   }
-  return { repos: repos as unknown as Repos, readAhead, flush };
+
+  return {
+    repos: repos as unknown as Repos,
+    readAhead,
+    flush,
+    committed() {
+      if (known) for (const [id, v] of known) versions.set(id, v);
+    },
+    devices: () => read.keys(),
+  };
 }
