@@ -2,7 +2,7 @@
 // batches hold to the end (write-behind.ts). What a batch does when a device it reads is held by another
 // transaction, when the write of what it held fails, and that a batch reads what it holds.
 import assert from 'node:assert/strict';
-import type pg from 'pg';
+import pg from 'pg';
 import { after, before, describe, it } from 'node:test';
 import { createPostgresStore, type PostgresStore } from '../../src/store/postgres/index.ts';
 import type { DeviceRecord } from '../../src/store/records.ts';
@@ -143,14 +143,28 @@ describe('postgres: batches of devices this process knows run unlocked', () => {
     await drop?.();
   });
 
-  /** One event as the pipeline writes it, at `store`: the device as the transaction read it, or null when gone. */
+  const withClient = async <T>(url: string, fn: (client: pg.Client) => Promise<T>): Promise<T> => {
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    try {
+      return await fn(client);
+    } finally {
+      await client.end();
+    }
+  };
+  /**
+   * One event as the pipeline writes it, at `store`, its queue row handed off as the engine does (leased, under the
+   * cluster's limit: the statement takes the connector's claim lock too): the device as the transaction read it, or
+   * null when gone.
+   */
   const publish = (store: PostgresStore, connectorId: string, d: DeviceRecord, at: number) =>
     store.transaction(async (tx: Repos) => {
       const current = await tx.devices.get(d.id);
       if (!current) return null;
       const e = event(d, at);
       await tx.events.insert(e);
-      await tx.deliveries.add([row(connectorId, at, { eventId: e.id })]);
+      const cap = { max: 1_000, whileHanging: 1_000, hangingIfLeasedBefore: 0 };
+      await tx.deliveries.add([row(connectorId, at, { eventId: e.id, dueTime: at + 60_000_000, leaseUntil: at + 60_000_000, leaseIf: { cap, enqueuedAfter: 0 } })]);
       await tx.devices.updateReported(d.id, { n: ((current.reported.n as number | undefined) ?? 0) + 1 }, { touch: [at, e.id] }, at);
       return current;
     }, { rerunnable: true, devices: [d.id] });
@@ -202,6 +216,45 @@ describe('postgres: batches of devices this process knows run unlocked', () => {
     assert.equal(await publish(here, c.id, d, T0 + 3), null);
     assert.equal(await history(d), 0);
     assert.equal(await queued(c.id), 2);
+  });
+
+  it('two processes publishing to the same devices at once lose no update, write every event once, never deadlock', async () => {
+    // Two stores of their own on a database of its own, closed at the end so that their server processes report
+    // their statistics (the deadlock count) as they exit.
+    const db = await createTestDatabase();
+    const a = await createPostgresStore(db.url, { poolSize: 4 });
+    const b = await createPostgresStore(db.url, { poolSize: 4 });
+    try {
+      const c = await seedConnector(a);
+      const devices = Array.from({ length: 3 }, () => device(c.projectId));
+      for (const d of devices) await a.devices.create(d);
+      // 10 rounds; in each, 12 publishes at each store at once over the same devices: batches of both kinds, and
+      // unlocked statements that find a device changed by the other store.
+      let at = T0;
+      for (let round = 0; round < 10; round++) {
+        await Promise.all(Array.from({ length: 24 }, (_, i) => publish(i % 2 === 0 ? a : b, c.id, devices[i % 3]!, at++)));
+      }
+      assert.deepEqual(await Promise.all(devices.map(async (d) => (await a.devices.get(d.id))?.reported.n)), [80, 80, 80]);
+      const { rows } = await a.pool.query<{ events: number; queued: number; distinct: number }>(
+        `SELECT (SELECT count(*) FROM events) AS events, count(*) AS queued, count(DISTINCT event_id) AS distinct
+         FROM deliveries WHERE connector_id = $1`, [c.id]);
+      assert.deepEqual(rows[0], { events: 240, queued: 240, distinct: 240 });
+    } finally {
+      await a.close();
+      await b.close();
+    }
+    const deadlocks = await withClient(db.url, async (client) => {
+      // The stores' server processes report as they exit: wait for them to be gone.
+      for (let i = 0; i < 100; i++) {
+        const { rows } = await client.query<{ n: number }>('SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()');
+        if (rows[0]!.n === 0) break;
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      await client.query('SELECT pg_stat_clear_snapshot()');
+      return (await client.query<{ n: number }>('SELECT deadlocks::int AS n FROM pg_stat_database WHERE datname = current_database()')).rows[0]!.n;
+    });
+    await db.drop();
+    assert.equal(deadlocks, 0);
   });
 
   it('a device changed by the same update time and another transaction is still told apart (by its row version)', async () => {

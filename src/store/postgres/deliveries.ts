@@ -14,8 +14,9 @@ import { toDelivery, type DeliveryRow } from '../rows.ts';
  * leased under NewDelivery.leaseIf first take their connectors' claim locks and count what is in flight
  * (migration 003); a row whose lease does not fit, or whose connector has a row due, is queued due at its enqueue
  * time instead. The rank counts the rows of a connector in this statement that ask for a lease under a cap.
+ * `after`: a CTE of the statement whose locks must be taken before the connectors' (write-behind.ts).
  */
-export function queueRowsSql(p: number, capped: boolean): string {
+export function queueRowsSql(p: number, capped: boolean, after?: string): string {
   const u = `unnest($${p}::text[], $${p + 1}::text[], $${p + 2}::bytea[], $${p + 3}::bigint[], $${p + 4}::bigint[], $${p + 5}::bigint[], $${p + 6}::int[], $${p + 7}::int[])
       WITH ORDINALITY AS u(connector_id, event_id, body, enqueue_time, due_time, lease_until, cap_max, cap_hanging, ord)`;
   if (!capped) {
@@ -26,7 +27,7 @@ export function queueRowsSql(p: number, capped: boolean): string {
     RETURNING id, lease_until IS NOT NULL AS leased)`;
   }
   return `flight AS (
-    SELECT * FROM sensorcloud_lock_in_flight($${p + 8}::text[], $${p + 9}::bigint[], $${p + 10}::bigint[], $${p + 11}::bigint[], $${p + 12}::bigint[])
+    SELECT f.* FROM ${after ? `${after}, LATERAL ` : ''}sensorcloud_lock_in_flight($${p + 8}::text[], $${p + 9}::bigint[], $${p + 10}::bigint[], $${p + 11}::bigint[], $${p + 12}::bigint[]) AS f
   ), ranked AS (
     SELECT u.*, count(*) FILTER (WHERE u.cap_max IS NOT NULL AND u.lease_until IS NOT NULL) OVER (PARTITION BY u.connector_id ORDER BY u.ord) AS rank
     FROM ${u}

@@ -1,7 +1,7 @@
 // The devices this process read or wrote last, each with the version its row had then (xmin and update_time). A
 // group-commit batch whose devices are all here skips the transaction and the locking read of its devices: its
 // events go in one statement (write-behind.ts) that writes only if every device still has the version held here,
-// and fails as a whole otherwise (migration 005). Entries are never trusted without that check, so a write by
+// and fails as a whole otherwise (migration 006). Entries are never trusted without that check, so a write by
 // another process needs no message to reach this one: the next batch of that device fails it, and runs again the
 // locking way, which reads the device afresh. `pg_stat_statements` at saturation: the BEGIN, the locking read and
 // the COMMIT were three of the event batch's four round trips.

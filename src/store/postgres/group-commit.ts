@@ -124,7 +124,6 @@ export function createGroupCommit(deps: GroupCommitDeps, options: GroupCommitOpt
         committing = true;
         try {
           await beforeCommit();
-          committed();
         } catch (error) {
           if ((error as { status?: number }).status === 503) throw error;
           committing = false;
@@ -135,6 +134,7 @@ export function createGroupCommit(deps: GroupCommitDeps, options: GroupCommitOpt
             again = true;
           }
         }
+        if (committing) committed();
       } else if (!again && !relock) {
         await beforeCommit();
         committing = true;

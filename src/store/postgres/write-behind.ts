@@ -10,9 +10,9 @@
 // written (Watch.writes), so if it throws the batch is undone and run again item by item.
 //
 // A batch whose devices were all read before (device-versions.ts) may run `unlocked`: outside a transaction, its
-// devices taken from there instead of read and locked, and the flush its only statement, which updates each device
-// only if the row still has the version it was read at (each device it read, written or not), and fails as a whole
-// otherwise (migration 005). Any statement besides the flush (a device it did not name, any other write) throws
+// devices taken from there instead of read and locked, and the flush its only statement, which first locks each
+// device it read (written or not), in id order, and fails as a whole unless every one still has the version it was
+// read at (migration 006). Any statement besides the flush (a device it did not name, any other write) throws
 // NeedsLock: the batch runs again the locking way.
 import type { NewDelivery } from '../connector-repos.ts';
 import type { DeviceRecord, EventRecord, LatestEvent } from '../records.ts';
@@ -25,32 +25,32 @@ import { NeedsLock } from './group-commit.ts';
 
 // One statement, whatever the batch holds (empty arrays write nothing), so it is prepared once per connection (in
 // two forms: with the locks that queued leased rows under a cap need, deliveries.ts, and without). A device updated
-// twice in a batch is written once, with its last state: one statement cannot update a row twice. A device row
-// with a version (`seen_xmin`, `seen_time`: an unlocked batch) is written only if the row still has it, and one
-// with no new state keeps its own (a device the batch read but did not change, checked all the same); the check
-// at the end fails the statement unless at least $14 device rows were written.
+// twice in a batch is written once, with its last state: one statement cannot update a row twice. An unlocked
+// batch's devices ($12-$14: each device it read, written or not, with the version it was read at) are locked and
+// checked first, before any other lock is taken (`ok`, migration 006: every lock-taking part depends on it); a
+// locking batch passes none, its devices being locked already.
 const flushSql = (withLocks: boolean) => `
-  WITH ev AS (
+  WITH ok AS (
+    SELECT sensorcloud_devices_fresh($12::text[], $13::text[], $14::bigint[]) AS fresh
+  ), ev AS (
     INSERT INTO events (id, project_id, device_id, event_type, timestamp, create_time, body)
-    SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::bigint[], $7::text[])
+    SELECT u.* FROM ok, unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::bigint[], $7::text[]) AS u
   ), dv AS (
-    UPDATE devices d SET reported = coalesce(u.reported, d.reported), latest_events = coalesce(u.latest_events, d.latest_events),
-      update_time = coalesce(u.update_time, d.update_time)
-    FROM unnest($8::text[], $9::text[], $10::text[], $11::bigint[], $12::text[], $13::bigint[])
-      AS u(id, reported, latest_events, update_time, seen_xmin, seen_time)
-    WHERE d.id = u.id AND (u.seen_xmin IS NULL OR (d.xmin::text = u.seen_xmin AND d.update_time = u.seen_time))
+    UPDATE devices d SET reported = u.reported, latest_events = u.latest_events, update_time = u.update_time
+    FROM ok, unnest($8::text[], $9::text[], $10::text[], $11::bigint[]) AS u(id, reported, latest_events, update_time)
+    WHERE d.id = u.id
     RETURNING d.id, d.xmin::text AS xmin
-  ), ${queueRowsSql(15, withLocks)}
+  ), ${queueRowsSql(15, withLocks, 'ok')}
   SELECT id, leased, NULL::text AS device, NULL::text AS xmin FROM dl
   UNION ALL SELECT NULL, NULL, id, xmin FROM dv
-  UNION ALL SELECT NULL, NULL, NULL, NULL WHERE NOT sensorcloud_fresh((SELECT count(*) FROM dv) >= $14)`;
+  UNION ALL SELECT NULL, NULL, NULL, NULL FROM ok WHERE NOT fresh`;
 const FLUSH = flushSql(false);
 const FLUSH_CAPPED = flushSql(true);
 
 /** Reads that cannot see events, queue rows or devices: they need nothing written first. */
 const UNTOUCHED = new Set(['projects.get', 'dataConnectors.get', 'dataConnectors.listActiveByProject']);
 
-/** The error an unlocked batch's flush fails with when a device is not as it was read (migration 005). */
+/** The error an unlocked batch's flush fails with when a device is not as it was read (migration 006). */
 export const isStale = (error: unknown): boolean => (error as { code?: string } | null)?.code === 'SC001';
 
 interface DeviceState {
@@ -88,11 +88,7 @@ export function writeBehind(inner: Repos, sql: Sql, watch: Watch, versions: Devi
   async function flush(): Promise<void> {
     // Nothing written: nothing to check either (an unlocked batch whose items all failed before writing).
     if (events.length === 0 && deliveries.length === 0 && devices.size === 0) return;
-    const [e, d] = [events, deliveries];
-    // Unlocked: every device read is checked, whether the batch changed it or not.
-    const ids = unlocked ? [...new Set([...devices.keys(), ...seen.keys()])] : [...devices.keys()];
-    const state = ids.map((id) => devices.get(id));
-    const versionOf = ids.map((id) => seen.get(id));
+    const [e, d, v, checked] = [events, deliveries, [...devices], [...seen]];
     events = [];
     deliveries = [];
     devices = new Map();
@@ -102,9 +98,9 @@ export function writeBehind(inner: Repos, sql: Sql, watch: Watch, versions: Devi
     const rows = await sql.query<{ id: number | null; leased: boolean | null; device: string | null; xmin: string | null }>(locks ? FLUSH_CAPPED : FLUSH, [
       e.map((x) => x.id), e.map((x) => x.projectId), e.map((x) => x.deviceId), e.map((x) => x.eventType),
       e.map((x) => x.timestamp), e.map((x) => x.createTime), e.map((x) => x.body),
-      ids, state.map((s) => (s ? JSON.stringify(s.reported) : null)), state.map((s) => (s ? JSON.stringify(s.latestEvents) : null)),
-      state.map((s) => s?.updateTime ?? null), versionOf.map((v) => v?.xmin ?? null), versionOf.map((v) => v?.updateTime ?? null),
-      unlocked ? ids.length : 0,
+      v.map(([id]) => id), v.map(([, s]) => JSON.stringify(s.reported)), v.map(([, s]) => JSON.stringify(s.latestEvents)),
+      v.map(([, s]) => s.updateTime),
+      checked.map(([id]) => id), checked.map(([, c]) => c.xmin), checked.map(([, c]) => c.updateTime),
       ...queueColumns(d, locks),
     ]);
     watch.shared = false;
@@ -141,6 +137,8 @@ export function writeBehind(inner: Repos, sql: Sql, watch: Watch, versions: Devi
         return device;
       },
       async updateReported(id: string, reported: Record<string, unknown>, latestEvents: Record<string, LatestEvent>, updateTime: number) {
+        // Unlocked, a device is written only after its version was checked, which needs it read first.
+        if (unlocked && !seen.has(id)) throw new NeedsLock();
         watch.writes++;
         devices.set(id, { reported, latestEvents, updateTime });
         const got = read.get(id);
