@@ -7,6 +7,19 @@ export const BODY_LIMIT_BYTES = 1024 * 1024;
 /** Deeper bodies are refused (400) rather than risking a stack overflow while walking them. */
 export const MAX_BODY_DEPTH = 64;
 
+/** Text that can be stored (a field name, or a value): valid Unicode, without the NUL character. */
+const storable = (text: string): boolean => text.isWellFormed() && !text.includes('\u0000');
+
+/** A resource name (`organizations/…`, `projects/…`, `roles/…`): looked up, never stored as given. */
+const RESOURCE_NAME = /^(?:organizations|projects|roles)\//;
+
+/** A value that can be stored, or a resource name to look up (see stripNullsCheckingText). */
+const storableValue = (text: string): boolean => storable(text) || (text.isWellFormed() && RESOURCE_NAME.test(text));
+
+/** Why `text` cannot be stored (storable is false). */
+const unstorableWhy = (text: string): string =>
+  text.isWellFormed() ? 'the text may not contain the NUL character (U+0000)' : 'the text is not valid Unicode (it holds a lone surrogate)';
+
 /**
  * "A null value means the field is absent" (contract §1.2): drops null-valued keys of objects, recursively, in place
  * (the value is fresh from JSON.parse, which makes a "__proto__" key an own field, never the prototype). In place,
@@ -19,19 +32,6 @@ export const MAX_BODY_DEPTH = 64;
  * lookup by a name with NUL finds nothing on either backend. The walk only says "bad"; the field is named by a
  * second walk, on that error alone.
  */
-/** A field name that can be stored: valid Unicode, without the NUL character. */
-const storable = (text: string): boolean => text.isWellFormed() && !text.includes('\u0000');
-
-/** A resource name (`organizations/…`, `projects/…`, `roles/…`): looked up, never stored as given. */
-const RESOURCE_NAME = /^(?:organizations|projects|roles)\//;
-
-/** A value that can be stored, or a resource name to look up (see above). */
-const storableValue = (text: string): boolean => text.isWellFormed() && (!text.includes('\u0000') || RESOURCE_NAME.test(text));
-
-/** Why `text` cannot be stored (storable is false). */
-const unstorableWhy = (text: string): string =>
-  text.isWellFormed() ? 'the text may not contain the NUL character (U+0000)' : 'the text is not valid Unicode (it holds a lone surrogate)';
-
 function stripNullsCheckingText(value: unknown, depth = 0): boolean {
   if (depth > MAX_BODY_DEPTH) throw badRequest(`request body is nested more than ${MAX_BODY_DEPTH} levels deep`);
   let wellFormed = true;

@@ -106,10 +106,8 @@ export function createGroupCommit(deps: GroupCommitDeps, options: GroupCommitOpt
         try {
           outcomes.push({ ok: true, value: await item.fn(repos) });
         } catch (error) {
-          if (error instanceof NeedsLock && unlocked) {
-            relock = true;
-            break;
-          }
+          // Not this item's failure: the whole batch runs again locked (below).
+          if (error instanceof NeedsLock && unlocked) throw error;
           if (watch.failed || watch.writes !== writes) {
             if (!watch.shared && !deps.retryable(error)) outcomes.push({ ok: false, error });
             again = true;
