@@ -7,6 +7,7 @@ import pg from 'pg';
 import type { Logger } from '../../runtime/logger.ts';
 import type { Cluster } from '../store.ts';
 import { SERVICE_APPLICATION_NAME } from './db.ts';
+import { PackedValues, packedText } from './packed-values.ts';
 
 /** A 64-bit advisory lock key per name (the namespace keeps clear of keys other software may take). */
 function lockKey(name: string): string {
@@ -15,6 +16,7 @@ function lockKey(name: string): string {
 
 const channelName = (channel: string) => `sensorcloud_${channel}`;
 const RECONNECT_MS = 1_000;
+const PUBLISH_MANY = `SELECT pg_notify($1, ${packedText(2, 's', 'l')}) FROM unnest($3::int[], $4::int[]) WITH ORDINALITY AS u(s, l, n) ORDER BY n`;
 
 export interface PostgresCluster extends Cluster {
   close(): Promise<void>;
@@ -85,7 +87,12 @@ export function createPostgresCluster(pool: pg.Pool, url: string, logger?: Pick<
     },
     async publish(channel, payloads) {
       if (payloads.length === 1) await pool.query('SELECT pg_notify($1, $2)', [channelName(channel), payloads[0]]);
-      else if (payloads.length > 1) await pool.query('SELECT pg_notify($1, p) FROM unnest($2::text[]) WITH ORDINALITY AS u(p, n) ORDER BY n', [channelName(channel), payloads]);
+      else if (payloads.length > 1) {
+        // Packed (packed-values.ts): in a text array, each message of up to 8,000 bytes of JSON was escaped.
+        const packed = new PackedValues();
+        const at = payloads.map((p) => packed.add(p));
+        await pool.query(PUBLISH_MANY, [channelName(channel), packed.bytes(), at.map(([start]) => start), at.map(([, length]) => length)]);
+      }
     },
     async subscribe(channel, fn) {
       const name = channelName(channel);

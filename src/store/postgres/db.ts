@@ -9,6 +9,7 @@ import pg from 'pg';
 import { unavailable } from '../../domain/errors.ts';
 import type { Logger } from '../../runtime/logger.ts';
 import { findsNothing, nulRefused } from '../nul-text.ts';
+import { withArrayLiterals } from './array-literal.ts';
 
 /** Something that runs SQL: the pool (each call on any free connection) or one transaction's connection. */
 export interface Sql {
@@ -75,7 +76,7 @@ export function sqlOn(client: Client, watch?: Watch): Sql {
   const exec = async (text: string, params?: readonly unknown[]) => {
     if (watch && !READS.test(text)) watch.writes++;
     try {
-      return await client.query({ name: statementName(text), text, values: params as unknown[] | undefined });
+      return await client.query({ name: statementName(text), text, values: withArrayLiterals(params) });
     } catch (err) {
       if (watch) watch.failed = true;
       if (isConnectionError(err)) throw unreachable(err);

@@ -5,6 +5,7 @@
 // claim lock, so the cluster-wide per-connector limit holds (both in migration 003).
 import type { DeliveryRepo, InFlightCap, NewDelivery } from '../connector-repos.ts';
 import type { Sql } from './db.ts';
+import { packedBytes, PackedValues } from './packed-values.ts';
 import { toDelivery, type DeliveryRow } from '../rows.ts';
 
 /**
@@ -14,20 +15,22 @@ import { toDelivery, type DeliveryRow } from '../rows.ts';
  * leased under NewDelivery.leaseIf first take their connectors' claim locks and count what is in flight
  * (migration 003); a row whose lease does not fit, or whose connector has a row due, is queued due at its enqueue
  * time instead. The rank counts the rows of a connector in this statement that ask for a lease under a cap.
- * `after`: a CTE of the statement whose locks must be taken before the connectors' (write-behind.ts).
+ * The bodies are in the packed parameter $packed (packed-values.ts). `after`: a CTE of the statement whose locks
+ * must be taken before the connectors' (write-behind.ts).
  */
-export function queueRowsSql(p: number, capped: boolean, after?: string): string {
-  const u = `unnest($${p}::text[], $${p + 1}::text[], $${p + 2}::bytea[], $${p + 3}::bigint[], $${p + 4}::bigint[], $${p + 5}::bigint[], $${p + 6}::int[], $${p + 7}::int[])
-      WITH ORDINALITY AS u(connector_id, event_id, body, enqueue_time, due_time, lease_until, cap_max, cap_hanging, ord)`;
+export function queueRowsSql(p: number, packed: number, capped: boolean, after?: string): string {
+  const u = `unnest($${p}::text[], $${p + 1}::text[], $${p + 2}::int[], $${p + 3}::int[], $${p + 4}::bigint[], $${p + 5}::bigint[], $${p + 6}::bigint[], $${p + 7}::int[], $${p + 8}::int[])
+      WITH ORDINALITY AS u(connector_id, event_id, body_start, body_length, enqueue_time, due_time, lease_until, cap_max, cap_hanging, ord)`;
+  const body = packedBytes(packed, 'body_start', 'body_length');
   if (!capped) {
     return `dl AS (
     INSERT INTO deliveries (connector_id, event_id, body, enqueue_time, due_time, lease_until)
-    SELECT connector_id, event_id, body, enqueue_time, due_time, lease_until FROM ${u}
+    SELECT connector_id, event_id, ${body}, enqueue_time, due_time, lease_until FROM ${u}
     ORDER BY ord
     RETURNING id, lease_until IS NOT NULL AS leased)`;
   }
   return `flight AS (
-    SELECT f.* FROM ${after ? `${after}, LATERAL ` : ''}sensorcloud_lock_in_flight($${p + 8}::text[], $${p + 9}::bigint[], $${p + 10}::bigint[], $${p + 11}::bigint[], $${p + 12}::bigint[]) AS f
+    SELECT f.* FROM ${after ? `${after}, LATERAL ` : ''}sensorcloud_lock_in_flight($${p + 9}::text[], $${p + 10}::bigint[], $${p + 11}::bigint[], $${p + 12}::bigint[], $${p + 13}::bigint[]) AS f
   ), ranked AS (
     SELECT u.*, count(*) FILTER (WHERE u.cap_max IS NOT NULL AND u.lease_until IS NOT NULL) OVER (PARTITION BY u.connector_id ORDER BY u.ord) AS rank
     FROM ${u}
@@ -37,7 +40,7 @@ export function queueRowsSql(p: number, capped: boolean, after?: string): string
     FROM ranked r LEFT JOIN flight f ON f.connector_id = r.connector_id
   ), dl AS (
     INSERT INTO deliveries (connector_id, event_id, body, enqueue_time, due_time, lease_until)
-    SELECT connector_id, event_id, body, enqueue_time, CASE WHEN leased THEN due_time ELSE enqueue_time END, CASE WHEN leased THEN lease_until END
+    SELECT connector_id, event_id, ${body}, enqueue_time, CASE WHEN leased THEN due_time ELSE enqueue_time END, CASE WHEN leased THEN lease_until END
     FROM decided ORDER BY ord
     RETURNING id, lease_until IS NOT NULL AS leased)`;
 }
@@ -48,13 +51,15 @@ const endedIds = (cap: InFlightCap | undefined): number[] => (cap?.ended ? [...c
 export const capped = (rows: readonly NewDelivery[]): boolean => rows.some((r) => r.leaseUntil != null && r.leaseIf !== undefined);
 
 /**
- * The parameters of queueRowsSql: the rows' columns, then (capped) one entry per connector, in id order, and the
- * ids of those connectors' rows whose attempts have ended (InFlightCap.ended; ids are unique across connectors).
+ * The parameters of queueRowsSql: the rows' columns (their bodies added to `packed`), then (capped) one entry per
+ * connector, in id order, and the ids of those connectors' rows whose attempts have ended (InFlightCap.ended; ids
+ * are unique across connectors).
  */
-export function queueColumns(rows: readonly NewDelivery[], withLocks: boolean): unknown[] {
+export function queueColumns(rows: readonly NewDelivery[], withLocks: boolean, packed: PackedValues): unknown[] {
   const leased = (r: NewDelivery) => (r.leaseUntil != null ? r.leaseIf?.cap : undefined);
+  const bodies = rows.map((r) => packed.add(r.body));
   const columns: unknown[] = [
-    rows.map((r) => r.connectorId), rows.map((r) => r.eventId), rows.map((r) => r.body),
+    rows.map((r) => r.connectorId), rows.map((r) => r.eventId), bodies.map(([start]) => start), bodies.map(([, length]) => length),
     rows.map((r) => r.enqueueTime), rows.map((r) => r.dueTime), rows.map((r) => r.leaseUntil ?? null),
     rows.map((r) => leased(r)?.max ?? null), rows.map((r) => leased(r)?.whileHanging ?? null),
   ];
@@ -112,14 +117,16 @@ const DELETE_EXPIRED = `
     SELECT id FROM deliveries WHERE enqueue_time <= $1 AND (lease_until IS NULL OR lease_until <= $2)
     ORDER BY id LIMIT $3 FOR UPDATE SKIP LOCKED)`;
 
-const INSERT = `WITH ${queueRowsSql(1, false)} SELECT id, leased FROM dl`;
-const INSERT_CAPPED = `WITH ${queueRowsSql(1, true)} SELECT id, leased FROM dl`;
+const INSERT = `WITH ${queueRowsSql(2, 1, false)} SELECT id, leased FROM dl`;
+const INSERT_CAPPED = `WITH ${queueRowsSql(2, 1, true)} SELECT id, leased FROM dl`;
 
 export function createDeliveryRepo(sql: Sql): DeliveryRepo {
   const insert = async (rows: NewDelivery[]) => {
     if (rows.length === 0) return [];
     const locks = capped(rows);
-    return markQueued(rows, await sql.query<{ id: number; leased: boolean }>(locks ? INSERT_CAPPED : INSERT, queueColumns(rows, locks)));
+    const packed = new PackedValues();
+    const columns = queueColumns(rows, locks, packed);
+    return markQueued(rows, await sql.query<{ id: number; leased: boolean }>(locks ? INSERT_CAPPED : INSERT, [packed.bytes(), ...columns]));
   };
   return {
     insert,

@@ -9,6 +9,7 @@ import { createPostgresCluster } from './cluster.ts';
 import { createConnectorMetricRepo } from './connector-metrics.ts';
 import { ConfigCache, type ConfigView } from './config-cache.ts';
 import { createDataConnectorRepo } from './data-connectors.ts';
+import { lazyRecord } from './lazy-record.ts';
 import { createPool, isConnectionError, migrate, sqlOn, unreachable, type Sql } from './db.ts';
 import { createDeliveryRepo } from './deliveries.ts';
 import { createDeviceRepo, type RowLocking } from './devices.ts';
@@ -21,22 +22,27 @@ import { createOrganizationRepo, createProjectRepo } from './organizations.ts';
 import { createSealedRepo } from './sealed.ts';
 import { startQueueVacuum } from './queue-vacuum.ts';
 
+const makers: { [K in keyof Repos]: (sql: Sql, view: ConfigView, locking: RowLocking) => Repos[K] } = {
+  organizations: (sql) => createOrganizationRepo(sql),
+  projects: (sql, view) => createProjectRepo(sql, view),
+  users: (sql) => createUserRepo(sql),
+  serviceAccounts: (sql) => createServiceAccountRepo(sql),
+  keys: (sql) => createKeyRepo(sql),
+  memberships: (sql) => createMembershipRepo(sql),
+  invites: (sql) => createInviteRepo(sql),
+  devices: (sql, _view, locking) => createDeviceRepo(sql, locking),
+  events: (sql) => createEventRepo(sql),
+  dataConnectors: (sql, view) => createDataConnectorRepo(sql, view),
+  deliveries: (sql) => createDeliveryRepo(sql),
+  connectorMetrics: (sql) => createConnectorMetricRepo(sql),
+  sealed: (sql, view) => createSealedRepo(sql, view),
+};
+
+const REPO_NAMES = Object.keys(makers);
+
+/** A transaction's repos, each made on first use (lazy-record.ts). */
 function createRepos(sql: Sql, view: ConfigView, locking: RowLocking): Repos {
-  return {
-    organizations: createOrganizationRepo(sql),
-    projects: createProjectRepo(sql, view),
-    users: createUserRepo(sql),
-    serviceAccounts: createServiceAccountRepo(sql),
-    keys: createKeyRepo(sql),
-    memberships: createMembershipRepo(sql),
-    invites: createInviteRepo(sql),
-    devices: createDeviceRepo(sql, locking),
-    events: createEventRepo(sql),
-    dataConnectors: createDataConnectorRepo(sql, view),
-    deliveries: createDeliveryRepo(sql),
-    connectorMetrics: createConnectorMetricRepo(sql),
-    sealed: createSealedRepo(sql, view),
-  };
+  return lazyRecord<Repos>(REPO_NAMES, (name) => makers[name as keyof Repos](sql, view, locking));
 }
 
 // SQLSTATEs after which a transaction may be run again from the start: serialization failure, deadlock.
@@ -141,6 +147,8 @@ export async function createPostgresStore(url: string, options: PostgresStoreOpt
   // every outcome made a batch of its own, of six round trips (at 1,000 events/s, ~430 batches a second for 1,000
   // outcomes; ~230 with the gap), and no request waits for them.
   const events = createGroupCommit(groupDeps);
+  const topView: ConfigView = { cache, transaction: false, wrote: false };
+  const topRepos = Object.fromEntries(Object.entries(makers).map(([name, make]) => [name, make(top, topView, 'none')])) as unknown as Repos;
   const others = createGroupCommit(groupDeps);
   const background = createGroupCommit(groupDeps, { gapMs: BACKGROUND_GAP_MS });
 
@@ -148,7 +156,7 @@ export async function createPostgresStore(url: string, options: PostgresStoreOpt
     exclusive: false,
     cluster,
     pool,
-    ...createRepos(top, { cache, transaction: false, wrote: false }, 'none'),
+    ...topRepos,
     transaction<T>(fn: (tx: Repos) => Promise<T>, options?: TransactionOptions): Promise<T> {
       if (options?.rerunnable !== true) return alone(fn, false);
       if (options.devices?.length) return events.run(fn, options.devices);

@@ -22,25 +22,32 @@ import { capped, markQueued, queueColumns, queueRowsSql } from './deliveries.ts'
 import type { DeviceVersion, DeviceVersions } from './device-versions.ts';
 import { lockDevices } from './devices.ts';
 import { NeedsLock } from './group-commit.ts';
+import { lazyRecord } from './lazy-record.ts';
+import { PackedValues, packedText } from './packed-values.ts';
 
 // One statement, whatever the batch holds (empty arrays write nothing), so it is prepared once per connection (in
 // two forms: with the locks that queued leased rows under a cap need, deliveries.ts, and without). A device updated
 // twice in a batch is written once, with its last state: one statement cannot update a row twice. An unlocked
-// batch's devices ($12-$14: each device it read, written or not, with the version it was read at) are locked and
+// batch's devices ($16-$18: each device it read, written or not, with the version it was read at) are locked and
 // checked first, before any other lock is taken (`ok`, migration 006: every lock-taking part depends on it); a
-// locking batch passes none, its devices being locked already.
+// locking batch passes none, its devices being locked already. The event bodies and the devices' states are in the
+// packed parameter $1 (packed-values.ts), as are the queue rows' bodies.
 const flushSql = (withLocks: boolean) => `
   WITH ok AS (
-    SELECT sensorcloud_devices_fresh($12::text[], $13::text[], $14::bigint[]) AS fresh
+    SELECT sensorcloud_devices_fresh($16::text[], $17::text[], $18::bigint[]) AS fresh
   ), ev AS (
     INSERT INTO events (id, project_id, device_id, event_type, timestamp, create_time, body)
-    SELECT u.* FROM ok, unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::bigint[], $7::text[]) AS u
+    SELECT u.id, u.project_id, u.device_id, u.event_type, u.timestamp, u.create_time, ${packedText(1, 'u.body_start', 'u.body_length')}
+    FROM ok, unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::bigint[], $8::int[], $9::int[])
+      AS u(id, project_id, device_id, event_type, timestamp, create_time, body_start, body_length)
   ), dv AS (
-    UPDATE devices d SET reported = u.reported, latest_events = u.latest_events, update_time = u.update_time
-    FROM ok, unnest($8::text[], $9::text[], $10::text[], $11::bigint[]) AS u(id, reported, latest_events, update_time)
+    UPDATE devices d SET reported = ${packedText(1, 'u.reported_start', 'u.reported_length')},
+      latest_events = ${packedText(1, 'u.latest_start', 'u.latest_length')}, update_time = u.update_time
+    FROM ok, unnest($10::text[], $11::int[], $12::int[], $13::int[], $14::int[], $15::bigint[])
+      AS u(id, reported_start, reported_length, latest_start, latest_length, update_time)
     WHERE d.id = u.id
     RETURNING d.id, d.xmin::text AS xmin
-  ), ${queueRowsSql(15, withLocks, 'ok')}
+  ), ${queueRowsSql(19, 1, withLocks, 'ok')}
   SELECT id, leased, NULL::text AS device, NULL::text AS xmin FROM dl
   UNION ALL SELECT NULL, NULL, id, xmin FROM dv
   UNION ALL SELECT NULL, NULL, NULL, NULL FROM ok WHERE NOT fresh`;
@@ -95,13 +102,18 @@ export function writeBehind(inner: Repos, sql: Sql, watch: Watch, versions: Devi
     seen.clear();
     watch.shared = true;
     const locks = capped(d);
+    const packed = new PackedValues();
+    const bodies = e.map((x) => packed.add(x.body));
+    const states = v.map(([, s]) => [packed.add(JSON.stringify(s.reported)), packed.add(JSON.stringify(s.latestEvents))] as const);
+    const queue = queueColumns(d, locks, packed);
     const rows = await sql.query<{ id: number | null; leased: boolean | null; device: string | null; xmin: string | null }>(locks ? FLUSH_CAPPED : FLUSH, [
+      packed.bytes(),
       e.map((x) => x.id), e.map((x) => x.projectId), e.map((x) => x.deviceId), e.map((x) => x.eventType),
-      e.map((x) => x.timestamp), e.map((x) => x.createTime), e.map((x) => x.body),
-      v.map(([id]) => id), v.map(([, s]) => JSON.stringify(s.reported)), v.map(([, s]) => JSON.stringify(s.latestEvents)),
+      e.map((x) => x.timestamp), e.map((x) => x.createTime), bodies.map(([start]) => start), bodies.map(([, length]) => length),
+      v.map(([id]) => id), states.map(([r]) => r[0]), states.map(([r]) => r[1]), states.map(([, l]) => l[0]), states.map(([, l]) => l[1]),
       v.map(([, s]) => s.updateTime),
       checked.map(([id]) => id), checked.map(([, c]) => c.xmin), checked.map(([, c]) => c.updateTime),
-      ...queueColumns(d, locks),
+      ...queue,
     ]);
     watch.shared = false;
     const queued: Array<{ id: number; leased: boolean }> = [];
@@ -147,26 +159,21 @@ export function writeBehind(inner: Repos, sql: Sql, watch: Watch, versions: Devi
     },
   } as Record<string, Record<string, (...args: never[]) => Promise<unknown>>>;
 
-  const repos: Record<string, Record<string, unknown>> = {};
-  for (const [name, repo] of Object.entries(inner)) {
-    const wrapped: Record<string, unknown> = {};
-    for (const [method, fn] of Object.entries(repo as Record<string, (...args: unknown[]) => Promise<unknown>>)) {
-      if (UNTOUCHED.has(`${name}.${method}`)) {
-        wrapped[method] = fn;
-        continue;
-      }
-      wrapped[method] = held[name]?.[method] ?? (async (...args: unknown[]) => {
-        if (unlocked) throw new NeedsLock();
-        await flush();
-        if (name === 'devices') {
-          read.clear();
-          known = null;
-        }
-        return fn(...args);
-      });
+  /** A method of the batch's repos that is not held: it first writes what is held (unlocked: it needs a lock). */
+  const afterFlush = (name: string, fn: (...args: unknown[]) => Promise<unknown>) => async (...args: unknown[]) => {
+    if (unlocked) throw new NeedsLock();
+    await flush();
+    if (name === 'devices') {
+      read.clear();
+      known = null;
     }
-    repos[name] = wrapped;
-  }
+    return fn(...args);
+  };
+  // Each repo, and each of its methods, is wrapped when the batch first uses it (lazy-record.ts).
+  const wrap = (name: string, repo: Record<string, (...args: unknown[]) => Promise<unknown>>) =>
+    lazyRecord(Object.keys(repo), (method) =>
+      held[name]?.[method] ?? (UNTOUCHED.has(`${name}.${method}`) ? repo[method] : afterFlush(name, repo[method]!)));
+  const repos = lazyRecord<Repos>(Object.keys(inner), (name) => wrap(name, inner[name as keyof Repos] as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>));
 
   async function readAhead(ids: readonly string[]): Promise<void> {
     if (ids.length === 0) return;
@@ -186,7 +193,7 @@ export function writeBehind(inner: Repos, sql: Sql, watch: Watch, versions: Devi
   }
 
   return {
-    repos: repos as unknown as Repos,
+    repos,
     readAhead,
     flush,
     committed() {
