@@ -102,7 +102,7 @@ interface Batch {
 
 /** Deletes the batch's acknowledged and discarded rows; counts the acknowledged ones still there. */
 async function deleteFinished(tx: Repos, batch: Batch): Promise<void> {
-  if (batch.acked.length > 0) bump(batch.counters, series.deliveries('acked'), await tx.deliveries.deleteMany(batch.acked));
+  if (batch.acked.length > 0) await tx.deliveries.deleteCounted(batch.acked, series.deliveries('acked'));
   if (batch.discarded.length > 0) await tx.deliveries.deleteMany(batch.discarded);
   batch.acked = [];
   batch.discarded = [];

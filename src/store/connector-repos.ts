@@ -121,6 +121,12 @@ export interface DeliveryRepo {
   delete(id: number): Promise<boolean>;
   /** Deletes the rows that are still there; returns how many it deleted (one statement on PostgreSQL). */
   deleteMany(ids: readonly number[]): Promise<number>;
+  /**
+   * Deletes the rows that are still there and adds how many it deleted to the delivery counter `series`
+   * (ConnectorMetricRepo.addCounters). Answers nothing, so inside a transaction a store may hold it and write it with
+   * the transaction's other writes at its end (PostgreSQL's group commit does).
+   */
+  deleteCounted(ids: readonly number[], series: string): Promise<void>;
   /** Records a failed attempt: new attempt count, next due time, lease released. False when the row was gone. */
   reschedule(id: number, attempts: number, dueTime: number): Promise<boolean>;
   /** Drops a connector's whole queue; returns the number of rows removed. */

@@ -236,14 +236,22 @@ describe('the outcome recorder', () => {
       const c = (await t.deps.store.dataConnectors.get(connector.name.split('/')[3]))!;
       const now = nowMicros(t.deps);
       const ids = await t.deps.store.deliveries.insert([1, 2, 3, 4].map((i) => ({ connectorId: c.id, eventId: `e${i}`, body: Buffer.from('{}'), enqueueTime: now, dueTime: now })));
-      // The store as the recorder sees it, counting the locked reads of its transactions.
+      // The store as the recorder sees it, counting the locked reads of its transactions (those that were made: on
+      // PostgreSQL a batch of outcomes starts unlocked, and one that needs a lock is run again locked).
       let locked = 0;
       const inner = t.deps.store;
       const store: Store = {
         ...inner,
         transaction: (fn, options) => inner.transaction((tx) => fn({
           ...tx,
-          dataConnectors: { ...tx.dataConnectors, getForUpdate: (id) => (locked++, tx.dataConnectors.getForUpdate(id)) },
+          dataConnectors: {
+            ...tx.dataConnectors,
+            getForUpdate: async (id) => {
+              const got = await tx.dataConnectors.getForUpdate(id);
+              locked++;
+              return got;
+            },
+          },
         }), options),
       };
       const recorder = createOutcomeRecorder({ ...t.deps, store }, { disabled: () => undefined, failing: () => undefined, recovered: () => undefined });

@@ -268,4 +268,57 @@ describe('postgres: batches of devices this process knows run unlocked', () => {
     await publish(here, c.id, d, T0 + 1);
     assert.equal((await here.devices.get(d.id))?.reported.n, 11);
   });
+
+  /** The statements this process's transactions send while fn runs. */
+  const statements = async (fn: () => Promise<unknown>): Promise<string[]> => {
+    sent.length = 0;
+    await fn();
+    return [...sent];
+  };
+
+  it('a batch of outcomes that only acknowledges is two statements: the connector read and its held writes, merged', async () => {
+    const c = await seedConnector(here);
+    const ids = await here.deliveries.insert([row(c.id, T0), row(c.id, T0), row(c.id, T0)]);
+    await here.connectorMetrics.add(c.id, 60_000_000, 1, 0, new Map([['100', 1]]));
+    const series = `outcome_total{c="${c.id}"}`;
+    const sent = await statements(() => here.transaction(async (tx: Repos) => {
+      await tx.dataConnectors.get(c.id);
+      await tx.deliveries.deleteCounted([ids[0]!, ids[1]!], series);
+      await tx.connectorMetrics.add(c.id, 60_000_000, 2, 1, new Map([['100', 2], ['250', 1]]));
+      await tx.connectorMetrics.add(c.id, 60_000_000, 1, 0, new Map([['250', 1]]));
+      await tx.connectorMetrics.add(c.id, 120_000_000, 0, 1, new Map());
+      await tx.connectorMetrics.addCounters({ [series]: 5, [`${series}_sum`]: 0.5 });
+      await tx.deliveries.deleteCounted([ids[1]!], series);
+    }, { rerunnable: true, background: true }));
+    assert.equal(sent.length, 2, sent.join('\n---\n'));
+    assert.ok(!sent.some((q) => /^\s*(BEGIN|COMMIT)/.test(q)));
+    const buckets = await here.connectorMetrics.listSince(c.id, 0);
+    assert.deepEqual(buckets.map((b) => [b.bucketStart, b.successCount, b.errorCount, { ...b.latencyHist }]), [
+      [60_000_000, 4, 1, { 100: 3, 250: 2 }],
+      [120_000_000, 0, 1, {}],
+    ]);
+    const counters = await here.connectorMetrics.counters();
+    assert.equal(counters[series], 5 + 2, 'the rows deleted, each once, and the delta');
+    assert.equal(counters[`${series}_sum`], 0.5);
+    assert.equal(await here.deliveries.get(ids[0]!), null);
+    assert.ok(await here.deliveries.get(ids[2]!));
+  });
+
+  it('a batch of outcomes that needs a lock runs again locked, and writes once', async () => {
+    const c = await seedConnector(here);
+    const [id] = await here.deliveries.insert([row(c.id, T0)]);
+    const series = `relocked_total{c="${c.id}"}`;
+    let runs = 0;
+    const sent = await statements(() => here.transaction(async (tx: Repos) => {
+      runs++;
+      await tx.deliveries.deleteCounted([id!], series);
+      await tx.connectorMetrics.addCounters({ [series]: 1 });
+      const locked = await tx.dataConnectors.getForUpdate(c.id);
+      await tx.dataConnectors.updateState(c.id, locked!.status, T0, T0 + 1);
+    }, { rerunnable: true, background: true }));
+    assert.equal(runs, 2, 'unlocked first, then locked');
+    assert.ok(sent.some((q) => /^\s*BEGIN/.test(q)));
+    assert.equal((await here.connectorMetrics.counters())[series], 2);
+    assert.equal((await here.dataConnectors.get(c.id))!.failingSince, T0);
+  });
 });

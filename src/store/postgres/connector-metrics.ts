@@ -10,9 +10,8 @@ const toBucket = (r: Row): MetricBucket => ({
 });
 
 // The histograms merge key by key; sums are numeric, so the merged values stay JSON numbers.
-const ADD = `
-  INSERT INTO connector_metrics (connector_id, bucket_start, success_count, error_count, latency_hist) VALUES ($1, $2, $3, $4, $5::jsonb)
-  ON CONFLICT (connector_id, bucket_start) DO UPDATE SET
+// (Also the conflict clause of the batched add, held-outcomes.ts.)
+export const MERGE_BUCKET = `ON CONFLICT (connector_id, bucket_start) DO UPDATE SET
     success_count = connector_metrics.success_count + excluded.success_count,
     error_count = connector_metrics.error_count + excluded.error_count,
     latency_hist = CASE WHEN excluded.latency_hist = '{}' THEN connector_metrics.latency_hist ELSE (
@@ -21,6 +20,9 @@ const ADD = `
           SELECT * FROM jsonb_each_text(connector_metrics.latency_hist) UNION ALL SELECT * FROM jsonb_each_text(excluded.latency_hist)
         ) x GROUP BY key
       ) y) END`;
+const ADD = `
+  INSERT INTO connector_metrics (connector_id, bucket_start, success_count, error_count, latency_hist) VALUES ($1, $2, $3, $4, $5::jsonb)
+  ${MERGE_BUCKET}`;
 
 // One statement for all series (~15 after a batch of attempts). ORDER BY series: concurrent transactions lock
 // the counter rows in the same order, so two of them never deadlock on each other's series.

@@ -117,6 +117,12 @@ const DELETE_EXPIRED = `
     SELECT id FROM deliveries WHERE enqueue_time <= $1 AND (lease_until IS NULL OR lease_until <= $2)
     ORDER BY id LIMIT $3 FOR UPDATE SKIP LOCKED)`;
 
+// The count goes into the counter in SQL: the rows another process deleted first are not counted twice.
+const DELETE_COUNTED = `
+  WITH d AS (DELETE FROM deliveries WHERE id = ANY($1::bigint[]) RETURNING 1)
+  INSERT INTO delivery_counters (series, value) SELECT $2, count(*) FROM d HAVING count(*) > 0
+  ON CONFLICT (series) DO UPDATE SET value = delivery_counters.value + excluded.value`;
+
 const INSERT = `WITH ${queueRowsSql(2, 1, false)} SELECT id, leased FROM dl`;
 const INSERT_CAPPED = `WITH ${queueRowsSql(2, 1, true)} SELECT id, leased FROM dl`;
 
@@ -151,6 +157,9 @@ export function createDeliveryRepo(sql: Sql): DeliveryRepo {
     async deleteMany(ids) {
       if (ids.length === 0) return 0;
       return sql.run('DELETE FROM deliveries WHERE id = ANY($1::bigint[])', [ids]);
+    },
+    async deleteCounted(ids, series) {
+      if (ids.length > 0) await sql.run(DELETE_COUNTED, [ids, series]);
     },
     async reschedule(id, attempts, dueTime) {
       return (await sql.run('UPDATE deliveries SET attempts = $1, due_time = $2, lease_until = NULL WHERE id = $3', [attempts, dueTime, id])) > 0;

@@ -22,7 +22,8 @@
 // A batch whose devices this process has all read before runs unlocked (write-behind.ts, device-versions.ts): no
 // BEGIN, no locking read, no COMMIT; its one statement is its commit. It runs again the locking way when an item
 // needs more than that (NeedsLock), or when that statement finds a device changed since it was read (stale) or
-// meets a deadlock.
+// meets a deadlock. So does a batch of delivery outcomes (no devices) that only acknowledges: its connector read
+// and its held writes (held-outcomes.ts) are its two statements.
 import type pg from 'pg';
 import type { Repos } from '../store.ts';
 import { unreachable, type Watch } from './db.ts';
@@ -78,12 +79,17 @@ const MAX_BATCH = 64;
 export interface GroupCommitOptions {
   /** The least time between the starts of two batches, ms (0: each starts as soon as the one before ended). */
   gapMs?: number;
+  /**
+   * A batch that names no devices runs unlocked too (the delivery outcomes': what they hold is one statement,
+   * held-outcomes.ts); anything else it needs makes it run again locked, as for the events' batches.
+   */
+  unlockedWithoutDevices?: boolean;
 }
 
 export function createGroupCommit(deps: GroupCommitDeps, options: GroupCommitOptions = {}): { run<T>(fn: (tx: Repos) => Promise<T>, devices?: readonly string[]): Promise<T>; idle(): Promise<void> } {
   async function runBatch(batch: Queued[], mayUnlock = true): Promise<void> {
     const devices = batch.flatMap((item) => item.devices);
-    const unlocked = mayUnlock && devices.length > 0 && deps.mayRunUnlocked(devices);
+    const unlocked = mayUnlock && (devices.length > 0 ? deps.mayRunUnlocked(devices) : options.unlockedWithoutDevices === true);
     let client: pg.PoolClient;
     try {
       client = await deps.pool.connect();

@@ -150,7 +150,7 @@ export async function createPostgresStore(url: string, options: PostgresStoreOpt
   const topView: ConfigView = { cache, transaction: false, wrote: false };
   const topRepos = Object.fromEntries(Object.entries(makers).map(([name, make]) => [name, make(top, topView, 'none')])) as unknown as Repos;
   const others = createGroupCommit(groupDeps);
-  const background = createGroupCommit(groupDeps, { gapMs: BACKGROUND_GAP_MS });
+  const background = createGroupCommit(groupDeps, { gapMs: BACKGROUND_GAP_MS, unlockedWithoutDevices: true });
 
   return {
     exclusive: false,

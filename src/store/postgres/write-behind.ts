@@ -2,7 +2,8 @@
 // round trip's client CPU (mostly the socket write) was the largest cost of a published event. A published event
 // writes three things: the event, its queue rows and its device's reported state. In a batch those writes are held
 // here and written by one statement for the whole batch, before its COMMIT; the devices a batch reads are read once,
-// and read again from here with the batch's own updates applied.
+// and read again from here with the batch's own updates applied. A batch of delivery outcomes holds its deletions,
+// metrics and counters the same way (held-outcomes.ts).
 //
 // The batch still reads its own writes: any other statement first writes what is held (flush), except the reads
 // of tables the held writes never touch that an event's consumers make (UNTOUCHED); after any other device
@@ -13,7 +14,8 @@
 // devices taken from there instead of read and locked, and the flush its only statement, which first locks each
 // device it read (written or not), in id order, and fails as a whole unless every one still has the version it was
 // read at (migration 006). Any statement besides the flush (a device it did not name, any other write) throws
-// NeedsLock: the batch runs again the locking way.
+// NeedsLock: the batch runs again the locking way. A batch of outcomes may run unlocked too (it names no devices):
+// its flush is the outcomes' one statement.
 import type { NewDelivery } from '../connector-repos.ts';
 import type { DeviceRecord, EventRecord, LatestEvent } from '../records.ts';
 import type { Repos } from '../store.ts';
@@ -23,6 +25,7 @@ import type { DeviceVersion, DeviceVersions } from './device-versions.ts';
 import { lockDevices } from './devices.ts';
 import { NeedsLock } from './group-commit.ts';
 import { lazyRecord } from './lazy-record.ts';
+import { HeldOutcomes } from './held-outcomes.ts';
 import { PackedValues, packedText } from './packed-values.ts';
 
 // One statement, whatever the batch holds (empty arrays write nothing), so it is prepared once per connection (in
@@ -92,9 +95,19 @@ export function writeBehind(inner: Repos, sql: Sql, watch: Watch, versions: Devi
   /** The versions to keep once the batch commits; null once a device statement of its own makes them unknown. */
   let known: Map<string, DeviceVersion> | null = new Map();
 
+  const outcomes = new HeldOutcomes();
+
   async function flush(): Promise<void> {
+    const publishes = events.length > 0 || deliveries.length > 0 || devices.size > 0;
+    // Unlocked, the flush is the commit: both kinds at once would be two statements, not one commit.
+    if (unlocked && publishes && !outcomes.empty) throw new NeedsLock();
+    if (!outcomes.empty) {
+      watch.shared = true;
+      await outcomes.write(sql);
+      watch.shared = false;
+    }
     // Nothing written: nothing to check either (an unlocked batch whose items all failed before writing).
-    if (events.length === 0 && deliveries.length === 0 && devices.size === 0) return;
+    if (!publishes) return;
     const [e, d, v, checked] = [events, deliveries, [...devices], [...seen]];
     events = [];
     deliveries = [];
@@ -136,6 +149,26 @@ export function writeBehind(inner: Repos, sql: Sql, watch: Watch, versions: Devi
         if (rows.length === 0) return;
         watch.writes++;
         deliveries.push(...rows);
+      },
+      async deleteCounted(ids: readonly number[], series: string) {
+        if (ids.length === 0) return;
+        if (!outcomes.deleteCounted(ids, series)) {
+          if (unlocked) throw new NeedsLock();
+          await flush();
+          outcomes.deleteCounted(ids, series);
+        }
+        watch.writes++;
+      },
+    },
+    connectorMetrics: {
+      async add(connectorId: string, bucketStart: number, success: number, error: number, hist: ReadonlyMap<string, number>) {
+        watch.writes++;
+        outcomes.add(connectorId, bucketStart, success, error, hist);
+      },
+      async addCounters(deltas: Record<string, number>) {
+        if (Object.keys(deltas).length === 0) return;
+        watch.writes++;
+        outcomes.addCounters(deltas);
       },
     },
     devices: {

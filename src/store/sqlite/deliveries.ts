@@ -25,6 +25,11 @@ export function createDeliveryRepo(db: SqliteDb): DeliveryRepo {
     r.queued = { id, leased: r.leaseUntil != null };
     return id;
   });
+  const deleteMany = (ids: readonly number[]) => {
+    let n = 0;
+    for (const id of ids) n += db.run('DELETE FROM deliveries WHERE id = ?', id).changes;
+    return n;
+  };
   return {
     async insert(rows) {
       return insert(rows);
@@ -54,9 +59,13 @@ export function createDeliveryRepo(db: SqliteDb): DeliveryRepo {
       return db.run('DELETE FROM deliveries WHERE id = ?', id).changes > 0;
     },
     async deleteMany(ids) {
-      let n = 0;
-      for (const id of ids) n += db.run('DELETE FROM deliveries WHERE id = ?', id).changes;
-      return n;
+      return deleteMany(ids);
+    },
+    async deleteCounted(ids, series) {
+      const n = deleteMany(ids);
+      if (n > 0) {
+        db.run('INSERT INTO delivery_counters (series, value) VALUES (?, ?) ON CONFLICT (series) DO UPDATE SET value = value + excluded.value', series, n);
+      }
     },
     async reschedule(id, attempts, dueTime) {
       return db.run('UPDATE deliveries SET attempts = ?, due_time = ?, lease_until = NULL WHERE id = ?', attempts, dueTime, id).changes > 0;

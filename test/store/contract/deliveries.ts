@@ -81,6 +81,39 @@ export function deliveryContract(open: OpenStore): void {
       assert.equal(await store().deliveries.deleteMany([]), 0);
     });
 
+    it('deleteCounted removes the rows still there and adds how many to a delivery counter, alone and in a transaction', async () => {
+      const c = await seedConnector(store());
+      const series = `counted_total{n="${c.id}"}`;
+      const [a, b, d, e] = await store().deliveries.insert([row(c.id, 100), row(c.id, 100), row(c.id, 100), row(c.id, 100)]);
+      assert.equal(await store().deliveries.delete(a!), true);
+      await store().deliveries.deleteCounted([a!, b!, -1], series);
+      assert.equal(await store().deliveries.get(b!), null);
+      assert.equal((await store().connectorMetrics.counters())[series], 1, 'the row deleted before is not counted');
+      await store().deliveries.deleteCounted([a!, b!], series);
+      await store().deliveries.deleteCounted([], series);
+      assert.equal((await store().connectorMetrics.counters())[series], 1, 'nothing deleted, nothing added');
+      await store().transaction(async (tx) => {
+        await tx.deliveries.deleteCounted([d!], series);
+        await tx.connectorMetrics.addCounters({ [series]: 10 });
+        await tx.deliveries.deleteCounted([e!], series);
+      }, { rerunnable: true, background: true });
+      assert.equal(await store().deliveries.get(d!), null);
+      assert.equal(await store().deliveries.get(e!), null);
+      assert.equal((await store().connectorMetrics.counters())[series], 13);
+    });
+
+    it('deleteCounted in transactions racing for the same rows counts each row once', async () => {
+      const c = await seedConnector(store());
+      const series = `raced_total{n="${c.id}"}`;
+      const ids = await store().deliveries.insert(Array.from({ length: 20 }, () => row(c.id, 100)));
+      await Promise.all(Array.from({ length: 6 }, (_, i) => store().transaction(
+        (tx) => tx.deliveries.deleteCounted(i % 2 === 0 ? ids : [...ids].reverse(), series),
+        { rerunnable: true, background: i % 3 === 0 },
+      )));
+      assert.equal((await store().connectorMetrics.counters())[series], 20);
+      for (const id of ids) assert.equal(await store().deliveries.get(id), null);
+    });
+
     it('claim leases up to `limit` due rows of one connector, earliest due first, until leaseUntil', async () => {
       const c = await seedConnector(store());
       const other = await seedConnector(store());
