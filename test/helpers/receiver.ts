@@ -18,6 +18,9 @@ export interface ReceivedRequest {
   body: Buffer;
   /** Wall-clock ms when the body was complete. */
   receivedAt: number;
+  /** performance.now() when the body was complete, and when the answer was written (unset until then). */
+  arrivedAt: number;
+  answeredAt?: number;
 }
 
 export interface Reply {
@@ -90,12 +93,14 @@ export async function startReceiver(options: ReceiverOptions = {}): Promise<Rece
         rawHeaders: req.rawHeaders,
         body: Buffer.concat(chunks),
         receivedAt: Date.now(),
+        arrivedAt: performance.now(),
       };
       const index = requests.length;
       requests.push(record);
       for (const wake of waiters) wake();
       const reply = queued.shift() ?? (typeof behaviour === 'function' ? behaviour(record, index) : behaviour);
       const answer = (): void => {
+        record.answeredAt = performance.now();
         if (reply.destroy) {
           req.socket.destroy();
           return;
