@@ -5,6 +5,7 @@
 // claim lock, so the cluster-wide per-connector limit holds (both in migration 003).
 import type { DeliveryRepo, InFlightCap, NewDelivery } from '../connector-repos.ts';
 import type { Sql } from './db.ts';
+import { HeldOutcomes } from './held-outcomes.ts';
 import { packedBytes, PackedValues } from './packed-values.ts';
 import { toDelivery, type DeliveryRow } from '../rows.ts';
 
@@ -117,12 +118,6 @@ const DELETE_EXPIRED = `
     SELECT id FROM deliveries WHERE enqueue_time <= $1 AND (lease_until IS NULL OR lease_until <= $2)
     ORDER BY id LIMIT $3 FOR UPDATE SKIP LOCKED)`;
 
-// The count goes into the counter in SQL: the rows another process deleted first are not counted twice.
-const DELETE_COUNTED = `
-  WITH d AS (DELETE FROM deliveries WHERE id = ANY($1::bigint[]) RETURNING 1)
-  INSERT INTO delivery_counters (series, value) SELECT $2, count(*) FROM d HAVING count(*) > 0
-  ON CONFLICT (series) DO UPDATE SET value = delivery_counters.value + excluded.value`;
-
 const INSERT = `WITH ${queueRowsSql(2, 1, false)} SELECT id, leased FROM dl`;
 const INSERT_CAPPED = `WITH ${queueRowsSql(2, 1, true)} SELECT id, leased FROM dl`;
 
@@ -159,7 +154,10 @@ export function createDeliveryRepo(sql: Sql): DeliveryRepo {
       return sql.run('DELETE FROM deliveries WHERE id = ANY($1::bigint[])', [ids]);
     },
     async deleteCounted(ids, series) {
-      if (ids.length > 0) await sql.run(DELETE_COUNTED, [ids, series]);
+      // The statement a batch of outcomes writes what it holds with: the count goes into the counter in SQL.
+      const held = new HeldOutcomes();
+      held.deleteCounted(ids, series);
+      if (ids.length > 0) await held.write(sql);
     },
     async reschedule(id, attempts, dueTime) {
       return (await sql.run('UPDATE deliveries SET attempts = $1, due_time = $2, lease_until = NULL WHERE id = $3', [attempts, dueTime, id])) > 0;

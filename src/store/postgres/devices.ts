@@ -30,8 +30,9 @@ const LOCK = ' FOR NO KEY UPDATE';
 
 /**
  * Reads and locks the devices of a group-commit batch (write-behind.ts) in one statement, its first, waiting for
- * rows other transactions hold; with each row's version (device-versions.ts). Every batch takes its rows in id order (the rows are locked as the sort returns
- * them) while holding none, so batches of several processes wait for each other but never deadlock.
+ * rows other transactions hold; with each row's version (device-versions.ts). Every batch takes its rows in id
+ * order (the rows are locked as the sort returns them) while holding none, so batches of several processes wait
+ * for each other but never deadlock.
  */
 export async function lockDevices(sql: Sql, ids: readonly string[]): Promise<DeviceVersion[]> {
   const rows = await sql.query<Row & { row_xmin: string }>(`SELECT *, xmin::text AS row_xmin FROM devices WHERE id = ANY($1::text[]) ORDER BY id COLLATE "C"${LOCK}`, [ids]);

@@ -31,10 +31,9 @@ export class HeldOutcomes {
   private series: string | null = null;
   private buckets = new Map<string, Bucket>();
   private counters: Record<string, number> = {};
-  private held = false;
 
   get empty(): boolean {
-    return !this.held;
+    return this.series === null && this.buckets.size === 0 && Object.keys(this.counters).length === 0;
   }
 
   /** Holds DeliveryRepo.deleteCounted; false when another counter's deletion is held (write that first). */
@@ -42,7 +41,6 @@ export class HeldOutcomes {
     if (this.series !== null && this.series !== series) return false;
     this.series = series;
     this.counted.push(...ids);
-    this.held = true;
     return true;
   }
 
@@ -57,24 +55,21 @@ export class HeldOutcomes {
     b.success += success;
     b.error += error;
     for (const [k, n] of hist) b.hist.set(k, (b.hist.get(k) ?? 0) + n);
-    this.held = true;
   }
 
   /** Holds ConnectorMetricRepo.addCounters. */
   addCounters(deltas: Record<string, number>): void {
     for (const [series, n] of Object.entries(deltas)) this.counters[series] = (this.counters[series] ?? 0) + n;
-    this.held = true;
   }
 
   /** Writes what is held, in one statement, and holds nothing after. */
   async write(sql: Sql): Promise<void> {
-    if (!this.held) return;
+    if (this.empty) return;
     const [counted, series, buckets, counters] = [this.counted, this.series, [...this.buckets.values()], this.counters];
     this.counted = [];
     this.series = null;
     this.buckets = new Map();
     this.counters = {};
-    this.held = false;
     await sql.run(WRITE, [
       counted, series,
       buckets.map((b) => b.connectorId), buckets.map((b) => b.bucketStart), buckets.map((b) => b.success), buckets.map((b) => b.error),
