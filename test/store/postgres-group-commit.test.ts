@@ -119,8 +119,9 @@ describe('postgres: batches of devices this process knows run unlocked', () => {
   before(async () => {
     const db = await createTestDatabase();
     drop = db.drop;
-    here = await createPostgresStore(db.url, { poolSize: 4 });
-    there = await createPostgresStore(db.url, { poolSize: 4 });
+    // Neither tells the other the versions it commits (device-hints.ts): here must hold an out-of-date one.
+    here = await createPostgresStore(db.url, { poolSize: 4, deviceHints: false });
+    there = await createPostgresStore(db.url, { poolSize: 4, deviceHints: false });
     // Transactions take a connection with connect() (a promise); pool.query, with a callback, is left alone.
     const connect = here.pool.connect.bind(here.pool) as (...args: unknown[]) => Promise<pg.PoolClient>;
     (here.pool as { connect: unknown }).connect = async (...args: unknown[]) => {
@@ -320,5 +321,60 @@ describe('postgres: batches of devices this process knows run unlocked', () => {
     assert.ok(sent.some((q) => /^\s*BEGIN/.test(q)));
     assert.equal((await here.connectorMetrics.counters())[series], 2);
     assert.equal((await here.dataConnectors.get(c.id))!.failingSince, T0);
+  });
+});
+
+// Processes tell each other the device versions their batches commit (device-hints.ts): a device whose last event
+// went through another process is known here too, and its next batch here runs unlocked.
+describe('postgres: device versions heard from another process', () => {
+  it('a device another process wrote last: the next batch here is one statement, on the state the other left', async () => {
+    const db = await createTestDatabase();
+    const a = await createPostgresStore(db.url, { poolSize: 4 });
+    const b = await createPostgresStore(db.url, { poolSize: 4 });
+    const listener = new pg.Client({ connectionString: db.url });
+    try {
+      const c = await seedConnector(a);
+      const [d, other] = [device(c.projectId), device(c.projectId)];
+      for (const x of [d, other]) await a.devices.create(x);
+      const bump = (store: PostgresStore, x: DeviceRecord, at: number) => store.transaction(async (tx: Repos) => {
+        const current = (await tx.devices.get(x.id))!;
+        const e = event(x, at);
+        await tx.events.insert(e);
+        await tx.devices.updateReported(x.id, { n: ((current.reported.n as number | undefined) ?? 0) + 1 }, { touch: [at, e.id] }, at);
+      }, { rerunnable: true, devices: [x.id] });
+      // Each has committed a batch (so each listens and has said hello), and heard the other.
+      await bump(a, other, T0);
+      await bump(b, other, T0 + 1);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      await listener.connect();
+      await listener.query('LISTEN sensorcloud_devices');
+      const heard = new Promise<void>((resolve) => listener.on('notification', (n) => {
+        if (n.payload?.includes(d.id)) resolve();
+      }));
+      await bump(a, d, T0 + 2);
+      await heard;
+      // The listener heard a's message; b's connection got it at the same moment, give its process a turn or two.
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      const sent: string[] = [];
+      const connect = b.pool.connect.bind(b.pool) as (...args: unknown[]) => Promise<pg.PoolClient>;
+      (b.pool as { connect: unknown }).connect = async (...args: unknown[]) => {
+        if (args.length > 0) return connect(...args);
+        const client = await connect();
+        const query = client.query.bind(client) as (...q: unknown[]) => unknown;
+        (client as { query: unknown }).query = (q: unknown, ...rest: unknown[]) => {
+          sent.push(typeof q === 'string' ? q : (q as { text: string }).text);
+          return query(q, ...rest);
+        };
+        return client;
+      };
+      await bump(b, d, T0 + 3);
+      assert.deepEqual(sent.map((q) => q.trim().split(/\s+/)[0]), ['WITH'], 'unlocked: the version heard was current');
+      assert.equal((await a.devices.get(d.id))?.reported.n, 2, 'on the state a left: no update lost');
+    } finally {
+      await listener.end().catch(() => undefined);
+      await a.close();
+      await b.close();
+      await db.drop();
+    }
   });
 });

@@ -3,7 +3,8 @@
 // events go in one statement (write-behind.ts) that writes only if every device still has the version held here,
 // and fails as a whole otherwise (migration 006). Entries are never trusted without that check, so a write by
 // another process needs no message to reach this one: the next batch of that device fails it, and runs again the
-// locking way, which reads the device afresh. `pg_stat_statements` at saturation: the BEGIN, the locking read and
+// locking way, which reads the device afresh. (The processes still tell each other the versions they commit,
+// device-hints.ts, which spares that locked run.) `pg_stat_statements` at saturation: the BEGIN, the locking read and
 // the COMMIT were three of the event batch's four round trips.
 import type { DeviceRecord } from '../records.ts';
 

@@ -15,6 +15,7 @@ import { createDeliveryRepo } from './deliveries.ts';
 import { createDeviceRepo, type RowLocking } from './devices.ts';
 import { createGroupCommit } from './group-commit.ts';
 import { isStale, writeBehind } from './write-behind.ts';
+import { createDeviceHints } from './device-hints.ts';
 import { DeviceVersions } from './device-versions.ts';
 import { createEventRepo } from './events.ts';
 import { createMembershipRepo } from './memberships.ts';
@@ -57,6 +58,11 @@ export interface PostgresStoreOptions {
   logger?: Pick<Logger, 'info' | 'warn'>;
   /** The connections' application_name; a serve process's by default (see SERVICE_APPLICATION_NAME). */
   applicationName?: string;
+  /**
+   * Tell the other processes the device versions this one's batches commit, and keep theirs (device-hints.ts).
+   * Default true; tests of what a batch does with a version out of date turn it off, to make one for certain.
+   */
+  deviceHints?: boolean;
 }
 
 export type PostgresStore = Store & { pool: pg.Pool };
@@ -117,6 +123,7 @@ export async function createPostgresStore(url: string, options: PostgresStoreOpt
   let versionRead: Promise<number> | null = null;
 
   const versions = new DeviceVersions();
+  const hints = options.deviceHints === false ? null : createDeviceHints(cluster, versions);
   const groupDeps: Parameters<typeof createGroupCommit>[0] = {
     pool,
     batchRepos(client, watch, unlocked) {
@@ -128,11 +135,14 @@ export async function createPostgresStore(url: string, options: PostgresStoreOpt
         readAhead: held.readAhead,
         beforeCommit: held.flush,
         committed: () => {
-          held.committed();
+          const kept = held.committed();
+          hints?.committed(kept);
           if (view.wrote) cache.clear();
         },
         stale: () => {
-          for (const id of held.devices()) versions.drop(id);
+          const ids = [...held.devices()];
+          for (const id of ids) versions.drop(id);
+          hints?.stale(ids);
         },
       };
     },
@@ -179,6 +189,7 @@ export async function createPostgresStore(url: string, options: PostgresStoreOpt
     },
     async close() {
       await Promise.all([events.idle(), others.idle(), background.idle()]);
+      hints?.stop();
       await vacuum.stop();
       await cluster.close();
       await pool.end();

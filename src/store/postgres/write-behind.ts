@@ -75,8 +75,8 @@ export interface WriteBehind {
   readAhead(ids: readonly string[]): Promise<void>;
   /** Writes what the batch holds (before COMMIT; an unlocked batch's only statement). */
   flush(): Promise<void>;
-  /** The batch committed: the versions of the devices it read and wrote are kept for later batches. */
-  committed(): void;
+  /** The batch committed: the versions of the devices it read and wrote are kept for later batches (and answered). */
+  committed(): ReadonlyMap<string, DeviceVersion>;
   /** The batch's devices, for dropping their versions when an unlocked flush found one changed. */
   devices(): Iterable<string>;
 }
@@ -230,7 +230,9 @@ export function writeBehind(inner: Repos, sql: Sql, watch: Watch, versions: Devi
     readAhead,
     flush,
     committed() {
-      if (known) for (const [id, v] of known) versions.set(id, v);
+      if (!known) return new Map();
+      for (const [id, v] of known) versions.set(id, v);
+      return known;
     },
     devices: () => read.keys(),
   };
