@@ -5,14 +5,13 @@
 // large for one message (PostgreSQL's limit is 8,000 bytes) is sent as a reference and read back from the store.
 // At most once, like a stream itself: events sent while a process's connection was down do not reach it.
 import type { Logger } from '../runtime/logger.ts';
+import { MAX_MESSAGE_BYTES, packMessages, type MessageItem } from '../store/cluster.ts';
 import type { DeviceRecord } from '../store/records.ts';
 import type { Store } from '../store/store.ts';
 import type { EventPipeline } from './pipeline.ts';
 import type { DeviceEvent, EmittedEvent } from './types.ts';
 
 const CHANNEL = 'events';
-/** Bytes of one message's payload; PostgreSQL refuses 8,000 and more. */
-const MAX_PAYLOAD = 7_900;
 /**
  * At most one send per this many ms (real time): each NOTIFY is a transaction of its own, with a commit flushed to
  * disk, and sent every turn of the event loop it was one for every event batch (about 500 a second at 1,000
@@ -37,7 +36,7 @@ export async function startClusterRelay(
   if (cluster === null) return { stop: () => undefined };
   const relayed = new WeakSet<EmittedEvent>();
   /** Items encoded (JSON), each once, with their size in bytes, waiting for the next send. */
-  let outgoing: Array<{ text: string; bytes: number }> = [];
+  let outgoing: MessageItem[] = [];
   let scheduled = false;
   let lastFlush = -Infinity;
 
@@ -45,27 +44,14 @@ export async function startClusterRelay(
   // messages without parsing them.
   const ownPrefix = `{"from":${JSON.stringify(processId)},"items":[`;
   /** Bytes of a message's items: the limit less the prefix and the closing `]}`. */
-  const room = MAX_PAYLOAD - Buffer.byteLength(ownPrefix) - 2;
+  const room = MAX_MESSAGE_BYTES - Buffer.byteLength(ownPrefix) - 2;
   // The messages of one send go in one statement: sent one by one, at ~5,500 events/s with one connector they were
   // ~360 statements a second, a tenth of the service's (pg_stat_statements), each a transaction of its own.
   const flush = () => {
     scheduled = false;
     lastFlush = performance.now();
-    const items = outgoing;
+    const payloads = packMessages(ownPrefix, ']}', outgoing);
     outgoing = [];
-    const payloads: string[] = [];
-    let batch: string[] = [];
-    let size = 0;
-    for (const { text, bytes } of items) {
-      if (batch.length > 0 && size + 1 + bytes > room) {
-        payloads.push(`${ownPrefix}${batch.join(',')}]}`);
-        batch = [];
-        size = 0;
-      }
-      size += (batch.length > 0 ? 1 : 0) + bytes;
-      batch.push(text);
-    }
-    if (batch.length > 0) payloads.push(`${ownPrefix}${batch.join(',')}]}`);
     cluster.publish(CHANNEL, payloads).catch((err: unknown) => deps.logger.warn({ err }, 'event streams: sending events to the other processes failed'));
   };
 

@@ -17,13 +17,12 @@
 // devices: 10-18 % fewer deliveries). So a device whose check failed here within CONTENDED_MS is neither sent nor
 // taken from a message; after a failure its next batch runs locked at once, as without messages.
 import { randomBytes } from 'node:crypto';
+import { packMessages, type MessageItem } from '../cluster.ts';
 import type { DeviceRecord } from '../records.ts';
 import type { Cluster } from '../store.ts';
 import type { DeviceVersion, DeviceVersions } from './device-versions.ts';
 
 const CHANNEL = 'devices';
-/** Bytes of one message's payload; PostgreSQL refuses 8,000 and more. */
-const MAX_PAYLOAD = 7_900;
 /** At most one send per this many ms: a NOTIFY is a transaction of its own. */
 const SEND_EVERY_MS = 10;
 const HELLO_EVERY_MS = 1_000;
@@ -97,26 +96,15 @@ export function createDeviceHints(cluster: Cluster, versions: DeviceVersions): D
     scheduled = false;
     if (stopped) return;
     lastSend = performance.now();
-    const items = outgoing;
-    outgoing = new Map();
-    const payloads: string[] = [];
-    let batch: string[] = [];
-    let size = 0;
-    const room = MAX_PAYLOAD - ownPrefix.length - ',"v":[]}'.length;
-    for (const v of items.values()) {
+    const items: MessageItem[] = [];
+    for (const v of outgoing.values()) {
       if (isContended(v.device.id)) continue;
       const text = JSON.stringify([v.xmin, v.device]);
-      const bytes = Buffer.byteLength(text);
-      if (bytes > room) continue; // a device too large for a message: the others read it themselves
-      if (batch.length > 0 && size + 1 + bytes > room) {
-        payloads.push(`${ownPrefix},"v":[${batch.join(',')}]}`);
-        batch = [];
-        size = 0;
-      }
-      size += (batch.length > 0 ? 1 : 0) + bytes;
-      batch.push(text);
+      items.push({ text, bytes: Buffer.byteLength(text) });
     }
-    if (batch.length > 0) payloads.push(`${ownPrefix},"v":[${batch.join(',')}]}`);
+    outgoing = new Map();
+    // A device too large for a message is left out: the others read it themselves.
+    const payloads = packMessages(`${ownPrefix},"v":[`, ']}', items);
     if (payloads.length > 0) send(payloads);
   }
 
