@@ -68,7 +68,7 @@ const hashedByPath = (pools: Pool[]) => ({
 try {
   if (two) {
     services.push(await ServiceProcess.start({ caFile: tls.caFile, env: db.env, joining: svc.bootstrap, nodeArgs }, 16));
-    balanced = new BalancedPool(services.map((s) => s.url), { connections: 16, pipelining: 1 });
+    if (!byPath) balanced = new BalancedPool(services.map((s) => s.url), { connections: 16, pipelining: 1 });
   }
   const pool = (byPath ? hashedByPath(services.map((x) => x.pool)) : (balanced ?? svc.pool)) as unknown as Pool;
   // Every thread of every service process.

@@ -5,7 +5,7 @@
 // large for one message (PostgreSQL's limit is 8,000 bytes) is sent as a reference and read back from the store.
 // At most once, like a stream itself: events sent while a process's connection was down do not reach it.
 import type { Logger } from '../runtime/logger.ts';
-import { MAX_MESSAGE_BYTES, packMessages, type MessageItem } from '../store/cluster.ts';
+import { messageRoom, packMessages, type MessageItem } from '../store/cluster.ts';
 import type { DeviceRecord } from '../store/records.ts';
 import type { Store } from '../store/store.ts';
 import type { EventPipeline } from './pipeline.ts';
@@ -44,7 +44,7 @@ export async function startClusterRelay(
   // messages without parsing them.
   const ownPrefix = `{"from":${JSON.stringify(processId)},"items":[`;
   /** Bytes of a message's items: the limit less the prefix and the closing `]}`. */
-  const room = MAX_MESSAGE_BYTES - Buffer.byteLength(ownPrefix) - 2;
+  const room = messageRoom(ownPrefix, ']}');
   // The messages of one send go in one statement: sent one by one, at ~5,500 events/s with one connector they were
   // ~360 statements a second, a tenth of the service's (pg_stat_statements), each a transaction of its own.
   const flush = () => {

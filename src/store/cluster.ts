@@ -8,7 +8,7 @@ export function leadsJob(store: Pick<Store, 'cluster'>, job: string): Promise<bo
 }
 
 /** Bytes of one message on a cluster channel (Cluster.publish); PostgreSQL refuses 8,000 and more. */
-export const MAX_MESSAGE_BYTES = 7_900;
+const MAX_MESSAGE_BYTES = 7_900;
 
 /** An item of a message, encoded, with its size in UTF-8 bytes. */
 export interface MessageItem {
@@ -16,12 +16,15 @@ export interface MessageItem {
   bytes: number;
 }
 
+/** Bytes of UTF-8 left for the items of a message that begins with head and ends with tail. */
+export const messageRoom = (head: string, tail: string): number => MAX_MESSAGE_BYTES - Buffer.byteLength(head) - Buffer.byteLength(tail);
+
 /**
  * The fewest messages `head + items joined by commas + tail` of at most MAX_MESSAGE_BYTES each, the items in order;
  * an item too large for a message of its own is left out (the caller sends what it stands for another way).
  */
 export function packMessages(head: string, tail: string, items: Iterable<MessageItem>): string[] {
-  const room = MAX_MESSAGE_BYTES - Buffer.byteLength(head) - Buffer.byteLength(tail);
+  const room = messageRoom(head, tail);
   const messages: string[] = [];
   let batch: string[] = [];
   let size = 0;

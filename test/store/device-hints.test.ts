@@ -29,8 +29,8 @@ function channel() {
   return { cluster, sent };
 }
 
-/** A process: its versions and its hints. */
-function process(cluster: Cluster) {
+/** A process of the cluster: its versions and its hints. */
+function member(cluster: Cluster) {
   const versions = new DeviceVersions();
   const hints = createDeviceHints(cluster, versions);
   /** A batch committed these devices at these row versions (kept here first, as the store does). */
@@ -46,13 +46,13 @@ const at = (updateTime: number, xmin: string, d = device('p1')): DeviceVersion =
 describe('device versions told to the other processes', () => {
   it('a process alone sends none; once it hears another, each hears the versions the other commits', async () => {
     const { cluster, sent } = channel();
-    const a = process(cluster);
+    const a = member(cluster);
     const d = device('p1');
     a.commit(at(1, '10', d));
     await sleep(30);
     assert.ok(sent.every((m) => !m.includes('"v"')), 'hellos only');
 
-    const b = process(cluster);
+    const b = member(cluster);
     b.commit(at(2, '20', device('p1')));
     await sleep(30);
     a.commit(at(3, '30', d));
@@ -64,8 +64,8 @@ describe('device versions told to the other processes', () => {
 
   it('a version heard never replaces a later one written here; the sender ignores its own', async () => {
     const { cluster } = channel();
-    const a = process(cluster);
-    const b = process(cluster);
+    const a = member(cluster);
+    const b = member(cluster);
     const d = device('p1');
     a.commit(at(1, '10', d));
     b.commit(at(1, '11', device('p1')));
@@ -81,8 +81,8 @@ describe('device versions told to the other processes', () => {
 
   it('many devices go in messages under PostgreSQL\'s 8,000 bytes; a device too large for one is left out', async () => {
     const { cluster, sent } = channel();
-    const a = process(cluster);
-    const b = process(cluster);
+    const a = member(cluster);
+    const b = member(cluster);
     a.commit(at(1, '1'));
     b.commit(at(1, '2'));
     await sleep(30);
@@ -102,7 +102,7 @@ describe('device versions told to the other processes', () => {
 
   it('a message it cannot read is passed over, and the next one still heard', async () => {
     const { cluster } = channel();
-    const a = process(cluster);
+    const a = member(cluster);
     a.commit(at(1, '1'));
     const d = at(2, '2');
     for (const bad of ['not json', 'null', '{"p":"x","v":5}', '{"p":"x","v":[5,["1",null],["1",{"id":3}],[7,{"id":"d"}]]}']) {
@@ -116,8 +116,8 @@ describe('device versions told to the other processes', () => {
 
   it('stopped, a process neither sends nor keeps what it hears', async () => {
     const { cluster } = channel();
-    const a = process(cluster);
-    const b = process(cluster);
+    const a = member(cluster);
+    const b = member(cluster);
     a.commit(at(1, '1'));
     b.commit(at(1, '2'));
     await sleep(30);
