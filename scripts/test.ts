@@ -12,10 +12,15 @@ const root = join(import.meta.dirname, '..');
 const files = (dirs: string[]) => dirs.flatMap((d) => readdirSync(join(root, 'test', d)).filter((f) => f.endsWith('.test.ts')).map((f) => `test/${d}/${f}`)).sort();
 const allDirs = readdirSync(join(root, 'test'), { withFileTypes: true }).filter((d) => d.isDirectory() && d.name !== 'helpers').map((d) => d.name);
 
+// A file still running after this long is cancelled and fails, named in the summary, instead of holding the run
+// (and CI) until something outside kills it; a test file once hung that way. The longest file, the cluster's, takes
+// about 2 minutes here; the limit leaves room for a machine several times slower.
+const FILE_TIMEOUT_MS = 10 * 60_000;
+
 const server = await startPostgresServer();
 const run = (label: string, list: string[], env: NodeJS.ProcessEnv): number => {
   console.log(`\n# ${label}`);
-  const r = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=2', ...list], {
+  const r = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=2', `--test-timeout=${FILE_TIMEOUT_MS}`, ...list], {
     cwd: root, stdio: 'inherit', env: { ...process.env, SENSORCLOUD_TEST_PG_URL: server.url, ...env },
   });
   return r.status ?? 1;
