@@ -334,25 +334,48 @@ describe('postgres: device versions heard from another process', () => {
     const listener = new pg.Client({ connectionString: db.url });
     try {
       const c = await seedConnector(a);
-      const [d, other] = [device(c.projectId), device(c.projectId)];
-      for (const x of [d, other]) await a.devices.create(x);
+      const [d, ofA, ofB] = [device(c.projectId), device(c.projectId), device(c.projectId)];
+      for (const x of [d, ofA, ofB]) await a.devices.create(x);
       const bump = (store: PostgresStore, x: DeviceRecord, at: number) => store.transaction(async (tx: Repos) => {
         const current = (await tx.devices.get(x.id))!;
         const e = event(x, at);
         await tx.events.insert(e);
         await tx.devices.updateReported(x.id, { n: ((current.reported.n as number | undefined) ?? 0) + 1 }, { touch: [at, e.id] }, at);
       }, { rerunnable: true, devices: [x.id] });
-      // Each has committed a batch (so each listens and has said hello), and heard the other.
-      await bump(a, other, T0);
-      await bump(b, other, T0 + 1);
-      await new Promise((resolve) => setTimeout(resolve, 200));
       await listener.connect();
       await listener.query('LISTEN sensorcloud_devices');
-      const heard = new Promise<void>((resolve) => listener.on('notification', (n) => {
-        if (n.payload?.includes(d.id)) resolve();
-      }));
-      await bump(a, d, T0 + 2);
-      await heard;
+      /** Whether a message naming `x` is heard within 500 ms. */
+      const hears = (x: DeviceRecord) => new Promise<boolean>((resolve) => {
+        const on = (n: pg.Notification) => {
+          if (!n.payload?.includes(x.id)) return;
+          clearTimeout(timer);
+          listener.off('notification', on);
+          resolve(true);
+        };
+        const timer = setTimeout(() => {
+          listener.off('notification', on);
+          resolve(false);
+        }, 500);
+        listener.on('notification', on);
+      });
+      // A process sends the versions it commits only once it has heard another one, which it may not have on a busy
+      // machine when its listening connection opened after the other's first hello (the next comes a second later).
+      // So each commits batches of a device of its own until a message names it: then each has heard the other, and
+      // b listens (it heard a).
+      const untilHeard = async (store: PostgresStore, x: DeviceRecord, at: number) => {
+        for (let i = 0; i < 20; i++) {
+          const heard = hears(x);
+          await bump(store, x, at + i);
+          if (await heard) return;
+        }
+        assert.fail(`no message named the device of ${store === a ? 'a' : 'b'}`);
+      };
+      await bump(b, ofB, T0);
+      await untilHeard(a, ofA, T0 + 10);
+      await untilHeard(b, ofB, T0 + 100);
+      const heard = hears(d);
+      await bump(a, d, T0 + 200);
+      assert.equal(await heard, true, 'a told its version of the device');
       // The listener heard a's message; b's connection got it at the same moment, give its process a turn or two.
       await new Promise((resolve) => setTimeout(resolve, 100));
       const sent: string[] = [];
@@ -367,7 +390,7 @@ describe('postgres: device versions heard from another process', () => {
         };
         return client;
       };
-      await bump(b, d, T0 + 3);
+      await bump(b, d, T0 + 201);
       assert.deepEqual(sent.map((q) => q.trim().split(/\s+/)[0]), ['WITH'], 'unlocked: the version heard was current');
       assert.equal((await a.devices.get(d.id))?.reported.n, 2, 'on the state a left: no update lost');
     } finally {
