@@ -13,8 +13,9 @@ const files = (dirs: string[]) => dirs.flatMap((d) => readdirSync(join(root, 'te
 const allDirs = readdirSync(join(root, 'test'), { withFileTypes: true }).filter((d) => d.isDirectory() && d.name !== 'helpers').map((d) => d.name);
 
 // A file still running after this long is cancelled and fails, named in the summary, instead of holding the run
-// (and CI) until something outside kills it; a test file once hung that way. The longest file, the cluster's, takes
-// about 2 minutes here; the limit leaves room for a machine several times slower.
+// (and CI) until something outside kills it: a test once waited, on a busy machine, for a message never sent, its
+// open connection keeping the file alive. The longest file, the cluster's, takes about 2 minutes here (under load
+// too); the limit leaves room for a machine several times slower.
 const FILE_TIMEOUT_MS = 10 * 60_000;
 
 const server = await startPostgresServer();
