@@ -2,8 +2,9 @@
 // CPU per event at a steady offered rate, for comparing two versions of the code on a machine whose speed drifts
 // (throughput figures moved ±30 % between runs; this one moves ±2 %). Starts the service and the receiver as `npm
 // run bench` does, one signed connector; a 3 s warm-up, then an open loop at the rate; prints the main thread's and
-// all threads' CPU time per published event (from /proc), then the idle cost per second. `max` runs the closed loop of the
-// end-to-end scenario instead (32 concurrent publishers) and also prints published and delivered per second.
+// all threads' CPU time per published event (from /proc), then the idle cost per second. `max` runs the closed
+// loop of the end-to-end scenario instead (32 concurrent publishers) and also prints published and delivered per
+// second.
 // `--postgres`: the service on a durable PostgreSQL server started for the run, whose CPU per event (every backend
 // and background process) is printed too. `--two`: two processes of a cluster on that server, the load spread
 // over both (as a load balancer would, round robin); the service's CPU is both processes'. `--by-path`: each
