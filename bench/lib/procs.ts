@@ -199,3 +199,9 @@ export function postgresCpuMs(dataDir: string): number {
   }
   return ms;
 }
+
+/** The machine's CPU ticks so far (Linux /proc/stat): idle (with I/O wait) and all. */
+export function machineTicks(): { idle: number; total: number } {
+  const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
+  return { idle: fields[3]! + fields[4]!, total: fields.reduce((a, b) => a + b, 0) };
+}

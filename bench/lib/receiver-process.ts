@@ -109,6 +109,49 @@ async function openSilent(n: number): Promise<number[]> {
   return ports;
 }
 
+// Slow endpoints: HTTPS ports that answer each push 200 {} after a delay, for delivery bound by the endpoints'
+// response time rather than by the CPU. Each port is an origin of its own (a process's pushes to one origin share
+// its connections); arrivals are recorded as the main server's, and the requests open at once are counted, in
+// all and per port, with their highest since the last reset.
+const slowServers: ReturnType<typeof createHttpsServer>[] = [];
+const slowSockets = new Set<Socket>();
+let slowOpen = 0;
+let slowMaxOpen = 0;
+let slowMaxOpenPerPort = 0;
+async function openSlow(n: number, delayMs: number): Promise<number[]> {
+  const ports: number[] = [];
+  for (let i = 0; i < n; i++) {
+    let open = 0;
+    const s = createHttpsServer({ cert: readFileSync(certFile!), key: readFileSync(keyFile!), keepAliveTimeout: 65_000 }, (req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        record((req.url ?? '/').split('?')[0]!, Buffer.concat(chunks).toString('utf8'), req.headers['x-service-signature'] !== undefined);
+        open++;
+        slowOpen++;
+        if (open > slowMaxOpenPerPort) slowMaxOpenPerPort = open;
+        if (slowOpen > slowMaxOpen) slowMaxOpen = slowOpen;
+        setTimeout(() => {
+          open--;
+          slowOpen--;
+          res.writeHead(200, { 'content-type': 'application/json', 'content-length': '2' });
+          res.end('{}');
+        }, delayMs);
+      });
+    });
+    s.on('secureConnection', (sock: Socket) => {
+      slowSockets.add(sock);
+      sock.once('close', () => slowSockets.delete(sock));
+    });
+    s.on('tlsClientError', () => {});
+    await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve));
+    slowServers.push(s);
+    const a = s.address();
+    ports.push(typeof a === 'object' && a ? a.port : 0);
+  }
+  return ports;
+}
+
 function lowerBound(t: number): number {
   let lo = 0;
   let hi = count;
@@ -178,6 +221,19 @@ serveHelper({ port }, {
   },
   silent: (args: { n: number }) => openSilent(args.n),
   silentStats: () => ({ accepted: silentAccepted, open: silentSockets.size }),
+  slow: (args: { n: number; delayMs: number }) => openSlow(args.n, args.delayMs),
+  /** Requests open at the slow ports now, and the most open at once (in all, and at one port) since the last call. */
+  slowStats() {
+    const out = { open: slowOpen, maxOpen: slowMaxOpen, maxOpenPerPort: slowMaxOpenPerPort };
+    slowMaxOpen = slowOpen;
+    slowMaxOpenPerPort = 0;
+    return out;
+  },
+  async closeSlow() {
+    for (const sock of slowSockets) sock.destroy();
+    await Promise.all(slowServers.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
+    slowServers.length = 0;
+  },
   async closeSilent() {
     for (const sock of silentSockets) sock.destroy();
     await Promise.all(silentServers.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));

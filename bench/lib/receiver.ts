@@ -33,5 +33,8 @@ export class Receiver {
   silent = (n: number) => this.proc.call<number[]>('silent', { n });
   silentStats = () => this.proc.call<{ accepted: number; open: number }>('silentStats');
   closeSilent = () => this.proc.call<void>('closeSilent');
+  slow = (n: number, delayMs: number) => this.proc.call<number[]>('slow', { n, delayMs });
+  slowStats = () => this.proc.call<{ open: number; maxOpen: number; maxOpenPerPort: number }>('slowStats');
+  closeSlow = () => this.proc.call<void>('closeSlow');
   stop = () => this.proc.stop();
 }

@@ -1,15 +1,16 @@
 // PostgreSQL: the end-to-end path (publish → signed push → acknowledgement recorded) with the service on a
 // PostgreSQL server started for the run (durable: fsync and synchronous commit on), one process and then two
 // sharing the database, each in alternating rounds with the bare relay beside it (the database, the service, the
-// relay, the receiver and the load share this machine's cores). Then publish→ack latency at 1,000 events/s, and
-// the drain of a backlog of 1,000,000 queued rows by one process.
+// relay, the receiver and the load share this machine's cores). Then publish→ack latency at 1,000 events/s, the
+// drain of a backlog of 1,000,000 queued rows by one process, and last the pushes to endpoints that answer slowly,
+// by one process and then two (postgres-slow-endpoints.ts).
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BalancedPool, type Pool } from 'undici';
 import { startPostgresServer } from '../../test/helpers/postgres-server.ts';
-import { createConnectors, createDevices, publishRequests } from '../lib/api.ts';
+import { call, createConnectors, createDevices, publishRequests } from '../lib/api.ts';
 import type { Scenario } from '../lib/context.ts';
 import { closedLoop, type Req } from '../lib/loadgen.ts';
 import { assertFound, measureLatency, measureThroughput, waitForDeliveries } from '../lib/measure.ts';
@@ -18,10 +19,11 @@ import { cpuTimes, postgresCpuMs } from '../lib/procs.ts';
 import { ServiceProcess } from '../lib/service.ts';
 import { fmtInt, fmtMs, fmtPct, nowMs, round } from '../lib/stats.ts';
 import { startRelay } from './ceiling.ts';
+import { perConnectorHeld, slowEndpoints } from './postgres-slow-endpoints.ts';
 
 export const postgres: Scenario = {
   name: 'postgres',
-  title: 'PostgreSQL: end-to-end with one and two processes, backlog',
+  title: 'PostgreSQL: end-to-end with one and two processes, backlog, slow endpoints',
   goal: 'one process ≥ 35 % of the bare relay beside it; p99 ≤ 30 ms at 1,000 events/s',
   needsCeiling: false,
   async run(ctx, out) {
@@ -36,7 +38,7 @@ export const postgres: Scenario = {
       const first = await ServiceProcess.start({ caFile: ctx.tls.caFile, env, nodeArgs: ctx.serviceNodeArgs }, s.concurrency);
       services.push(first);
       const devices = await createDevices(first, s.devices);
-      await createConnectors(first, [{ url: ctx.receiver.url('/pg'), signatureSecret: 'bench-signature-secret', displayName: 'pg' }]);
+      const [pgConnector] = await createConnectors(first, [{ url: ctx.receiver.url('/pg'), signatureSecret: 'bench-signature-secret', displayName: 'pg' }]);
       const make = publishRequests(devices, first.basicAuth);
       const roundCount = s.quick ? 1 : 2;
       const roundMs = Math.round(s.throughputMs / (s.quick ? 1 : 3));
@@ -144,6 +146,17 @@ export const postgres: Scenario = {
       if (!d.drained) out.notes.push(`backlog: the ${s.backlogDrainMs / 1000} s drain window ended with ${fmtInt(st.total)} of ${fmtInt(queued)} delivered; the rate is over that window`);
       ctx.log(`  → ${fmtInt(drainRate)} delivered/s while draining ${fmtInt(queued)} rows (${fmtPct(drainRate / emptyRate)} of the empty-queue rate)`);
       out.headline += `; drain of ${fmtInt(queued)} rows ${fmtInt(drainRate)}/s`;
+
+      // Delivery bound by the endpoints' response time (postgres-slow-endpoints.ts). Last, so that what it leaves
+      // behind (dead queue rows, closed connections) weighs on no other figure; the backlog's connector goes first,
+      // with what is left of its queue.
+      await call(first.pool, first.basicAuth, 'DELETE', `/v2/${pgConnector!}`);
+      const slow = await slowEndpoints(ctx, first, make,
+        () => ServiceProcess.start({ caFile: ctx.tls.caFile, env, joining: first.bootstrap, nodeArgs: ctx.serviceNodeArgs }, s.concurrency),
+        () => postgresCpuMs(server.dataDir));
+      out.figures.slowEndpoints = slow;
+      out.notes.push(`endpoints answering after ${slow.delayMs} ms (${slow.connectors} connectors): one process ${fmtInt(slow.one.pushesPerSecond)} pushes/s, a second one added ${fmtInt(slow.two.pushesPerSecond)}/s; at most ${Math.max(slow.one.maxOpenPerEndpoint, slow.two.maxOpenPerEndpoint)} requests open at one endpoint`);
+      out.check('slow endpoints: a second process adds delivery capacity (pushes/s, two ÷ one)', round(slow.two.pushesPerSecond / slow.one.pushesPerSecond, 2), '≥ 1.5, ≤ 64 open at one endpoint', slow.two.pushesPerSecond >= 1.5 * slow.one.pushesPerSecond && perConnectorHeld(slow));
     } finally {
       await ctx.receiver.up().catch(() => {});
       for (const svc of services) await svc.dispose().catch(() => undefined);

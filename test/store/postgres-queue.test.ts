@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { DeliveryRecord, NewDelivery } from '../../src/store/connector-repos.ts';
+import { CONNECTORS_WITH_DUE } from '../../src/store/postgres/deliveries.ts';
 import { createPostgresStore, type PostgresStore } from '../../src/store/postgres/index.ts';
 import { createTestDatabase } from '../helpers/postgres.ts';
 
@@ -240,4 +241,54 @@ describe('postgres: queue and metrics shared by two processes', () => {
       await db.drop();
     }
   });
+
+  it('finds the connectors with rows due with one probe each, whatever their backlogs hold', async () => {
+    const db = await createTestDatabase();
+    const store = await createPostgresStore(db.url, { poolSize: 2 });
+    const client = await store.pool.connect();
+    try {
+      const CONNECTORS = 32;
+      const ROWS = 300;
+      const add = async (from: number, to: number) => {
+        for (let c = 0; c < CONNECTORS; c++) {
+          await store.deliveries.add(Array.from({ length: to - from }, (_, i) => ({
+            connectorId: `c-due-${String(c).padStart(2, '0')}`, eventId: `d${c}-${from + i}`, body: Buffer.from('{}'), enqueueTime: T0, dueTime: T0 + from + i,
+          })));
+        }
+      };
+      const now = T0 + ROWS;
+      // The statement as the store runs it (a prepared statement), planned both ways PostgreSQL may plan it. A node
+      // that read the backlogs (9,600 rows due) rather than a row or two per connector fails the check. Written with
+      // EXISTS, the probes became a semi join over every due row when the statistics were of a shorter queue (a
+      // backlog grows faster than autovacuum analyzes); with LIMIT 1 and no order, a sequential scan each.
+      await client.query(`PREPARE due(bigint, bigint) AS ${CONNECTORS_WITH_DUE}`);
+      const check = async (statistics: string) => {
+        assert.equal((await store.deliveries.connectorsWithDue(now, 0)).length, CONNECTORS);
+        for (const mode of ['force_custom_plan', 'force_generic_plan']) {
+          await client.query(`SET plan_cache_mode = ${mode}`);
+          const [row] = (await client.query<{ 'QUERY PLAN': Array<{ Plan: PlanNode }> }>(`EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE due(${now}, 0)`)).rows;
+          const most = mostRowsRead(row!['QUERY PLAN'][0]!.Plan);
+          assert.ok(most <= 4 * CONNECTORS, `${statistics}, ${mode}: a plan node read ${most} rows`);
+        }
+      };
+      await add(0, 1);
+      await client.query('ANALYZE deliveries');
+      await add(1, ROWS);
+      await check('statistics of one row per connector');
+      await client.query('ANALYZE deliveries');
+      await check('statistics of the whole queue');
+    } finally {
+      client.release();
+      await store.close();
+      await db.drop();
+    }
+  });
 });
+
+interface PlanNode { 'Actual Rows': number; 'Actual Loops': number; 'Rows Removed by Filter'?: number; Plans?: PlanNode[] }
+
+/** The most rows any node of a plan produced or filtered out, over all its loops. */
+function mostRowsRead(node: PlanNode): number {
+  const own = (node['Actual Rows'] + (node['Rows Removed by Filter'] ?? 0)) * node['Actual Loops'];
+  return Math.max(own, ...(node.Plans ?? []).map(mostRowsRead));
+}

@@ -86,8 +86,12 @@ export function markQueued(rows: readonly NewDelivery[], written: Array<{ id: nu
 }
 
 // Loose index scans: one seek per connector that has rows waiting, and one per connector that has rows leased
-// (a lease that has ended makes its row due again), however long its backlog is.
-const CONNECTORS_WITH_DUE = `
+// (a lease that has ended makes its row due again), however long its backlog is. Then one probe per connector for
+// a row due, each the first row of the connector's part of an index, in that index's order. Written as EXISTS,
+// PostgreSQL turned the probes into a semi join that read every waiting row of the queue into a hash (25,000 rows
+// queued due: 6.6 ms a call, over half of PostgreSQL's statement time while 32 connectors worked off a backlog);
+// with LIMIT 1 but no order, it chose a sequential scan of the table for each.
+export const CONNECTORS_WITH_DUE = `
   WITH RECURSIVE w(id) AS (
     (SELECT connector_id FROM deliveries WHERE lease_until IS NULL ORDER BY connector_id LIMIT 1)
     UNION ALL
@@ -100,10 +104,12 @@ const CONNECTORS_WITH_DUE = `
     FROM l WHERE l.id IS NOT NULL
   )
   SELECT id FROM w WHERE id IS NOT NULL
-    AND EXISTS (SELECT 1 FROM deliveries d WHERE d.connector_id = w.id AND d.lease_until IS NULL AND d.due_time <= $1 AND d.enqueue_time > $2)
+    AND (SELECT true FROM deliveries d WHERE d.connector_id = w.id AND d.lease_until IS NULL AND d.due_time <= $1 AND d.enqueue_time > $2
+      ORDER BY d.due_time LIMIT 1)
   UNION
   SELECT id FROM l WHERE id IS NOT NULL
-    AND EXISTS (SELECT 1 FROM deliveries d WHERE d.connector_id = l.id AND d.lease_until <= $1 AND d.enqueue_time > $2)`;
+    AND (SELECT true FROM deliveries d WHERE d.connector_id = l.id AND d.lease_until <= $1 AND d.enqueue_time > $2
+      ORDER BY d.lease_until LIMIT 1)`;
 
 // Lock, count and claim in one statement (migration 003), waiting for the connector's lock, which writes of
 // rows queued leased take too: the cluster-wide per-connector limit (DeliveryRepo.claim's cap). Without a cap,
