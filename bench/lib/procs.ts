@@ -182,7 +182,11 @@ export function cpuTimes(pid: number): CpuTimes | null {
   }
 }
 
-/** CPU time (ms) a PostgreSQL server has used so far: the postmaster and every process it started (Linux /proc). */
+/**
+ * CPU time (ms) a PostgreSQL server has used so far: the postmaster, every process it runs now, and those that have
+ * exited (the postmaster's children's time, cutime and cstime: a connection closed meanwhile must not take its
+ * backend's time out of the sum) (Linux /proc).
+ */
 export function postgresCpuMs(dataDir: string): number {
   const postmaster = Number(readFileSync(join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
   let ms = 0;
@@ -190,9 +194,11 @@ export function postgresCpuMs(dataDir: string): number {
     if (!/^\d+$/.test(entry)) continue;
     try {
       const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      // Fields after the ")" that ends the command name: ppid is field 4, utime 14, stime 15 (10 ms ticks).
+      // Fields after the ")" that ends the command name: ppid is field 4, utime 14, stime 15, cutime 16, cstime 17
+      // (10 ms ticks).
       const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      if (Number(entry) === postmaster || Number(fields[1]) === postmaster) ms += (Number(fields[11]) + Number(fields[12])) * 10;
+      if (Number(entry) === postmaster) ms += (Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14])) * 10;
+      else if (Number(fields[1]) === postmaster) ms += (Number(fields[11]) + Number(fields[12])) * 10;
     } catch {
       // exited meanwhile
     }

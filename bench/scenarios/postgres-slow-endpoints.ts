@@ -3,13 +3,15 @@
 // nothing (it takes its share of the queue through claims). A process has at most 1,024 attempts in flight, so
 // one process pushes at most ~2,048 a second here; the cluster allows 64 per connector (2,048 in all), which two
 // processes can fill. The receiver counts the requests open at once, in all and per endpoint: no endpoint may see
-// more than the cluster's 64.
-import { call, createConnectors, type ConnectorSpec } from '../lib/api.ts';
+// more than the cluster's 64. The phase has a database of its own on the scenario's server, so that nothing the
+// phases before it left in theirs (a backlog's dead rows, its statistics) weighs on it.
+import pg from 'pg';
+import { createConnectors, createDevices, publishRequests, type ConnectorSpec } from '../lib/api.ts';
 import type { BenchContext } from '../lib/context.ts';
 import type { Req } from '../lib/loadgen.ts';
 import { openLoop } from '../lib/loadgen.ts';
 import { assertFound } from '../lib/measure.ts';
-import type { ServiceProcess } from '../lib/service.ts';
+import { ServiceProcess } from '../lib/service.ts';
 import { cpuTimes, machineTicks } from '../lib/procs.ts';
 import { fmtInt, fmtPct, nowMs, round } from '../lib/stats.ts';
 
@@ -41,17 +43,40 @@ export interface SlowEndpointsFigures {
 }
 
 /**
- * Runs both parts: `first` alone, then with a process that `addProcess` starts (stopped again at the end). The
- * slow connectors are deleted at the end, with their queues.
+ * Runs both parts on a new database `sensorcloud_slow` of the server at `serverUrl` (a superuser's URL): a process
+ * started on it alone, then with a second one; both are stopped at the end.
  */
-export async function slowEndpoints(ctx: BenchContext, first: ServiceProcess, make: (i: number) => Req, addProcess: () => Promise<ServiceProcess>, databaseCpuMs: () => number): Promise<SlowEndpointsFigures> {
+export async function slowEndpoints(ctx: BenchContext, serverUrl: string, keyFile: string, databaseCpuMs: () => number): Promise<SlowEndpointsFigures> {
+  const admin = new pg.Client({ connectionString: serverUrl });
+  await admin.connect();
+  try {
+    await admin.query('CREATE DATABASE sensorcloud_slow');
+  } finally {
+    await admin.end();
+  }
+  const url = new URL(serverUrl);
+  url.pathname = '/sensorcloud_slow';
+  const env = { SENSORCLOUD_DATABASE_URL: url.href, SENSORCLOUD_MASTER_KEY_FILE: keyFile };
+  const first = await ServiceProcess.start({ caFile: ctx.tls.caFile, env, nodeArgs: ctx.serviceNodeArgs }, ctx.settings.concurrency);
+  const running = [first];
+  try {
+    const make = publishRequests(await createDevices(first, ctx.settings.devices), first.basicAuth);
+    const cpuMs = () => ({ service: running.reduce((sum, p) => sum + (cpuTimes(p.pid)?.totalMs ?? 0), 0), database: databaseCpuMs() });
+    return await parts(ctx, first, make, cpuMs, async () => {
+      running.push(await ServiceProcess.start({ caFile: ctx.tls.caFile, env, joining: first.bootstrap, nodeArgs: ctx.serviceNodeArgs }, ctx.settings.concurrency));
+    });
+  } finally {
+    for (const p of running) await p.dispose();
+  }
+}
+
+/** The two parts: `first` alone, then with the process `addProcess` starts. */
+async function parts(ctx: BenchContext, first: ServiceProcess, make: (i: number) => Req, cpuMs: () => { service: number; database: number }, addProcess: () => Promise<void>): Promise<SlowEndpointsFigures> {
   const partMs = ctx.settings.quick ? 8_000 : 15_000;
   const rampMs = ctx.settings.quick ? 3_000 : 5_000;
-  const running = [first];
-  const cpuMs = () => ({ service: running.reduce((sum, p) => sum + (cpuTimes(p.pid)?.totalMs ?? 0), 0), database: databaseCpuMs() });
   const ports = await ctx.receiver.slow(CONNECTORS, DELAY_MS);
   const specs: ConnectorSpec[] = ports.map((p, i) => ({ url: `https://127.0.0.1:${p}/slow`, signatureSecret: 'bench-signature-secret', displayName: `slow ${i}` }));
-  const names = await createConnectors(first, specs);
+  await createConnectors(first, specs);
   try {
     const part = async (label: string): Promise<SlowPart> => {
       ctx.log(`  slow endpoints, ${label}: ${RATE} events/s × ${CONNECTORS} endpoints answering after ${DELAY_MS} ms, ${partMs / 1000} s`);
@@ -80,16 +105,11 @@ export async function slowEndpoints(ctx: BenchContext, first: ServiceProcess, ma
       return out;
     };
     const one = await part('one process');
-    running.push(await addProcess());
+    await addProcess();
     const two = await part('a second process added');
     return { connectors: CONNECTORS, delayMs: DELAY_MS, offeredPushesPerSecond: RATE * CONNECTORS, one, two };
   } finally {
-    // Deleting a connector drops its queue: nothing of this phase is left to push.
-    for (const name of names) {
-      await call(first.pool, first.basicAuth, 'DELETE', `/v2/${name}`).catch((e: Error) => ctx.log(`  deleting ${name} failed: ${e.message}`));
-    }
     await ctx.receiver.closeSlow();
-    for (const p of running.slice(1)) await p.dispose();
   }
 }
 

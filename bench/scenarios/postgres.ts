@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BalancedPool, type Pool } from 'undici';
 import { startPostgresServer } from '../../test/helpers/postgres-server.ts';
-import { call, createConnectors, createDevices, publishRequests } from '../lib/api.ts';
+import { createConnectors, createDevices, publishRequests } from '../lib/api.ts';
 import type { Scenario } from '../lib/context.ts';
 import { closedLoop, type Req } from '../lib/loadgen.ts';
 import { assertFound, measureLatency, measureThroughput, waitForDeliveries } from '../lib/measure.ts';
@@ -38,7 +38,7 @@ export const postgres: Scenario = {
       const first = await ServiceProcess.start({ caFile: ctx.tls.caFile, env, nodeArgs: ctx.serviceNodeArgs }, s.concurrency);
       services.push(first);
       const devices = await createDevices(first, s.devices);
-      const [pgConnector] = await createConnectors(first, [{ url: ctx.receiver.url('/pg'), signatureSecret: 'bench-signature-secret', displayName: 'pg' }]);
+      await createConnectors(first, [{ url: ctx.receiver.url('/pg'), signatureSecret: 'bench-signature-secret', displayName: 'pg' }]);
       const make = publishRequests(devices, first.basicAuth);
       const roundCount = s.quick ? 1 : 2;
       const roundMs = Math.round(s.throughputMs / (s.quick ? 1 : 3));
@@ -147,13 +147,10 @@ export const postgres: Scenario = {
       ctx.log(`  → ${fmtInt(drainRate)} delivered/s while draining ${fmtInt(queued)} rows (${fmtPct(drainRate / emptyRate)} of the empty-queue rate)`);
       out.headline += `; drain of ${fmtInt(queued)} rows ${fmtInt(drainRate)}/s`;
 
-      // Delivery bound by the endpoints' response time (postgres-slow-endpoints.ts). Last, so that what it leaves
-      // behind (dead queue rows, closed connections) weighs on no other figure; the backlog's connector goes first,
-      // with what is left of its queue.
-      await call(first.pool, first.basicAuth, 'DELETE', `/v2/${pgConnector!}`);
-      const slow = await slowEndpoints(ctx, first, make,
-        () => ServiceProcess.start({ caFile: ctx.tls.caFile, env, joining: first.bootstrap, nodeArgs: ctx.serviceNodeArgs }, s.concurrency),
-        () => postgresCpuMs(server.dataDir));
+      // Delivery bound by the endpoints' response time (postgres-slow-endpoints.ts), on a database of its own. The
+      // backlog's process is stopped first: what is left of the backlog is not pushed meanwhile.
+      await first.stop();
+      const slow = await slowEndpoints(ctx, server.url, keyFile, () => postgresCpuMs(server.dataDir));
       out.figures.slowEndpoints = slow;
       out.notes.push(`endpoints answering after ${slow.delayMs} ms (${slow.connectors} connectors): one process ${fmtInt(slow.one.pushesPerSecond)} pushes/s, a second one added ${fmtInt(slow.two.pushesPerSecond)}/s; at most ${Math.max(slow.one.maxOpenPerEndpoint, slow.two.maxOpenPerEndpoint)} requests open at one endpoint`);
       out.check('slow endpoints: a second process adds delivery capacity (pushes/s, two ÷ one)', round(slow.two.pushesPerSecond / slow.one.pushesPerSecond, 2), '≥ 1.5, ≤ 64 open at one endpoint', slow.two.pushesPerSecond >= 1.5 * slow.one.pushesPerSecond && perConnectorHeld(slow));
