@@ -4,8 +4,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { DeliveryRecord, NewDelivery } from '../../src/store/connector-repos.ts';
-import { CONNECTORS_WITH_DUE } from '../../src/store/postgres/deliveries.ts';
 import { createPostgresStore, type PostgresStore } from '../../src/store/postgres/index.ts';
+import { startQueueVacuum } from '../../src/store/postgres/queue-vacuum.ts';
+import pg from 'pg';
 import { createTestDatabase } from '../helpers/postgres.ts';
 
 const T0 = 1_748_779_200_000_000;
@@ -242,6 +243,49 @@ describe('postgres: queue and metrics shared by two processes', () => {
     }
   });
 
+  it('the leader rewrites the queue once a backlog left it large and nearly empty, not while it holds the backlog', async () => {
+    const db = await createTestDatabase();
+    const store = await createPostgresStore(db.url, { poolSize: 2 });
+    const pool = new pg.Pool({ connectionString: db.url, max: 3 });
+    const logged: Array<{ level: string; obj: Record<string, unknown> }> = [];
+    const logger = { info: (obj: Record<string, unknown>) => logged.push({ level: 'info', obj }), warn: (obj: Record<string, unknown>) => logged.push({ level: 'warn', obj }) };
+    const vacuum = startQueueVacuum(pool, { tryLead: async () => true }, logger as never, { everyMs: 100, minBytes: 2 ** 20, maxRows: 1_000, maxBytesPerRow: 8 * 1024 });
+    const holder = await pool.connect();
+    try {
+      const size = async () => Number((await pool.query<{ b: string }>("SELECT pg_relation_size('deliveries') AS b")).rows[0]!.b);
+      const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+      // A backlog of 4,000 rows of 1 KB: several MB, more rows than a rewrite is tried for.
+      const rows: NewDelivery[] = Array.from({ length: 4_000 }, (_, i) => ({ connectorId: 'c-compact', eventId: `k${i}`, body: Buffer.alloc(1024, 120), enqueueTime: T0, dueTime: T0 }));
+      await store.deliveries.add(rows);
+      const big = await size();
+      assert.ok(big >= 4 * 2 ** 20, `${big} bytes`);
+      await sleep(500);
+      assert.equal(await size(), big, 'not rewritten while it holds the backlog');
+      // Worked off but for 10 rows, while a transaction holds a lock on the table: the rewrite gives up and waits.
+      await holder.query('BEGIN');
+      await holder.query('SELECT id FROM deliveries LIMIT 1 FOR UPDATE');
+      await store.deliveries.deleteMany(rows.slice(10).map((r) => r.queued!.id));
+      await sleep(500);
+      assert.equal(await size(), big, 'not rewritten while the table is locked');
+      await holder.query('COMMIT');
+      const deadline = Date.now() + 10_000;
+      while ((await size()) >= big / 4 && Date.now() < deadline) await sleep(100);
+      assert.ok((await size()) < big / 4, 'rewritten');
+      const left = await pool.query<{ id: number }>('SELECT id FROM deliveries ORDER BY id');
+      assert.deepEqual(left.rows.map((r) => Number(r.id)), rows.slice(0, 10).map((r) => r.queued!.id));
+      assert.deepEqual(logged.filter((l) => l.level === 'warn'), []);
+      const rewritten = logged.find((l) => l.level === 'info');
+      assert.equal(rewritten?.obj.rows, 10);
+      assert.ok((rewritten!.obj.bytesAfter as number) < big / 4);
+    } finally {
+      holder.release();
+      await vacuum.stop();
+      await pool.end();
+      await store.close();
+      await db.drop();
+    }
+  });
+
   it('finds the connectors with rows due with one probe each, whatever their backlogs hold', async () => {
     const db = await createTestDatabase();
     const store = await createPostgresStore(db.url, { poolSize: 2 });
@@ -257,13 +301,17 @@ describe('postgres: queue and metrics shared by two processes', () => {
         }
       };
       const now = T0 + ROWS;
-      // The statement as the store runs it (a prepared statement), planned both ways PostgreSQL may plan it. A node
-      // that read the backlogs (9,600 rows due) rather than a row or two per connector fails the check. Written with
-      // EXISTS, the probes became a semi join over every due row when the statistics were of a shorter queue (a
-      // backlog grows faster than autovacuum analyzes); with LIMIT 1 and no order, a sequential scan each.
-      await client.query(`PREPARE due(bigint, bigint) AS ${CONNECTORS_WITH_DUE}`);
+      // The query of the function the store calls (migration 007), with the function's settings, planned both ways
+      // PostgreSQL may plan it, under statistics of three kinds. A node that read the backlogs (9,600 rows due)
+      // rather than a row or two per connector fails the check: without those settings, the probes were planned as a
+      // semi join over every due row, a sequential scan each, or a bitmap scan and a sort of each connector's rows.
+      const [fn] = (await client.query<{ src: string; config: string[] }>(
+        "SELECT prosrc AS src, proconfig AS config FROM pg_proc WHERE proname = 'sensorcloud_connectors_with_due'")).rows;
+      for (const setting of fn!.config) if (!setting.startsWith('plan_cache_mode=')) await client.query(`SET ${setting.replace('=', ' = ')}`);
+      const query = /RETURN QUERY([\s\S]*);\s*END/.exec(fn!.src)![1]!;
+      await client.query(`PREPARE due(bigint, bigint) AS ${query}`);
       const check = async (statistics: string) => {
-        assert.equal((await store.deliveries.connectorsWithDue(now, 0)).length, CONNECTORS);
+        assert.equal((await store.deliveries.connectorsWithDue(now, 0)).length, CONNECTORS, statistics);
         for (const mode of ['force_custom_plan', 'force_generic_plan']) {
           await client.query(`SET plan_cache_mode = ${mode}`);
           const [row] = (await client.query<{ 'QUERY PLAN': Array<{ Plan: PlanNode }> }>(`EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE due(${now}, 0)`)).rows;
@@ -271,7 +319,14 @@ describe('postgres: queue and metrics shared by two processes', () => {
           assert.ok(most <= 4 * CONNECTORS, `${statistics}, ${mode}: a plan node read ${most} rows`);
         }
       };
+      // Statistics of a queue that held one other connector's backlog (10,000 rows), taken before it was worked off.
+      await store.deliveries.add(Array.from({ length: 10_000 }, (_, i) => ({
+        connectorId: 'c-due-backlog', eventId: `b${i}`, body: Buffer.from('{}'), enqueueTime: T0, dueTime: T0 + 10 * ROWS,
+      })));
+      await client.query('ANALYZE deliveries');
+      await client.query("DELETE FROM deliveries WHERE connector_id = 'c-due-backlog'");
       await add(0, 1);
+      await check('statistics of another connector\'s backlog');
       await client.query('ANALYZE deliveries');
       await add(1, ROWS);
       await check('statistics of one row per connector');
