@@ -87,7 +87,7 @@ export function markQueued(rows: readonly NewDelivery[], written: Array<{ id: nu
 
 // Which connectors have rows due: a function (migration 007), planned with index scans only, whatever the table's
 // statistics say.
-export const CONNECTORS_WITH_DUE = 'SELECT c AS id FROM sensorcloud_connectors_with_due($1, $2) AS c';
+const CONNECTORS_WITH_DUE = 'SELECT c AS id FROM sensorcloud_connectors_with_due($1, $2) AS c';
 
 // Lock, count and claim in one statement (migration 003), waiting for the connector's lock, which writes of
 // rows queued leased take too: the cluster-wide per-connector limit (DeliveryRepo.claim's cap). Without a cap,
