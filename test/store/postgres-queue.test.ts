@@ -286,6 +286,40 @@ describe('postgres: queue and metrics shared by two processes', () => {
     }
   });
 
+  it('a process whose database user does not own the queue says once that it cannot rewrite it', async () => {
+    const db = await createTestDatabase();
+    const store = await createPostgresStore(db.url, { poolSize: 2 });
+    const role = `sc_reader_${process.pid}`;
+    await store.pool.query(`CREATE ROLE ${role} LOGIN`);
+    await store.pool.query(`GRANT SELECT ON deliveries TO ${role}`);
+    const url = new URL(db.url);
+    url.username = role;
+    const pool = new pg.Pool({ connectionString: url.href, max: 2 });
+    const logged: Array<{ level: string; obj: Record<string, unknown> }> = [];
+    const logger = { info: (obj: Record<string, unknown>) => logged.push({ level: 'info', obj }), warn: (obj: Record<string, unknown>) => logged.push({ level: 'warn', obj }) };
+    let vacuum: { stop(): Promise<void> } | null = null;
+    try {
+      const rows: NewDelivery[] = Array.from({ length: 2_000 }, (_, i) => ({ connectorId: 'c-owner', eventId: `o${i}`, body: Buffer.alloc(1024, 120), enqueueTime: T0, dueTime: T0 }));
+      await store.deliveries.add(rows);
+      await store.deliveries.deleteMany(rows.slice(10).map((r) => r.queued!.id));
+      const size = async () => Number((await pool.query<{ b: string }>("SELECT pg_relation_size('deliveries') AS b")).rows[0]!.b);
+      const big = await size();
+      vacuum = startQueueVacuum(pool, { tryLead: async () => true }, logger as never, { everyMs: 100, minBytes: 2 ** 20, maxRows: 1_000, maxBytesPerRow: 8 * 1024 });
+      const deadline = Date.now() + 10_000;
+      while (!logged.some((l) => l.level === 'warn') && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      assert.equal(await size(), big, 'not rewritten');
+      assert.equal(logged.length, 1, JSON.stringify(logged));
+      assert.equal(logged[0]!.level, 'warn');
+      assert.equal(logged[0]!.obj.bytesAfter, big);
+    } finally {
+      await vacuum?.stop();
+      await pool.end();
+      await store.close();
+      await db.drop();
+    }
+  });
+
   it('finds the connectors with rows due with one probe each, whatever their backlogs hold', async () => {
     const db = await createTestDatabase();
     const store = await createPostgresStore(db.url, { poolSize: 2 });

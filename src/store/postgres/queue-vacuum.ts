@@ -53,6 +53,8 @@ export function startQueueVacuum(pool: pg.Pool, cluster: Pick<Cluster, 'tryLead'
   let running: Promise<void> | null = null;
   // Real time, not the service's clock: this paces work on the database, which only the wall can tell.
   let lastSizeCheck = performance.now();
+  /** Told once: the rewrite did nothing (the table is not this user's). */
+  let refused = false;
   const pass = async () => {
     if (!(await cluster.tryLead('queue-vacuum'))) return;
     const { rows } = await pool.query<{ n: number }>(DEAD);
@@ -74,7 +76,14 @@ export function startQueueVacuum(pool: pg.Pool, cluster: Pick<Cluster, 'tryLead'
       await client.query(LOCK_WAIT);
       await client.query(REWRITE);
       const after = Number((await client.query<{ bytes: string }>(SIZE)).rows[0]!.bytes);
-      logger?.info({ rows: n, bytesBefore: bytes, bytesAfter: after, ms: Math.round(performance.now() - start) }, 'database: the delivery queue, left large by a backlog, was rewritten to its rows\' size');
+      const figures = { rows: n, bytesBefore: bytes, bytesAfter: after, ms: Math.round(performance.now() - start) };
+      if (after < bytes) {
+        logger?.info(figures, 'database: the delivery queue, left large by a backlog, was rewritten to its rows\' size');
+      } else if (!refused) {
+        // PostgreSQL skips the table with a warning of its own, not an error, when this user does not own it.
+        refused = true;
+        logger?.warn(figures, 'database: the delivery queue, left large by a backlog, could not be rewritten: the service\'s database user must own the table deliveries (see docs/deployment.md)');
+      }
     } catch (err) {
       // 55P03: the lock was not had in time; the next look tries again.
       if ((err as { code?: string }).code !== '55P03') throw err;
