@@ -3,6 +3,7 @@
 // connection and never send a byte. Timestamps are process.hrtime (CLOCK_MONOTONIC, shared by every process
 // on the machine), so the runner can correlate them with its own send times.
 import { readFileSync } from 'node:fs';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import { createServer as createNetServer, type Server as NetServer, type Socket } from 'node:net';
 import { serveHelper } from './procs.ts';
@@ -54,17 +55,25 @@ function record(path: string, body: string, isSigned: boolean): void {
   }
 }
 
-const sockets = new Set<Socket>();
-const server = createHttpsServer({ cert: readFileSync(certFile!), key: readFileSync(keyFile!), keepAliveTimeout: 65_000 }, (req, res) => {
+const tlsOptions = { cert: readFileSync(certFile!), key: readFileSync(keyFile!), keepAliveTimeout: 65_000 };
+
+/** Reads a push, records its arrival, then calls `answer`. */
+function receive(req: IncomingMessage, answer: () => void): void {
   const chunks: Buffer[] = [];
   req.on('data', (c: Buffer) => chunks.push(c));
   req.on('end', () => {
-    const path = (req.url ?? '/').split('?')[0]!;
-    record(path, Buffer.concat(chunks).toString('utf8'), req.headers['x-service-signature'] !== undefined);
-    res.writeHead(200, { 'content-type': 'application/json', 'content-length': '2' });
-    res.end('{}');
+    record((req.url ?? '/').split('?')[0]!, Buffer.concat(chunks).toString('utf8'), req.headers['x-service-signature'] !== undefined);
+    answer();
   });
-});
+}
+
+function ok(res: ServerResponse): void {
+  res.writeHead(200, { 'content-type': 'application/json', 'content-length': '2' });
+  res.end('{}');
+}
+
+const sockets = new Set<Socket>();
+const server = createHttpsServer(tlsOptions, (req, res) => receive(req, () => ok(res)));
 server.headersTimeout = 60_000;
 server.requestTimeout = 0;
 server.on('secureConnection', (s: Socket) => {
@@ -122,23 +131,17 @@ async function openSlow(n: number, delayMs: number): Promise<number[]> {
   const ports: number[] = [];
   for (let i = 0; i < n; i++) {
     let open = 0;
-    const s = createHttpsServer({ cert: readFileSync(certFile!), key: readFileSync(keyFile!), keepAliveTimeout: 65_000 }, (req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (c: Buffer) => chunks.push(c));
-      req.on('end', () => {
-        record((req.url ?? '/').split('?')[0]!, Buffer.concat(chunks).toString('utf8'), req.headers['x-service-signature'] !== undefined);
-        open++;
-        slowOpen++;
-        if (open > slowMaxOpenPerPort) slowMaxOpenPerPort = open;
-        if (slowOpen > slowMaxOpen) slowMaxOpen = slowOpen;
-        setTimeout(() => {
-          open--;
-          slowOpen--;
-          res.writeHead(200, { 'content-type': 'application/json', 'content-length': '2' });
-          res.end('{}');
-        }, delayMs);
-      });
-    });
+    const s = createHttpsServer(tlsOptions, (req, res) => receive(req, () => {
+      open++;
+      slowOpen++;
+      if (open > slowMaxOpenPerPort) slowMaxOpenPerPort = open;
+      if (slowOpen > slowMaxOpen) slowMaxOpen = slowOpen;
+      setTimeout(() => {
+        open--;
+        slowOpen--;
+        ok(res);
+      }, delayMs);
+    }));
     s.on('secureConnection', (sock: Socket) => {
       slowSockets.add(sock);
       sock.once('close', () => slowSockets.delete(sock));
