@@ -7,6 +7,7 @@ import type { DeliveryRecord, NewDelivery } from '../../src/store/connector-repo
 import { createPostgresStore, type PostgresStore } from '../../src/store/postgres/index.ts';
 import { startQueueVacuum } from '../../src/store/postgres/queue-vacuum.ts';
 import pg from 'pg';
+import type { Logger } from '../../src/runtime/logger.ts';
 import { createTestDatabase } from '../helpers/postgres.ts';
 
 const T0 = 1_748_779_200_000_000;
@@ -247,15 +248,13 @@ describe('postgres: queue and metrics shared by two processes', () => {
     const db = await createTestDatabase();
     const store = await createPostgresStore(db.url, { poolSize: 2 });
     const pool = new pg.Pool({ connectionString: db.url, max: 3 });
-    const logged: Array<{ level: string; obj: Record<string, unknown> }> = [];
-    const logger = { info: (obj: Record<string, unknown>) => logged.push({ level: 'info', obj }), warn: (obj: Record<string, unknown>) => logged.push({ level: 'warn', obj }) };
-    const vacuum = startQueueVacuum(pool, { tryLead: async () => true }, logger as never, { everyMs: 100, minBytes: 2 ** 20, maxRows: 1_000, maxBytesPerRow: 8 * 1024 });
+    const { logged, logger } = capturedLog();
+    const vacuum = startQueueVacuum(pool, { tryLead: async () => true }, logger, TEST_COMPACTION);
     const holder = await pool.connect();
     try {
-      const size = async () => Number((await pool.query<{ b: string }>("SELECT pg_relation_size('deliveries') AS b")).rows[0]!.b);
-      const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+      const size = () => queueBytes(pool);
       // A backlog of 4,000 rows of 1 KB: several MB, more rows than a rewrite is tried for.
-      const rows: NewDelivery[] = Array.from({ length: 4_000 }, (_, i) => ({ connectorId: 'c-compact', eventId: `k${i}`, body: Buffer.alloc(1024, 120), enqueueTime: T0, dueTime: T0 }));
+      const rows = kilobyteRows('c-compact', 4_000);
       await store.deliveries.add(rows);
       const big = await size();
       assert.ok(big >= 4 * 2 ** 20, `${big} bytes`);
@@ -295,20 +294,18 @@ describe('postgres: queue and metrics shared by two processes', () => {
     const url = new URL(db.url);
     url.username = role;
     const pool = new pg.Pool({ connectionString: url.href, max: 2 });
-    const logged: Array<{ level: string; obj: Record<string, unknown> }> = [];
-    const logger = { info: (obj: Record<string, unknown>) => logged.push({ level: 'info', obj }), warn: (obj: Record<string, unknown>) => logged.push({ level: 'warn', obj }) };
+    const { logged, logger } = capturedLog();
     let vacuum: { stop(): Promise<void> } | null = null;
     try {
-      const rows: NewDelivery[] = Array.from({ length: 2_000 }, (_, i) => ({ connectorId: 'c-owner', eventId: `o${i}`, body: Buffer.alloc(1024, 120), enqueueTime: T0, dueTime: T0 }));
+      const rows = kilobyteRows('c-owner', 2_000);
       await store.deliveries.add(rows);
       await store.deliveries.deleteMany(rows.slice(10).map((r) => r.queued!.id));
-      const size = async () => Number((await pool.query<{ b: string }>("SELECT pg_relation_size('deliveries') AS b")).rows[0]!.b);
-      const big = await size();
-      vacuum = startQueueVacuum(pool, { tryLead: async () => true }, logger as never, { everyMs: 100, minBytes: 2 ** 20, maxRows: 1_000, maxBytesPerRow: 8 * 1024 });
+      const big = await queueBytes(pool);
+      vacuum = startQueueVacuum(pool, { tryLead: async () => true }, logger, TEST_COMPACTION);
       const deadline = Date.now() + 10_000;
-      while (!logged.some((l) => l.level === 'warn') && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
-      await new Promise((resolve) => setTimeout(resolve, 500));
-      assert.equal(await size(), big, 'not rewritten');
+      while (!logged.some((l) => l.level === 'warn') && Date.now() < deadline) await sleep(100);
+      await sleep(500);
+      assert.equal(await queueBytes(pool), big, 'not rewritten');
       assert.equal(logged.length, 1, JSON.stringify(logged));
       assert.equal(logged[0]!.level, 'warn');
       assert.equal(logged[0]!.obj.bytesAfter, big);
@@ -380,4 +377,29 @@ interface PlanNode { 'Actual Rows': number; 'Actual Loops': number; 'Rows Remove
 function mostRowsRead(node: PlanNode): number {
   const own = (node['Actual Rows'] + (node['Rows Removed by Filter'] ?? 0)) * node['Actual Loops'];
   return Math.max(own, ...(node.Plans ?? []).map(mostRowsRead));
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** The queue's rewrite, looked for every 100 ms from 1 MB. */
+const TEST_COMPACTION = { everyMs: 100, minBytes: 2 ** 20, maxRows: 1_000, maxBytesPerRow: 8 * 1024 };
+
+/** The queue table's size in bytes (its heap, as the rewrite measures it). */
+async function queueBytes(pool: pg.Pool): Promise<number> {
+  return Number((await pool.query<{ b: string }>("SELECT pg_relation_size('deliveries') AS b")).rows[0]!.b);
+}
+
+/** `n` due rows of the connector with 1 KB bodies. */
+function kilobyteRows(connectorId: string, n: number): NewDelivery[] {
+  return Array.from({ length: n }, (_, i) => ({ connectorId, eventId: `${connectorId}-${i}`, body: Buffer.alloc(1024, 120), enqueueTime: T0, dueTime: T0 }));
+}
+
+/** A logger that keeps what the queue vacuum tells it. */
+function capturedLog() {
+  const logged: Array<{ level: 'info' | 'warn'; obj: Record<string, unknown> }> = [];
+  const logger = {
+    info: (obj: Record<string, unknown>) => logged.push({ level: 'info', obj }),
+    warn: (obj: Record<string, unknown>) => logged.push({ level: 'warn', obj }),
+  } as unknown as Pick<Logger, 'info' | 'warn'>;
+  return { logged, logger };
 }
