@@ -4,7 +4,7 @@
 // run bench` does, one signed connector; a 3 s warm-up, then an open loop at the rate; prints the main thread's and
 // all threads' CPU time per published event (from /proc), then the idle cost per second. `max` runs the closed
 // loop of the end-to-end scenario instead (32 concurrent publishers) and also prints published and delivered per
-// second.
+// second, and how much of the time the machine's cores were idle (a loop bound by waiting, not by the CPU).
 // `--postgres`: the service on a durable PostgreSQL server started for the run, whose CPU per event (every backend
 // and background process) is printed too. `--two`: two processes of a cluster on that server, the load spread
 // over both (as a load balancer would, round robin); the service's CPU is both processes'. `--by-path`: each
@@ -21,7 +21,7 @@ import { closedLoop, openLoop } from './lib/loadgen.ts';
 import { Receiver } from './lib/receiver.ts';
 import { ServiceProcess } from './lib/service.ts';
 import { createBenchTls } from './lib/tls.ts';
-import { cpuTimes, postgresCpuMs, removeDir, trackDir } from './lib/procs.ts';
+import { cpuTimes, machineTicks, postgresCpuMs, removeDir, trackDir } from './lib/procs.ts';
 
 const argv = process.argv.slice(2);
 const devicesAt = argv.indexOf('--devices');
@@ -79,6 +79,7 @@ try {
   const make = publishRequests(devices, svc.basicAuth);
   await openLoop(pool, { rate, durationMs: 3000, make, label: 'warm-up', log: () => {} });
   await sleep(1000);
+  const machineBefore = machineTicks();
   const before = cpu();
   const databaseBefore = databaseCpu();
   const delivered0 = (await receiver.stats()).total;
@@ -87,10 +88,14 @@ try {
     ? await closedLoop(pool, { concurrency: 32, durationMs, maxCount: 2_000_000, make, label: 'run' })
     : await openLoop(pool, { rate, durationMs, make, label: 'run', log: () => {} });
   const after = cpu();
+  const machineAfter = machineTicks();
   const databaseAfter = databaseCpu();
   const delivered = (await receiver.stats()).total - delivered0;
   const per = (ms: number) => ((ms * 1000) / run.ok).toFixed(0);
-  const what = max ? `closed loop for ${seconds} s: ${(run.ok / seconds).toFixed(0)} published/s, ${(delivered / seconds).toFixed(0)} delivered/s` : `${rate} events/s for ${seconds} s: ${run.ok} published`;
+  const idle = (100 * (machineAfter.idle - machineBefore.idle)) / (machineAfter.total - machineBefore.total);
+  const what = max
+    ? `closed loop for ${seconds} s: ${(run.ok / seconds).toFixed(0)} published/s, ${(delivered / seconds).toFixed(0)} delivered/s, the machine ${idle.toFixed(0)} % idle`
+    : `${rate} events/s for ${seconds} s: ${run.ok} published`;
   const inDatabase = db.server ? `; PostgreSQL ${per(databaseAfter - databaseBefore)} µs` : '';
   console.log(`${what}; CPU per event: main thread ${per(after.mainMs - before.mainMs)} µs, all threads ${per(after.totalMs - before.totalMs)} µs${inDatabase}`);
   await sleep(1000);
