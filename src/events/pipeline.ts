@@ -44,6 +44,18 @@ export interface EventPipeline {
   subscribe(subscriber: EventSubscriber): () => void;
   /** Hands an event another process of the cluster committed to the subscribers (cluster-relay.ts). */
   relay(emitted: EmittedEvent): void;
+  /**
+   * Asks for the events the other processes of a cluster commit, until released (an open stream holds this):
+   * `ready` once every event they commit from then on reaches this process's subscribers. At once on one process.
+   */
+  holdCluster(): ClusterHold;
+  /** Where the cluster relay (cluster-relay.ts) provides holdCluster. */
+  setClusterHold(hold: () => ClusterHold): void;
+}
+
+export interface ClusterHold {
+  ready: Promise<void>;
+  release(): void;
 }
 
 /** A transaction's after-callbacks. */
@@ -61,6 +73,7 @@ class Callbacks implements TransactionOutcome {
 export function createEventPipeline(deps: { store: Store; clock: Clock; ids: IdGenerator; logger: Logger }): EventPipeline {
   const consumers: EventConsumer[] = [];
   const subscribers = new Set<EventSubscriber>();
+  let holdCluster = (): ClusterHold => ({ ready: Promise.resolve(), release: () => undefined });
 
   const emitIn = (tx: Repos, emitted: EmittedEvent[], outcome: TransactionOutcome): Emit => async (device, eventType, data, timestamp) => {
     const event: DeviceEvent = {
@@ -135,6 +148,10 @@ export function createEventPipeline(deps: { store: Store; clock: Clock; ids: IdG
       return result;
     },
     relay: tell,
+    holdCluster: () => holdCluster(),
+    setClusterHold(hold) {
+      holdCluster = hold;
+    },
     addConsumer(consumer) {
       consumers.push(consumer);
     },

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { startClusterRelay } from '../../src/events/cluster-relay.ts';
-import type { EventPipeline, EventSubscriber } from '../../src/events/pipeline.ts';
+import type { ClusterHold, EventPipeline, EventSubscriber } from '../../src/events/pipeline.ts';
 import type { EmittedEvent } from '../../src/events/types.ts';
 import { createLogger } from '../../src/runtime/logger.ts';
 import type { DeviceRecord } from '../../src/store/records.ts';
@@ -23,12 +23,17 @@ const emitted = (n: number): EmittedEvent => {
 };
 
 function fakes() {
-  /** Every message, and the sends (calls of publish) they came in. */
+  /** Every message of events, and the sends (calls of publish) they came in; the other messages (hellos, answers). */
   const sent: string[] = [];
   const sends: string[][] = [];
+  const said: string[] = [];
   const listeners = new Set<(payload: string) => void>();
   const cluster = {
     publish: async (_channel: string, payloads: string[]) => {
+      if (!payloads.some((p) => p.includes('"items":['))) {
+        said.push(...payloads);
+        return;
+      }
       sends.push(payloads);
       sent.push(...payloads);
     },
@@ -39,18 +44,27 @@ function fakes() {
   } as unknown as Cluster;
   const subscribers = new Set<EventSubscriber>();
   const relayed: EmittedEvent[] = [];
+  let hold: (() => ClusterHold) | null = null;
   const events = {
     subscribe(fn: EventSubscriber) {
       subscribers.add(fn);
       return () => subscribers.delete(fn);
     },
     relay: (e: EmittedEvent) => relayed.push(e),
+    setClusterHold: (fn: () => ClusterHold) => (hold = fn),
   } as unknown as EventPipeline;
   const commit = (e: EmittedEvent) => {
     for (const s of subscribers) s(e);
   };
-  return { sent, sends, listeners, store: { cluster } as unknown as Store, events, commit, relayed };
+  /** A message another process sent. */
+  const hear = (message: object) => {
+    for (const fn of listeners) fn(JSON.stringify(message));
+  };
+  return { sent, sends, said, listeners, hear, store: { cluster } as unknown as Store, events, commit, relayed, hold: () => hold!() };
 }
+
+/** Hellos and asks a tenth of the real ones' time apart (RelayTiming). */
+const FAST = { helloMs: 100, goneMs: 300, askMs: 200 };
 
 describe('event streams across a cluster', () => {
   it('sends every committed event, in order, at most one send per 10 ms', async () => {
@@ -108,6 +122,110 @@ describe('event streams across a cluster', () => {
       assert.deepEqual(items.map((m) => m.items.map((i) => (i.j ? (JSON.parse(i.j) as { eventId: string }).eventId : `ref:${i.r![1]}`))), [
         ['e0'], ['e1', 'e2', 'ref:e9'], ['e3'],
       ]);
+    } finally {
+      relay.stop();
+    }
+  });
+
+  it('sends no events when no other process has a stream open, once it has listened long enough to know', async () => {
+    const f = fakes();
+    const relay = await startClusterRelay({ store: f.store, events: f.events, logger: createLogger({ level: 'silent' }) }, 'me', FAST);
+    try {
+      f.commit(emitted(0)); // while it cannot know yet: sent
+      await sleep(FAST.goneMs + 50);
+      f.commit(emitted(1));
+      f.hear({ from: 'other', streams: 0 });
+      f.commit(emitted(2));
+      await sleep(30);
+      const ids = f.sent.flatMap((p) => (JSON.parse(p) as { items: Array<{ j: string }> }).items.map((i) => (JSON.parse(i.j) as { eventId: string }).eventId));
+      assert.deepEqual(ids, ['e0']);
+      // It says hello at once and then every helloMs, with no streams open.
+      assert.ok(f.said.length >= 3, `${f.said.length} hellos`);
+      assert.ok(f.said.every((m) => m === '{"from":"me","streams":0}'), f.said.join(' '));
+    } finally {
+      relay.stop();
+    }
+  });
+
+  it('sends while another process has streams open, until it says it has none or is not heard for goneMs', async () => {
+    const f = fakes();
+    const relay = await startClusterRelay({ store: f.store, events: f.events, logger: createLogger({ level: 'silent' }) }, 'me', FAST);
+    const ids = () => f.sent.flatMap((p) => (JSON.parse(p) as { items: Array<{ j: string }> }).items.map((i) => (JSON.parse(i.j) as { eventId: string }).eventId));
+    try {
+      await sleep(FAST.goneMs + 50);
+      f.hear({ from: 'other', streams: 1 });
+      f.commit(emitted(1));
+      await sleep(30);
+      f.hear({ from: 'other', streams: 0 });
+      f.commit(emitted(2));
+      await sleep(30);
+      assert.deepEqual(ids(), ['e1']);
+      f.hear({ from: 'other', streams: 1 });
+      await sleep(FAST.goneMs + 20); // not heard since
+      f.commit(emitted(3));
+      await sleep(30);
+      assert.deepEqual(ids(), ['e1']);
+    } finally {
+      relay.stop();
+    }
+  });
+
+  it('answers an ask once the asker counts as having streams open: what commits here afterwards is sent', async () => {
+    const f = fakes();
+    const relay = await startClusterRelay({ store: f.store, events: f.events, logger: createLogger({ level: 'silent' }) }, 'me', FAST);
+    try {
+      await sleep(FAST.goneMs + 50);
+      f.hear({ from: 'other', streams: 1, ask: 7 });
+      assert.ok(f.said.includes('{"from":"me","ack":7,"to":"other"}'), f.said.join(' '));
+      f.commit(emitted(1));
+      await sleep(30);
+      assert.equal(f.sent.length, 1);
+    } finally {
+      relay.stop();
+    }
+  });
+
+  it('a stream here is ready once every process heard has answered its ask, or after askMs without an answer', async () => {
+    const f = fakes();
+    const relay = await startClusterRelay({ store: f.store, events: f.events, logger: createLogger({ level: 'silent' }) }, 'me', FAST);
+    try {
+      f.hear({ from: 'a', streams: 0 });
+      f.hear({ from: 'b', streams: 0 });
+      let ready = false;
+      const started = performance.now();
+      const first = f.hold();
+      void first.ready.then(() => (ready = true));
+      // It first listens for 1.5 hellos, to have heard every process.
+      await sleep(FAST.helloMs * 1.5 + 20);
+      const ask = f.said.map((m) => JSON.parse(m) as { ask?: number; streams?: number }).find((m) => m.ask !== undefined);
+      assert.equal(ask?.streams, 1, f.said.join(' '));
+      f.hear({ from: 'a', ack: ask!.ask, to: 'me' });
+      f.hear({ from: 'b', ack: ask!.ask, to: 'someone else' });
+      await sleep(10);
+      assert.equal(ready, false, 'ready before b answered');
+      f.hear({ from: 'b', ack: ask!.ask, to: 'me' });
+      await sleep(10);
+      assert.equal(ready, true);
+      // Answered: a second stream is ready at once, and hellos now say streams are open.
+      await f.hold().ready;
+      await sleep(FAST.helloMs + 10);
+      assert.ok(f.said.at(-1)!.includes('"streams":1'), f.said.at(-1));
+      first.release();
+      assert.ok(f.said.at(-1)!.includes('"streams":1'), 'one stream is still open');
+
+      // A process that does not answer (it died and has not aged out): ready after askMs.
+      const g = fakes();
+      const other = await startClusterRelay({ store: g.store, events: g.events, logger: createLogger({ level: 'silent' }) }, 'me', FAST);
+      try {
+        g.hear({ from: 'mute', streams: 0 });
+        const t0 = performance.now();
+        await g.hold().ready;
+        const waited = performance.now() - t0;
+        assert.ok(waited >= FAST.helloMs * 1.5 + FAST.askMs - 20, `ready after ${Math.round(waited)} ms`);
+      } finally {
+        other.stop();
+      }
+      assert.ok(performance.now() - started < 5_000);
     } finally {
       relay.stop();
     }

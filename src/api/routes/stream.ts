@@ -11,6 +11,7 @@ import { badRequest } from '../../domain/errors.ts';
 import { projectName } from '../../domain/names.ts';
 import { formatTimestamp, tryParseDuration } from '../../domain/time.ts';
 import { compileStreamFilter, createFanOut, resultMessage, type FanOut, type StreamFilter } from '../../events/fan-out.ts';
+import type { ClusterHold } from '../../events/pipeline.ts';
 import { requireStreamScope } from '../../services/devices.ts';
 import type { App } from '../types.ts';
 import { principalOf } from '../http.ts';
@@ -116,7 +117,7 @@ export function registerStreamRoutes(app: App, deps: Deps): void {
     reply.hijack();
     const connection = new StreamConnection(deps, reply.raw, filter, sse, pingSeconds * 1000, limits, fanOut, () => open.delete(connection));
     open.add(connection);
-    connection.start();
+    await connection.start();
   };
 
   app.get('/v2/projects/:project/devices/@stream', {
@@ -141,6 +142,7 @@ class StreamConnection {
   private pending = 0;
   private closed = false;
   private unsubscribe: (() => void) | null = null;
+  private hold: ClusterHold | null = null;
   private pingTimer: NodeJS.Timeout | null = null;
   private maxTimer: NodeJS.Timeout | null = null;
   private drainTimer: NodeJS.Timeout | null = null;
@@ -159,7 +161,7 @@ class StreamConnection {
     private readonly onClosed: () => void,
   ) {}
 
-  start(): void {
+  async start(): Promise<void> {
     const { res } = this;
     res.on('close', () => this.cleanup());
     res.on('error', () => this.cleanup());
@@ -168,7 +170,11 @@ class StreamConnection {
       this.cleanup();
       return;
     }
-    // Subscribed before the headers go out: once a client sees them, no later event is missed.
+    // Subscribed before the headers go out, here and (in a cluster) at the other processes: once a client sees
+    // them, no later event is missed.
+    this.hold = this.deps.events.holdCluster();
+    await this.hold.ready;
+    if (this.closed) return;
     this.unsubscribe = this.fanOut.add(this.filter, (message) => this.send(message));
     res.writeHead(200, {
       'Content-Type': this.sse ? 'text/event-stream' : 'application/json',
@@ -238,6 +244,8 @@ class StreamConnection {
   private release(): void {
     this.unsubscribe?.();
     this.unsubscribe = null;
+    this.hold?.release();
+    this.hold = null;
     if (this.pingTimer) clearInterval(this.pingTimer);
     if (this.maxTimer) clearTimeout(this.maxTimer);
     this.pingTimer = this.maxTimer = null;
