@@ -8,11 +8,11 @@
 // Events are sent only while another process has a stream open. Sent to no one, they were a NOTIFY transaction
 // every 10 ms, each flushed to disk, and every event's message read back by its own process: at saturation, one
 // process, ~6 µs of the service's and ~6 µs of PostgreSQL's CPU per event (docs/benchmarks.md). So every process
-// says hello once a second (HELLO_MS), saying whether it has streams open; a process with none heard within
-// GONE_MS sends nothing. A stream that opens where no stream was open asks the others first: it answers (its
-// headers go out) once each process heard within GONE_MS has acknowledged (or after ASK_MS): an event committed
-// anywhere after that reaches it. A process that starts sends every event for its first GONE_MS, until it has heard
-// the hellos of those that have streams open.
+// says hello once a second, saying whether it has streams open, and a process that heard of none in the last 3 s
+// sends nothing (RelayTiming). A stream that opens where no stream was open asks the others first: it answers (its
+// headers go out) once each process heard in the last 3 s has acknowledged (or after 1 s: one that died), and each
+// acknowledges after it counts the asker as having streams, so an event committed anywhere after that reaches it.
+// A process that starts sends every event for its first 3 s, until it has heard the hellos of the others.
 import type { Logger } from '../runtime/logger.ts';
 import { messageRoom, packMessages, type MessageItem } from '../store/cluster.ts';
 import type { DeviceRecord } from '../store/records.ts';
@@ -21,6 +21,11 @@ import type { ClusterHold, EventPipeline } from './pipeline.ts';
 import type { DeviceEvent, EmittedEvent } from './types.ts';
 
 const CHANNEL = 'events';
+/**
+ * The hellos and acknowledgements, on a channel of their own: a process of the release before this one, during a
+ * rolling upgrade, hears only events on CHANNEL (it would fail on anything else), and sends its events whatever.
+ */
+const PRESENCE = 'streams';
 /**
  * At most one send per this many ms (real time): each NOTIFY is a transaction of its own, with a commit flushed to
  * disk, and sent every turn of the event loop it was one for every event batch (about 500 a second at 1,000
@@ -42,11 +47,9 @@ const TIMING: RelayTiming = { helloMs: 1_000, goneMs: 3_000, askMs: 1_000 };
 type Shown = Pick<DeviceRecord, 'id' | 'projectId' | 'type' | 'productNumber' | 'labels'>;
 /** One event of a message: in full, or a reference [deviceId, eventId, timestamp] read back from the store. */
 type Item = { j: string; d: Shown; t: number } | { r: [string, string, number] };
-/** Events; a hello (`streams`: whether it has streams open; `ask`: answer me); or the answer to an ask. */
-type Message =
-  | { from: string; items: Item[] }
-  | { from: string; streams: 0 | 1; ask?: number }
-  | { from: string; ack: number; to: string };
+interface Message { from: string; items: Item[] }
+/** A hello (`streams`: whether it has streams open; `ask`: answer me), or the answer to an ask. */
+type Presence = { from: string; streams: 0 | 1; ask?: number } | { from: string; ack: number; to: string };
 
 export interface ClusterRelay {
   stop(): void;
@@ -72,9 +75,9 @@ export async function startClusterRelay(
   const ownPrefix = `${from}"items":[`;
   /** Bytes of a message's items: the limit less the prefix and the closing `]}`. */
   const room = messageRoom(ownPrefix, ']}');
-  const send = (payloads: string[]) => {
+  const send = (payloads: string[], channel = CHANNEL) => {
     if (stopped || payloads.length === 0) return;
-    cluster.publish(CHANNEL, payloads).catch((err: unknown) => deps.logger.warn({ err }, 'event streams: sending to the other processes failed'));
+    cluster.publish(channel, payloads).catch((err: unknown) => deps.logger.warn({ err }, 'event streams: sending to the other processes failed'));
   };
   // The messages of one send go in one statement: sent one by one, at ~5,500 events/s with one connector they were
   // ~360 statements a second, a tenth of the service's (pg_stat_statements), each a transaction of its own.
@@ -86,13 +89,34 @@ export async function startClusterRelay(
     send(payloads);
   };
 
-  /** The other processes heard within goneMs: when last, and whether they have streams open. */
-  const peers = new Map<string, { heardAt: number; streams: boolean }>();
+  /**
+   * The other processes heard within goneMs: when last, whether they have streams open, and whether they ever said
+   * hello (one that sends events and never did is of an older release: it may have streams open).
+   */
+  const peers = new Map<string, { heardAt: number; streams: boolean; hello: boolean }>();
   let listeningSince = Infinity;
   const wanted = (now: number): boolean => {
     if (now - listeningSince < timing.goneMs) return true;
-    for (const p of peers.values()) if (p.streams && now - p.heardAt < timing.goneMs) return true;
+    for (const p of peers.values()) if ((p.streams || !p.hello) && now - p.heardAt < timing.goneMs) return true;
     return false;
+  };
+  const peer = (id: string) => {
+    let p = peers.get(id);
+    if (!p) peers.set(id, (p = { heardAt: 0, streams: false, hello: false }));
+    const now = performance.now();
+    p.heardAt = now;
+    // Processes that went away without a word.
+    for (const [other, q] of peers) if (now - q.heardAt >= timing.goneMs) peers.delete(other);
+    return p;
+  };
+  const parse = <T extends { from?: unknown }>(payload: string): T | null => {
+    if (payload.startsWith(from)) return null;
+    try {
+      const message = JSON.parse(payload) as T;
+      return typeof message.from === 'string' && message.from !== processId ? message : null;
+    } catch {
+      return null;
+    }
   };
 
   const unsubscribe = deps.events.subscribe((e) => {
@@ -121,12 +145,12 @@ export async function startClusterRelay(
   let asks = 0;
   /** The ask waiting for answers: who has not answered yet. */
   let waiting: { ask: number; from: Set<string>; done: () => void } | null = null;
-  const hello = (ask?: number) => send([`${from}"streams":${holds > 0 ? 1 : 0}${ask === undefined ? '' : `,"ask":${ask}`}}`]);
+  const hello = (ask?: number) => send([`${from}"streams":${holds > 0 ? 1 : 0}${ask === undefined ? '' : `,"ask":${ask}`}}`], PRESENCE);
   const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
   async function askOthers(): Promise<void> {
     // Every process says hello once in helloMs: wait until each one's hello could have been heard.
-    const listened = performance.now() - listeningSince;
+    const listened = Math.max(0, performance.now() - listeningSince); // 0: not listening yet
     if (listened < timing.helloMs * 1.5) await sleep(timing.helloMs * 1.5 - listened);
     const now = performance.now();
     const ask = ++asks;
@@ -163,35 +187,31 @@ export async function startClusterRelay(
     relayed.add(e);
     deps.events.relay(e);
   };
-  const heard = (payload: string) => {
-    if (payload.startsWith(from)) return;
-    let message: Message;
-    try {
-      message = JSON.parse(payload) as Message;
-    } catch {
-      return;
+  const heardEvents = (payload: string) => {
+    const message = parse<Message>(payload);
+    if (!message || !Array.isArray(message.items)) return;
+    peer(message.from);
+    for (const item of message.items) {
+      if ('j' in item) relay({ event: JSON.parse(item.j) as DeviceEvent, json: item.j, device: item.d as DeviceRecord, timestamp: item.t });
+      else void readBack(deps.store, item.r).then((e) => e && relay(e), (err: unknown) => deps.logger.warn({ err }, 'event streams: reading a relayed event failed'));
     }
-    if (typeof message.from !== 'string' || message.from === processId) return;
-    const peer = peers.get(message.from) ?? { heardAt: 0, streams: false };
-    peers.set(message.from, peer);
-    peer.heardAt = performance.now();
-    if ('items' in message) {
-      for (const item of message.items) {
-        if ('j' in item) relay({ event: JSON.parse(item.j) as DeviceEvent, json: item.j, device: item.d as DeviceRecord, timestamp: item.t });
-        else void readBack(deps.store, item.r).then((e) => e && relay(e), (err: unknown) => deps.logger.warn({ err }, 'event streams: reading a relayed event failed'));
-      }
-    } else if ('streams' in message) {
-      peer.streams = message.streams === 1;
+  };
+  const heardPresence = (payload: string) => {
+    const message = parse<Presence>(payload);
+    if (!message) return;
+    const p = peer(message.from);
+    if ('streams' in message) {
+      p.hello = true;
+      p.streams = message.streams === 1;
       // Answered after it counts as having streams: what commits here from now on is sent.
-      if (message.ask !== undefined) send([`${from}"ack":${message.ask},"to":${JSON.stringify(message.from)}}`]);
-    } else if ('ack' in message && message.to === processId && waiting?.ask === message.ack) {
+      if (message.ask !== undefined) send([`${from}"ack":${message.ask},"to":${JSON.stringify(message.from)}}`], PRESENCE);
+    } else if (message.to === processId && waiting?.ask === message.ack) {
       waiting.from.delete(message.from);
       if (waiting.from.size === 0) waiting.done();
     }
-    // Processes that went away without a word.
-    for (const [id, p] of peers) if (peer.heardAt - p.heardAt >= timing.goneMs) peers.delete(id);
   };
-  const stopListening = await cluster.subscribe(CHANNEL, heard);
+  const stopEvents = await cluster.subscribe(CHANNEL, heardEvents);
+  const stopPresence = await cluster.subscribe(PRESENCE, heardPresence);
   listeningSince = performance.now();
   hello();
   const hellos = setInterval(hello, timing.helloMs);
@@ -201,7 +221,8 @@ export async function startClusterRelay(
       stopped = true;
       clearInterval(hellos);
       unsubscribe();
-      stopListening();
+      stopEvents();
+      stopPresence();
     },
   };
 }

@@ -272,7 +272,7 @@ export interface Cluster {
   tryLead(job: string): Promise<boolean>;
   /**
    * Sends messages to every process listening on the channel (this one too), in order, after any open transaction;
-   * all of them in one round trip and one transaction of the database's.
+   * all of them in one round trip and one transaction of the database's. A channel is a lowercase word.
    */
   publish(channel: string, payloads: readonly string[]): Promise<void>;
   /** Hears the channel's messages; returns the function that stops. Messages sent while disconnected are lost. */

@@ -27,19 +27,21 @@ function fakes() {
   const sent: string[] = [];
   const sends: string[][] = [];
   const said: string[] = [];
-  const listeners = new Set<(payload: string) => void>();
+  /** Listeners by channel. */
+  const listeners = new Map<string, Set<(payload: string) => void>>();
   const cluster = {
-    publish: async (_channel: string, payloads: string[]) => {
-      if (!payloads.some((p) => p.includes('"items":['))) {
+    publish: async (channel: string, payloads: string[]) => {
+      if (channel !== 'events') {
         said.push(...payloads);
         return;
       }
       sends.push(payloads);
       sent.push(...payloads);
     },
-    subscribe: async (_channel: string, fn: (payload: string) => void) => {
-      listeners.add(fn);
-      return () => listeners.delete(fn);
+    subscribe: async (channel: string, fn: (payload: string) => void) => {
+      if (!listeners.has(channel)) listeners.set(channel, new Set());
+      listeners.get(channel)!.add(fn);
+      return () => listeners.get(channel)!.delete(fn);
     },
   } as unknown as Cluster;
   const subscribers = new Set<EventSubscriber>();
@@ -56,9 +58,9 @@ function fakes() {
   const commit = (e: EmittedEvent) => {
     for (const s of subscribers) s(e);
   };
-  /** A message another process sent. */
-  const hear = (message: object) => {
-    for (const fn of listeners) fn(JSON.stringify(message));
+  /** A message another process sent: events on their channel, the rest on the hellos' (or raw text on `channel`). */
+  const hear = (message: object | string, channel = typeof message === 'object' && 'items' in message ? 'events' : 'streams') => {
+    for (const fn of listeners.get(channel) ?? []) fn(typeof message === 'string' ? message : JSON.stringify(message));
   };
   return { sent, sends, said, listeners, hear, store: { cluster } as unknown as Store, events, commit, relayed, hold: () => hold!() };
 }
@@ -92,11 +94,13 @@ describe('event streams across a cluster', () => {
     const f = fakes();
     const relay = await startClusterRelay({ store: f.store, events: f.events, logger: createLogger({ level: 'silent' }) }, 'me');
     try {
-      const message = (from: string, n: number) => JSON.stringify({ from, items: [{ j: emitted(n).json, d: device, t: n }] });
-      for (const fn of f.listeners) {
-        fn(message('other', 1));
-        fn(message('me', 2));
-        fn('not json');
+      const message = (from: string, n: number) => ({ from, items: [{ j: emitted(n).json, d: device, t: n }] });
+      f.hear(message('other', 1));
+      f.hear(message('me', 2));
+      for (const channel of ['events', 'streams']) {
+        f.hear('not json', channel);
+        f.hear({ from: 'other' }, channel);
+        f.hear({ from: 'other', items: 'none' }, channel);
       }
       assert.deepEqual(f.relayed.map((e) => e.event.eventId), ['e1']);
       assert.equal(f.relayed[0]!.device.labels.room, 'a');
@@ -226,6 +230,20 @@ describe('event streams across a cluster', () => {
         other.stop();
       }
       assert.ok(performance.now() - started < 5_000);
+    } finally {
+      relay.stop();
+    }
+  });
+
+  it('sends to a process that sends events but never said hello (a process of the release before, mid-upgrade)', async () => {
+    const f = fakes();
+    const relay = await startClusterRelay({ store: f.store, events: f.events, logger: createLogger({ level: 'silent' }) }, 'me', FAST);
+    try {
+      await sleep(FAST.goneMs + 50);
+      f.hear({ from: 'older', items: [] });
+      f.commit(emitted(1));
+      await sleep(30);
+      assert.equal(f.sent.length, 1);
     } finally {
       relay.stop();
     }

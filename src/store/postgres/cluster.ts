@@ -14,7 +14,11 @@ function lockKey(name: string): string {
   return createHash('sha256').update(`sensorcloud:${name}`).digest().readBigInt64BE(0).toString();
 }
 
-const channelName = (channel: string) => `sensorcloud_${channel}`;
+/** The channel's name in PostgreSQL: LISTEN takes it as an identifier, unquoted, so it is a plain lowercase word. */
+const channelName = (channel: string) => {
+  if (!/^[a-z][a-z0-9_]*$/.test(channel)) throw new Error(`a cluster channel is a lowercase word, not ${JSON.stringify(channel)}`);
+  return `sensorcloud_${channel}`;
+};
 const RECONNECT_MS = 1_000;
 const PUBLISH_MANY = `SELECT pg_notify($1, ${packedText(2, 's', 'l')}) FROM unnest($3::int[], $4::int[]) WITH ORDINALITY AS u(s, l, n) ORDER BY n`;
 
