@@ -218,7 +218,15 @@ describe('a cluster of serve processes on PostgreSQL', () => {
       assert.equal(health.status, 503);
       await new Promise((r) => setTimeout(r, 10_000));
       server.resume();
-      await until('healthz ok again on both', async () => (await fetch(`${a.base}/healthz`)).status === 200 && (await fetch(`${b.base}/healthz`)).status === 200, 60_000);
+      // A request that fails outright (no answer at all) names how each process stands.
+      const healthy = async (n: typeof a) => {
+        try {
+          return (await fetch(`${n.base}/healthz`)).status === 200;
+        } catch (err) {
+          throw new Error(`/healthz of ${n.base} failed: ${(err as Error).message} (${String((err as Error).cause)})\n${cluster.nodes.map((x) => x.describe()).join('\n')}`);
+        }
+      };
+      await until('healthz ok again on both', async () => (await healthy(a)) && (await healthy(b)), 60_000);
       const before = accepted;
       await until('events accepted again', () => accepted >= before + 100, 60_000);
       stop = true;

@@ -14,7 +14,12 @@ export interface Node {
   dataDir: string;
   child: ChildProcess;
   base: string;
+  /** How the process stands, and the last of what it wrote (for a failure's message). */
+  describe(): string;
 }
+
+/** Bytes of a process's output kept for describe(). */
+const TAIL_BYTES = 4_000;
 
 export interface TestCluster {
   nodes: Node[];
@@ -44,7 +49,12 @@ export async function startCluster(databaseUrl: string, size: number, extraEnv: 
     const port = existing?.port ?? (await freePort());
     const dataDir = existing?.dataDir ?? join(root, `node-${i}`);
     const child = await serve(envOf(port, dataDir));
-    const node = { port, dataDir, child, base: `http://127.0.0.1:${port}` };
+    let tail = '';
+    const keep = (d: Buffer) => (tail = (tail + d.toString()).slice(-TAIL_BYTES));
+    child.stdout!.on('data', keep);
+    child.stderr!.on('data', keep);
+    const describe = () => `process ${i} (port ${port}): ${child.exitCode !== null || child.signalCode !== null ? `exited (${child.exitCode ?? child.signalCode})` : 'running'}; its last output:\n${tail}`;
+    const node = { port, dataDir, child, base: `http://127.0.0.1:${port}`, describe };
     nodes[i] = node;
     return node;
   };
