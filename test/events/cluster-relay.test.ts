@@ -4,7 +4,7 @@
 // what this one sent itself.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { startClusterRelay } from '../../src/events/cluster-relay.ts';
+import { startClusterRelay, type RelayTiming } from '../../src/events/cluster-relay.ts';
 import type { ClusterHold, EventPipeline, EventSubscriber } from '../../src/events/pipeline.ts';
 import type { EmittedEvent } from '../../src/events/types.ts';
 import { createLogger } from '../../src/runtime/logger.ts';
@@ -62,7 +62,12 @@ function fakes() {
   const hear = (message: object | string, channel = typeof message === 'object' && 'items' in message ? 'events' : 'streams') => {
     for (const fn of listeners.get(channel) ?? []) fn(typeof message === 'string' ? message : JSON.stringify(message));
   };
-  return { sent, sends, said, listeners, hear, store: { cluster } as unknown as Store, events, commit, relayed, hold: () => hold!() };
+  const store = { cluster } as unknown as Store;
+  /** The relay of process 'me' on these fakes. */
+  const start = (timing?: RelayTiming) => startClusterRelay({ store, events, logger: createLogger({ level: 'silent' }) }, 'me', timing);
+  /** The ids of the events sent, in order. */
+  const sentIds = () => sent.flatMap((p) => (JSON.parse(p) as { items: Array<{ j: string }> }).items.map((i) => (JSON.parse(i.j) as { eventId: string }).eventId));
+  return { sent, sends, said, listeners, hear, start, sentIds, commit, relayed, hold: () => hold!() };
 }
 
 /** Hellos and asks a tenth of the real ones' time apart (RelayTiming). */
@@ -71,7 +76,7 @@ const FAST = { helloMs: 100, goneMs: 300, askMs: 200 };
 describe('event streams across a cluster', () => {
   it('sends every committed event, in order, at most one send per 10 ms', async () => {
     const f = fakes();
-    const relay = await startClusterRelay({ store: f.store, events: f.events, logger: createLogger({ level: 'silent' }) }, 'me');
+    const relay = await f.start();
     try {
       const started = performance.now();
       let n = 0;
@@ -81,8 +86,7 @@ describe('event streams across a cluster', () => {
       }
       await sleep(30);
       const elapsed = performance.now() - started;
-      const items = f.sent.flatMap((p) => (JSON.parse(p) as { items: Array<{ j: string }> }).items.map((i) => (JSON.parse(i.j) as { eventId: string }).eventId));
-      assert.deepEqual(items, Array.from({ length: n }, (_, i) => `e${i}`));
+      assert.deepEqual(f.sentIds(), Array.from({ length: n }, (_, i) => `e${i}`));
       assert.ok(f.sends.length <= Math.ceil(elapsed / 10) + 1, `${f.sends.length} sends for ${n} events in ${Math.round(elapsed)} ms`);
       assert.ok(f.sends.length < n / 2, `${f.sends.length} sends for ${n} events`);
     } finally {
@@ -92,7 +96,7 @@ describe('event streams across a cluster', () => {
 
   it('hands what another process sent to the subscribers here, and ignores its own messages', async () => {
     const f = fakes();
-    const relay = await startClusterRelay({ store: f.store, events: f.events, logger: createLogger({ level: 'silent' }) }, 'me');
+    const relay = await f.start();
     try {
       const message = (from: string, n: number) => ({ from, items: [{ j: emitted(n).json, d: device, t: n }] });
       f.hear(message('other', 1));
@@ -111,7 +115,7 @@ describe('event streams across a cluster', () => {
 
   it('splits what one send holds into messages of at most 7,900 bytes, counted in UTF-8, in one send', async () => {
     const f = fakes();
-    const relay = await startClusterRelay({ store: f.store, events: f.events, logger: createLogger({ level: 'silent' }) }, 'me');
+    const relay = await f.start();
     try {
       // 2,000 characters of three bytes each: one event fits a message (6,000 bytes), two do not.
       const wide = (n: number): EmittedEvent => ({ ...emitted(n), device: { ...device, labels: { note: '温'.repeat(2_000) } } });
@@ -133,7 +137,7 @@ describe('event streams across a cluster', () => {
 
   it('sends no events when no other process has a stream open, once it has listened long enough to know', async () => {
     const f = fakes();
-    const relay = await startClusterRelay({ store: f.store, events: f.events, logger: createLogger({ level: 'silent' }) }, 'me', FAST);
+    const relay = await f.start(FAST);
     try {
       f.commit(emitted(0)); // while it cannot know yet: sent
       await sleep(FAST.goneMs + 50);
@@ -141,8 +145,7 @@ describe('event streams across a cluster', () => {
       f.hear({ from: 'other', streams: 0 });
       f.commit(emitted(2));
       await sleep(30);
-      const ids = f.sent.flatMap((p) => (JSON.parse(p) as { items: Array<{ j: string }> }).items.map((i) => (JSON.parse(i.j) as { eventId: string }).eventId));
-      assert.deepEqual(ids, ['e0']);
+      assert.deepEqual(f.sentIds(), ['e0']);
       // It says hello at once and then every helloMs, with no streams open.
       assert.ok(f.said.length >= 3, `${f.said.length} hellos`);
       assert.ok(f.said.every((m) => m === '{"from":"me","streams":0}'), f.said.join(' '));
@@ -153,8 +156,7 @@ describe('event streams across a cluster', () => {
 
   it('sends while another process has streams open, until it says it has none or is not heard for goneMs', async () => {
     const f = fakes();
-    const relay = await startClusterRelay({ store: f.store, events: f.events, logger: createLogger({ level: 'silent' }) }, 'me', FAST);
-    const ids = () => f.sent.flatMap((p) => (JSON.parse(p) as { items: Array<{ j: string }> }).items.map((i) => (JSON.parse(i.j) as { eventId: string }).eventId));
+    const relay = await f.start(FAST);
     try {
       await sleep(FAST.goneMs + 50);
       f.hear({ from: 'other', streams: 1 });
@@ -163,12 +165,12 @@ describe('event streams across a cluster', () => {
       f.hear({ from: 'other', streams: 0 });
       f.commit(emitted(2));
       await sleep(30);
-      assert.deepEqual(ids(), ['e1']);
+      assert.deepEqual(f.sentIds(), ['e1']);
       f.hear({ from: 'other', streams: 1 });
       await sleep(FAST.goneMs + 20); // not heard since
       f.commit(emitted(3));
       await sleep(30);
-      assert.deepEqual(ids(), ['e1']);
+      assert.deepEqual(f.sentIds(), ['e1']);
     } finally {
       relay.stop();
     }
@@ -176,7 +178,7 @@ describe('event streams across a cluster', () => {
 
   it('answers an ask once the asker counts as having streams open: what commits here afterwards is sent', async () => {
     const f = fakes();
-    const relay = await startClusterRelay({ store: f.store, events: f.events, logger: createLogger({ level: 'silent' }) }, 'me', FAST);
+    const relay = await f.start(FAST);
     try {
       await sleep(FAST.goneMs + 50);
       f.hear({ from: 'other', streams: 1, ask: 7 });
@@ -191,7 +193,7 @@ describe('event streams across a cluster', () => {
 
   it('a stream here is ready once every process heard has answered its ask, or after askMs without an answer', async () => {
     const f = fakes();
-    const relay = await startClusterRelay({ store: f.store, events: f.events, logger: createLogger({ level: 'silent' }) }, 'me', FAST);
+    const relay = await f.start(FAST);
     try {
       f.hear({ from: 'a', streams: 0 });
       f.hear({ from: 'b', streams: 0 });
@@ -219,7 +221,7 @@ describe('event streams across a cluster', () => {
 
       // A process that does not answer (it died and has not aged out): ready after askMs.
       const g = fakes();
-      const other = await startClusterRelay({ store: g.store, events: g.events, logger: createLogger({ level: 'silent' }) }, 'me', FAST);
+      const other = await g.start(FAST);
       try {
         g.hear({ from: 'mute', streams: 0 });
         const t0 = performance.now();
@@ -237,7 +239,7 @@ describe('event streams across a cluster', () => {
 
   it('sends to a process that sends events but never said hello (a process of the release before, mid-upgrade)', async () => {
     const f = fakes();
-    const relay = await startClusterRelay({ store: f.store, events: f.events, logger: createLogger({ level: 'silent' }) }, 'me', FAST);
+    const relay = await f.start(FAST);
     try {
       await sleep(FAST.goneMs + 50);
       f.hear({ from: 'older', items: [] });
