@@ -64,6 +64,15 @@ export function createPostgresCluster(pool: pg.Pool, url: string, logger?: Pick<
     return session;
   }
 
+  // The session connection's queries one at a time (a job's lock beside a LISTEN): pg 8 warns on every start when a
+  // query is sent while the client runs another (DeprecationWarning), and pg 9 refuses it.
+  let queue: Promise<unknown> = Promise.resolve();
+  function onSession<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
+    const run = queue.then(async () => fn(await connect()));
+    queue = run.catch(() => undefined);
+    return run;
+  }
+
   return {
     async withLock(name, fn) {
       const client = await pool.connect();
@@ -80,11 +89,12 @@ export function createPostgresCluster(pool: pg.Pool, url: string, logger?: Pick<
     },
     async tryLead(job) {
       try {
-        const client = await connect();
-        if (led.has(job)) return true;
-        const { rows } = await client.query<{ ok: boolean }>('SELECT pg_try_advisory_lock($1::bigint) AS ok', [lockKey(`job:${job}`)]);
-        if (rows[0]?.ok) led.add(job);
-        return led.has(job);
+        return await onSession(async (client) => {
+          if (led.has(job)) return true;
+          const { rows } = await client.query<{ ok: boolean }>('SELECT pg_try_advisory_lock($1::bigint) AS ok', [lockKey(`job:${job}`)]);
+          if (rows[0]?.ok) led.add(job);
+          return led.has(job);
+        });
       } catch {
         return false;
       }
@@ -104,8 +114,7 @@ export function createPostgresCluster(pool: pg.Pool, url: string, logger?: Pick<
       if (!fns) {
         fns = new Set();
         listeners.set(name, fns);
-        const client = await connect();
-        await client.query(`LISTEN ${name}`);
+        await onSession((client) => client.query(`LISTEN ${name}`));
       }
       fns.add(fn);
       return () => {
