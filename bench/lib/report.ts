@@ -104,7 +104,7 @@ export function figuresSection(report: RunReport): string {
     if (isLatencyMap) lines.push('', 'Publish → acknowledgement latency:', '', ...latencyTable(latency), '');
     for (const n of s.notes) lines.push(`- note: ${n}`);
   }
-  lines.push('', 'Reproduce (on an otherwise idle machine):', '', '```sh', 'npm ci', 'npm run bench              # whole suite, under 10 minutes', 'npm run bench -- --quick   # harness check, under 2 minutes', 'npm run bench -- --only e2e,api   # some scenarios (the ceiling is added when a ratio needs it)', '```', '', 'Every figure of this run, with the settings, is in `bench/results/latest.json`.', END);
+  lines.push('', 'Reproduce (on an otherwise idle machine):', '', '```sh', 'npm ci', 'npm run bench              # whole suite, about 10 minutes', 'npm run bench -- --quick   # harness check, under 2 minutes', 'npm run bench -- --only e2e,api   # some scenarios (the ceiling is added when a ratio needs it)', '```', '', 'Every figure of this run, with the settings, is in `bench/results/latest.json`.', END);
   return lines.join('\n');
 }
 
