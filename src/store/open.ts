@@ -23,17 +23,28 @@ export function redactDatabaseUrl(url: string): string {
   }
 }
 
+/** The database a URL names: its path, or (none) the user's name, as PostgreSQL takes it then. */
+function databaseName(url: string): string {
+  try {
+    const u = new URL(url);
+    return decodeURIComponent(u.pathname.slice(1) || u.username) || 'sensorcloud';
+  } catch {
+    return 'sensorcloud';
+  }
+}
+
 /** Why a connection to PostgreSQL failed, in words an operator acts on. */
 function explainConnectError(err: unknown, url: string): StartupError {
   const e = err as { code?: string; message?: string };
   const where = redactDatabaseUrl(url);
+  const database = databaseName(url);
   const hint: Record<string, string> = {
     ECONNREFUSED: 'nothing listens there: is PostgreSQL running, on that host and port?',
     ENOTFOUND: 'the host name does not resolve',
     ETIMEDOUT: 'no answer: a firewall, or the wrong host?',
     '28P01': 'the password was refused',
     '28000': 'the server refused this user (pg_hba.conf)',
-    '3D000': 'the database does not exist: create it first (createdb sensorcloud)',
+    '3D000': `the database does not exist: create it first (createdb ${database})`,
     '42501': 'the user may not create the schema: grant it CREATE on the database, or run the first start as its owner',
   };
   const why = hint[e.code ?? ''] ?? e.message ?? String(err);

@@ -9,6 +9,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
+import { testPostgresUrl } from '../helpers/postgres.ts';
 import { freePort, serve, spawnCli } from '../helpers/serve-process.ts';
 import { cleanEnv, runCli, type Finished } from './cli-process.ts';
 
@@ -150,6 +151,21 @@ describe('sad', () => {
     // 192.0.2.1 is reserved for documentation (RFC 5737): no machine has it.
     const foreign = oneLine(await runCli(['serve', '--host', '192.0.2.1'], cleanEnv({ PORT: '0', SENSORCLOUD_DATA_DIR: dataDir })));
     assert.equal(foreign, 'sensorcloud: 192.0.2.1 is not an address of this machine: set --host to one of its addresses, 127.0.0.1 (this machine only) or 0.0.0.0 (every interface)');
+    assertNoCredentials(dataDir);
+  });
+
+  it('a PostgreSQL database that cannot be used: one line naming the URL (its password hidden) and what to do, no credentials', { timeout: 90_000 }, async () => {
+    const dataDir = newDir();
+    const url = new URL(await testPostgresUrl());
+    url.password = 'hunter2'; // the test server trusts local connections: a password is accepted, and must not be printed
+    url.pathname = '/sc_no_such_db';
+    const missing = oneLine(await runCli(['serve'], cleanEnv({ PORT: '0', SENSORCLOUD_DATA_DIR: dataDir, SENSORCLOUD_DATABASE_URL: url.toString() })));
+    const shown = (u: URL) => new URL(u).toString().replace(':hunter2@', ':***@');
+    assert.equal(missing, `sensorcloud: SENSORCLOUD_DATABASE_URL ${shown(url)}: cannot use the database (3D000): the database does not exist: create it first (createdb sc_no_such_db)`);
+    assertNoCredentials(dataDir);
+    url.port = String(await freePort());
+    const closed = oneLine(await runCli(['serve'], cleanEnv({ PORT: '0', SENSORCLOUD_DATA_DIR: dataDir, SENSORCLOUD_DATABASE_URL: url.toString() })));
+    assert.equal(closed, `sensorcloud: SENSORCLOUD_DATABASE_URL ${shown(url)}: cannot use the database (ECONNREFUSED): nothing listens there: is PostgreSQL running, on that host and port?`);
     assertNoCredentials(dataDir);
   });
 
