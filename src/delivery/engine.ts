@@ -8,6 +8,7 @@ import type { SecretBox } from '../auth/secret-box.ts';
 import { dataConnectorName } from '../domain/names.ts';
 import type { EventPipeline } from '../events/pipeline.ts';
 import { nowMicros, type Clock } from '../runtime/clock.ts';
+import { createFailureLog } from '../runtime/failure-log.ts';
 import type { Logger } from '../runtime/logger.ts';
 import type { Store } from '../store/store.ts';
 import { Backlog } from './backlog.ts';
@@ -110,6 +111,10 @@ export function createDeliveryEngine(deps: EngineDeps, dispatcher: Dispatcher, o
   // A line is bounded, and all lines together hold at most as many rows as may be in flight.
   const lines = new Lines(perConnector * 4, total);
   const connectorLog = createConnectorLog(log, deps.clock);
+  // Every poll fails while the database is unreachable: logged when that starts and when it ends.
+  const claimFailures = createFailureLog(log, 'error', {
+    failing: 'delivery engine: claiming due deliveries failed', recovered: 'delivery engine: claiming due deliveries works again',
+  }, () => deps.clock.now());
   // The project of each connector an attempt was made for, to name it in the log.
   const projectOf = new Map<string, string>();
   const outcomes = createOutcomeRecorder(deps, {
@@ -251,9 +256,10 @@ export function createDeliveryEngine(deps: EngineDeps, dispatcher: Dispatcher, o
           else lastHousekeeping = deps.clock.now();
         }
         const items = await claim();
+        claimFailures.succeeded();
         if (items.length > 0) launch(items);
       } catch (err) {
-        log.error({ err }, 'delivery engine: claiming due deliveries failed');
+        claimFailures.failed(err);
       }
     } while (again && !stopping);
   }

@@ -5,6 +5,8 @@
 // with the attempt metrics and counters; a success is recorded in the same loop turn it arrives.
 import { afterFailure, afterSuccess, type ConnectorState } from '../domain/connector-status.ts';
 import { dataConnectorName } from '../domain/names.ts';
+import type { Clock } from '../runtime/clock.ts';
+import { createFailureLog } from '../runtime/failure-log.ts';
 import type { Logger } from '../runtime/logger.ts';
 import type { DataConnectorRecord, DeliveryRecord } from '../store/connector-repos.ts';
 import type { Repos, Store } from '../store/store.ts';
@@ -182,8 +184,12 @@ async function apply(tx: Repos, done: Finished, report: RunReport, batch: Batch,
  * The group commit of outcomes. `notices` hears, after the commit, of the connectors whose state the batch changed.
  * A batch that fails to record leaves its rows leased: they come due again when the lease ends.
  */
-export function createOutcomeRecorder(deps: { store: Store; logger: Logger }, notices: OutcomeNotices): OutcomeRecorder {
+export function createOutcomeRecorder(deps: { store: Store; logger: Logger; clock: Clock }, notices: OutcomeNotices): OutcomeRecorder {
   const log = deps.logger;
+  // While the database is unreachable every batch fails: logged when that starts and when it ends.
+  const failures = createFailureLog(log, 'error', {
+    failing: 'delivery engine: recording attempt outcomes failed', recovered: 'delivery engine: recording attempt outcomes works again',
+  }, () => deps.clock.now());
   let pending: Array<{ done: Finished; resolve: (r: RunReport) => void }> = [];
   let flushing: Promise<void> | null = null;
   const takeBatch = () => {
@@ -215,11 +221,12 @@ export function createOutcomeRecorder(deps: { store: Store; logger: Logger }, no
           await tx.connectorMetrics.addCounters(batch.counters);
           told = batch.notices;
         }, { rerunnable: true, background: true });
+        failures.succeeded();
       } catch (err) {
         taken ??= takeBatch();
         reports = attemptedReports(taken.length);
         told = [];
-        log.error({ err }, 'delivery engine: recording attempt outcomes failed');
+        failures.failed(err);
       }
       for (const tell of told) tell(notices);
       // (The transaction took the batch unless it failed before running at all.)

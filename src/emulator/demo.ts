@@ -167,7 +167,7 @@ export async function createDemo(deps: Deps, options: DemoOptions & { projectId:
 
   const periodic = createPeriodic(async () => {
     if (await leadsJob(deps.store, 'demo')) await tickOnce();
-  }, deps.logger, 'demo mode: emitting events failed');
+  }, deps.logger, { failing: 'demo mode: emitting events failed', recovered: 'demo mode: emitting events works again' }, () => deps.clock.now());
   return {
     projectId,
     ensureDevices,

@@ -132,7 +132,7 @@ export function createHeartbeats(deps: Deps, options: HeartbeatOptions = {}): He
   // One process of a cluster sends them (it leads the job); another takes over when it stops.
   const periodic = createPeriodic(async () => {
     if (await leadsJob(deps.store, 'heartbeats')) await tickOnce();
-  }, deps.logger, 'emulated heartbeats failed');
+  }, deps.logger, { failing: 'emulated heartbeats failed', recovered: 'emulated heartbeats work again' }, () => deps.clock.now());
   return {
     tickOnce,
     start() {

@@ -13,6 +13,7 @@
 // headers go out) once each process heard in the last 3 s has acknowledged (or after 1 s: one that died), and each
 // acknowledges after it counts the asker as having streams, so an event committed anywhere after that reaches it.
 // A process that starts sends every event for its first 3 s, until it has heard the hellos of the others.
+import { createFailureLog } from '../runtime/failure-log.ts';
 import type { Logger } from '../runtime/logger.ts';
 import { messageRoom, packMessages, type MessageItem } from '../store/cluster.ts';
 import type { DeviceRecord } from '../store/records.ts';
@@ -75,9 +76,13 @@ export async function startClusterRelay(
   const ownPrefix = `${from}"items":[`;
   /** Bytes of a message's items: the limit less the prefix and the closing `]}`. */
   const room = messageRoom(ownPrefix, ']}');
+  // The hellos fail every second while the database is unreachable: logged when that starts and when it ends.
+  const sendFailures = createFailureLog(deps.logger, 'warn', {
+    failing: 'event streams: sending to the other processes failed', recovered: 'event streams: sending to the other processes works again',
+  }, () => performance.now());
   const send = (payloads: string[], channel = CHANNEL) => {
     if (stopped || payloads.length === 0) return;
-    cluster.publish(channel, payloads).catch((err: unknown) => deps.logger.warn({ err }, 'event streams: sending to the other processes failed'));
+    cluster.publish(channel, payloads).then(() => sendFailures.succeeded(), (err: unknown) => sendFailures.failed(err));
   };
   // The messages of one send go in one statement: sent one by one, at ~5,500 events/s with one connector they were
   // ~360 statements a second, a tenth of the service's (pg_stat_statements), each a transaction of its own.

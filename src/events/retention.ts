@@ -50,7 +50,7 @@ export function startRetention(deps: RetentionDeps, options: { intervalMs?: numb
     if (!(await leadsJob(deps.store, 'retention'))) return;
     const deleted = await pruneOnce(deps, { batchSize: options.batchSize, shouldStop: () => stopped });
     if (deleted > 0) deps.logger.info({ deleted }, 'event history: pruned events past retention');
-  }, deps.logger, 'event history: pruning failed; will retry');
+  }, deps.logger, { failing: 'event history: pruning failed; will retry', recovered: 'event history: pruning works again' }, () => deps.clock.now());
   periodic.start(options.intervalMs ?? DEFAULT_PRUNE_INTERVAL_MS);
   return {
     async stop() {

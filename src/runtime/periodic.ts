@@ -1,5 +1,6 @@
-// A background job that runs a tick at a fixed period, never overlapping itself, with failures logged.
-// Timers are unref'd so they never keep the process alive on their own.
+// A background job that runs a tick at a fixed period, never overlapping itself, with failures logged (when they
+// start and when they end: failure-log.ts). Timers are unref'd so they never keep the process alive on their own.
+import { createFailureLog } from './failure-log.ts';
 import type { Logger } from './logger.ts';
 
 export interface Periodic {
@@ -9,13 +10,15 @@ export interface Periodic {
   stop(): Promise<void>;
 }
 
-export function createPeriodic(tick: () => Promise<unknown>, logger: Logger, failureMessage: string): Periodic {
+/** `messages`: the lines when ticks start failing and when one works again; `now`: milliseconds (deps.clock). */
+export function createPeriodic(tick: () => Promise<unknown>, logger: Logger, messages: { failing: string; recovered: string }, now: () => number): Periodic {
   let timer: NodeJS.Timeout | null = null;
   let running: Promise<void> | null = null;
+  const failures = createFailureLog(logger, 'error', messages, now);
   const run = () => {
     if (running) return;
     running = tick()
-      .then(() => undefined, (err) => logger.error({ err }, failureMessage))
+      .then(() => failures.succeeded(), (err) => failures.failed(err))
       .finally(() => { running = null; });
   };
   return {

@@ -237,6 +237,14 @@ describe('a cluster of serve processes on PostgreSQL', () => {
       await load;
       for (const n of cluster.nodes) assert.equal(n.child.exitCode, null, 'no process exited');
       assert.ok(refused > 0, 'publishes were refused (503) during the outage');
+      // The outage is logged when it starts (and its end, at info), not at every attempt that fails meanwhile: an
+      // idle process wrote each of these lines several times a second.
+      const repeated = [
+        'database: the cluster connection was lost; periodic jobs are given up until it is back', 'delivery engine: claiming due deliveries failed',
+        'event streams: sending to the other processes failed', 'delivery engine: recording attempt outcomes failed',
+      ];
+      for (const n of cluster.nodes) for (const msg of repeated) assert.ok(n.logged(msg) <= 2, `"${msg}" logged ${n.logged(msg)} times during a 10 s outage`);
+      assert.ok(cluster.nodes.some((n) => n.logged('delivery engine: claiming due deliveries failed') >= 1), 'the outage was logged');
 
       const stored: string[] = [];
       let token = '';

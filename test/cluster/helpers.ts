@@ -16,6 +16,8 @@ export interface Node {
   base: string;
   /** How the process stands, and the last of what it wrote (for a failure's message). */
   describe(): string;
+  /** How many log lines with this message (`msg`) the process wrote. */
+  logged(msg: string): number;
 }
 
 /** Bytes of a process's output kept for describe(). */
@@ -53,8 +55,19 @@ export async function startCluster(databaseUrl: string, size: number, extraEnv: 
     const keep = (d: Buffer) => (tail = (tail + d.toString()).slice(-TAIL_BYTES));
     child.stdout!.on('data', keep);
     child.stderr!.on('data', keep);
+    // The log lines of stdout (one JSON object each), counted by message.
+    const counts = new Map<string, number>();
+    let partial = '';
+    child.stdout!.on('data', (d: Buffer) => {
+      const lines = (partial + d.toString()).split('\n');
+      partial = lines.pop()!;
+      for (const line of lines) {
+        const msg = /"msg":"((?:[^"\\]|\\.)*)"/.exec(line)?.[1];
+        if (msg !== undefined) counts.set(msg, (counts.get(msg) ?? 0) + 1);
+      }
+    });
     const describe = () => `process ${i} (port ${port}): ${child.exitCode !== null || child.signalCode !== null ? `exited (${child.exitCode ?? child.signalCode})` : 'running'}; its last output:\n${tail}`;
-    const node = { port, dataDir, child, base: `http://127.0.0.1:${port}`, describe };
+    const node = { port, dataDir, child, base: `http://127.0.0.1:${port}`, describe, logged: (msg: string) => counts.get(msg) ?? 0 };
     nodes[i] = node;
     return node;
   };

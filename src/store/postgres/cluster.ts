@@ -4,6 +4,7 @@
 // connection LISTENs; after it is lost it is opened again (with the jobs given up and the channels listened again).
 import { createHash } from 'node:crypto';
 import pg from 'pg';
+import { createFailureLog } from '../../runtime/failure-log.ts';
 import type { Logger } from '../../runtime/logger.ts';
 import type { Cluster } from '../store.ts';
 import { SERVICE_APPLICATION_NAME } from './db.ts';
@@ -20,6 +21,7 @@ const channelName = (channel: string) => {
   return `sensorcloud_${channel}`;
 };
 const RECONNECT_MS = 1_000;
+const noLog = () => undefined;
 const PUBLISH_MANY = `SELECT pg_notify($1, ${packedText(2, 's', 'l')}) FROM unnest($3::int[], $4::int[]) WITH ORDINALITY AS u(s, l, n) ORDER BY n`;
 
 export interface PostgresCluster extends Cluster {
@@ -31,6 +33,14 @@ export function createPostgresCluster(pool: pg.Pool, url: string, logger?: Pick<
   const led = new Set<string>();
   let session: Promise<pg.Client> | null = null;
   let closed = false;
+  /** The one timer that opens the connection again after it was lost (or a new one failed). */
+  let reconnect: NodeJS.Timeout | null = null;
+  // Once when the connection is lost and once when it is back, however many attempts fail in between.
+  const log = { info: (o: object, m: string) => logger?.info(o, m), warn: (o: object, m: string) => logger?.warn(o, m), error: noLog };
+  const failures = createFailureLog(log, 'warn', {
+    failing: 'database: the cluster connection was lost; periodic jobs are given up until it is back',
+    recovered: 'database: the cluster connection is back; periodic jobs resume',
+  }, () => performance.now());
 
   function connect(): Promise<pg.Client> {
     session ??= (async () => {
@@ -41,10 +51,13 @@ export function createPostgresCluster(pool: pg.Pool, url: string, logger?: Pick<
         led.clear();
         client.removeAllListeners();
         client.end().catch(() => undefined);
-        if (!closed) {
-          logger?.warn({ err: err?.message }, 'database: the cluster connection was lost; periodic jobs are given up until it is back');
-          setTimeout(() => void connect().catch(() => undefined), RECONNECT_MS).unref();
-        }
+        if (closed) return;
+        failures.failed(err?.message);
+        reconnect ??= setTimeout(() => {
+          reconnect = null;
+          void connect().catch(() => undefined);
+        }, RECONNECT_MS);
+        reconnect.unref();
       };
       client.on('error', lost);
       client.on('end', () => lost());
@@ -59,6 +72,7 @@ export function createPostgresCluster(pool: pg.Pool, url: string, logger?: Pick<
         lost(err as Error);
         throw err;
       }
+      failures.succeeded();
       return client;
     })();
     return session;
@@ -141,6 +155,7 @@ export function createPostgresCluster(pool: pg.Pool, url: string, logger?: Pick<
     },
     async close() {
       closed = true;
+      if (reconnect !== null) clearTimeout(reconnect);
       const s = session;
       session = null;
       led.clear();
