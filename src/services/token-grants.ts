@@ -45,15 +45,15 @@ export async function exchangeAssertion(deps: Deps, assertion: string, audiences
 
 /** Password grant for active console users, throttled per email (contract §2.5). */
 export async function exchangePassword(deps: Deps, throttle: LoginThrottle, email: string, password: string): Promise<TokenResponse> {
-  const wait = throttle.retryAfterSeconds(email);
+  const wait = await throttle.retryAfterSeconds(email);
   if (wait > 0) throw tooManyRequests(wait, 'too many failed logins for this email; try again later');
   const user = await deps.store.users.getByEmail(email);
   const usable = user !== null && user.active && user.passwordHash !== null;
   const ok = await verifyPassword(password, usable ? user.passwordHash : DUMMY_PASSWORD_HASH);
   if (!usable || !ok) {
-    throttle.recordFailure(email);
+    await throttle.recordFailure(email);
     throw oauthError('invalid_grant', 'invalid email or password');
   }
-  throttle.recordSuccess(email);
+  await throttle.recordSuccess(email);
   return mint(deps, `user:${user.id}`, '');
 }

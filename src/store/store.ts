@@ -281,6 +281,18 @@ export interface Cluster {
   serviceSessions(): Promise<number>;
   /** A value the cluster shares, set by the first process that asks (first writer wins); returns the stored one. */
   settle(name: string, value: string): Promise<string>;
+  /** Failed password logins of every process, by lower-cased email (the login throttle: auth/login-throttle.ts). */
+  readonly loginFailures: LoginFailures;
+}
+
+/** Failed password logins shared by the processes of a cluster; times in milliseconds. */
+export interface LoginFailures {
+  /** The times of the email's failures after `since`, latest first, at most `limit` of them. */
+  recent(email: string, since: number, limit: number): Promise<number[]>;
+  /** Records a failure at `at`; failures at or before `since` (of this email, and now and then of every email) go. */
+  record(email: string, at: number, since: number): Promise<void>;
+  /** Forgets the email's failures (a successful login). */
+  clear(email: string): Promise<void>;
 }
 
 export interface Store extends Repos {

@@ -5,7 +5,11 @@ import { createHmac } from 'node:crypto';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { SignJWT } from 'jose';
 import { hashPassword } from '../../src/auth/passwords.ts';
-import { createLoginThrottle } from '../../src/auth/login-throttle.ts';
+import pg from 'pg';
+import { createLoginThrottle, createSharedLoginThrottle, type LoginThrottle } from '../../src/auth/login-throttle.ts';
+import { createPostgresStore } from '../../src/store/postgres/index.ts';
+import type { Store } from '../../src/store/store.ts';
+import { createTestDatabase } from '../helpers/postgres.ts';
 import { FakeClock } from '../../src/runtime/clock.ts';
 import { createTestContext, type TestContext, type TestResponse } from '../helpers/context.ts';
 
@@ -327,26 +331,73 @@ describe('oauth2 token endpoint', () => {
   });
 });
 
+// The throttle of one process (memory) and of a cluster (the database, shared by its processes): the same rules.
 describe('login throttle', () => {
-  it('blocks at the 10th failure within 15 min and slides', () => {
-    const clock = new FakeClock(0);
-    const throttle = createLoginThrottle(clock);
-    for (let i = 0; i < 9; i++) throttle.recordFailure('a@b.c');
-    assert.equal(throttle.retryAfterSeconds('a@b.c'), 0);
-    clock.advance(60_000);
-    throttle.recordFailure('A@B.C');
-    assert.equal(throttle.retryAfterSeconds('a@b.c'), 14 * 60);
-    clock.advance(14 * 60_000 - 1);
-    assert.equal(throttle.retryAfterSeconds('a@b.c'), 1);
-    clock.advance(1);
-    assert.equal(throttle.retryAfterSeconds('a@b.c'), 0);
+  let db: Awaited<ReturnType<typeof createTestDatabase>> | null = null;
+  let store: Store | null = null;
+  after(async () => {
+    await store?.close();
+    await db?.drop();
   });
+  const shared = async (clock: FakeClock): Promise<LoginThrottle> => {
+    db ??= await createTestDatabase();
+    store ??= await createPostgresStore(db.url, { poolSize: 2 });
+    return createSharedLoginThrottle(clock, store.cluster!.loginFailures);
+  };
+  const kinds: Array<[string, (clock: FakeClock) => Promise<LoginThrottle>]> = [
+    ['in memory', async (clock) => createLoginThrottle(clock)],
+    ['shared in PostgreSQL', shared],
+  ];
+  for (const [kind, make] of kinds) {
+    it(`${kind}: blocks at the 10th failure within 15 min and slides`, async () => {
+      const clock = new FakeClock(0);
+      const throttle = await make(clock);
+      for (let i = 0; i < 9; i++) await throttle.recordFailure('a@b.c');
+      assert.equal(await throttle.retryAfterSeconds('a@b.c'), 0);
+      clock.advance(60_000);
+      await throttle.recordFailure('A@B.C');
+      assert.equal(await throttle.retryAfterSeconds('a@b.c'), 14 * 60);
+      assert.equal(await throttle.retryAfterSeconds('other@b.c'), 0, 'another email is not held back');
+      clock.advance(14 * 60_000 - 1);
+      assert.equal(await throttle.retryAfterSeconds('a@b.c'), 1);
+      clock.advance(1);
+      assert.equal(await throttle.retryAfterSeconds('a@b.c'), 0);
+    });
 
-  it('a success forgets earlier failures', () => {
-    const throttle = createLoginThrottle(new FakeClock(0));
-    for (let i = 0; i < 9; i++) throttle.recordFailure('a@b.c');
-    throttle.recordSuccess('a@b.c');
-    throttle.recordFailure('a@b.c');
-    assert.equal(throttle.retryAfterSeconds('a@b.c'), 0);
+    it(`${kind}: a success forgets earlier failures`, async () => {
+      const throttle = await make(new FakeClock(0));
+      for (let i = 0; i < 9; i++) await throttle.recordFailure('s@b.c');
+      await throttle.recordSuccess('s@b.c');
+      await throttle.recordFailure('s@b.c');
+      assert.equal(await throttle.retryAfterSeconds('s@b.c'), 0);
+    });
+  }
+
+  it('shared in PostgreSQL: failures recorded by one process count at another, and old ones are deleted', async () => {
+    const clock = new FakeClock(0);
+    const first = await shared(clock);
+    const second = createSharedLoginThrottle(clock, (await createPostgresStore(db!.url, { poolSize: 2 }).then((s) => {
+      after(() => s.close());
+      return s;
+    })).cluster!.loginFailures);
+    for (let i = 0; i < 5; i++) await first.recordFailure('spread@b.c');
+    for (let i = 0; i < 5; i++) await second.recordFailure('spread@b.c');
+    assert.equal(await first.retryAfterSeconds('spread@b.c'), 15 * 60);
+    assert.equal(await second.retryAfterSeconds('spread@b.c'), 15 * 60);
+    clock.advance(15 * 60_000);
+    await second.recordFailure('spread@b.c');
+    assert.equal(await first.retryAfterSeconds('spread@b.c'), 0);
+    const rows = await pgRows(db!.url, "SELECT count(*)::int AS n FROM login_failures WHERE email = 'spread@b.c'");
+    assert.equal(rows[0]!.n, 1, 'the failures that left the window went with the next one');
   });
 });
+
+async function pgRows(url: string, text: string): Promise<Array<Record<string, number>>> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return (await client.query(text)).rows;
+  } finally {
+    await client.end();
+  }
+}

@@ -48,6 +48,15 @@ describe('a cluster of serve processes on PostgreSQL', () => {
       await reader.cancel();
       await reading.catch(() => undefined);
 
+      // The login throttle counts the failures of every process: 10 spread over A and B refuse the next at either.
+      const login = (base: string, password: string) => fetch(`${base}/oauth2/token`, {
+        method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ grant_type: 'password', username: cluster.boot.user.email, password }),
+      });
+      for (let i = 0; i < 10; i++) assert.equal((await login(i % 2 ? a.base : b.base, `wrong-${i}`)).status, 400);
+      assert.equal((await login(a.base, cluster.boot.user.password)).status, 429);
+      assert.equal((await login(b.base, cluster.boot.user.password)).status, 429);
+
       // An operator's log starts clean: Node's warnings (a query sent to a pg client busy with another was one,
       // printed at every start; pg 9 refuses such a query) name something to fix.
       for (const n of cluster.nodes) assert.doesNotMatch(n.describe(), /\(node:\d+\) \w*Warning/, n.describe());

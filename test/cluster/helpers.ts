@@ -26,7 +26,7 @@ const TAIL_BYTES = 4_000;
 export interface TestCluster {
   nodes: Node[];
   /** bootstrap.json of the process that set the database up. */
-  boot: { project: string; serviceAccount: { name: string; keyId: string; secret: string } };
+  boot: { project: string; user: { email: string; password: string }; serviceAccount: { name: string; keyId: string; secret: string } };
   /** The master key file every process reads. */
   keyFile: string;
   start(i: number): Promise<Node>;

@@ -2,7 +2,7 @@
 // Requests are rate limited by client IP in the app hook; failed password logins are throttled per email here.
 import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import { createLoginThrottle } from '../../auth/login-throttle.ts';
+import { loginThrottleFor } from '../../auth/login-throttle.ts';
 import type { Deps } from '../../deps.ts';
 import { forbidden, oauthError } from '../../domain/errors.ts';
 import { exchangeAssertion, exchangePassword } from '../../services/token-grants.ts';
@@ -71,7 +71,7 @@ function acceptedAudiences(deps: Deps, request: FastifyRequest): string[] {
 }
 
 export function registerOauthRoutes(app: App, deps: Deps): void {
-  const throttle = createLoginThrottle(deps.clock);
+  const throttle = loginThrottleFor(deps.store, deps.clock);
 
   app.post('/oauth2/token', {
     schema: { body: TokenRequestSchema },

@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import pg from 'pg';
 import { createFailureLog } from '../../runtime/failure-log.ts';
 import type { Logger } from '../../runtime/logger.ts';
-import type { Cluster } from '../store.ts';
+import type { Cluster, LoginFailures } from '../store.ts';
 import { SERVICE_APPLICATION_NAME } from './db.ts';
 import { PackedValues, packedText } from './packed-values.ts';
 
@@ -21,6 +21,8 @@ const channelName = (channel: string) => {
   return `sensorcloud_${channel}`;
 };
 const RECONNECT_MS = 1_000;
+/** How often a process deletes the failed logins of every email that left the window (migration 008). */
+const LOGIN_SWEEP_MS = 60_000;
 const noLog = () => undefined;
 const PUBLISH_MANY = `SELECT pg_notify($1, ${packedText(2, 's', 'l')}) FROM unnest($3::int[], $4::int[]) WITH ORDINALITY AS u(s, l, n) ORDER BY n`;
 
@@ -87,7 +89,29 @@ export function createPostgresCluster(pool: pg.Pool, url: string, logger?: Pick<
     return run;
   }
 
+  let loginSweptAt = -Infinity;
+  const loginFailures: LoginFailures = {
+    async recent(email, since, limit) {
+      const { rows } = await pool.query<{ at: string | number }>('SELECT at FROM login_failures WHERE email = $1 AND at > $2 ORDER BY at DESC LIMIT $3', [email, since, limit]);
+      return rows.map((r) => Number(r.at));
+    },
+    async record(email, at, since) {
+      // The email's failures that left the window go with each new one; every email's once a minute (those of
+      // emails never tried again).
+      const sweep = performance.now() - loginSweptAt >= LOGIN_SWEEP_MS;
+      if (sweep) loginSweptAt = performance.now();
+      await pool.query(
+        'WITH gone AS (DELETE FROM login_failures WHERE at <= $3 AND (email = $1 OR $4)) INSERT INTO login_failures (email, at) VALUES ($1, $2)',
+        [email, at, since, sweep],
+      );
+    },
+    async clear(email) {
+      await pool.query('DELETE FROM login_failures WHERE email = $1', [email]);
+    },
+  };
+
   return {
+    loginFailures,
     async withLock(name, fn) {
       const client = await pool.connect();
       try {
