@@ -23,13 +23,14 @@ export function redactDatabaseUrl(url: string): string {
   }
 }
 
-/** The database a URL names: its path, or (none) the user's name, as PostgreSQL takes it then. */
-function databaseName(url: string): string {
+/** The user and database a URL names (the database: its path, or the user's name, as PostgreSQL takes it then). */
+function names(url: string): { user: string; database: string } {
   try {
     const u = new URL(url);
-    return decodeURIComponent(u.pathname.slice(1) || u.username) || 'sensorcloud';
+    const user = decodeURIComponent(u.username) || 'sensorcloud';
+    return { user, database: decodeURIComponent(u.pathname.slice(1)) || user };
   } catch {
-    return 'sensorcloud';
+    return { user: 'sensorcloud', database: 'sensorcloud' };
   }
 }
 
@@ -37,7 +38,7 @@ function databaseName(url: string): string {
 function explainConnectError(err: unknown, url: string): StartupError {
   const e = err as { code?: string; message?: string };
   const where = redactDatabaseUrl(url);
-  const database = databaseName(url);
+  const { user, database } = names(url);
   const hint: Record<string, string> = {
     ECONNREFUSED: 'nothing listens there: is PostgreSQL running, on that host and port?',
     ENOTFOUND: 'the host name does not resolve',
@@ -45,7 +46,8 @@ function explainConnectError(err: unknown, url: string): StartupError {
     '28P01': 'the password was refused',
     '28000': 'the server refused this user (pg_hba.conf)',
     '3D000': `the database does not exist: create it first (createdb ${database})`,
-    '42501': 'the user may not create the schema: grant it CREATE on the database, or run the first start as its owner',
+    // PostgreSQL 15 lets only the database's owner create tables in its public schema.
+    '42501': `the user may not create the schema's tables: make it the database's owner (ALTER DATABASE ${database} OWNER TO ${user}), or GRANT CREATE ON SCHEMA public TO ${user}, or run the first start as the owner`,
   };
   const why = hint[e.code ?? ''] ?? e.message ?? String(err);
   return new StartupError(`SENSORCLOUD_DATABASE_URL ${where}: cannot use the database (${e.code ?? 'error'}): ${why}`, { cause: err });

@@ -9,6 +9,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
+import pg from 'pg';
 import { testPostgresUrl } from '../helpers/postgres.ts';
 import { freePort, serve, spawnCli } from '../helpers/serve-process.ts';
 import { cleanEnv, runCli, type Finished } from './cli-process.ts';
@@ -154,7 +155,7 @@ describe('sad', () => {
     assertNoCredentials(dataDir);
   });
 
-  it('a PostgreSQL database that cannot be used: one line naming the URL (its password hidden) and what to do, no credentials', { timeout: 90_000 }, async () => {
+  it('a PostgreSQL database that cannot be used (missing, not writable by the user, no server): one line naming the URL (its password hidden) and what to do, no credentials', { timeout: 90_000 }, async () => {
     const dataDir = newDir();
     const url = new URL(await testPostgresUrl());
     url.password = 'hunter2'; // the test server trusts local connections: a password is accepted, and must not be printed
@@ -163,6 +164,24 @@ describe('sad', () => {
     const shown = (u: URL) => new URL(u).toString().replace(':hunter2@', ':***@');
     assert.equal(missing, `sensorcloud: SENSORCLOUD_DATABASE_URL ${shown(url)}: cannot use the database (3D000): the database does not exist: create it first (createdb sc_no_such_db)`);
     assertNoCredentials(dataDir);
+    // A user that may not create tables (PostgreSQL 15: only the owner may in the public schema).
+    const admin = new pg.Client({ connectionString: await testPostgresUrl() });
+    await admin.connect();
+    const limited = `sc_limited_${process.pid}`;
+    try {
+      await admin.query(`CREATE ROLE ${limited} LOGIN`);
+      await admin.query(`CREATE DATABASE ${limited}`);
+      const denied = new URL(url);
+      denied.username = limited;
+      denied.pathname = `/${limited}`;
+      const line = oneLine(await runCli(['serve'], cleanEnv({ PORT: '0', SENSORCLOUD_DATA_DIR: dataDir, SENSORCLOUD_DATABASE_URL: denied.toString() })));
+      assert.equal(line, `sensorcloud: SENSORCLOUD_DATABASE_URL ${shown(denied)}: cannot use the database (42501): the user may not create the schema's tables: make it the database's owner (ALTER DATABASE ${limited} OWNER TO ${limited}), or GRANT CREATE ON SCHEMA public TO ${limited}, or run the first start as the owner`);
+      assertNoCredentials(dataDir);
+    } finally {
+      await admin.query(`DROP DATABASE IF EXISTS ${limited} WITH (FORCE)`);
+      await admin.query(`DROP ROLE IF EXISTS ${limited}`);
+      await admin.end();
+    }
     url.port = String(await freePort());
     const closed = oneLine(await runCli(['serve'], cleanEnv({ PORT: '0', SENSORCLOUD_DATA_DIR: dataDir, SENSORCLOUD_DATABASE_URL: url.toString() })));
     assert.equal(closed, `sensorcloud: SENSORCLOUD_DATABASE_URL ${shown(url)}: cannot use the database (ECONNREFUSED): nothing listens there: is PostgreSQL running, on that host and port?`);
