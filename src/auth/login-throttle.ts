@@ -1,7 +1,7 @@
 // Password-login throttle (contract §2.5): after 10 failed logins for one email within 15 minutes, that email
 // is refused (429) until the window has passed. Sliding window; time from the Clock. One process (SQLite) keeps
-// the failures in memory; the processes of a cluster share them in the database (Cluster.loginFailures): kept per
-// process, N processes behind a load balancer allowed N times the attempts.
+// the failures in memory; the processes of a cluster share them in the database (Cluster.loginFailures), since
+// kept per process, N processes behind a load balancer would allow N times the attempts.
 import type { Clock } from '../runtime/clock.ts';
 import type { LoginFailures, Store } from '../store/store.ts';
 
