@@ -1,6 +1,6 @@
 // Screen 4: the emulator. Create emulated devices of the 12 types with a name and labels; for one device, a
 // form per event type it emits (all 18 publishable types across the device types) and a one-click touch.
-import { useEffect, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import { api, idOf, query } from '../api.ts';
 import { Badge, ErrorText, Field, Loading, Notice, Title, useAction, useLoad } from '../components.tsx';
 import { DEVICE_TYPE_LABELS, DEVICE_TYPES, formatTime } from '../format.ts';
@@ -65,7 +65,6 @@ function EventForm({ base, eventType, onPublished }: { base: string; eventType: 
   const [values, setValues] = useState<FormValues>(() => defaultValues(eventType));
   const [problem, setProblem] = useState<string | null>(null);
   const action = useAction();
-  useEffect(() => setValues(defaultValues(eventType)), [eventType]);
   const set = (key: string, v: string | string[]) => setValues({ ...values, [key]: v });
   return (
     <form class="event-form" noValidate aria-label={`Publish a ${eventType} event`} onSubmit={async (e) => {
@@ -141,7 +140,9 @@ function Publisher({ projectId, device }: { projectId: string; device: any }) {
           <button key={t} type="button" aria-pressed={t === eventType} class={t === eventType ? 'tab active' : 'tab'} onClick={() => setParams({ event: t })}>{t}</button>
         ))}
       </div>
-      <EventForm base={base} eventType={eventType} onPublished={setLast} />
+      {/* A form of its own per event type (the key): its fields start from that type's defaults in the first render.
+          Reset in an effect after it, a value typed at once was overwritten or added to ("100" became "100100"). */}
+      <EventForm key={eventType} base={base} eventType={eventType} onPublished={setLast} />
       {last ? <Notice>{last} <a href={`/projects/${projectId}/live?device=${idOf(device.name)}`}>Watch live</a> · <a href={`/projects/${projectId}/devices/${idOf(device.name)}?range=1h`}>History</a></Notice> : null}
     </section>
   );
