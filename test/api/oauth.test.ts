@@ -5,10 +5,8 @@ import { createHmac } from 'node:crypto';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { SignJWT } from 'jose';
 import { hashPassword } from '../../src/auth/passwords.ts';
-import pg from 'pg';
 import { createLoginThrottle, createSharedLoginThrottle, type LoginThrottle } from '../../src/auth/login-throttle.ts';
-import { createPostgresStore } from '../../src/store/postgres/index.ts';
-import type { Store } from '../../src/store/store.ts';
+import { createPostgresStore, type PostgresStore } from '../../src/store/postgres/index.ts';
 import { createTestDatabase } from '../helpers/postgres.ts';
 import { FakeClock } from '../../src/runtime/clock.ts';
 import { createTestContext, type TestContext, type TestResponse } from '../helpers/context.ts';
@@ -334,7 +332,7 @@ describe('oauth2 token endpoint', () => {
 // The throttle of one process (memory) and of a cluster (the database, shared by its processes): the same rules.
 describe('login throttle', () => {
   let db: Awaited<ReturnType<typeof createTestDatabase>> | null = null;
-  let store: Store | null = null;
+  let store: PostgresStore | null = null;
   after(async () => {
     await store?.close();
     await db?.drop();
@@ -376,10 +374,9 @@ describe('login throttle', () => {
   it('shared in PostgreSQL: failures recorded by one process count at another, and old ones are deleted', async () => {
     const clock = new FakeClock(0);
     const first = await shared(clock);
-    const second = createSharedLoginThrottle(clock, (await createPostgresStore(db!.url, { poolSize: 2 }).then((s) => {
-      after(() => s.close());
-      return s;
-    })).cluster!.loginFailures);
+    const otherProcess = await createPostgresStore(db!.url, { poolSize: 2 });
+    after(() => otherProcess.close());
+    const second = createSharedLoginThrottle(clock, otherProcess.cluster!.loginFailures);
     for (let i = 0; i < 5; i++) await first.recordFailure('spread@b.c');
     for (let i = 0; i < 5; i++) await second.recordFailure('spread@b.c');
     assert.equal(await first.retryAfterSeconds('spread@b.c'), 15 * 60);
@@ -387,17 +384,7 @@ describe('login throttle', () => {
     clock.advance(15 * 60_000);
     await second.recordFailure('spread@b.c');
     assert.equal(await first.retryAfterSeconds('spread@b.c'), 0);
-    const rows = await pgRows(db!.url, "SELECT count(*)::int AS n FROM login_failures WHERE email = 'spread@b.c'");
+    const { rows } = await store!.pool.query<{ n: number }>("SELECT count(*)::int AS n FROM login_failures WHERE email = 'spread@b.c'");
     assert.equal(rows[0]!.n, 1, 'the failures that left the window went with the next one');
   });
 });
-
-async function pgRows(url: string, text: string): Promise<Array<Record<string, number>>> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return (await client.query(text)).rows;
-  } finally {
-    await client.end();
-  }
-}
