@@ -1,6 +1,6 @@
 // History-API routing: every screen has a URL that can be bookmarked and reloaded (the server answers every
 // console path with the page). `useLocation` re-renders on navigation.
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 
 const listeners = new Set<() => void>();
 
@@ -39,6 +39,23 @@ export function setParams(changes: Record<string, string | undefined>): void {
   }
   const s = params.toString();
   navigate(`${location.pathname}${s ? `?${s}` : ''}`, { replace: true });
+}
+
+/**
+ * A filter form's draft of some URL parameters: it starts as their values and goes back to them when they change
+ * (a filter applied, Back), and at no other time. An effect that reset it whenever its inputs changed also ran once
+ * after the screen's first paint, and could take back what was typed in that moment.
+ */
+export function useUrlDraft<T extends Record<string, string>>(values: T): [T, (draft: T) => void] {
+  const key = JSON.stringify(values);
+  const [draft, setDraft] = useState(values);
+  const shown = useRef(key);
+  useEffect(() => {
+    if (shown.current === key) return;
+    shown.current = key;
+    setDraft(values);
+  }, [key]);
+  return [draft, setDraft];
 }
 
 /** Matches `/projects/:p/devices/:d` against a path; the captured segments are URI-decoded. */

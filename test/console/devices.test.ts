@@ -55,6 +55,7 @@ describe('happy', () => {
     const live = await context.newPage();
     await live.goto(`${server.url}/projects/${projectId}/live?device=${deviceId}`);
     await live.getByText('Connected').waitFor();
+    assert.equal(await live.getByLabel('Device id').inputValue(), deviceId, 'the filter form starts from the URL');
 
     await page.getByLabel('Temperature (°C)').fill('23.25');
     await page.getByRole('button', { name: 'Publish temperature' }).click();
@@ -135,6 +136,10 @@ describe('happy', () => {
     const demoRows = await page.locator('tbody tr').count();
     assert.equal(demoRows, demo.devices.length);
     assert.ok(demoRows > 0, 'demo devices are listed and labelled');
+    // The form follows the URL: cleared there, its fields are emptied too.
+    await page.getByRole('button', { name: 'Clear' }).click();
+    await page.waitForURL((url) => !url.search.includes('label='));
+    await page.waitForFunction(() => (document.querySelector('input[placeholder="room=4"]') as HTMLInputElement | null)?.value === '');
   });
 
   it('device page: history chart and table with a time range, CSV export of that range', async () => {

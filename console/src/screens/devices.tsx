@@ -1,11 +1,11 @@
 // Screen 3a: the project's devices, paged and filterable (type, label key/value, free text), with the `name` and
 // `description` labels, type, last seen and the latest reading of each type; batch label edit of selected devices.
-import { useEffect, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import { api, idOf, query } from '../api.ts';
 import { ActionButton, Badge, ErrorText, Field, Loading, Notice, Pager, Title, useAction, useLoad } from '../components.tsx';
 import { DEVICE_TYPE_LABELS, DEVICE_TYPES, latestUpdate, readingText, relativeTime } from '../format.ts';
 import { reasonFor, usePermissions } from '../permissions.ts';
-import { setParams, useLocation } from '../router.ts';
+import { setParams, useLocation, useUrlDraft } from '../router.ts';
 
 export const PAGE_SIZE = 50;
 
@@ -65,8 +65,7 @@ export function Devices({ projectId }: { projectId: string }) {
   const pageToken = params.get('pageToken') ?? '';
   const [tokens, setTokens] = useState<string[]>([]);
   const [selected, setSelected] = useState<Set<string>>(new Set());
-  const [draft, setDraft] = useState({ type, label, q });
-  useEffect(() => setDraft({ type, label, q }), [type, label, q]);
+  const [draft, setDraft] = useUrlDraft({ type, label, q });
 
   const { data, error, reload } = useLoad(() => api<{ devices: any[]; nextPageToken: string }>('GET',
     `/projects/${projectId}/devices${query({ pageSize: PAGE_SIZE, device_types: type ? [type] : undefined, label_filters: label ? [label] : undefined, query: q, pageToken })}`),

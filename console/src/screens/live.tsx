@@ -6,7 +6,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { CONSOLE_HEADERS, errorText, idOf, query, sessionExpired } from '../api.ts';
 import { Field, Title } from '../components.tsx';
 import { EVENT_TYPES, readingText } from '../format.ts';
-import { setParams, useLocation } from '../router.ts';
+import { setParams, useLocation, useUrlDraft } from '../router.ts';
 
 /** Messages kept for display; older ones fall off. */
 export const RING_SIZE = 2000;
@@ -38,7 +38,7 @@ export function LiveEvents({ projectId }: { projectId: string }) {
   const type = params.get('type') ?? '';
   const label = params.get('label') ?? '';
   const reconnect = params.get('reconnect') ?? '';
-  const [draft, setDraft] = useState({ device, type, label });
+  const [draft, setDraft] = useUrlDraft({ device, type, label });
   const [status, setStatus] = useState<Status>({ state: 'connecting' });
   const [paused, setPaused] = useState(false);
   const [showPings, setShowPings] = useState(true);
@@ -48,7 +48,6 @@ export function LiveEvents({ projectId }: { projectId: string }) {
   const ring = useRef<Row[]>([]);
   const counts = useRef({ events: 0, heartbeats: 0, pings: 0, lastPing: '' });
   const frozen = useRef<Row[] | null>(null);
-  useEffect(() => setDraft({ device, type, label }), [device, type, label]);
 
   useEffect(() => {
     const abort = new AbortController();
