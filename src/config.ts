@@ -3,6 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { tryParseDuration } from './domain/time.ts';
+import { isDatabaseUrl, setsApplicationName } from './runtime/database-url.ts';
 
 export interface RateLimit {
   capacity: number;
@@ -121,8 +122,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: ConfigFl
 
   const databaseUrl = pick(flags.databaseUrl, 'SENSORCLOUD_DATABASE_URL') ?? null;
   if (databaseUrl !== null) {
-    if (!/^postgres(ql)?:\/\//.test(databaseUrl) || !URL.canParse(databaseUrl)) {
+    if (!isDatabaseUrl(databaseUrl)) {
       problems.push('SENSORCLOUD_DATABASE_URL must be a URL such as postgres://user:password@host:5432/sensorcloud (unset it to use SQLite)');
+    } else if (setsApplicationName(databaseUrl)) {
+      problems.push('SENSORCLOUD_DATABASE_URL must not set application_name: the service names its connections itself (sensorcloud), by which admin commands tell that a process is connected');
     }
   }
   const poolRaw = pick(undefined, 'SENSORCLOUD_DATABASE_POOL_SIZE') ?? '10';

@@ -1,5 +1,6 @@
 // The store the configuration names: PostgreSQL when SENSORCLOUD_DATABASE_URL is set, else SQLite in the data dir.
 import { join } from 'node:path';
+import { databaseUrlNames, redactDatabaseUrl } from '../runtime/database-url.ts';
 import type { Logger } from '../runtime/logger.ts';
 import { StartupError } from '../runtime/startup-error.ts';
 import { createPostgresStore } from './postgres/index.ts';
@@ -12,45 +13,47 @@ export interface StoreConfig {
   databasePoolSize: number;
 }
 
-/** The URL without its password, for messages and logs. */
-export function redactDatabaseUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password) u.password = '***';
-    return u.toString();
-  } catch {
-    return 'postgres://…';
-  }
-}
+// Node's names for a TLS certificate no trusted CA signed.
+const UNTRUSTED = ['UNABLE_TO_VERIFY_LEAF_SIGNATURE', 'SELF_SIGNED_CERT_IN_CHAIN', 'DEPTH_ZERO_SELF_SIGNED_CERT', 'UNABLE_TO_GET_ISSUER_CERT_LOCALLY', 'UNABLE_TO_GET_ISSUER_CERT'];
 
-/** The user and database a URL names (the database: its path, or the user's name, as PostgreSQL takes it then). */
-function names(url: string): { user: string; database: string } {
-  try {
-    const u = new URL(url);
-    const user = decodeURIComponent(u.username) || 'sensorcloud';
-    return { user, database: decodeURIComponent(u.pathname.slice(1)) || user };
-  } catch {
-    return { user: 'sensorcloud', database: 'sensorcloud' };
+/** What to do about a failed connection, in words an operator acts on; null: the driver's own message says it. */
+function hintFor(e: { code?: string; message?: string; syscall?: string; path?: string }, url: string): string | null {
+  const { user, database } = databaseUrlNames(url);
+  const message = e.message ?? '';
+  if (e.code === '28000' && /no encryption/.test(message)) {
+    return 'the server accepts this user over TLS only: add sslmode=verify-full&sslrootcert=<the CA certificate that signed the server\'s> to the URL';
   }
-}
-
-/** Why a connection to PostgreSQL failed, in words an operator acts on. */
-function explainConnectError(err: unknown, url: string): StartupError {
-  const e = err as { code?: string; message?: string };
-  const where = redactDatabaseUrl(url);
-  const { user, database } = names(url);
+  if (UNTRUSTED.includes(e.code ?? '')) {
+    return 'the server\'s TLS certificate is not signed by a CA this process trusts: name that CA\'s certificate with sslrootcert=/path/ca.pem in the URL (sslmode=require checks it too with this driver), or use sslmode=no-verify to encrypt without checking who answers';
+  }
+  if (/does not support SSL/.test(message)) {
+    return 'the server has TLS off (ssl = off in postgresql.conf), or the URL names its Unix socket, which never uses TLS: turn ssl on, or remove sslmode from the URL';
+  }
+  if (e.syscall === 'open' || e.syscall === 'read') return `cannot read ${e.path ?? 'a file'}, a file the URL names (sslrootcert, sslcert or sslkey)`;
+  if (e.syscall === 'connect' && e.code === 'ENOENT') {
+    return 'no PostgreSQL socket there: is PostgreSQL running, is host= the directory of its socket (such as /var/run/postgresql), and is the port its port?';
+  }
+  if (e.syscall === 'connect' && e.code === 'EACCES') return 'this process may not open the socket: its user needs access to the socket and its directory';
   const hint: Record<string, string> = {
     ECONNREFUSED: 'nothing listens there: is PostgreSQL running, on that host and port?',
     ENOTFOUND: 'the host name does not resolve',
     ETIMEDOUT: 'no answer: a firewall, or the wrong host?',
+    CERT_HAS_EXPIRED: 'the server\'s TLS certificate has expired',
+    ERR_TLS_CERT_ALTNAME_INVALID: 'the server\'s TLS certificate is not for this host name: connect by a name the certificate lists',
     '28P01': 'the password was refused',
     '28000': 'the server refused this user (pg_hba.conf)',
     '3D000': `the database does not exist: create it first (createdb ${database})`,
     // PostgreSQL 15 lets only the database's owner create tables in its public schema.
     '42501': `the user may not create the schema's tables: make it the database's owner (ALTER DATABASE ${database} OWNER TO ${user}), or GRANT CREATE ON SCHEMA public TO ${user}, or run the first start as the owner`,
   };
-  const why = hint[e.code ?? ''] ?? e.message ?? String(err);
-  return new StartupError(`SENSORCLOUD_DATABASE_URL ${where}: cannot use the database (${e.code ?? 'error'}): ${why}`, { cause: err });
+  return hint[e.code ?? ''] ?? null;
+}
+
+/** Why a connection to PostgreSQL failed: the URL without its secrets, the error's code, and what to do. */
+function explainConnectError(err: unknown, url: string): StartupError {
+  const e = err as { code?: string; message?: string };
+  const why = hintFor(e, url) ?? e.message ?? String(err);
+  return new StartupError(`SENSORCLOUD_DATABASE_URL ${redactDatabaseUrl(url)}: cannot use the database (${e.code ?? 'error'}): ${why}`, { cause: err });
 }
 
 /** `applicationName`: how the connections name themselves on PostgreSQL; a serve process's by default. */

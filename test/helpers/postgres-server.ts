@@ -3,7 +3,7 @@
 // run as the `postgres` user (runuser), which owns the directory. Debian's server binaries are found in
 // /usr/lib/postgresql/<version>/bin (apt-get install postgresql), or set SENSORCLOUD_PG_BIN.
 import { execFileSync } from 'node:child_process';
-import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,6 +13,8 @@ export interface PostgresServer {
   url: string;
   port: number;
   dataDir: string;
+  /** The directory of its Unix socket (host=<socketDir> in a URL). */
+  socketDir: string;
   /** Stops the server (fast shutdown) and removes its files. Synchronous, so it can run at process exit. */
   stop(): void;
   /** pg_ctl stop / start with the same data: what an outage looks like to the service. */
@@ -42,6 +44,8 @@ function freePort(): Promise<number> {
 export interface StartOptions {
   /** Durable commits (benchmarks). Tests run with fsync off: nothing they check depends on surviving a power cut. */
   durable?: boolean;
+  /** TLS on, with this certificate and key (PEM); `required`: TCP connections without TLS are refused (hostssl). */
+  tls?: { cert: string; key: string; required?: boolean };
 }
 
 /** Starts a new server; stop() it when done (also registered for process exit). */
@@ -49,21 +53,33 @@ export async function startPostgresServer(options: StartOptions = {}): Promise<P
   const bin = postgresBin();
   const root = mkdtempSync(join(tmpdir(), 'sensorcloud-pg-'));
   const asRoot = process.getuid?.() === 0;
-  if (asRoot) {
-    const uid = Number(execFileSync('id', ['-u', 'postgres']).toString().trim());
-    const gid = Number(execFileSync('id', ['-g', 'postgres']).toString().trim());
-    chownSync(root, uid, gid);
-  }
+  const owner = (): [number, number] => [Number(execFileSync('id', ['-u', 'postgres']).toString().trim()), Number(execFileSync('id', ['-g', 'postgres']).toString().trim())];
+  if (asRoot) chownSync(root, ...owner());
   const run = (tool: string, args: string[]) =>
     asRoot
       ? execFileSync('runuser', ['-u', 'postgres', '--', join(bin, tool), ...args], { stdio: 'pipe' })
       : execFileSync(join(bin, tool), args, { stdio: 'pipe' });
   const dataDir = join(root, 'data');
   run('initdb', ['-D', dataDir, '-U', 'postgres', '-A', 'trust', '--no-sync', '-E', 'UTF8', '--locale=C']);
+  // The server reads its key only if no one else may (mode 0600, its own user's): written into its data dir.
+  const owned = (name: string, text: string) => {
+    const file = join(dataDir, name);
+    writeFileSync(file, text, { mode: 0o600 });
+    if (asRoot) chownSync(file, ...owner());
+    return file;
+  };
+  const tls = options.tls
+    ? ['-c ssl=on', `-c ssl_cert_file=${owned('server.crt', options.tls.cert)}`, `-c ssl_key_file=${owned('server.key', options.tls.key)}`]
+    : [];
+  if (options.tls?.required) {
+    const hba = join(dataDir, 'pg_hba.conf');
+    owned('pg_hba.conf', readFileSync(hba, 'utf8').replace(/^host(\s)/gm, 'hostssl$1'));
+  }
   const port = await freePort();
   const settings = [
     `-p ${port}`, `-k ${root}`, '-c listen_addresses=127.0.0.1', '-c max_connections=400',
     ...(options.durable ? [] : ['-c fsync=off', '-c synchronous_commit=off', '-c full_page_writes=off']),
+    ...tls,
   ].join(' ');
   const start = () => run('pg_ctl', ['-D', dataDir, '-o', settings, '-l', join(root, 'server.log'), '-w', 'start']);
   start();
@@ -83,6 +99,7 @@ export async function startPostgresServer(options: StartOptions = {}): Promise<P
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
     port,
     dataDir,
+    socketDir: root,
     stop,
     pause: () => run('pg_ctl', ['-D', dataDir, '-m', 'fast', '-w', 'stop']),
     resume: start,

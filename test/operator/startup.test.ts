@@ -3,15 +3,18 @@
 // database, the master key and bootstrap.json are created); a start that succeeds writes a bootstrap.json that
 // names the port it listens on, and announces itself in one JSON log line with its URLs.
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, describe, it } from 'node:test';
+import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
 import { testPostgresUrl } from '../helpers/postgres.ts';
+import { startPostgresServer, type PostgresServer } from '../helpers/postgres-server.ts';
 import { freePort, serve, spawnCli } from '../helpers/serve-process.ts';
+import { testTls } from '../helpers/tls.ts';
 import { cleanEnv, runCli, type Finished } from './cli-process.ts';
 
 const root = mkdtempSync(join(tmpdir(), 'sensorcloud-startup-'));
@@ -242,5 +245,93 @@ describe('sad', () => {
       );
       assert.deepEqual(readdirSync(dataDir), []);
     });
+  });
+});
+
+describe('PostgreSQL over TLS, and on its Unix socket', () => {
+  // A server that takes TCP connections over TLS only (hostssl), with a certificate the test CA signed for
+  // 127.0.0.1 and localhost; its Unix socket takes connections without TLS, as PostgreSQL's do.
+  const tls = testTls();
+  let server: PostgresServer;
+  // The processes of this block share one database, so they share its master key.
+  const keyFile = join(root, 'tls-block-master.key');
+  before(async () => {
+    server = await startPostgresServer({ tls: { ...tls.server, required: true } });
+    writeFileSync(keyFile, randomBytes(32).toString('hex'), { mode: 0o600 });
+  });
+  const env = (extra: Record<string, string>) => cleanEnv({ PORT: '0', SENSORCLOUD_DATA_DIR: newDir(), SENSORCLOUD_MASTER_KEY_FILE: keyFile, ...extra });
+  after(() => server?.stop());
+  const tcp = (query: string) => `postgres://postgres:hunter2@127.0.0.1:${server.port}/postgres?${query}`;
+  const socket = (dir: string, query = '', database = 'postgres') => `postgres://postgres@/${database}?host=${dir}&port=${server.port}${query}`;
+  const failedStart = async (url: string) => oneLine(await runCli(['serve'], env({ SENSORCLOUD_DATABASE_URL: url })));
+  const prefix = (shown: string) => `sensorcloud: SENSORCLOUD_DATABASE_URL ${shown}: cannot use the database`;
+
+  it('verified TLS (sslmode=verify-full with sslrootcert): starts, and every connection of the process is encrypted', { timeout: 90_000 }, async () => {
+    const service = await startAndAnnounce(env({ LOG_LEVEL: 'error', SENSORCLOUD_DATABASE_URL: tcp(`sslmode=verify-full&sslrootcert=${tls.caFile}`) }));
+    const admin = new pg.Client({ connectionString: socket(server.socketDir) });
+    await admin.connect();
+    try {
+      const { rows } = await admin.query<{ n: number; encrypted: number }>(
+        "SELECT count(*)::int AS n, count(*) FILTER (WHERE s.ssl)::int AS encrypted FROM pg_stat_activity a JOIN pg_stat_ssl s USING (pid) WHERE a.application_name = 'sensorcloud'");
+      assert.ok(rows[0]!.n >= 2, `the pool's and the cluster's connections: ${rows[0]!.n}`);
+      assert.equal(rows[0]!.encrypted, rows[0]!.n);
+    } finally {
+      await admin.end();
+      await service.stop();
+    }
+  });
+
+  it('TLS mistakes: one line each, naming what to add to the URL, the password hidden wherever the URL holds it', { timeout: 120_000 }, async () => {
+    const hidden = 'postgres://postgres:***@127.0.0.1';
+    assert.equal(await failedStart(tcp('connect_timeout=10')),
+      `${prefix(`${hidden}:${server.port}/postgres?connect_timeout=10`)} (28000): the server accepts this user over TLS only: add sslmode=verify-full&sslrootcert=<the CA certificate that signed the server's> to the URL`);
+    // require checks the certificate too (node-postgres), and says so without a warning of its own on stderr.
+    for (const mode of ['verify-full', 'require']) {
+      assert.equal(await failedStart(tcp(`sslmode=${mode}&sslpassword=secret`)),
+        `${prefix(`${hidden}:${server.port}/postgres?sslmode=${mode}&sslpassword=***`)} (UNABLE_TO_VERIFY_LEAF_SIGNATURE): the server's TLS certificate is not signed by a CA this process trusts: name that CA's certificate with sslrootcert=/path/ca.pem in the URL (sslmode=require checks it too with this driver), or use sslmode=no-verify to encrypt without checking who answers`);
+    }
+    const missing = join(root, 'no-such-ca.pem');
+    assert.equal(await failedStart(tcp(`sslmode=verify-full&sslrootcert=${missing}`)),
+      `${prefix(`${hidden}:${server.port}/postgres?sslmode=verify-full&sslrootcert=${missing}`)} (ENOENT): cannot read ${missing}, a file the URL names (sslrootcert, sslcert or sslkey)`);
+    assert.equal(await failedStart(socket(server.socketDir, `&sslmode=verify-full&sslrootcert=${tls.caFile}&password=hunter2`)),
+      `${prefix(`postgres://postgres@/postgres?host=${server.socketDir}&port=${server.port}&sslmode=verify-full&sslrootcert=${tls.caFile}&password=***`)} (error): the server has TLS off (ssl = off in postgresql.conf), or the URL names its Unix socket, which never uses TLS: turn ssl on, or remove sslmode from the URL`);
+  });
+
+  it("a Unix socket in libpq's form: a wrong directory is one line; the right one starts, and an outage answers 503, then heals", { timeout: 120_000 }, async () => {
+    const nowhere = join(root, 'no-socket-here');
+    assert.equal(await failedStart(socket(nowhere)),
+      `${prefix(socket(nowhere))} (ENOENT): no PostgreSQL socket there: is PostgreSQL running, is host= the directory of its socket (such as /var/run/postgresql), and is the port its port?`);
+    // A database of its own: its first process writes bootstrap.json.
+    const admin = new pg.Client({ connectionString: socket(server.socketDir) });
+    await admin.connect();
+    await admin.query('CREATE DATABASE sc_socket');
+    await admin.end();
+    const settings = env({ LOG_LEVEL: 'error', SENSORCLOUD_DATABASE_URL: socket(server.socketDir, '', 'sc_socket') });
+    const service = await startAndAnnounce(settings);
+    try {
+      const base = service.line.url!;
+      const { project, serviceAccount } = JSON.parse(readFileSync(join(settings.SENSORCLOUD_DATA_DIR!, 'bootstrap.json'), 'utf8'));
+      const auth = `Basic ${Buffer.from(`${serviceAccount.keyId}:${serviceAccount.secret}`).toString('base64')}`;
+      const create = () => fetch(`${base}/v2/${project}/devices`, { method: 'POST', headers: { authorization: auth, 'content-type': 'application/json' }, body: '{"type":"touch"}' });
+      assert.equal((await create()).status, 200);
+      // Stopped, the server removes its socket file: a connection attempt fails with ENOENT, which is an outage (503
+      // to the client), not a fault of the request (500).
+      server.pause();
+      try {
+        assert.equal((await fetch(`${base}/healthz`)).status, 503);
+        const refused = await create();
+        assert.equal(refused.status, 503, await refused.text());
+      } finally {
+        server.resume();
+      }
+      const deadline = Date.now() + 30_000;
+      while ((await fetch(`${base}/healthz`)).status !== 200) {
+        assert.ok(Date.now() < deadline, '/healthz recovers after the restart');
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      assert.equal((await create()).status, 200);
+    } finally {
+      await service.stop();
+    }
   });
 });

@@ -44,8 +44,10 @@ type Client = pg.Pool | pg.PoolClient;
 
 /** Connection-level failures: the server went away, or the connection to it did. */
 export function isConnectionError(err: unknown): boolean {
-  const e = err as { code?: string; message?: string } | null;
+  const e = err as { code?: string; message?: string; syscall?: string } | null;
   if (!e) return false;
+  // A Unix socket's file is gone while its server is down.
+  if (e.code === 'ENOENT' && e.syscall === 'connect') return true;
   if (typeof e.code === 'string' && (e.code.startsWith('08') || ['57P01', '57P02', '57P03', 'ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT', 'ENOTFOUND'].includes(e.code))) return true;
   return /Connection terminated|connection timeout|Client has encountered a connection error|Connection ended/i.test(e.message ?? '');
 }

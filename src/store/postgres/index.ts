@@ -2,6 +2,7 @@
 // read cache, of projects and active connectors, checked against a version every process's writes move
 // (config-cache.ts; see docs/architecture.md). Not exclusive: a delivery lease ends only when its time is up.
 import type pg from 'pg';
+import { driverUrl } from '../../runtime/database-url.ts';
 import type { Logger } from '../../runtime/logger.ts';
 import type { Repos, Store, TransactionOptions } from '../store.ts';
 import { createInviteRepo, createKeyRepo, createServiceAccountRepo, createUserRepo } from './accounts.ts';
@@ -68,7 +69,8 @@ export interface PostgresStoreOptions {
 export type PostgresStore = Store & { pool: pg.Pool };
 
 /** Connects, creates or upgrades the schema (once per database, under a lock), and returns the store. */
-export async function createPostgresStore(url: string, options: PostgresStoreOptions = {}): Promise<PostgresStore> {
+export async function createPostgresStore(configured: string, options: PostgresStoreOptions = {}): Promise<PostgresStore> {
+  const url = driverUrl(configured);
   const pool = createPool(url, { max: options.poolSize ?? 10, logger: options.logger, applicationName: options.applicationName });
   try {
     await migrate(pool, options.logger);

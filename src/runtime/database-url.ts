@@ -1,0 +1,52 @@
+// SENSORCLOUD_DATABASE_URL. node-postgres reads it (pg-connection-string) and takes libpq's forms: a host and port,
+// or a Unix socket directory (`?host=/var/run/postgresql`, with or without a host before the path:
+// `postgres://user@/db?host=…` leaves it empty, which the WHATWG URL parser refuses), parameters such as sslmode and
+// sslrootcert, and the password in the authority or as `?password=`. This checks the form, shows a URL without its
+// secrets, and names node-postgres's sslmode for what it does.
+
+const SCHEME = /^postgres(?:ql)?:\/\//;
+const SECRET_PARAMS = /([?&](?:ssl)?password=)[^&#]*/gi;
+
+/** The URL parsed, an empty host (libpq's socket form) read as localhost; null if it is no postgres:// URL. */
+function parse(text: string): URL | null {
+  if (!SCHEME.test(text)) return null;
+  const filled = text.replace(/^(postgres(?:ql)?:\/\/[^/?#]*@)(?=[/?#]|$)/, '$1localhost');
+  return URL.canParse(filled) ? new URL(filled) : null;
+}
+
+export const isDatabaseUrl = (text: string): boolean => parse(text) !== null;
+
+/**
+ * Whether the URL names its connections' application_name. node-postgres would take it over the service's own
+ * (`sensorcloud`), by which admin commands tell that a serve process is connected (../store/postgres/cluster.ts).
+ */
+export const setsApplicationName = (text: string): boolean => parse(text)?.searchParams.has('application_name') ?? false;
+
+/** The URL as typed, its password (in the authority, or as password= or sslpassword=) replaced by ***. */
+export function redactDatabaseUrl(text: string): string {
+  const m = /^(postgres(?:ql)?:\/\/)([^/?#]*)(.*)$/s.exec(text);
+  if (!m) return 'postgres://…';
+  let authority = m[2]!;
+  // The userinfo ends at the last @ of the authority (a password may hold an unescaped @).
+  const at = authority.lastIndexOf('@');
+  const colon = authority.indexOf(':');
+  if (at >= 0 && colon >= 0 && colon < at) authority = `${authority.slice(0, colon)}:***${authority.slice(at)}`;
+  return `${m[1]}${authority}${m[3]!.replace(SECRET_PARAMS, '$1***')}`;
+}
+
+/** The user and database a URL names, for hints (the database: its path, or the user's name, as PostgreSQL takes it). */
+export function databaseUrlNames(text: string): { user: string; database: string } {
+  const u = parse(text);
+  const user = u?.searchParams.get('user') || (u && decodeURIComponent(u.username)) || 'sensorcloud';
+  return { user, database: (u && decodeURIComponent(u.pathname.slice(1))) || user };
+}
+
+/**
+ * The URL for node-postgres. Its version 8 checks the server's certificate for sslmode prefer, require and verify-ca
+ * as for verify-full (libpq would not), and says so at every start in a warning of several lines on stderr; the URL
+ * it is given names the mode it applies. Unchanged with uselibpqcompat=true, which asks for libpq's meaning.
+ */
+export function driverUrl(text: string): string {
+  if (/[?&]uselibpqcompat=true(?:&|#|$)/i.test(text)) return text;
+  return text.replace(/([?&]sslmode=)(?:prefer|require|verify-ca)(?=&|#|$)/i, '$1verify-full');
+}
