@@ -29,7 +29,8 @@ function hintFor(e: { code?: string; message?: string; syscall?: string; path?: 
   if (/does not support SSL/.test(message)) {
     return 'the server has TLS off (ssl = off in postgresql.conf), or the URL names its Unix socket, which never uses TLS: turn ssl on, or remove sslmode from the URL';
   }
-  if (e.syscall === 'open' || e.syscall === 'read') return `cannot read ${e.path ?? 'a file'}, a file the URL names (sslrootcert, sslcert or sslkey)`;
+  // Read as the URL is parsed; a socket's read errors (ECONNRESET) are not about a file.
+  if (e.syscall === 'open' || e.code === 'EISDIR') return `cannot read ${e.path ?? 'a directory as a file'}, named in the URL (sslrootcert, sslcert or sslkey)`;
   if (e.syscall === 'connect' && e.code === 'ENOENT') {
     return 'no PostgreSQL socket there: is PostgreSQL running, is host= the directory of its socket (such as /var/run/postgresql), and is the port its port?';
   }

@@ -292,7 +292,9 @@ describe('PostgreSQL over TLS, and on its Unix socket', () => {
     }
     const missing = join(root, 'no-such-ca.pem');
     assert.equal(await failedStart(tcp(`sslmode=verify-full&sslrootcert=${missing}`)),
-      `${prefix(`${hidden}:${server.port}/postgres?sslmode=verify-full&sslrootcert=${missing}`)} (ENOENT): cannot read ${missing}, a file the URL names (sslrootcert, sslcert or sslkey)`);
+      `${prefix(`${hidden}:${server.port}/postgres?sslmode=verify-full&sslrootcert=${missing}`)} (ENOENT): cannot read ${missing}, named in the URL (sslrootcert, sslcert or sslkey)`);
+    assert.equal(await failedStart(tcp(`sslmode=verify-full&sslrootcert=${root}`)),
+      `${prefix(`${hidden}:${server.port}/postgres?sslmode=verify-full&sslrootcert=${root}`)} (EISDIR): cannot read a directory as a file, named in the URL (sslrootcert, sslcert or sslkey)`);
     assert.equal(await failedStart(socket(server.socketDir, `&sslmode=verify-full&sslrootcert=${tls.caFile}&password=hunter2`)),
       `${prefix(`postgres://postgres@/postgres?host=${server.socketDir}&port=${server.port}&sslmode=verify-full&sslrootcert=${tls.caFile}&password=***`)} (error): the server has TLS off (ssl = off in postgresql.conf), or the URL names its Unix socket, which never uses TLS: turn ssl on, or remove sslmode from the URL`);
   });
