@@ -47,6 +47,6 @@ export function databaseUrlNames(text: string): { user: string; database: string
  * it is given names the mode it applies. Unchanged with uselibpqcompat=true, which asks for libpq's meaning.
  */
 export function driverUrl(text: string): string {
-  if (/[?&]uselibpqcompat=true(?:&|#|$)/i.test(text)) return text;
+  if (/[?&]uselibpqcompat=true(?:&|#|$)/.test(text)) return text;
   return text.replace(/([?&]sslmode=)(?:prefer|require|verify-ca)(?=&|#|$)/i, '$1verify-full');
 }

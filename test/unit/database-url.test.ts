@@ -52,5 +52,7 @@ describe('database URL', () => {
       'postgres://sc@db/x?uselibpqcompat=true&sslmode=require']) {
       assert.equal(driverUrl(url), url);
     }
+    // node-postgres takes only the lowercase `true` as asking for libpq's meaning.
+    assert.equal(driverUrl('postgres://sc@db/x?uselibpqcompat=TRUE&sslmode=require'), 'postgres://sc@db/x?uselibpqcompat=TRUE&sslmode=verify-full');
   });
 });
