@@ -4,13 +4,16 @@
 // sslrootcert, and the password in the authority or as `?password=`. This checks the form, shows a URL without its
 // secrets, and names node-postgres's sslmode for what it does.
 
-const SCHEME = /^postgres(?:ql)?:\/\//;
 const SECRET_PARAMS = /([?&](?:ssl)?password=)[^&#]*/gi;
+
+/** The scheme with its `//`, the authority (userinfo and host) and the rest; null if it is no postgres:// URL. */
+const split = (text: string) => /^(postgres(?:ql)?:\/\/)([^/?#]*)(.*)$/s.exec(text);
 
 /** The URL parsed, an empty host (libpq's socket form) read as localhost; null if it is no postgres:// URL. */
 function parse(text: string): URL | null {
-  if (!SCHEME.test(text)) return null;
-  const filled = text.replace(/^(postgres(?:ql)?:\/\/[^/?#]*@)(?=[/?#]|$)/, '$1localhost');
+  const m = split(text);
+  if (!m) return null;
+  const filled = `${m[1]}${m[2]}${m[2]!.endsWith('@') ? 'localhost' : ''}${m[3]}`;
   return URL.canParse(filled) ? new URL(filled) : null;
 }
 
@@ -24,7 +27,7 @@ export const setsApplicationName = (text: string): boolean => parse(text)?.searc
 
 /** The URL as typed, its password (in the authority, or as password= or sslpassword=) replaced by ***. */
 export function redactDatabaseUrl(text: string): string {
-  const m = /^(postgres(?:ql)?:\/\/)([^/?#]*)(.*)$/s.exec(text);
+  const m = split(text);
   if (!m) return 'postgres://…';
   let authority = m[2]!;
   // The userinfo ends at the last @ of the authority (a password may hold an unescaped @).

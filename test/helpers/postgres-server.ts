@@ -53,8 +53,9 @@ export async function startPostgresServer(options: StartOptions = {}): Promise<P
   const bin = postgresBin();
   const root = mkdtempSync(join(tmpdir(), 'sensorcloud-pg-'));
   const asRoot = process.getuid?.() === 0;
-  const owner = (): [number, number] => [Number(execFileSync('id', ['-u', 'postgres']).toString().trim()), Number(execFileSync('id', ['-g', 'postgres']).toString().trim())];
-  if (asRoot) chownSync(root, ...owner());
+  const id = (flag: string) => Number(execFileSync('id', [flag, 'postgres']).toString().trim());
+  const owner: [number, number] | null = asRoot ? [id('-u'), id('-g')] : null;
+  if (owner) chownSync(root, ...owner);
   const run = (tool: string, args: string[]) =>
     asRoot
       ? execFileSync('runuser', ['-u', 'postgres', '--', join(bin, tool), ...args], { stdio: 'pipe' })
@@ -65,7 +66,7 @@ export async function startPostgresServer(options: StartOptions = {}): Promise<P
   const owned = (name: string, text: string) => {
     const file = join(dataDir, name);
     writeFileSync(file, text, { mode: 0o600 });
-    if (asRoot) chownSync(file, ...owner());
+    if (owner) chownSync(file, ...owner);
     return file;
   };
   const tls = options.tls
