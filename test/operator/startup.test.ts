@@ -299,6 +299,22 @@ describe('PostgreSQL over TLS, and on its Unix socket', () => {
       `${prefix(`postgres://postgres@/postgres?host=${server.socketDir}&port=${server.port}&sslmode=verify-full&sslrootcert=${tls.caFile}&password=***`)} (error): the server has TLS off (ssl = off in postgresql.conf), or the URL names its Unix socket, which never uses TLS: turn ssl on, or remove sslmode from the URL`);
   });
 
+  it('a certificate for another host name, or one that has expired: one line each', { timeout: 120_000 }, async () => {
+    // Servers of their own, each with one of those certificates, signed by the CA the URL names.
+    for (const [pair, line] of [
+      [tls.wrongHost, "(ERR_TLS_CERT_ALTNAME_INVALID): the server's TLS certificate is not for this host name: connect by a name the certificate lists"],
+      [tls.expired, "(CERT_HAS_EXPIRED): the server's TLS certificate has expired"],
+    ] as const) {
+      const other = await startPostgresServer({ tls: { ...pair, required: true } });
+      try {
+        const url = `postgres://postgres:hunter2@127.0.0.1:${other.port}/postgres?sslmode=verify-full&sslrootcert=${tls.caFile}`;
+        assert.equal(await failedStart(url), `${prefix(url.replace(':hunter2@', ':***@'))} ${line}`);
+      } finally {
+        other.stop();
+      }
+    }
+  });
+
   it("a Unix socket in libpq's form: a wrong directory is one line; the right one starts, and an outage answers 503, then heals", { timeout: 120_000 }, async () => {
     const nowhere = join(root, 'no-socket-here');
     assert.equal(await failedStart(socket(nowhere)),
