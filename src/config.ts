@@ -3,7 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { tryParseDuration } from './domain/time.ts';
-import { isDatabaseUrl, setsApplicationName } from './runtime/database-url.ts';
+import { connectTimeoutMs, isDatabaseUrl, setsApplicationName } from './runtime/database-url.ts';
 
 export interface RateLimit {
   capacity: number;
@@ -126,6 +126,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: ConfigFl
       problems.push('SENSORCLOUD_DATABASE_URL must be a URL such as postgres://user:password@host:5432/sensorcloud (unset it to use SQLite)');
     } else if (setsApplicationName(databaseUrl)) {
       problems.push('SENSORCLOUD_DATABASE_URL must not set application_name: the service names its connections itself (sensorcloud), by which admin commands tell that a process is connected');
+    } else if (Number.isNaN(connectTimeoutMs(databaseUrl))) {
+      problems.push('SENSORCLOUD_DATABASE_URL: connect_timeout must be a whole number of seconds from 1 to 3600 (how long to wait for a connection; 10 when not given)');
     }
   }
   const poolRaw = pick(undefined, 'SENSORCLOUD_DATABASE_POOL_SIZE') ?? '10';

@@ -25,6 +25,19 @@ export const isDatabaseUrl = (text: string): boolean => parse(text) !== null;
  */
 export const setsApplicationName = (text: string): boolean => parse(text)?.searchParams.has('application_name') ?? false;
 
+/**
+ * How long to wait for a connection, ms: libpq's connect_timeout (whole seconds; 1 is read as 2, as libpq does), 10 s
+ * when the URL names none; NaN when its value is not a whole number of seconds from 1 to 3600. libpq reads 0 as
+ * "wait forever"; here every connection attempt has a bound, so a request during a network cut answers 503 in time.
+ * node-postgres reads connect_timeout only with its native binding: the service hands the value to it.
+ */
+export function connectTimeoutMs(text: string): number {
+  const raw = parse(text)?.searchParams.get('connect_timeout');
+  if (raw === null || raw === undefined) return 10_000;
+  const seconds = /^\d{1,4}$/.test(raw) ? Number(raw) : NaN;
+  return seconds >= 1 && seconds <= 3600 ? Math.max(2, seconds) * 1000 : NaN;
+}
+
 /** The URL as typed, its password (in the authority, or as password= or sslpassword=) replaced by ***. */
 export function redactDatabaseUrl(text: string): string {
   const m = split(text);

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ConfigError, loadConfig } from '../../src/config.ts';
-import { databaseUrlNames, driverUrl, isDatabaseUrl, redactDatabaseUrl } from '../../src/runtime/database-url.ts';
+import { connectTimeoutMs, databaseUrlNames, driverUrl, isDatabaseUrl, redactDatabaseUrl } from '../../src/runtime/database-url.ts';
 
 describe('database URL', () => {
   it('takes a host, a socket directory (libpq forms, the host left empty too) and parameters; refuses other schemes', () => {
@@ -23,6 +23,19 @@ describe('database URL', () => {
     assert.throws(() => loadConfig({ SENSORCLOUD_DATABASE_URL: 'postgres://sc@db:notaport/x' }), ConfigError);
     // The service names its connections; admin commands look for that name.
     assert.throws(() => loadConfig({ SENSORCLOUD_DATABASE_URL: 'postgres://sc@db/x?application_name=mine' }), /must not set application_name/);
+  });
+
+  it("takes libpq's connect_timeout as the bound of each connection attempt; 10 s without it; refuses waiting forever", () => {
+    assert.equal(connectTimeoutMs('postgres://sc@db/x'), 10_000);
+    assert.equal(connectTimeoutMs('postgres://sc@db/x?sslmode=verify-full&connect_timeout=5'), 5_000);
+    assert.equal(connectTimeoutMs('postgres://sc@/x?host=/var/run/postgresql&connect_timeout=3600'), 3_600_000);
+    // libpq reads 1 as 2.
+    assert.equal(connectTimeoutMs('postgres://sc@db/x?connect_timeout=1'), 2_000);
+    for (const bad of ['0', '-1', '2.5', '3601', '10s', '']) {
+      assert.ok(Number.isNaN(connectTimeoutMs(`postgres://sc@db/x?connect_timeout=${bad}`)), bad);
+      assert.throws(() => loadConfig({ SENSORCLOUD_DATABASE_URL: `postgres://sc@db/x?connect_timeout=${bad}` }),
+        /connect_timeout must be a whole number of seconds from 1 to 3600 \(how long to wait for a connection; 10 when not given\)/);
+    }
   });
 
   it('is shown without its password, wherever the URL holds it', () => {

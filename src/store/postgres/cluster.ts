@@ -4,6 +4,7 @@
 // connection LISTENs; after it is lost it is opened again (with the jobs given up and the channels listened again).
 import { createHash } from 'node:crypto';
 import pg from 'pg';
+import { connectTimeoutMs } from '../../runtime/database-url.ts';
 import { createFailureLog } from '../../runtime/failure-log.ts';
 import type { Logger } from '../../runtime/logger.ts';
 import type { Cluster, LoginFailures } from '../store.ts';
@@ -46,7 +47,7 @@ export function createPostgresCluster(pool: pg.Pool, url: string, logger?: Pick<
 
   function connect(): Promise<pg.Client> {
     session ??= (async () => {
-      const client = new pg.Client({ connectionString: url, application_name: applicationName });
+      const client = new pg.Client({ connectionString: url, application_name: applicationName, connectionTimeoutMillis: connectTimeoutMs(url) });
       const lost = (err?: Error) => {
         if (session === null) return;
         session = null;

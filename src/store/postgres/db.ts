@@ -7,6 +7,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { unavailable } from '../../domain/errors.ts';
+import { connectTimeoutMs } from '../../runtime/database-url.ts';
 import type { Logger } from '../../runtime/logger.ts';
 import { findsNothing, nulRefused } from '../nul-text.ts';
 import { withArrayLiterals } from './array-literal.ts';
@@ -112,7 +113,7 @@ export const SERVICE_APPLICATION_NAME = 'sensorcloud';
 
 export function createPool(url: string, options: PoolOptions): pg.Pool {
   const pool = new pg.Pool({
-    connectionString: url, max: options.max, types, connectionTimeoutMillis: 10_000, idleTimeoutMillis: 30_000,
+    connectionString: url, max: options.max, types, connectionTimeoutMillis: connectTimeoutMs(url), idleTimeoutMillis: 30_000,
     application_name: options.applicationName ?? SERVICE_APPLICATION_NAME,
   });
   // An idle connection that the server closes (a restart, a network cut) emits here; without a listener the
