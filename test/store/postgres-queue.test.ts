@@ -176,7 +176,8 @@ describe('postgres: queue and metrics shared by two processes', () => {
     const inFlight = await stores[0]!.deliveries.insert(Array.from({ length: 10 }, (_, i) => ({
       connectorId, eventId: `e${i}`, body: Buffer.from('{}'), enqueueTime: now, dueTime: now + LEASE, leaseUntil: now + LEASE,
     })));
-    const ended = new Set(inFlight.slice(0, 4));
+    // In no order, as a live set holds them: the store sorts them (an event batch's count searches them, migration 009).
+    const ended = new Set(inFlight.slice(0, 4).reverse());
     const cap = (names?: ReadonlySet<number>) => ({ max: 10, whileHanging: 2, hangingIfLeasedBefore: now, ended: names });
     const leased = (name: string, names?: ReadonlySet<number>): NewDelivery => ({
       connectorId, eventId: name, body: Buffer.from('{}'), enqueueTime: now, dueTime: now + LEASE, leaseUntil: now + LEASE,
@@ -192,9 +193,9 @@ describe('postgres: queue and metrics shared by two processes', () => {
     await stores[1]!.transaction((tx) => tx.deliveries.add(rows), { rerunnable: true });
     assert.deepEqual(rows.map((r) => r.queued!.leased), [true, true, true, true, false]);
     // A claim counts the same way: 10 leased and not ended (6 + the 4 above), no room; one more ended, room for one.
-    // An id that names no leased row of the connector (here, none at all) changes nothing.
+    // Ids that name no leased row of the connector (here, none at all), below and above its own, change nothing.
     assert.deepEqual(await stores[0]!.deliveries.claim(connectorId, now, T0 - MINUTE, now + LEASE, 8, cap(ended)), []);
-    const claimed = await stores[1]!.deliveries.claim(connectorId, now, T0 - MINUTE, now + LEASE, 8, cap(new Set([...ended, inFlight[4]!, 1e12])));
+    const claimed = await stores[1]!.deliveries.claim(connectorId, now, T0 - MINUTE, now + LEASE, 8, cap(new Set([1e12, inFlight[4]!, ...ended, 1])));
     assert.deepEqual(claimed.map((r) => r.eventId), ['e']);
   });
 

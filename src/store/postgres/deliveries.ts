@@ -46,15 +46,17 @@ export function queueRowsSql(p: number, packed: number, capped: boolean, after?:
     RETURNING id, lease_until IS NOT NULL AS leased)`;
 }
 
-const endedIds = (cap: InFlightCap | undefined): number[] => (cap?.ended ? [...cap.ended] : []);
+/** The rows these caps name as ended (InFlightCap.ended), ascending: an event batch's count searches them (migration 009). */
+const endedIds = (caps: ReadonlyArray<InFlightCap | undefined>): number[] =>
+  caps.flatMap((cap) => (cap?.ended ? [...cap.ended] : [])).sort((a, b) => a - b);
 
 /** Whether queueRowsSql must take locks for these rows: some ask for a lease under a cap. */
 export const capped = (rows: readonly NewDelivery[]): boolean => rows.some((r) => r.leaseUntil != null && r.leaseIf !== undefined);
 
 /**
  * The parameters of queueRowsSql: the rows' columns (their bodies added to `packed`), then (capped) one entry per
- * connector, in id order, and the ids of those connectors' rows whose attempts have ended (InFlightCap.ended; ids
- * are unique across connectors).
+ * connector, in id order, and the ids of those connectors' rows whose attempts have ended, ascending
+ * (InFlightCap.ended; ids are unique across connectors).
  */
 export function queueColumns(rows: readonly NewDelivery[], withLocks: boolean, packed: PackedValues): unknown[] {
   const leased = (r: NewDelivery) => (r.leaseUntil != null ? r.leaseIf?.cap : undefined);
@@ -72,7 +74,7 @@ export function queueColumns(rows: readonly NewDelivery[], withLocks: boolean, p
   const of = ids.map((id) => first.get(id)!);
   return [
     ...columns, ids, of.map((r) => r.enqueueTime), of.map((r) => r.leaseIf!.cap.hangingIfLeasedBefore), of.map((r) => r.leaseIf!.enqueuedAfter),
-    of.flatMap((r) => endedIds(r.leaseIf!.cap)),
+    endedIds(of.map((r) => r.leaseIf!.cap)),
   ];
 }
 
@@ -123,7 +125,7 @@ export function createDeliveryRepo(sql: Sql): DeliveryRepo {
     },
     async claim(connectorId, now, enqueuedAfter, leaseUntil, limit, cap) {
       const [max, whileHanging, hangingBefore] = cap === undefined ? [NO_CAP, NO_CAP, 0] : [cap.max, cap.whileHanging, cap.hangingIfLeasedBefore];
-      const rows = await sql.query<DeliveryRow>(CLAIM, [connectorId, now, enqueuedAfter, leaseUntil, limit, max, whileHanging, hangingBefore, endedIds(cap)]);
+      const rows = await sql.query<DeliveryRow>(CLAIM, [connectorId, now, enqueuedAfter, leaseUntil, limit, max, whileHanging, hangingBefore, endedIds([cap])]);
       return rows.map(toDelivery).sort((a, b) => a.id - b.id);
     },
     async get(id) {
