@@ -43,19 +43,36 @@ function statementName(text: string): string {
 
 type Client = pg.Pool | pg.PoolClient;
 
-/** Connection-level failures: the server went away, or the connection to it did. */
+/**
+ * A statement that cannot run now and may a moment later: the server went away, or the connection to it did, or
+ * no connection of the pool came free within the connect timeout.
+ */
 export function isConnectionError(err: unknown): boolean {
   const e = err as { code?: string; message?: string; syscall?: string } | null;
   if (!e) return false;
+  if (waitedTooLong(e)) return true;
   // A Unix socket's file is gone while its server is down.
   if (e.code === 'ENOENT' && e.syscall === 'connect') return true;
   if (typeof e.code === 'string' && (e.code.startsWith('08') || ['57P01', '57P02', '57P03', 'ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT', 'ENOTFOUND'].includes(e.code))) return true;
   return /Connection terminated|connection timeout|Client has encountered a connection error|Connection ended/i.test(e.message ?? '');
 }
 
-/** A request that needed the database while it was unreachable: a 503 the client may retry, not a fault. */
-export function unreachable(cause: unknown): Error {
-  const err = unavailable('the database is unreachable; try again shortly');
+/**
+ * pg-pool's error when every connection of the pool stayed taken (busy, or being opened) for the connect timeout;
+ * raised only when the pool is full, so a connect attempt of its own that timed out is told apart (above).
+ */
+function waitedTooLong(err: { message?: string } | null): boolean {
+  return err?.message === 'timeout exceeded when trying to connect';
+}
+
+/**
+ * A request that needed the database while it could not be had: a 503 the client may retry, not a fault. With the
+ * pool, a wait for a free connection that timed out is told to the operator (createPool).
+ */
+export function unreachable(cause: unknown, pool?: pg.Pool): Error {
+  const busy = waitedTooLong(cause as { message?: string } | null);
+  if (busy && pool) poolWaits.get(pool)?.();
+  const err = unavailable(busy ? 'no database connection came free in time; try again shortly' : 'the database is unreachable; try again shortly');
   (err as Error & { cause?: unknown }).cause = cause;
   return err;
 }
@@ -82,7 +99,7 @@ export function sqlOn(client: Client, watch?: Watch): Sql {
       return await client.query({ name: statementName(text), text, values: withArrayLiterals(params) });
     } catch (err) {
       if (watch) watch.failed = true;
-      if (isConnectionError(err)) throw unreachable(err);
+      if (isConnectionError(err)) throw unreachable(err, client instanceof pg.Pool ? client : undefined);
       if (NUL_REFUSED.has((err as { code?: string }).code ?? '')) {
         if (findsNothing(text)) return { rows: [], rowCount: 0 } as unknown as pg.QueryResult;
         throw nulRefused();
@@ -106,15 +123,37 @@ export interface PoolOptions {
   logger?: Pick<Logger, 'info' | 'warn'>;
   /** The connections' application_name: SERVICE_APPLICATION_NAME for a serve process (default). */
   applicationName?: string;
+  /** Milliseconds now (for spacing the warnings of waits that timed out); Date.now by default. */
+  now?: () => number;
 }
+
+/** Per pool: notes one wait for a connection that timed out (unreachable). */
+const poolWaits = new WeakMap<pg.Pool, () => void>();
+/** At most one warning a minute of waits that timed out, counting those it did not tell. */
+const POOL_WAIT_WARNING_MS = 60_000;
 
 /** The application_name of a serve process's connections, by which `admin` commands tell that one is running. */
 export const SERVICE_APPLICATION_NAME = 'sensorcloud';
 
 export function createPool(url: string, options: PoolOptions): pg.Pool {
+  const timeoutMs = connectTimeoutMs(url);
   const pool = new pg.Pool({
-    connectionString: url, max: options.max, types, connectionTimeoutMillis: connectTimeoutMs(url), idleTimeoutMillis: 30_000,
+    connectionString: url, max: options.max, types, connectionTimeoutMillis: timeoutMs, idleTimeoutMillis: 30_000,
     application_name: options.applicationName ?? SERVICE_APPLICATION_NAME,
+  });
+  // Requests that found every connection taken answer 503; the operator hears of it here, since the cure is theirs.
+  const now = options.now ?? Date.now;
+  let warned = -Infinity;
+  let untold = 0;
+  poolWaits.set(pool, () => {
+    untold++;
+    if (now() - warned < POOL_WAIT_WARNING_MS) return;
+    options.logger?.warn(
+      { waits: untold, poolSize: options.max, timeoutSeconds: timeoutMs / 1000 },
+      'database: every pooled connection stayed busy for the connect timeout, and requests were answered 503; raise SENSORCLOUD_DATABASE_POOL_SIZE if the database has connections to spare, or look for slow statements',
+    );
+    warned = now();
+    untold = 0;
   });
   // An idle connection that the server closes (a restart, a network cut) emits here; without a listener the
   // process would exit. The pool drops it and opens a new one when needed.

@@ -94,7 +94,7 @@ export function createGroupCommit(deps: GroupCommitDeps, options: GroupCommitOpt
     try {
       client = await deps.pool.connect();
     } catch (error) {
-      for (const item of batch) item.reject(unreachable(error));
+      for (const item of batch) item.reject(unreachable(error, deps.pool));
       return;
     }
     const outcomes: Outcome[] = [];

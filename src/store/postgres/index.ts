@@ -88,7 +88,7 @@ export async function createPostgresStore(configured: string, options: PostgresS
     try {
       client = await pool.connect();
     } catch (error) {
-      return { ok: false, error: unreachable(error), rerun: false };
+      return { ok: false, error: unreachable(error, pool), rerun: false };
     }
     let committing = false;
     let broken = false;
