@@ -34,6 +34,9 @@ function hintFor(e: { code?: string; message?: string; syscall?: string; path?: 
   if (e.syscall === 'connect' && e.code === 'ENOENT') {
     return 'no PostgreSQL socket there: is PostgreSQL running, is host= the directory of its socket (such as /var/run/postgresql), and is the port its port?';
   }
+  if (/client password must be a (non-empty )?string/.test(message)) {
+    return 'the server asks for a password and none was found: put it in the URL (postgres://user:password@host/…), in PGPASSWORD, or in the password file (~/.pgpass, or the file PGPASSFILE names; mode 0600)';
+  }
   if (e.syscall === 'connect' && e.code === 'EACCES') return 'this process may not open the socket: its user needs access to the socket and its directory';
   const hint: Record<string, string> = {
     ECONNREFUSED: 'nothing listens there: is PostgreSQL running, on that host and port?',

@@ -7,9 +7,10 @@ import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, 
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import pg from 'pg';
 
 export interface PostgresServer {
-  /** postgres://postgres@127.0.0.1:<port>/postgres: a superuser on the maintenance database. */
+  /** postgres://postgres@127.0.0.1:<port>/postgres: a superuser on the maintenance database (with its password, if set). */
   url: string;
   port: number;
   dataDir: string;
@@ -46,6 +47,11 @@ export interface StartOptions {
   durable?: boolean;
   /** TLS on, with this certificate and key (PEM); `required`: TCP connections without TLS are refused (hostssl). */
   tls?: { cert: string; key: string; required?: boolean };
+  /**
+   * The `postgres` user gets this password, and every connection, TCP or Unix socket, must give it (scram-sha-256,
+   * PostgreSQL 15's default method); the URL carries it.
+   */
+  password?: string;
 }
 
 /** Starts a new server; stop() it when done (also registered for process exit). */
@@ -84,6 +90,24 @@ export async function startPostgresServer(options: StartOptions = {}): Promise<P
   ].join(' ');
   const start = () => run('pg_ctl', ['-D', dataDir, '-o', settings, '-l', join(root, 'server.log'), '-w', 'start']);
   start();
+  if (options.password !== undefined) {
+    // Set while the socket still trusts this user, then required of everyone.
+    const admin = new pg.Client({ host: root, port, user: 'postgres', database: 'postgres' });
+    await admin.connect();
+    await admin.query(`ALTER ROLE postgres PASSWORD '${options.password.replaceAll("'", "''")}'`).finally(() => admin.end());
+    const hba = join(dataDir, 'pg_hba.conf');
+    owned('pg_hba.conf', readFileSync(hba, 'utf8').replace(/^(?!#)(.*\s)trust$/gm, '$1scram-sha-256'));
+    run('pg_ctl', ['-D', dataDir, 'reload']);
+    // The server reloads the file when it handles the signal: wait until a connection without the password fails.
+    for (let tries = 0; ; tries++) {
+      const probe = new pg.Client({ host: root, port, user: 'postgres', database: 'postgres', password: undefined });
+      const refused = await probe.connect().then(() => false, () => true);
+      await probe.end().catch(() => undefined);
+      if (refused) break;
+      if (tries === 100) throw new Error('the server still takes connections without a password');
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
   let stopped = false;
   const stop = () => {
     if (stopped) return;
@@ -97,7 +121,7 @@ export async function startPostgresServer(options: StartOptions = {}): Promise<P
   };
   process.once('exit', stop);
   return {
-    url: `postgres://postgres@127.0.0.1:${port}/postgres`,
+    url: `postgres://postgres${options.password !== undefined ? `:${encodeURIComponent(options.password)}` : ''}@127.0.0.1:${port}/postgres`,
     port,
     dataDir,
     socketDir: root,

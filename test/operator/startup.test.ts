@@ -353,3 +353,83 @@ describe('PostgreSQL over TLS, and on its Unix socket', () => {
     }
   });
 });
+
+describe('PostgreSQL that asks for a password', () => {
+  // Every connection to this server, TCP or Unix socket, must give the password (scram-sha-256); the password has
+  // characters a URL percent-encodes and a password file escapes.
+  const password = 'pa:ss@w\\rd';
+  let server: PostgresServer;
+  const keyFile = join(root, 'password-block-master.key');
+  const home = join(root, 'password-home'); // without a .pgpass of its own, unless a test writes one
+  before(async () => {
+    server = await startPostgresServer({ password });
+    writeFileSync(keyFile, randomBytes(32).toString('hex'), { mode: 0o600 });
+    mkdirSync(home);
+  });
+  after(() => server?.stop());
+  const env = (extra: Record<string, string>) => {
+    const e = cleanEnv({ PORT: '0', SENSORCLOUD_DATA_DIR: newDir(), SENSORCLOUD_MASTER_KEY_FILE: keyFile, LOG_LEVEL: 'error', HOME: home });
+    delete e.PGPASSWORD;
+    delete e.PGPASSFILE;
+    return { ...e, ...extra };
+  };
+  const withoutPassword = () => `postgres://postgres@127.0.0.1:${server.port}/postgres`;
+  const socket = () => `postgres://postgres@/postgres?host=${server.socketDir}&port=${server.port}`;
+  const escaped = password.replace(/[:\\]/g, '\\$&');
+  let files = 0;
+  const passFile = (line: string, mode = 0o600): string => {
+    const file = join(root, `pgpass-${++files}`);
+    writeFileSync(file, `# host:port:database:user:password\n${line}\n`, { mode });
+    chmodSync(file, mode);
+    return file;
+  };
+  const prefix = (shown: string) => `sensorcloud: SENSORCLOUD_DATABASE_URL ${shown}: cannot use the database`;
+  const noneFound = 'the server asks for a password and none was found: put it in the URL (postgres://user:password@host/…), in PGPASSWORD, or in the password file (~/.pgpass, or the file PGPASSFILE names; mode 0600)';
+
+  it('the password from the URL, PGPASSWORD or the password file (TCP, and the socket by its localhost line): starts, and prints no warning', { timeout: 120_000 }, async () => {
+    const starts: Array<[string, Record<string, string>]> = [
+      ['the URL', { SENSORCLOUD_DATABASE_URL: server.url }],
+      ['PGPASSWORD', { SENSORCLOUD_DATABASE_URL: withoutPassword(), PGPASSWORD: password }],
+      ['PGPASSFILE', { SENSORCLOUD_DATABASE_URL: withoutPassword(), PGPASSFILE: passFile(`127.0.0.1:${server.port}:postgres:postgres:${escaped}`) }],
+      ['PGPASSFILE, the socket', { SENSORCLOUD_DATABASE_URL: socket(), PGPASSFILE: passFile(`localhost:*:*:postgres:${escaped}`) }],
+    ];
+    for (const [source, extra] of starts) {
+      const service = await startAndAnnounce(env(extra));
+      try {
+        const health = await fetch(`${service.line.url}/healthz`);
+        assert.equal(health.status, 200, source);
+      } finally {
+        await service.stop();
+      }
+      // node-postgres's own reading of the file would print a DeprecationWarning here.
+      const others = service.stdout().split('\n').filter((l) => l !== '' && !/listening on/.test(l));
+      assert.deepEqual(others, [], `${source}: nothing else printed`);
+    }
+    // ~/.pgpass, when PGPASSFILE names no other file.
+    writeFileSync(join(home, '.pgpass'), `*:*:*:postgres:${escaped}\n`, { mode: 0o600 });
+    try {
+      const service = await startAndAnnounce(env({ SENSORCLOUD_DATABASE_URL: withoutPassword() }));
+      await service.stop();
+    } finally {
+      rmSync(join(home, '.pgpass'));
+    }
+  });
+
+  it('a wrong or missing password, or a password file others may read: one line saying so, the password hidden', { timeout: 120_000 }, async () => {
+    const wrong = new URL(server.url);
+    wrong.password = 'not-it';
+    assert.equal(oneLine(await runCli(['serve'], env({ SENSORCLOUD_DATABASE_URL: wrong.toString() }))),
+      `${prefix(`postgres://postgres:***@127.0.0.1:${server.port}/postgres`)} (28P01): the password was refused`);
+    assert.equal(oneLine(await runCli(['serve'], env({ SENSORCLOUD_DATABASE_URL: withoutPassword() }))),
+      `${prefix(withoutPassword())} (error): ${noneFound}`);
+    // As libpq does: ignored, with its warning.
+    const open = passFile(`*:*:*:postgres:${escaped}`, 0o644);
+    const result = await runCli(['serve'], env({ SENSORCLOUD_DATABASE_URL: withoutPassword(), PGPASSFILE: open }));
+    assert.equal(result.code, 2);
+    // (pgpass ends its warning with a space.)
+    assert.deepEqual(result.stderr.split('\n').filter((l) => l !== '').map((l) => l.trimEnd()), [
+      `WARNING: password file "${open}" has group or world access; permissions should be u=rw (0600) or less`,
+      `${prefix(withoutPassword())} (error): ${noneFound}`,
+    ]);
+  });
+});

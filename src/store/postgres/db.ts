@@ -11,6 +11,7 @@ import { connectTimeoutMs } from '../../runtime/database-url.ts';
 import type { Logger } from '../../runtime/logger.ts';
 import { findsNothing, nulRefused } from '../nul-text.ts';
 import { withArrayLiterals } from './array-literal.ts';
+import { usePasswordFile } from './password-file.ts';
 
 /** Something that runs SQL: the pool (each call on any free connection) or one transaction's connection. */
 export interface Sql {
@@ -136,6 +137,8 @@ const POOL_WAIT_WARNING_MS = 60_000;
 export const SERVICE_APPLICATION_NAME = 'sensorcloud';
 
 export function createPool(url: string, options: PoolOptions): pg.Pool {
+  // For this pool's connections and the cluster's LISTEN connection, opened after it.
+  usePasswordFile();
   const timeoutMs = connectTimeoutMs(url);
   const pool = new pg.Pool({
     connectionString: url, max: options.max, types, connectionTimeoutMillis: timeoutMs, idleTimeoutMillis: 30_000,
