@@ -20,9 +20,11 @@ export interface ApiServer {
 }
 
 export function createApiServer(config: Pick<Config, 'requestTimeoutMs' | 'publicUrl'>): ApiServer {
+  // The connection closes after the answer: a client that keeps sending on a kept-alive connection would otherwise
+  // hold a stopping server open (it closes once no connection is left) until it is forced to exit.
   const unavailable = (message: string): RequestListener => (_req, res) => {
     const body = JSON.stringify(errorBody(config.publicUrl, 503, message)) + '\n';
-    res.writeHead(503, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), 'retry-after': '1' });
+    res.writeHead(503, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), 'retry-after': '1', connection: 'close' });
     res.end(body);
   };
   let current = unavailable('the service is starting; try again in a moment');

@@ -6,7 +6,7 @@ import { describe, it } from 'node:test';
 import { createTestDatabase } from '../helpers/postgres.ts';
 import { startPostgresServer } from '../helpers/postgres-server.ts';
 import { startReceiver, type ReceivedRequest } from '../helpers/receiver.ts';
-import { basic, call, startCluster, until } from './helpers.ts';
+import { basic, call, startCluster, storedEventIds, until } from './helpers.ts';
 
 describe('a cluster of serve processes on PostgreSQL', () => {
   it('shares credentials at once and event streams across processes', { timeout: 120_000 }, async () => {
@@ -159,15 +159,7 @@ describe('a cluster of serve processes on PostgreSQL', () => {
       await publishing;
 
       // Every stored event reaches the receiver (the killed process's leased rows after their 15 s lease).
-      const stored = new Set<string>();
-      for (const name of devices) {
-        let token = '';
-        do {
-          const page = await call(base0, admin, 'GET', `/${name}/events?pageSize=1000${token ? `&pageToken=${token}` : ''}`);
-          for (const e of page.body.events) stored.add(e.eventId);
-          token = page.body.nextPageToken ?? '';
-        } while (token);
-      }
+      const stored = await storedEventIds(base0, admin, devices);
       assert.ok(stored.size >= EVENTS, `stored ${stored.size} events`);
       await until('every stored event delivered', () => [...stored].every((id) => delivered.has(id)), 240_000);
       const duplicates = [...delivered.values()].reduce((n, c) => n + c - 1, 0);
@@ -187,6 +179,87 @@ describe('a cluster of serve processes on PostgreSQL', () => {
       console.log(`# cluster crash run: at most ${max} requests open at the receiver at once (limit ${LIMIT})`);
       assert.ok(max <= LIMIT, `${max} requests of one connector in flight at once, over the limit of ${LIMIT}`);
       assert.ok(max > LIMIT / 2, `the load kept the connector busy (${max} at once)`);
+    } finally {
+      await cluster.close();
+      await receiver.close();
+      await db.drop();
+    }
+  });
+
+  it('a rolling restart under load, each process stopped with SIGTERM and started again: exit 0, every event pushed once, none waiting for a lease', { timeout: 600_000 }, async () => {
+    const EVENTS = 6_000;
+    const db = await createTestDatabase();
+    const pushes = new Map<string, number>();
+    // The longest time from an event's publish to its first push, ms (one clock: the machine's).
+    let slowest = 0;
+    const receiver = await startReceiver({
+      reply: (req) => {
+        const event = JSON.parse(req.body.toString('utf8')).event;
+        const count = (pushes.get(event.eventId) ?? 0) + 1;
+        pushes.set(event.eventId, count);
+        if (count === 1) slowest = Math.max(slowest, Date.now() - Date.parse(event.data.touch.updateTime));
+        return { status: 200, delayMs: 20 };
+      },
+    });
+    // The lease of a production setup: a row a stopped process left leased would wait a minute for another one.
+    const cluster = await startCluster(db.url, 3, { SENSORCLOUD_DELIVERY_LEASE: '60s' });
+    try {
+      const { project, serviceAccount } = cluster.boot;
+      const admin = basic(serviceAccount.keyId, serviceAccount.secret);
+      assert.equal((await call(cluster.nodes[0]!.base, admin, 'POST', `/${project}/dataconnectors`, { type: 'HTTP_PUSH', httpConfig: { url: receiver.url } })).status, 200);
+      const devices: string[] = [];
+      for (let i = 0; i < 20; i++) devices.push((await call(cluster.nodes[0]!.base, admin, 'POST', `/${project}/devices`, { type: 'touch' })).body.name);
+
+      // 16 publishers over the three processes, as a balancer that notices a stopped process only when it refuses:
+      // a publish refused (503 while the process stops) or not answered goes to the next process.
+      let next = 0;
+      let published = 0;
+      let refused = 0;
+      const down = new Set<number>();
+      const publisher = async (w: number) => {
+        for (;;) {
+          const i = next++;
+          if (i >= EVENTS) return;
+          for (let attempt = 0; ; attempt++) {
+            let node = (w + attempt) % 3;
+            if (down.has(node)) node = (node + 1) % 3;
+            try {
+              const r = await call(cluster.nodes[node]!.base, admin, 'POST', `/${devices[i % devices.length]}:publish`, { touch: {} });
+              if (r.status === 200) break;
+              assert.equal(r.status, 503, `a publish answered ${r.status}: ${JSON.stringify(r.body)}`);
+              refused++;
+            } catch (err) {
+              if (err instanceof assert.AssertionError) throw err;
+              refused++;
+            }
+            assert.ok(attempt < 20, 'a publish kept failing');
+          }
+          published++;
+        }
+      };
+      const publishing = Promise.all(Array.from({ length: 16 }, (_, w) => publisher(w)));
+      const stops: number[] = [];
+      for (const i of [0, 1, 2]) {
+        await until(`${i + 1} quarters of the events published`, () => published >= ((i + 1) * EVENTS) / 4, 300_000);
+        const node = cluster.nodes[i]!;
+        const signalled = Date.now();
+        await cluster.kill(i, 'SIGTERM');
+        stops.push(Date.now() - signalled);
+        assert.equal(node.child.exitCode, 0, `process ${i} stopped cleanly: ${node.describe()}`);
+        down.add(i);
+        await cluster.start(i);
+        down.delete(i);
+      }
+      await publishing;
+
+      const stored = await storedEventIds(cluster.nodes[0]!.base, admin, devices);
+      assert.ok(stored.size >= EVENTS, `stored ${stored.size} events`);
+      await until('every stored event delivered', () => [...stored].every((id) => pushes.has(id)), 120_000);
+      const twice = [...pushes.values()].filter((n) => n > 1).length;
+      console.log(`# rolling restart: ${stored.size} events stored, ${refused} publishes refused or unanswered and sent again, slowest first push ${slowest} ms after its publish; stops took ${stops.join(', ')} ms`);
+      // A stopped process first finished its attempts and recorded their outcomes: nothing to push again.
+      assert.equal(twice, 0, `${twice} events pushed more than once`);
+      assert.ok(slowest < 30_000, `an event waited ${slowest} ms for its first push: a row left leased waits for the 60 s lease`);
     } finally {
       await cluster.close();
       await receiver.close();
@@ -255,15 +328,9 @@ describe('a cluster of serve processes on PostgreSQL', () => {
       for (const n of cluster.nodes) for (const msg of repeated) assert.ok(n.logged(msg) <= 2, `"${msg}" logged ${n.logged(msg)} times during a 10 s outage`);
       assert.ok(cluster.nodes.some((n) => n.logged('delivery engine: claiming due deliveries failed') >= 1), 'the outage was logged');
 
-      const stored: string[] = [];
-      let token = '';
-      do {
-        const page = await call(a.base, admin, 'GET', `/${device}/events?pageSize=1000${token ? `&pageToken=${token}` : ''}`);
-        stored.push(...page.body.events.map((e: { eventId: string }) => e.eventId));
-        token = page.body.nextPageToken ?? '';
-      } while (token);
-      assert.ok(stored.length >= accepted, `every accepted publish is stored (${stored.length} of ${accepted})`);
-      await until('every stored event delivered', () => stored.every((id) => delivered.has(id)), 120_000);
+      const stored = await storedEventIds(a.base, admin, [device]);
+      assert.ok(stored.size >= accepted, `every accepted publish is stored (${stored.size} of ${accepted})`);
+      await until('every stored event delivered', () => [...stored].every((id) => delivered.has(id)), 120_000);
     } finally {
       await cluster.close();
       await receiver.close();

@@ -108,3 +108,17 @@ export async function until(what: string, check: () => boolean | Promise<boolean
     await new Promise((r) => setTimeout(r, 50));
   }
 }
+
+/** The ids of every event stored for these devices, read from their histories. */
+export async function storedEventIds(base: string, auth: string, devices: readonly string[]): Promise<Set<string>> {
+  const stored = new Set<string>();
+  for (const name of devices) {
+    let token = '';
+    do {
+      const page = await call(base, auth, 'GET', `/${name}/events?pageSize=1000${token ? `&pageToken=${token}` : ''}`);
+      for (const e of page.body.events) stored.add(e.eventId);
+      token = page.body.nextPageToken ?? '';
+    } while (token);
+  }
+  return stored;
+}

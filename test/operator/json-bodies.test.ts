@@ -70,6 +70,11 @@ describe('sad', () => {
       const stopping = await fetch(url);
       assert.equal(stopping.status, 503);
       assert.equal((await stopping.json() as { error: string }).error, 'the service is stopping');
+      // A client that keeps its connection and keeps sending must not hold a stopping server open.
+      assert.equal(stopping.headers.get('connection'), 'close');
+      const closed = new Promise<void>((resolve) => api.server.close(() => resolve()));
+      api.server.closeIdleConnections();
+      await closed;
     } finally {
       api.server.closeAllConnections();
       api.server.close();
