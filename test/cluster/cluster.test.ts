@@ -6,7 +6,7 @@ import { describe, it } from 'node:test';
 import { createTestDatabase } from '../helpers/postgres.ts';
 import { startPostgresServer } from '../helpers/postgres-server.ts';
 import { startReceiver, type ReceivedRequest } from '../helpers/receiver.ts';
-import { basic, call, startCluster, storedEventIds, until } from './helpers.ts';
+import { basic, call, publishLoad, startCluster, storedEventIds, until } from './helpers.ts';
 
 describe('a cluster of serve processes on PostgreSQL', () => {
   it('shares credentials at once and event streams across processes', { timeout: 120_000 }, async () => {
@@ -127,36 +127,17 @@ describe('a cluster of serve processes on PostgreSQL', () => {
       const devices: string[] = [];
       for (let i = 0; i < 20; i++) devices.push((await call(base0, admin, 'POST', `/${project}/devices`, { type: 'touch' })).body.name);
 
-      // 24 publishers spread over the three processes; the one being killed is skipped while it is down.
-      let next = 0;
-      let published = 0;
+      // 24 publishers spread over the three processes; the one being killed is skipped while it is down, and a
+      // publish it died under is sent again elsewhere (at least once).
       const down = new Set<number>();
-      const publisher = async (w: number) => {
-        for (;;) {
-          const i = next++;
-          if (i >= EVENTS) return;
-          for (let attempt = 0; ; attempt++) {
-            let node = (w + attempt) % 3;
-            if (down.has(node)) node = (node + 1) % 3;
-            try {
-              const r = await call(cluster.nodes[node]!.base, admin, 'POST', `/${devices[i % devices.length]}:publish`, { touch: {} });
-              if (r.status === 200) break;
-            } catch {
-              // the process died under the request: publish again elsewhere (at least once)
-            }
-            assert.ok(attempt < 20, 'a publish kept failing');
-          }
-          published++;
-        }
-      };
-      const publishing = Promise.all(Array.from({ length: 24 }, (_, w) => publisher(w)));
-      await until('a third of the events published', () => published >= EVENTS / 3, 300_000);
+      const load = publishLoad(cluster, admin, devices, { events: EVENTS, publishers: 24, down });
+      await until('a third of the events published', () => load.published() >= EVENTS / 3, 300_000);
       down.add(1);
       await cluster.kill(1);
-      await until('two thirds of the events published', () => published >= (2 * EVENTS) / 3, 300_000);
+      await until('two thirds of the events published', () => load.published() >= (2 * EVENTS) / 3, 300_000);
       await cluster.start(1);
       down.delete(1);
-      await publishing;
+      await load.done;
 
       // Every stored event reaches the receiver (the killed process's leased rows after their 15 s lease).
       const stored = await storedEventIds(base0, admin, devices);
@@ -210,37 +191,12 @@ describe('a cluster of serve processes on PostgreSQL', () => {
       const devices: string[] = [];
       for (let i = 0; i < 20; i++) devices.push((await call(cluster.nodes[0]!.base, admin, 'POST', `/${project}/devices`, { type: 'touch' })).body.name);
 
-      // 16 publishers over the three processes, as a balancer that notices a stopped process only when it refuses:
-      // a publish refused (503 while the process stops) or not answered goes to the next process.
-      let next = 0;
-      let published = 0;
-      let refused = 0;
+      // 16 publishers over the three processes, as a balancer that notices a stopped process only when it refuses.
       const down = new Set<number>();
-      const publisher = async (w: number) => {
-        for (;;) {
-          const i = next++;
-          if (i >= EVENTS) return;
-          for (let attempt = 0; ; attempt++) {
-            let node = (w + attempt) % 3;
-            if (down.has(node)) node = (node + 1) % 3;
-            try {
-              const r = await call(cluster.nodes[node]!.base, admin, 'POST', `/${devices[i % devices.length]}:publish`, { touch: {} });
-              if (r.status === 200) break;
-              assert.equal(r.status, 503, `a publish answered ${r.status}: ${JSON.stringify(r.body)}`);
-              refused++;
-            } catch (err) {
-              if (err instanceof assert.AssertionError) throw err;
-              refused++;
-            }
-            assert.ok(attempt < 20, 'a publish kept failing');
-          }
-          published++;
-        }
-      };
-      const publishing = Promise.all(Array.from({ length: 16 }, (_, w) => publisher(w)));
+      const load = publishLoad(cluster, admin, devices, { events: EVENTS, publishers: 16, down });
       const stops: number[] = [];
       for (const i of [0, 1, 2]) {
-        await until(`${i + 1} quarters of the events published`, () => published >= ((i + 1) * EVENTS) / 4, 300_000);
+        await until(`${i + 1} quarters of the events published`, () => load.published() >= ((i + 1) * EVENTS) / 4, 300_000);
         const node = cluster.nodes[i]!;
         const signalled = Date.now();
         await cluster.kill(i, 'SIGTERM');
@@ -250,13 +206,13 @@ describe('a cluster of serve processes on PostgreSQL', () => {
         await cluster.start(i);
         down.delete(i);
       }
-      await publishing;
+      await load.done;
 
       const stored = await storedEventIds(cluster.nodes[0]!.base, admin, devices);
       assert.ok(stored.size >= EVENTS, `stored ${stored.size} events`);
       await until('every stored event delivered', () => [...stored].every((id) => pushes.has(id)), 120_000);
       const twice = [...pushes.values()].filter((n) => n > 1).length;
-      console.log(`# rolling restart: ${stored.size} events stored, ${refused} publishes refused or unanswered and sent again, slowest first push ${slowest} ms after its publish; stops took ${stops.join(', ')} ms`);
+      console.log(`# rolling restart: ${stored.size} events stored, ${load.refused()} publishes refused or unanswered and sent again, slowest first push ${slowest} ms after its publish; stops took ${stops.join(', ')} ms`);
       // A stopped process first finished its attempts and recorded their outcomes: nothing to push again.
       assert.equal(twice, 0, `${twice} events pushed more than once`);
       assert.ok(slowest < 30_000, `an event waited ${slowest} ms for its first push: a row left leased waits for the 60 s lease`);

@@ -1,5 +1,6 @@
 // Several real `sensorcloud serve` processes on one PostgreSQL database, as an operator runs a cluster: each with its
 // own data dir and port, all with the same master key file.
+import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
@@ -121,4 +122,39 @@ export async function storedEventIds(base: string, auth: string, devices: readon
     } while (token);
   }
   return stored;
+}
+
+/**
+ * Publishes `events` events, round robin over the devices, with `publishers` concurrent publishers spread over the
+ * processes as a load balancer would: a publish answered 503 (its process stopping) or not answered (its process
+ * stopped or died under it) is sent to the next process, and a process in `down` is passed over. Any other answer
+ * fails the run.
+ */
+export function publishLoad(cluster: TestCluster, auth: string, devices: readonly string[], options: { events: number; publishers: number; down: ReadonlySet<number> }): { done: Promise<void>; published(): number; refused(): number } {
+  const size = cluster.nodes.length;
+  let next = 0;
+  let published = 0;
+  let refused = 0;
+  const publisher = async (w: number) => {
+    for (;;) {
+      const i = next++;
+      if (i >= options.events) return;
+      for (let attempt = 0; ; attempt++) {
+        let node = (w + attempt) % size;
+        if (options.down.has(node)) node = (node + 1) % size;
+        try {
+          const r = await call(cluster.nodes[node]!.base, auth, 'POST', `/${devices[i % devices.length]}:publish`, { touch: {} });
+          if (r.status === 200) break;
+          assert.equal(r.status, 503, `a publish answered ${r.status}: ${JSON.stringify(r.body)}`);
+        } catch (err) {
+          if (err instanceof assert.AssertionError) throw err;
+        }
+        refused++;
+        assert.ok(attempt < 20, 'a publish kept failing');
+      }
+      published++;
+    }
+  };
+  const done = Promise.all(Array.from({ length: options.publishers }, (_, w) => publisher(w))).then(() => undefined);
+  return { done, published: () => published, refused: () => refused };
 }
