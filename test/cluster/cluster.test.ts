@@ -3,6 +3,8 @@
 // a database outage stops no process and loses nothing.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import pg from 'pg';
+import { SERVICE_APPLICATION_NAME } from '../../src/store/postgres/db.ts';
 import { createTestDatabase } from '../helpers/postgres.ts';
 import { startPostgresServer } from '../helpers/postgres-server.ts';
 import { startReceiver, type ReceivedRequest } from '../helpers/receiver.ts';
@@ -216,6 +218,59 @@ describe('a cluster of serve processes on PostgreSQL', () => {
       // A stopped process first finished its attempts and recorded their outcomes: nothing to push again.
       assert.equal(twice, 0, `${twice} events pushed more than once`);
       assert.ok(slowest < 30_000, `an event waited ${slowest} ms for its first push: a row left leased waits for the 60 s lease`);
+    } finally {
+      await cluster.close();
+      await receiver.close();
+      await db.drop();
+    }
+  });
+
+  it('every connection of the processes ended by the server, again and again under load: no process exits, every event delivered', { timeout: 300_000 }, async () => {
+    const EVENTS = 4_000;
+    const db = await createTestDatabase();
+    const delivered = new Set<string>();
+    const receiver = await startReceiver({
+      reply: (req) => {
+        delivered.add(JSON.parse(req.body.toString('utf8')).event.eventId);
+        return { status: 200 };
+      },
+    });
+    const cluster = await startCluster(db.url, 2);
+    try {
+      const { project, serviceAccount } = cluster.boot;
+      const admin = basic(serviceAccount.keyId, serviceAccount.secret);
+      assert.equal((await call(cluster.nodes[0]!.base, admin, 'POST', `/${project}/dataconnectors`, { type: 'HTTP_PUSH', httpConfig: { url: receiver.url } })).status, 200);
+      const devices: string[] = [];
+      for (let i = 0; i < 10; i++) devices.push((await call(cluster.nodes[0]!.base, admin, 'POST', `/${project}/devices`, { type: 'touch' })).body.name);
+
+      // What a failover, a server restart or an operator's pg_terminate_backend does to the processes' connections,
+      // idle, running a statement or inside a transaction between two of them: a publish answers 200 or 503, no
+      // other status (publishLoad).
+      const load = publishLoad(cluster, admin, devices, { events: EVENTS, publishers: 16, down: new Set() });
+      const dba = new pg.Client({ connectionString: db.url });
+      await dba.connect();
+      let ended = 0;
+      try {
+        await until('a quarter of the events published', () => load.published() >= EVENTS / 4, 120_000);
+        for (let round = 0; round < 10 && load.published() < EVENTS; round++) {
+          const { rows } = await dba.query<{ ended: boolean }>(
+            `SELECT pg_terminate_backend(pid) AS ended FROM pg_stat_activity WHERE datname = current_database() AND application_name = $1`,
+            [SERVICE_APPLICATION_NAME],
+          );
+          ended += rows.filter((r) => r.ended).length;
+          await new Promise((r) => setTimeout(r, 150));
+        }
+      } finally {
+        await dba.end();
+      }
+      await load.done;
+      for (const n of cluster.nodes) assert.equal(n.child.exitCode, null, `no process exited: ${n.describe()}`);
+      for (const n of cluster.nodes) assert.equal((await fetch(`${n.base}/healthz`)).status, 200);
+      const stored = await storedEventIds(cluster.nodes[0]!.base, admin, devices);
+      assert.ok(stored.size >= EVENTS, `stored ${stored.size} events`);
+      await until('every stored event delivered', () => [...stored].every((id) => delivered.has(id)), 120_000);
+      console.log(`# connections ended: ${ended} in 10 rounds; ${load.refused()} publishes refused (503) or unanswered and sent again`);
+      assert.ok(ended >= 10, `connections were ended (${ended})`);
     } finally {
       await cluster.close();
       await receiver.close();

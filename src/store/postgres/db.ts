@@ -161,6 +161,11 @@ export function createPool(url: string, options: PoolOptions): pg.Pool {
   // An idle connection that the server closes (a restart, a network cut) emits here; without a listener the
   // process would exit. The pool drops it and opens a new one when needed.
   pool.on('error', (err) => options.logger?.warn({ err: err.message }, 'database: an idle connection was lost; a new one is opened when needed'));
+  // A connection lost while it is taken (inside a transaction, between two of its statements: a server restart,
+  // pg_terminate_backend, a network cut) emits on its client, where pg-pool listens only while the client is idle:
+  // that too would end the process. The transaction hears of it from its next statement (a 503, or run again), and
+  // the connection is dropped when it is given back, not kept in the pool.
+  pool.on('connect', (client) => client.on('error', () => undefined));
   return pool;
 }
 
