@@ -133,6 +133,16 @@ const poolWaits = new WeakMap<pg.Pool, () => void>();
 /** At most one warning a minute of waits that timed out, counting those it did not tell. */
 const POOL_WAIT_WARNING_MS = 60_000;
 
+/**
+ * Run first on each connection: a server (or a hosted service) with `idle_session_timeout` set ends every session
+ * idle that long, and the cluster's LISTEN connection is idle by design: it was ended over and over, with the
+ * periodic jobs given up and the other processes' messages missed each time. A pooled connection ended while idle
+ * is a warning, or a 503 when it is handed out at that moment; the pool closes its own idle ones after 30 s. So each
+ * of this process's sessions turns the timeout off for itself. A server before PostgreSQL 14 has no such setting,
+ * and no row here.
+ */
+export const NEVER_IDLE_OUT = "SELECT set_config(name, '0', false) FROM pg_settings WHERE name = 'idle_session_timeout'";
+
 /** The application_name of a serve process's connections, by which `admin` commands tell that one is running. */
 export const SERVICE_APPLICATION_NAME = 'sensorcloud';
 
@@ -143,6 +153,9 @@ export function createPool(url: string, options: PoolOptions): pg.Pool {
   const pool = new pg.Pool({
     connectionString: url, max: options.max, types, connectionTimeoutMillis: timeoutMs, idleTimeoutMillis: 30_000,
     application_name: options.applicationName ?? SERVICE_APPLICATION_NAME,
+    // Before a new connection's first use (a query queued behind it instead would have pg print a deprecation
+    // warning). Should it fail, the connection keeps the server's timeout; a broken one fails its first statement.
+    verify: (client: pg.PoolClient, done: (err?: Error) => void) => void client.query(NEVER_IDLE_OUT).then(() => done(), () => done()),
   });
   // Requests that found every connection taken answer 503; the operator hears of it here, since the cure is theirs.
   const now = options.now ?? Date.now;
