@@ -8,7 +8,7 @@ import { SERVICE_APPLICATION_NAME } from '../../src/store/postgres/db.ts';
 import { createTestDatabase } from '../helpers/postgres.ts';
 import { startPostgresServer } from '../helpers/postgres-server.ts';
 import { startReceiver, type ReceivedRequest } from '../helpers/receiver.ts';
-import { basic, call, publishLoad, startCluster, storedEventIds, until } from './helpers.ts';
+import { basic, call, connectorAndDevices, publishLoad, startCluster, storedEventIds, until } from './helpers.ts';
 
 describe('a cluster of serve processes on PostgreSQL', () => {
   it('shares credentials at once and event streams across processes', { timeout: 120_000 }, async () => {
@@ -125,9 +125,7 @@ describe('a cluster of serve processes on PostgreSQL', () => {
       const { project, serviceAccount } = cluster.boot;
       const admin = basic(serviceAccount.keyId, serviceAccount.secret);
       const base0 = cluster.nodes[0]!.base;
-      assert.equal((await call(base0, admin, 'POST', `/${project}/dataconnectors`, { type: 'HTTP_PUSH', httpConfig: { url: receiver.url } })).status, 200);
-      const devices: string[] = [];
-      for (let i = 0; i < 20; i++) devices.push((await call(base0, admin, 'POST', `/${project}/devices`, { type: 'touch' })).body.name);
+      const devices = await connectorAndDevices(base0, admin, project, receiver.url, 20);
 
       // 24 publishers spread over the three processes; the one being killed is skipped while it is down, and a
       // publish it died under is sent again elsewhere (at least once).
@@ -189,9 +187,7 @@ describe('a cluster of serve processes on PostgreSQL', () => {
     try {
       const { project, serviceAccount } = cluster.boot;
       const admin = basic(serviceAccount.keyId, serviceAccount.secret);
-      assert.equal((await call(cluster.nodes[0]!.base, admin, 'POST', `/${project}/dataconnectors`, { type: 'HTTP_PUSH', httpConfig: { url: receiver.url } })).status, 200);
-      const devices: string[] = [];
-      for (let i = 0; i < 20; i++) devices.push((await call(cluster.nodes[0]!.base, admin, 'POST', `/${project}/devices`, { type: 'touch' })).body.name);
+      const devices = await connectorAndDevices(cluster.nodes[0]!.base, admin, project, receiver.url, 20);
 
       // 16 publishers over the three processes, as a balancer that notices a stopped process only when it refuses.
       const down = new Set<number>();
@@ -239,9 +235,7 @@ describe('a cluster of serve processes on PostgreSQL', () => {
     try {
       const { project, serviceAccount } = cluster.boot;
       const admin = basic(serviceAccount.keyId, serviceAccount.secret);
-      assert.equal((await call(cluster.nodes[0]!.base, admin, 'POST', `/${project}/dataconnectors`, { type: 'HTTP_PUSH', httpConfig: { url: receiver.url } })).status, 200);
-      const devices: string[] = [];
-      for (let i = 0; i < 10; i++) devices.push((await call(cluster.nodes[0]!.base, admin, 'POST', `/${project}/devices`, { type: 'touch' })).body.name);
+      const devices = await connectorAndDevices(cluster.nodes[0]!.base, admin, project, receiver.url, 10);
 
       // What a failover, a server restart or an operator's pg_terminate_backend does to the processes' connections,
       // idle, running a statement or inside a transaction between two of them: a publish answers 200 or 503, no

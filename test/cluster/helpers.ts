@@ -110,6 +110,15 @@ export async function until(what: string, check: () => boolean | Promise<boolean
   }
 }
 
+/** A connector of the project pushing to `url`, and `count` touch devices; returns the devices' names. */
+export async function connectorAndDevices(base: string, auth: string, project: string, url: string, count: number): Promise<string[]> {
+  const created = await call(base, auth, 'POST', `/${project}/dataconnectors`, { type: 'HTTP_PUSH', httpConfig: { url } });
+  assert.equal(created.status, 200, JSON.stringify(created.body));
+  const devices: string[] = [];
+  for (let i = 0; i < count; i++) devices.push((await call(base, auth, 'POST', `/${project}/devices`, { type: 'touch' })).body.name);
+  return devices;
+}
+
 /** The ids of every event stored for these devices, read from their histories. */
 export async function storedEventIds(base: string, auth: string, devices: readonly string[]): Promise<Set<string>> {
   const stored = new Set<string>();
