@@ -98,6 +98,8 @@ try {
     : `${rate} events/s for ${seconds} s: ${run.ok} published`;
   const inDatabase = db.server ? `; PostgreSQL ${per(databaseAfter - databaseBefore)} µs` : '';
   console.log(`${what}; CPU per event: main thread ${per(after.mainMs - before.mainMs)} µs, all threads ${per(after.totalMs - before.totalMs)} µs${inDatabase}`);
+  // Only answered publishes are counted above: any others are said, not left out silently.
+  if (Object.keys(run.failures).length > 0) console.log(`not published: ${JSON.stringify(run.failures)}; the first: ${run.firstFailure}`);
   await sleep(1000);
   const idle0 = cpu();
   await sleep(5000);

@@ -8,7 +8,7 @@ import { connectTimeoutMs } from '../../runtime/database-url.ts';
 import { createFailureLog } from '../../runtime/failure-log.ts';
 import type { Logger } from '../../runtime/logger.ts';
 import type { Cluster, LoginFailures } from '../store.ts';
-import { NEVER_IDLE_OUT, SERVICE_APPLICATION_NAME } from './db.ts';
+import { NEVER_IDLE_OUT, SERVICE_APPLICATION_NAME, WAIT_AS_LONG_AS_IT_TAKES } from './db.ts';
 import { PackedValues, packedText } from './packed-values.ts';
 
 /** A 64-bit advisory lock key per name (the namespace keeps clear of keys other software may take). */
@@ -117,6 +117,7 @@ export function createPostgresCluster(pool: pg.Pool, url: string, logger?: Pick<
     async withLock(name, fn) {
       const client = await pool.connect();
       try {
+        await client.query(WAIT_AS_LONG_AS_IT_TAKES);
         await client.query('SELECT pg_advisory_lock($1::bigint)', [lockKey(name)]);
         try {
           return await fn();
@@ -124,7 +125,8 @@ export function createPostgresCluster(pool: pg.Pool, url: string, logger?: Pick<
           await client.query('SELECT pg_advisory_unlock($1::bigint)', [lockKey(name)]);
         }
       } finally {
-        client.release();
+        // Closed, which also lets go of the lock should the unlock have failed.
+        client.release(true);
       }
     },
     async tryLead(job) {

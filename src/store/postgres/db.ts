@@ -6,7 +6,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { unavailable } from '../../domain/errors.ts';
+import { ApiError, unavailable } from '../../domain/errors.ts';
 import { connectTimeoutMs } from '../../runtime/database-url.ts';
 import type { Logger } from '../../runtime/logger.ts';
 import { findsNothing, nulRefused } from '../nul-text.ts';
@@ -71,9 +71,24 @@ function waitedTooLong(err: { message?: string } | null): boolean {
  * pool, a wait for a free connection that timed out is told to the operator (createPool).
  */
 export function unreachable(cause: unknown, pool?: pg.Pool): Error {
+  // Already a 503 of a statement (sqlOn): its own words are kept (a cancelled statement is not a lost connection).
+  if (cause instanceof ApiError && cause.status === 503) return cause;
   const busy = waitedTooLong(cause as { message?: string } | null);
-  if (busy && pool) poolWaits.get(pool)?.();
-  const err = unavailable(busy ? 'no database connection came free in time; try again shortly' : 'the database is unreachable; try again shortly');
+  if (busy && pool) operatorNotes.get(pool)?.waited();
+  return withCause(unavailable(busy ? 'no database connection came free in time; try again shortly' : 'the database is unreachable; try again shortly'), cause);
+}
+
+// The server cancelled the statement (SQLSTATE 57014: its statement_timeout, or an operator's pg_cancel_backend;
+// 55P03: it waited for a lock longer than lock_timeout). Nothing of it was kept, and the same request may pass a
+// moment later: a 503, and the operator, who set the limit, is told (createPool).
+const CANCELLED = new Set(['57014', '55P03']);
+
+function cancelled(cause: unknown, client: Client): Error {
+  operatorNotes.get(client)?.cancelled((cause as Error).message);
+  return withCause(unavailable('the database cancelled a statement that waited or ran too long; try again shortly'), cause);
+}
+
+function withCause(err: Error, cause: unknown): Error {
   (err as Error & { cause?: unknown }).cause = cause;
   return err;
 }
@@ -101,7 +116,9 @@ export function sqlOn(client: Client, watch?: Watch): Sql {
     } catch (err) {
       if (watch) watch.failed = true;
       if (isConnectionError(err)) throw unreachable(err, client instanceof pg.Pool ? client : undefined);
-      if (NUL_REFUSED.has((err as { code?: string }).code ?? '')) {
+      const code = (err as { code?: string }).code ?? '';
+      if (CANCELLED.has(code)) throw cancelled(err, client);
+      if (NUL_REFUSED.has(code)) {
         if (findsNothing(text)) return { rows: [], rowCount: 0 } as unknown as pg.QueryResult;
         throw nulRefused();
       }
@@ -128,10 +145,29 @@ export interface PoolOptions {
   now?: () => number;
 }
 
-/** Per pool: notes one wait for a connection that timed out (unreachable). */
-const poolWaits = new WeakMap<pg.Pool, () => void>();
-/** At most one warning a minute of waits that timed out, counting those it did not tell. */
-const POOL_WAIT_WARNING_MS = 60_000;
+/** What the operator is told of, per pool and per connection of it (createPool). */
+interface OperatorNotes {
+  /** A wait for a free connection timed out (unreachable). */
+  waited(): void;
+  /** The server cancelled a statement (cancelled), with its message. */
+  cancelled(reason: string): void;
+}
+const operatorNotes = new WeakMap<Client, OperatorNotes>();
+/** At most one warning a minute of each kind, counting those it did not tell. */
+const WARNING_GAP_MS = 60_000;
+
+/** A warning told at once, then at most once a gap, with how many times it happened since it was last told. */
+function spaced(now: () => number, tell: (times: number, latest: string) => void): (latest?: string) => void {
+  let told = -Infinity;
+  let untold = 0;
+  return (latest = '') => {
+    untold++;
+    if (now() - told < WARNING_GAP_MS) return;
+    tell(untold, latest);
+    told = now();
+    untold = 0;
+  };
+}
 
 /**
  * Run first on each connection: a server (or a hosted service) with `idle_session_timeout` set ends every session
@@ -157,20 +193,20 @@ export function createPool(url: string, options: PoolOptions): pg.Pool {
     // warning). Should it fail, the connection keeps the server's timeout; a broken one fails its first statement.
     verify: (client: pg.PoolClient, done: (err?: Error) => void) => void client.query(NEVER_IDLE_OUT).then(() => done(), () => done()),
   });
-  // Requests that found every connection taken answer 503; the operator hears of it here, since the cure is theirs.
+  // Requests that found every connection taken, or whose statement the server cancelled, answer 503; the operator
+  // hears of it here, since the cure is theirs.
   const now = options.now ?? Date.now;
-  let warned = -Infinity;
-  let untold = 0;
-  poolWaits.set(pool, () => {
-    untold++;
-    if (now() - warned < POOL_WAIT_WARNING_MS) return;
-    options.logger?.warn(
-      { waits: untold, poolSize: options.max, timeoutSeconds: timeoutMs / 1000 },
+  const notes: OperatorNotes = {
+    waited: spaced(now, (waits) => options.logger?.warn(
+      { waits, poolSize: options.max, timeoutSeconds: timeoutMs / 1000 },
       'database: every pooled connection stayed busy for the connect timeout, and requests were answered 503; raise SENSORCLOUD_DATABASE_POOL_SIZE if the database has connections to spare, or look for slow statements',
-    );
-    warned = now();
-    untold = 0;
-  });
+    )),
+    cancelled: spaced(now, (statements, reason) => options.logger?.warn(
+      { statements, reason },
+      'database: the server cancelled statements, and their requests were answered 503; look for a session holding locks that long, or for a statement_timeout or lock_timeout set too low for this service (see docs/deployment.md)',
+    )),
+  };
+  operatorNotes.set(pool, notes);
   // An idle connection that the server closes (a restart, a network cut) emits here; without a listener the
   // process would exit. The pool drops it and opens a new one when needed.
   pool.on('error', (err) => options.logger?.warn({ err: err.message }, 'database: an idle connection was lost; a new one is opened when needed'));
@@ -178,16 +214,27 @@ export function createPool(url: string, options: PoolOptions): pg.Pool {
   // pg_terminate_backend, a network cut) emits on its client, where pg-pool listens only while the client is idle:
   // that too would end the process. The transaction hears of it from its next statement (a 503, or run again), and
   // the connection is dropped when it is given back, not kept in the pool.
-  pool.on('connect', (client) => client.on('error', () => undefined));
+  pool.on('connect', (client) => {
+    client.on('error', () => undefined);
+    operatorNotes.set(client, notes);
+  });
   return pool;
 }
 
 /** Any two processes migrating the same database: the second waits for the first, then finds nothing to do. */
 const MIGRATION_LOCK = 7_140_219_001;
 
+/**
+ * For the waits the service makes on purpose: a process starting while another migrates the schema (which may take
+ * minutes on a long history) or bootstraps. The operator's statement_timeout and lock_timeout, meant for requests,
+ * would cut them and the process could not start. A session that ran this is closed after, never pooled again.
+ */
+export const WAIT_AS_LONG_AS_IT_TAKES = 'SET statement_timeout = 0; SET lock_timeout = 0';
+
 export async function migrate(pool: pg.Pool, logger?: Pick<Logger, 'info'>): Promise<void> {
   const client = await pool.connect();
   try {
+    await client.query(WAIT_AS_LONG_AS_IT_TAKES);
     await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
     await client.query('CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY, applied_time bigint NOT NULL)');
     const applied = new Set((await client.query<{ version: number }>('SELECT version FROM schema_migrations')).rows.map((r) => r.version));
@@ -212,7 +259,7 @@ export async function migrate(pool: pg.Pool, logger?: Pick<Logger, 'info'>): Pro
     }
   } finally {
     await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]).catch(() => undefined);
-    client.release();
+    client.release(true);
   }
 }
 

@@ -1,0 +1,177 @@
+// PostgreSQL only: a server (or a hosted service) whose operator set statement_timeout and lock_timeout for every
+// session. The waits the service makes on purpose (a process starting while another migrates the schema, the first
+// start's bootstrap) are not cut by them; a request's statement that is cut answers 503, keeps nothing, and the
+// operator is told.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import pg from 'pg';
+import { ApiError } from '../../src/domain/errors.ts';
+import type { Logger } from '../../src/runtime/logger.ts';
+import { createPostgresStore, type PostgresStore } from '../../src/store/postgres/index.ts';
+import type { Repos } from '../../src/store/store.ts';
+import { createTestDatabase } from '../helpers/postgres.ts';
+import { device, event, organization, row, seedConnector, T0 } from './contract/fixtures.ts';
+
+/** The lock under which the schema is migrated (src/store/postgres/db.ts). */
+const MIGRATION_LOCK = 7_140_219_001;
+
+describe('postgres: a server with statement_timeout = 1s and lock_timeout = 300ms for every session', () => {
+  let db: Awaited<ReturnType<typeof createTestDatabase>>;
+  const stores: PostgresStore[] = [];
+  const warnings: { fields: Record<string, unknown>; message: string }[] = [];
+  const logger = {
+    info: () => undefined,
+    warn: (fields: Record<string, unknown>, message: string) => warnings.push({ fields, message }),
+  } as unknown as Logger;
+  const name = () => new URL(db.url).pathname.slice(1);
+
+  const session = async (): Promise<pg.Client> => {
+    const c = new pg.Client({ connectionString: db.url });
+    await c.connect();
+    return c;
+  };
+  const setting = async (sql: string) => {
+    const c = await session();
+    try {
+      await c.query(sql);
+    } finally {
+      await c.end();
+    }
+  };
+  const open = async () => {
+    const s = await createPostgresStore(db.url, { poolSize: 3, logger });
+    stores.push(s);
+    return s;
+  };
+
+  before(async () => {
+    db = await createTestDatabase();
+    await setting(`ALTER DATABASE ${name()} SET statement_timeout = '1s'`);
+    await setting(`ALTER DATABASE ${name()} SET lock_timeout = '300ms'`);
+  });
+  after(async () => {
+    for (const s of stores) await s.close();
+    await db?.drop();
+  });
+
+  it('a process starting while another holds the migration lock for 2.5 s waits for it, then starts', async () => {
+    const other = await session();
+    try {
+      // The settings are in force: a plain session's wait for a lock is cut.
+      const probe = await session();
+      await other.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
+      await assert.rejects(probe.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]), { code: '55P03' });
+      await probe.end();
+
+      const started = Date.now();
+      const starting = open();
+      setTimeout(() => void other.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]), 2_500);
+      const store = await starting;
+      assert.ok(Date.now() - started >= 2_400, 'it waited for the lock');
+      assert.equal(await store.organizations.count(), 0);
+      // The connection that waited is not given back to the pool without the server's limits.
+      const { rows } = await store.pool.query<{ s: string; l: string }>("SELECT current_setting('statement_timeout') AS s, current_setting('lock_timeout') AS l");
+      assert.deepEqual(rows, [{ s: '1s', l: '300ms' }]);
+    } finally {
+      await other.end();
+    }
+  });
+
+  it('two processes bootstrapping at once: the second waits 1.5 s for the first, past both limits', async () => {
+    const [a, b] = [await open(), await open()];
+    const order: string[] = [];
+    const first = a.cluster!.withLock('bootstrap', async () => {
+      order.push('a in');
+      await new Promise((r) => setTimeout(r, 1_500));
+      order.push('a out');
+    });
+    await new Promise((r) => setTimeout(r, 100));
+    const second = b.cluster!.withLock('bootstrap', async () => {
+      order.push('b in');
+    });
+    await Promise.all([first, second]);
+    assert.deepEqual(order, ['a in', 'a out', 'b in']);
+  });
+
+  it('a request whose statement waits on a lock past lock_timeout: 503, nothing kept, the operator told once', async () => {
+    const store = await open();
+    const blocker = await session();
+    try {
+      await blocker.query('BEGIN');
+      await blocker.query('LOCK TABLE organizations IN ACCESS EXCLUSIVE MODE');
+      warnings.length = 0;
+      for (let i = 0; i < 3; i++) {
+        const org = organization();
+        await assert.rejects(store.transaction((t) => t.organizations.create(org)), (err: unknown) => {
+          assert.ok(err instanceof ApiError, `an ApiError, not ${String(err)}`);
+          assert.equal(err.status, 503);
+          assert.match(err.message, /the database cancelled a statement that waited or ran too long; try again shortly/);
+          return true;
+        });
+      }
+      await assert.rejects(store.organizations.count(), { status: 503 });
+      await blocker.query('ROLLBACK');
+      const org = organization();
+      await store.transaction((t) => t.organizations.create(org));
+      assert.equal(await store.organizations.count(), 1, 'only the transaction after the lock went is kept');
+      assert.equal(warnings.length, 1, warnings.map((w) => w.message).join('\n'));
+      assert.match(warnings[0]!.message, /database: the server cancelled statements, and their requests were answered 503.*statement_timeout or lock_timeout/);
+      assert.match(String(warnings[0]!.fields.reason), /lock timeout/);
+    } finally {
+      await blocker.end();
+    }
+  });
+
+  it('a batch of publishes whose writes wait past lock_timeout: each answered 503 in the same words, none kept', async () => {
+    const store = await open();
+    const c = await seedConnector(store);
+    const devices = [device(c.projectId), device(c.projectId)];
+    for (const d of devices) await store.devices.create(d);
+    const publish = (i: number) => {
+      const d = devices[i % devices.length]!;
+      return store.transaction(async (t: Repos) => {
+        const e = event(d, T0 + i);
+        await t.events.insert(e);
+        await t.deliveries.add([row(c.id, T0 + i, { eventId: e.id })]);
+        await t.devices.updateReported(d.id, { n: i }, { touch: [T0 + i, e.id] }, T0 + i);
+        return e.id;
+      }, { rerunnable: true, devices: [d.id] });
+    };
+    // First with the table free, so the process knows the devices' versions (a batch may then write unlocked).
+    await Promise.all([0, 1].map(publish));
+    const blocker = await session();
+    try {
+      await blocker.query('BEGIN');
+      await blocker.query('LOCK TABLE events IN ACCESS EXCLUSIVE MODE');
+      const results = await Promise.allSettled([2, 3, 4, 5].map(publish));
+      for (const r of results) {
+        assert.equal(r.status, 'rejected');
+        assert.match(String((r as PromiseRejectedResult).reason), /the database cancelled a statement that waited or ran too long/);
+      }
+      await blocker.query('ROLLBACK');
+    } finally {
+      await blocker.end();
+    }
+    const kept = await Promise.all(devices.map((d) => store.events.listByDevice({ deviceId: d.id, eventTypes: [], startTime: 0, endTime: T0 * 2, limit: 10 })));
+    assert.deepEqual(kept.map((k) => k.length), [1, 1], 'only the events published before the lock');
+    assert.equal((await store.deliveries.claim(c.id, T0 * 2, 0, T0 * 2, 10)).length, 2);
+  });
+
+  it('with lock_timeout off, the same wait cut by statement_timeout: 503 as well', async () => {
+    await setting(`ALTER DATABASE ${name()} RESET lock_timeout`);
+    const store = await open();
+    const before = await store.organizations.count();
+    const blocker = await session();
+    try {
+      await blocker.query('BEGIN');
+      await blocker.query('LOCK TABLE organizations IN ACCESS EXCLUSIVE MODE');
+      const started = Date.now();
+      await assert.rejects(store.transaction((t) => t.organizations.create(organization())), { status: 503 });
+      assert.ok(Date.now() - started >= 900, 'cut by the 1 s statement_timeout');
+      await blocker.query('ROLLBACK');
+      assert.equal(await store.organizations.count(), before, 'nothing kept');
+    } finally {
+      await blocker.end();
+    }
+  });
+});
