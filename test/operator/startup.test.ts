@@ -158,7 +158,7 @@ describe('sad', () => {
     assertNoCredentials(dataDir);
   });
 
-  it('a PostgreSQL database that cannot be used (missing, not writable by the user, no server): one line naming the URL (its password hidden) and what to do, no credentials', { timeout: 90_000 }, async () => {
+  it('a PostgreSQL database that cannot be used (missing, not writable by the user, read-only, no server): one line naming the URL (its password hidden) and what to do, no credentials', { timeout: 90_000 }, async () => {
     const dataDir = newDir();
     const url = new URL(await testPostgresUrl());
     url.password = 'hunter2'; // the test server trusts local connections: a password is accepted, and must not be printed
@@ -184,6 +184,22 @@ describe('sad', () => {
       await admin.query(`DROP DATABASE IF EXISTS ${limited} WITH (FORCE)`);
       await admin.query(`DROP ROLE IF EXISTS ${limited}`);
       await admin.end();
+    }
+    // A server that accepts only reads: a standby, or (here) default_transaction_read_only set on the database.
+    const readOnly = `sc_read_only_${process.pid}`;
+    const admin2 = new pg.Client({ connectionString: await testPostgresUrl() });
+    await admin2.connect();
+    try {
+      await admin2.query(`CREATE DATABASE ${readOnly}`);
+      await admin2.query(`ALTER DATABASE ${readOnly} SET default_transaction_read_only = on`);
+      const standby = new URL(url);
+      standby.pathname = `/${readOnly}`;
+      const line = oneLine(await runCli(['serve'], cleanEnv({ PORT: '0', SENSORCLOUD_DATA_DIR: dataDir, SENSORCLOUD_DATABASE_URL: standby.toString() })));
+      assert.equal(line, `sensorcloud: SENSORCLOUD_DATABASE_URL ${shown(standby)}: cannot use the database (25006): the server accepts only reads: it is a standby, or default_transaction_read_only is on for this database or user; point the URL at the primary, or turn the setting off`);
+      assertNoCredentials(dataDir);
+    } finally {
+      await admin2.query(`DROP DATABASE IF EXISTS ${readOnly} WITH (FORCE)`);
+      await admin2.end();
     }
     url.port = String(await freePort());
     const closed = oneLine(await runCli(['serve'], cleanEnv({ PORT: '0', SENSORCLOUD_DATA_DIR: dataDir, SENSORCLOUD_DATABASE_URL: url.toString() })));
