@@ -170,14 +170,19 @@ function spaced(now: () => number, tell: (times: number, latest: string) => void
 }
 
 /**
- * Run first on each connection: a server (or a hosted service) with `idle_session_timeout` set ends every session
- * idle that long, and the cluster's LISTEN connection is idle by design: it was ended over and over, with the
- * periodic jobs given up and the other processes' messages missed each time. A pooled connection ended while idle
- * is a warning, or a 503 when it is handed out at that moment; the pool closes its own idle ones after 30 s. So each
- * of this process's sessions turns the timeout off for itself. A server before PostgreSQL 14 has no such setting,
- * and no row here.
+ * Run first on each connection: settings a server (or a hosted service) may give every session, turned back for
+ * this process's own.
+ * - `idle_session_timeout` off: the cluster's LISTEN connection is idle by design, and a server that set it ended
+ *   that connection over and over, with the periodic jobs given up and the other processes' messages missed each
+ *   time (a pooled connection ended while idle is a warning, or a 503 when handed out at that moment). A server
+ *   before PostgreSQL 14 has no such setting, and no row here.
+ * - `default_transaction_isolation` READ COMMITTED: the queue's claims (FOR UPDATE SKIP LOCKED) and the device row
+ *   locks are built for it. Under SERIALIZABLE, two processes claiming one queue failed with serialization errors
+ *   (delivery stopped) and publishes were answered 500.
  */
-export const NEVER_IDLE_OUT = "SELECT set_config(name, '0', false) FROM pg_settings WHERE name = 'idle_session_timeout'";
+export const SESSION_SETTINGS = `SELECT set_config(name, wanted.setting, false)
+  FROM (VALUES ('idle_session_timeout', '0'), ('default_transaction_isolation', 'read committed')) AS wanted (name, setting)
+  WHERE name IN (SELECT name FROM pg_settings)`;
 
 /** The application_name of a serve process's connections, by which `admin` commands tell that one is running. */
 export const SERVICE_APPLICATION_NAME = 'sensorcloud';
@@ -190,8 +195,8 @@ export function createPool(url: string, options: PoolOptions): pg.Pool {
     connectionString: url, max: options.max, types, connectionTimeoutMillis: timeoutMs, idleTimeoutMillis: 30_000,
     application_name: options.applicationName ?? SERVICE_APPLICATION_NAME,
     // Before a new connection's first use (a query queued behind it instead would have pg print a deprecation
-    // warning). Should it fail, the connection keeps the server's timeout; a broken one fails its first statement.
-    verify: (client: pg.PoolClient, done: (err?: Error) => void) => void client.query(NEVER_IDLE_OUT).then(() => done(), () => done()),
+    // warning). Should it fail, the connection is closed and the statement that asked for it fails.
+    verify: (client: pg.PoolClient, done: (err?: Error) => void) => void client.query(SESSION_SETTINGS).then(() => done(), done),
   });
   // Requests that found every connection taken, or whose statement the server cancelled, answer 503; the operator
   // hears of it here, since the cure is theirs.
