@@ -158,7 +158,7 @@ describe('sad', () => {
     assertNoCredentials(dataDir);
   });
 
-  it('a PostgreSQL database that cannot be used (missing, not writable by the user, read-only, no server): one line naming the URL (its password hidden) and what to do, no credentials', { timeout: 90_000 }, async () => {
+  it('a PostgreSQL database that cannot be used (missing, not writable by the user, read-only, no connection to spare, no server): one line naming the URL (its password hidden) and what to do, no credentials', { timeout: 90_000 }, async () => {
     const dataDir = newDir();
     const url = new URL(await testPostgresUrl());
     url.password = 'hunter2'; // the test server trusts local connections: a password is accepted, and must not be printed
@@ -185,8 +185,10 @@ describe('sad', () => {
       await admin.query(`DROP ROLE IF EXISTS ${limited}`);
       await admin.end();
     }
-    // A server that accepts only reads: a standby, or (here) default_transaction_read_only set on the database.
+    // A server that accepts only reads: a standby, or (here) default_transaction_read_only set on the database; and
+    // one with no connection to spare (here a user's CONNECTION LIMIT).
     const readOnly = `sc_read_only_${process.pid}`;
+    const full = `sc_no_connections_${process.pid}`;
     const admin2 = new pg.Client({ connectionString: await testPostgresUrl() });
     await admin2.connect();
     try {
@@ -196,9 +198,15 @@ describe('sad', () => {
       standby.pathname = `/${readOnly}`;
       const line = oneLine(await runCli(['serve'], cleanEnv({ PORT: '0', SENSORCLOUD_DATA_DIR: dataDir, SENSORCLOUD_DATABASE_URL: standby.toString() })));
       assert.equal(line, `sensorcloud: SENSORCLOUD_DATABASE_URL ${shown(standby)}: cannot use the database (25006): the server accepts only reads: it is a standby, or default_transaction_read_only is on for this database or user; point the URL at the primary, or turn the setting off`);
+      await admin2.query(`CREATE ROLE ${full} LOGIN CONNECTION LIMIT 0`);
+      const noRoom = new URL(standby);
+      noRoom.username = full;
+      const refused = oneLine(await runCli(['serve'], cleanEnv({ PORT: '0', SENSORCLOUD_DATA_DIR: dataDir, SENSORCLOUD_DATABASE_URL: noRoom.toString() })));
+      assert.equal(refused, `sensorcloud: SENSORCLOUD_DATABASE_URL ${shown(noRoom)}: cannot use the database (53300): the server has no connection to spare (max_connections, or a CONNECTION LIMIT of this user or database): keep processes × (SENSORCLOUD_DATABASE_POOL_SIZE + 1) below it, or raise it`);
       assertNoCredentials(dataDir);
     } finally {
       await admin2.query(`DROP DATABASE IF EXISTS ${readOnly} WITH (FORCE)`);
+      await admin2.query(`DROP ROLE IF EXISTS ${full}`);
       await admin2.end();
     }
     url.port = String(await freePort());

@@ -48,7 +48,7 @@ type Client = pg.Pool | pg.PoolClient;
  * A statement that cannot run now and may a moment later: the server went away, or the connection to it did, or
  * no connection of the pool came free within the connect timeout.
  */
-export function isConnectionError(err: unknown): boolean {
+function isConnectionError(err: unknown): boolean {
   const e = err as { code?: string; message?: string; syscall?: string } | null;
   if (!e) return false;
   if (waitedTooLong(e)) return true;
@@ -66,26 +66,43 @@ function waitedTooLong(err: { message?: string } | null): boolean {
   return err?.message === 'timeout exceeded when trying to connect';
 }
 
-/**
- * A request that needed the database while it could not be had: a 503 the client may retry, not a fault. With the
- * pool, a wait for a free connection that timed out is told to the operator (createPool).
- */
-export function unreachable(cause: unknown, pool?: pg.Pool): Error {
-  // Already a 503 of a statement (sqlOn): its own words are kept (a cancelled statement is not a lost connection).
-  if (cause instanceof ApiError && cause.status === 503) return cause;
-  const busy = waitedTooLong(cause as { message?: string } | null);
-  if (busy && pool) operatorNotes.get(pool)?.waited();
-  return withCause(unavailable(busy ? 'no database connection came free in time; try again shortly' : 'the database is unreachable; try again shortly'), cause);
-}
-
 // The server cancelled the statement (SQLSTATE 57014: its statement_timeout, or an operator's pg_cancel_backend;
 // 55P03: it waited for a lock longer than lock_timeout). Nothing of it was kept, and the same request may pass a
-// moment later: a 503, and the operator, who set the limit, is told (createPool).
+// moment later.
 const CANCELLED = new Set(['57014', '55P03']);
+// The server lacks what the work needs (SQLSTATE class 53: a full disk, memory, no connection to spare): nothing
+// of it was kept, and it may pass once the operator (or the load) has made room.
+const SHORT_OF_RESOURCES = /^53/;
 
-function cancelled(cause: unknown, client: Client): Error {
-  operatorNotes.get(client)?.cancelled((cause as Error).message);
-  return withCause(unavailable('the database cancelled a statement that waited or ran too long; try again shortly'), cause);
+/**
+ * A failure a moment may cure, as a 503 the client may retry, not a fault; the operator is told of those whose cure
+ * is theirs (createPool). Anything else is given back as it is.
+ */
+export function asUnavailable(err: unknown, via?: Client): unknown {
+  if (err instanceof ApiError) return err;
+  const notes = via === undefined ? undefined : operatorNotes.get(via);
+  if (isConnectionError(err)) {
+    const busy = waitedTooLong(err as { message?: string });
+    if (busy) notes?.waited();
+    return withCause(unavailable(busy ? 'no database connection came free in time; try again shortly' : 'the database is unreachable; try again shortly'), err);
+  }
+  const code = (err as { code?: unknown } | null)?.code;
+  if (typeof code !== 'string') return err;
+  if (CANCELLED.has(code)) {
+    notes?.cancelled((err as Error).message);
+    return withCause(unavailable('the database cancelled a statement that waited or ran too long; try again shortly'), err);
+  }
+  if (SHORT_OF_RESOURCES.test(code)) {
+    notes?.shortOfResources((err as Error).message);
+    return withCause(unavailable('the database lacks the resources to do this now (connections, disk or memory); try again shortly'), err);
+  }
+  return err;
+}
+
+/** A request that could not have the database (a connection that could not be opened, or was lost): a 503. */
+export function unreachable(cause: unknown, via?: Client): Error {
+  const known = asUnavailable(cause, via);
+  return known instanceof ApiError ? known : withCause(unavailable('the database is unreachable; try again shortly'), cause);
 }
 
 function withCause(err: Error, cause: unknown): Error {
@@ -115,10 +132,9 @@ export function sqlOn(client: Client, watch?: Watch): Sql {
       return await client.query({ name: statementName(text), text, values: withArrayLiterals(params) });
     } catch (err) {
       if (watch) watch.failed = true;
-      if (isConnectionError(err)) throw unreachable(err, client instanceof pg.Pool ? client : undefined);
-      const code = (err as { code?: string }).code ?? '';
-      if (CANCELLED.has(code)) throw cancelled(err, client);
-      if (NUL_REFUSED.has(code)) {
+      const known = asUnavailable(err, client);
+      if (known !== err) throw known;
+      if (NUL_REFUSED.has((err as { code?: string }).code ?? '')) {
         if (findsNothing(text)) return { rows: [], rowCount: 0 } as unknown as pg.QueryResult;
         throw nulRefused();
       }
@@ -149,8 +165,10 @@ export interface PoolOptions {
 interface OperatorNotes {
   /** A wait for a free connection timed out (unreachable). */
   waited(): void;
-  /** The server cancelled a statement (cancelled), with its message. */
+  /** The server cancelled a statement, with its message. */
   cancelled(reason: string): void;
+  /** The server lacked resources for a statement or a new connection, with its message. */
+  shortOfResources(reason: string): void;
 }
 const operatorNotes = new WeakMap<Client, OperatorNotes>();
 /** At most one warning a minute of each kind, counting those it did not tell. */
@@ -209,6 +227,10 @@ export function createPool(url: string, options: PoolOptions): pg.Pool {
     cancelled: spaced(now, (statements, reason) => options.logger?.warn(
       { statements, reason },
       'database: the server cancelled statements, and their requests were answered 503; look for a session holding locks that long, or for a statement_timeout or lock_timeout set too low for this service (see docs/deployment.md)',
+    )),
+    shortOfResources: spaced(now, (refusals, reason) => options.logger?.warn(
+      { refusals, reason },
+      `database: the server lacked the resources for work, and its requests were answered 503; for too many connections keep processes × (SENSORCLOUD_DATABASE_POOL_SIZE + 1) below max_connections (this process: ${options.max} + 1), for a full disk make room`,
     )),
   };
   operatorNotes.set(pool, notes);

@@ -11,7 +11,7 @@ import { createConnectorMetricRepo } from './connector-metrics.ts';
 import { ConfigCache, type ConfigView } from './config-cache.ts';
 import { createDataConnectorRepo } from './data-connectors.ts';
 import { lazyRecord } from './lazy-record.ts';
-import { createPool, isConnectionError, migrate, sqlOn, unreachable, type Sql } from './db.ts';
+import { asUnavailable, createPool, migrate, sqlOn, unreachable, type Sql } from './db.ts';
 import { createDeliveryRepo } from './deliveries.ts';
 import { createDeviceRepo, type RowLocking } from './devices.ts';
 import { createGroupCommit } from './group-commit.ts';
@@ -108,7 +108,7 @@ export async function createPostgresStore(configured: string, options: PostgresS
       } catch {
         broken = true;
       }
-      return { ok: false, error: isConnectionError(error) ? unreachable(error) : error, rerun };
+      return { ok: false, error: asUnavailable(error, pool), rerun };
     } finally {
       client.release(broken ? true : undefined);
     }

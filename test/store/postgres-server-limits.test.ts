@@ -1,7 +1,8 @@
-// PostgreSQL only: a server (or a hosted service) whose operator set statement_timeout and lock_timeout for every
-// session. The waits the service makes on purpose (a process starting while another migrates the schema, the first
-// start's bootstrap) are not cut by them; a request's statement that is cut answers 503, keeps nothing, and the
-// operator is told.
+// PostgreSQL only: limits a server (or a hosted service) sets for the service's sessions.
+// - statement_timeout and lock_timeout: the waits the service makes on purpose (a process starting while another
+//   migrates the schema, the first start's bootstrap) are not cut by them; a request's statement that is cut
+//   answers 503, keeps nothing, and the operator is told.
+// - too few connections: a transaction that cannot have one answers 503 the same way.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
@@ -173,5 +174,69 @@ describe('postgres: a server with statement_timeout = 1s and lock_timeout = 300m
     } finally {
       await blocker.end();
     }
+  });
+});
+
+describe('postgres: a user allowed 3 connections, a pool of 6', () => {
+  let db: Awaited<ReturnType<typeof createTestDatabase>>;
+  const role = `sc_few_${process.pid}`;
+  let store: PostgresStore | undefined;
+  const warnings: { fields: Record<string, unknown>; message: string }[] = [];
+  const logger = {
+    info: () => undefined,
+    warn: (fields: Record<string, unknown>, message: string) => warnings.push({ fields, message }),
+  } as unknown as Logger;
+  const asAdmin = async (sql: string) => {
+    const c = new pg.Client({ connectionString: db.url });
+    await c.connect();
+    try {
+      await c.query(sql);
+    } finally {
+      await c.end();
+    }
+  };
+  before(async () => {
+    db = await createTestDatabase();
+    await asAdmin(`CREATE ROLE ${role} LOGIN CONNECTION LIMIT 3`);
+    await asAdmin(`ALTER DATABASE ${new URL(db.url).pathname.slice(1)} OWNER TO ${role}`);
+  });
+  after(async () => {
+    await store?.close();
+    await db?.drop();
+    const c = new pg.Client({ connectionString: db.url.replace(/\/[^/]*$/, '/postgres') });
+    await c.connect();
+    await c.query(`DROP ROLE IF EXISTS ${role}`).finally(() => c.end());
+  });
+
+  it('transactions the server has no connection for: 503 in words that say so, the others kept, the operator told once', async () => {
+    const url = new URL(db.url);
+    url.username = role;
+    store = await createPostgresStore(url.toString(), { poolSize: 6, logger });
+    // The listening connection, opened now: with it, two are left for the pool.
+    await store.cluster!.subscribe('probe', () => undefined);
+    let go!: () => void;
+    const held = new Promise<void>((r) => (go = r));
+    const orgs = Array.from({ length: 5 }, () => organization());
+    const settling = Promise.allSettled(orgs.map((org) => store!.transaction(async (t) => {
+      await t.organizations.create(org);
+      await held;
+    })));
+    await new Promise((r) => setTimeout(r, 500));
+    go();
+    const settled = await settling;
+    const refused = settled.filter((r) => r.status === 'rejected');
+    assert.ok(refused.length >= 1 && refused.length < 5, `some refused, some kept (${refused.length} refused)`);
+    for (const r of refused) {
+      const err = (r as PromiseRejectedResult).reason;
+      assert.ok(err instanceof ApiError && err.status === 503, String(err));
+      assert.match(err.message, /the database lacks the resources to do this now \(connections, disk or memory\); try again shortly/);
+    }
+    const kept = [];
+    for (const o of orgs) kept.push(await store.organizations.get(o.id)); // one at a time: two connections left
+    assert.deepEqual(kept.map((k) => k !== null), settled.map((r) => r.status === 'fulfilled'), 'exactly the transactions that answered are kept');
+    assert.equal(warnings.length, 1, warnings.map((w) => w.message).join('\n'));
+    assert.match(warnings[0]!.message, /database: the server lacked the resources for work.*max_connections \(this process: 6 \+ 1\)/);
+    assert.match(String(warnings[0]!.fields.reason), /too many connections/);
+    await store.transaction((t) => t.organizations.create(organization()));
   });
 });
