@@ -10,34 +10,42 @@ import { ApiError } from '../../src/domain/errors.ts';
 import type { Logger } from '../../src/runtime/logger.ts';
 import { createPostgresStore, type PostgresStore } from '../../src/store/postgres/index.ts';
 import type { Repos } from '../../src/store/store.ts';
-import { createTestDatabase } from '../helpers/postgres.ts';
+import { createTestDatabase, testPostgresUrl } from '../helpers/postgres.ts';
 import { device, event, organization, row, seedConnector, T0 } from './contract/fixtures.ts';
 
 /** The lock under which the schema is migrated (src/store/postgres/db.ts). */
 const MIGRATION_LOCK = 7_140_219_001;
 
-describe('postgres: a server with statement_timeout = 1s and lock_timeout = 300ms for every session', () => {
-  let db: Awaited<ReturnType<typeof createTestDatabase>>;
-  const stores: PostgresStore[] = [];
+/** A logger that keeps the warnings. */
+function warningsLogger(): { logger: Logger; warnings: { fields: Record<string, unknown>; message: string }[] } {
   const warnings: { fields: Record<string, unknown>; message: string }[] = [];
   const logger = {
     info: () => undefined,
     warn: (fields: Record<string, unknown>, message: string) => warnings.push({ fields, message }),
   } as unknown as Logger;
-  const name = () => new URL(db.url).pathname.slice(1);
+  return { logger, warnings };
+}
+
+/** One statement on a session of its own (as the test server's superuser). */
+async function runAlone(url: string, sql: string): Promise<void> {
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  try {
+    await c.query(sql);
+  } finally {
+    await c.end();
+  }
+}
+
+describe('postgres: a server with statement_timeout = 1s and lock_timeout = 300ms for every session', () => {
+  let db: Awaited<ReturnType<typeof createTestDatabase>>;
+  const stores: PostgresStore[] = [];
+  const { logger, warnings } = warningsLogger();
 
   const session = async (): Promise<pg.Client> => {
     const c = new pg.Client({ connectionString: db.url });
     await c.connect();
     return c;
-  };
-  const setting = async (sql: string) => {
-    const c = await session();
-    try {
-      await c.query(sql);
-    } finally {
-      await c.end();
-    }
   };
   const open = async () => {
     const s = await createPostgresStore(db.url, { poolSize: 3, logger });
@@ -46,9 +54,7 @@ describe('postgres: a server with statement_timeout = 1s and lock_timeout = 300m
   };
 
   before(async () => {
-    db = await createTestDatabase();
-    await setting(`ALTER DATABASE ${name()} SET statement_timeout = '1s'`);
-    await setting(`ALTER DATABASE ${name()} SET lock_timeout = '300ms'`);
+    db = await createTestDatabase({ statement_timeout: '1s', lock_timeout: '300ms' });
   });
   after(async () => {
     for (const s of stores) await s.close();
@@ -159,7 +165,7 @@ describe('postgres: a server with statement_timeout = 1s and lock_timeout = 300m
   });
 
   it('with lock_timeout off, the same wait cut by statement_timeout: 503 as well', async () => {
-    await setting(`ALTER DATABASE ${name()} RESET lock_timeout`);
+    await runAlone(db.url, `ALTER DATABASE ${new URL(db.url).pathname.slice(1)} RESET lock_timeout`);
     const store = await open();
     const before = await store.organizations.count();
     const blocker = await session();
@@ -181,31 +187,16 @@ describe('postgres: a user allowed 3 connections, a pool of 6', () => {
   let db: Awaited<ReturnType<typeof createTestDatabase>>;
   const role = `sc_few_${process.pid}`;
   let store: PostgresStore | undefined;
-  const warnings: { fields: Record<string, unknown>; message: string }[] = [];
-  const logger = {
-    info: () => undefined,
-    warn: (fields: Record<string, unknown>, message: string) => warnings.push({ fields, message }),
-  } as unknown as Logger;
-  const asAdmin = async (sql: string) => {
-    const c = new pg.Client({ connectionString: db.url });
-    await c.connect();
-    try {
-      await c.query(sql);
-    } finally {
-      await c.end();
-    }
-  };
+  const { logger, warnings } = warningsLogger();
   before(async () => {
     db = await createTestDatabase();
-    await asAdmin(`CREATE ROLE ${role} LOGIN CONNECTION LIMIT 3`);
-    await asAdmin(`ALTER DATABASE ${new URL(db.url).pathname.slice(1)} OWNER TO ${role}`);
+    await runAlone(db.url, `CREATE ROLE ${role} LOGIN CONNECTION LIMIT 3`);
+    await runAlone(db.url, `ALTER DATABASE ${new URL(db.url).pathname.slice(1)} OWNER TO ${role}`);
   });
   after(async () => {
     await store?.close();
     await db?.drop();
-    const c = new pg.Client({ connectionString: db.url.replace(/\/[^/]*$/, '/postgres') });
-    await c.connect();
-    await c.query(`DROP ROLE IF EXISTS ${role}`).finally(() => c.end());
+    await runAlone(await testPostgresUrl(), `DROP ROLE IF EXISTS ${role}`);
   });
 
   it('transactions the server has no connection for: 503 in words that say so, the others kept, the operator told once', async () => {

@@ -19,14 +19,7 @@ describe('postgres: a server that ends idle sessions after 1 s', () => {
     warn: (_fields: unknown, message: string) => lines.push(message),
   } as unknown as Logger;
   before(async () => {
-    db = await createTestDatabase();
-    const admin = new pg.Client({ connectionString: db.url });
-    await admin.connect();
-    try {
-      await admin.query(`ALTER DATABASE ${new URL(db.url).pathname.slice(1)} SET idle_session_timeout = '1s'`);
-    } finally {
-      await admin.end();
-    }
+    db = await createTestDatabase({ idle_session_timeout: '1s' });
   });
   after(async () => {
     for (const s of stores) await s.close();
@@ -65,14 +58,7 @@ describe('postgres: a server whose sessions default to SERIALIZABLE', () => {
   let db: Awaited<ReturnType<typeof createTestDatabase>>;
   const stores: PostgresStore[] = [];
   before(async () => {
-    db = await createTestDatabase();
-    const admin = new pg.Client({ connectionString: db.url });
-    await admin.connect();
-    try {
-      await admin.query(`ALTER DATABASE ${new URL(db.url).pathname.slice(1)} SET default_transaction_isolation = 'serializable'`);
-    } finally {
-      await admin.end();
-    }
+    db = await createTestDatabase({ default_transaction_isolation: 'serializable' });
   });
   after(async () => {
     for (const s of stores) await s.close();
