@@ -122,7 +122,7 @@ describe('postgres: a server with statement_timeout = 1s and lock_timeout = 300m
       await store.transaction((t) => t.organizations.create(org));
       assert.equal(await store.organizations.count(), 1, 'only the transaction after the lock went is kept');
       assert.equal(warnings.length, 1, warnings.map((w) => w.message).join('\n'));
-      assert.match(warnings[0]!.message, /database: the server cancelled statements, and their requests were answered 503.*statement_timeout or lock_timeout/);
+      assert.match(warnings[0]!.message, /database: the server cancelled statements that waited or ran too long: requests answered 503, background work tried again.*statement_timeout or lock_timeout/);
       assert.match(String(warnings[0]!.fields.reason), /lock timeout/);
     } finally {
       await blocker.end();
@@ -226,7 +226,7 @@ describe('postgres: a user allowed 3 connections, a pool of 6', () => {
     for (const o of orgs) kept.push(await store.organizations.get(o.id)); // one at a time: two connections left
     assert.deepEqual(kept.map((k) => k !== null), settled.map((r) => r.status === 'fulfilled'), 'exactly the transactions that answered are kept');
     assert.equal(warnings.length, 1, warnings.map((w) => w.message).join('\n'));
-    assert.match(warnings[0]!.message, /database: the server lacked the resources for work.*max_connections \(this process: 6 \+ 1\)/);
+    assert.match(warnings[0]!.message, /database: the server lacked the resources for work: requests answered 503, background work tried again.*max_connections \(this process: 6 \+ 1\)/);
     assert.match(String(warnings[0]!.fields.reason), /too many connections/);
     await store.transaction((t) => t.organizations.create(organization()));
   });

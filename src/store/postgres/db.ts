@@ -163,7 +163,7 @@ export interface PoolOptions {
 
 /** What the operator is told of, per pool and per connection of it (createPool). */
 interface OperatorNotes {
-  /** A wait for a free connection timed out (unreachable). */
+  /** A wait for a free connection timed out. */
   waited(): void;
   /** The server cancelled a statement, with its message. */
   cancelled(reason: string): void;
@@ -216,8 +216,8 @@ export function createPool(url: string, options: PoolOptions): pg.Pool {
     // warning). Should it fail, the connection is closed and the statement that asked for it fails.
     verify: (client: pg.PoolClient, done: (err?: Error) => void) => void client.query(SESSION_SETTINGS).then(() => done(), done),
   });
-  // Requests that found every connection taken, or whose statement the server cancelled, answer 503; the operator
-  // hears of it here, since the cure is theirs.
+  // Failures whose cure is the operator's (every connection taken, statements cancelled, resources short): the
+  // requests concerned answer 503, and the operator hears of it here.
   const now = options.now ?? Date.now;
   const notes: OperatorNotes = {
     waited: spaced(now, (waits) => options.logger?.warn(
@@ -226,11 +226,11 @@ export function createPool(url: string, options: PoolOptions): pg.Pool {
     )),
     cancelled: spaced(now, (statements, reason) => options.logger?.warn(
       { statements, reason },
-      'database: the server cancelled statements, and their requests were answered 503; look for a session holding locks that long, or for a statement_timeout or lock_timeout set too low for this service (see docs/deployment.md)',
+      'database: the server cancelled statements that waited or ran too long: requests answered 503, background work tried again; look for a session holding locks that long, or for a statement_timeout or lock_timeout set too low for this service (see docs/deployment.md)',
     )),
     shortOfResources: spaced(now, (refusals, reason) => options.logger?.warn(
       { refusals, reason },
-      `database: the server lacked the resources for work, and its requests were answered 503; for too many connections keep processes × (SENSORCLOUD_DATABASE_POOL_SIZE + 1) below max_connections (this process: ${options.max} + 1), for a full disk make room`,
+      `database: the server lacked the resources for work: requests answered 503, background work tried again; for too many connections keep processes × (SENSORCLOUD_DATABASE_POOL_SIZE + 1) below max_connections (this process: ${options.max} + 1), for a full disk make room`,
     )),
   };
   operatorNotes.set(pool, notes);
