@@ -8,7 +8,7 @@ import { SERVICE_APPLICATION_NAME } from '../../src/store/postgres/db.ts';
 import { createTestDatabase } from '../helpers/postgres.ts';
 import { startPostgresServer } from '../helpers/postgres-server.ts';
 import { startReceiver, type ReceivedRequest } from '../helpers/receiver.ts';
-import { basic, call, connectorAndDevices, publishLoad, startCluster, storedEventIds, until } from './helpers.ts';
+import { basic, call, connectorAndDevices, eventIdReceiver, publishLoad, startCluster, storedEventIds, until } from './helpers.ts';
 
 describe('a cluster of serve processes on PostgreSQL', () => {
   it('shares credentials at once and event streams across processes', { timeout: 120_000 }, async () => {
@@ -224,13 +224,7 @@ describe('a cluster of serve processes on PostgreSQL', () => {
   it('every connection of the processes ended by the server, again and again under load: no process exits, every event delivered', { timeout: 300_000 }, async () => {
     const EVENTS = 4_000;
     const db = await createTestDatabase();
-    const delivered = new Set<string>();
-    const receiver = await startReceiver({
-      reply: (req) => {
-        delivered.add(JSON.parse(req.body.toString('utf8')).event.eventId);
-        return { status: 200 };
-      },
-    });
+    const { receiver, delivered } = await eventIdReceiver();
     const cluster = await startCluster(db.url, 2);
     try {
       const { project, serviceAccount } = cluster.boot;
@@ -274,13 +268,7 @@ describe('a cluster of serve processes on PostgreSQL', () => {
 
   it('PostgreSQL stopped for 10 s mid-run: no process exits, /healthz says 503 then recovers, every event delivered', { timeout: 300_000 }, async () => {
     const server = await startPostgresServer();
-    const delivered = new Set<string>();
-    const receiver = await startReceiver({
-      reply: (req) => {
-        delivered.add(JSON.parse(req.body.toString('utf8')).event.eventId);
-        return { status: 200 };
-      },
-    });
+    const { receiver, delivered } = await eventIdReceiver();
     const cluster = await startCluster(server.url, 2);
     try {
       const { project, serviceAccount } = cluster.boot;

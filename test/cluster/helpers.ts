@@ -7,6 +7,7 @@ import { once } from 'node:events';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { startReceiver } from '../helpers/receiver.ts';
 import { freePort, serve } from '../helpers/serve-process.ts';
 import { testTls } from '../helpers/tls.ts';
 
@@ -166,4 +167,16 @@ export function publishLoad(cluster: TestCluster, auth: string, devices: readonl
   };
   const done = Promise.all(Array.from({ length: options.publishers }, (_, w) => publisher(w))).then(() => undefined);
   return { done, published: () => published, refused: () => refused };
+}
+
+/** A receiver that answers every push 200 at once and keeps the ids of the events pushed to it. */
+export async function eventIdReceiver(): Promise<{ receiver: Awaited<ReturnType<typeof startReceiver>>; delivered: Set<string> }> {
+  const delivered = new Set<string>();
+  const receiver = await startReceiver({
+    reply: (req) => {
+      delivered.add(JSON.parse(req.body.toString('utf8')).event.eventId);
+      return { status: 200 };
+    },
+  });
+  return { receiver, delivered };
 }
