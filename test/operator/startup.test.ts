@@ -11,7 +11,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
-import { testPostgresUrl } from '../helpers/postgres.ts';
+import { startPgBouncer } from '../helpers/pgbouncer.ts';
+import { createTestDatabase, testPostgresUrl } from '../helpers/postgres.ts';
 import { startPostgresServer, type PostgresServer } from '../helpers/postgres-server.ts';
 import { freePort, serve, spawnCli } from '../helpers/serve-process.ts';
 import { testTls } from '../helpers/tls.ts';
@@ -374,6 +375,61 @@ describe('PostgreSQL over TLS, and on its Unix socket', () => {
       assert.equal((await create()).status, 200);
     } finally {
       await service.stop();
+    }
+  });
+});
+
+describe('PostgreSQL behind a pooler (PgBouncer)', () => {
+  // Operators put PgBouncer in front of PostgreSQL, and hosted databases give a pooled address beside the direct one.
+  // In transaction mode the service's statements go to whichever server session is free: before the start-up
+  // check, it started and then failed at random ("prepared statement … already exists"). Session mode is fine.
+  const notOneSession = 'a pooler in transaction or statement mode is between this process and PostgreSQL (such as PgBouncer with pool_mode = transaction, or a hosted database\'s pooled address). The service keeps state in each session (prepared statements, LISTEN, advisory locks): connect to PostgreSQL directly, or through a pooler in session mode';
+
+  it('in transaction mode: one line saying so and what to do, with nothing made in the database; in session mode it starts', { timeout: 90_000 }, async () => {
+    const db = await createTestDatabase();
+    const target = { serverPort: Number(new URL(db.url).port), database: new URL(db.url).pathname.slice(1) };
+    const bouncers = [
+      await startPgBouncer({ ...target, poolMode: 'transaction' }),
+      await startPgBouncer({ ...target, poolMode: 'transaction', roundRobin: true }),
+      await startPgBouncer({ ...target, poolMode: 'session' }),
+    ];
+    const [transaction, rotating, session] = bouncers as [typeof bouncers[0], typeof bouncers[0], typeof bouncers[0]];
+    const start = (url: string, dataDir = newDir()) => runCli(['serve'], cleanEnv({ PORT: '0', SENSORCLOUD_DATA_DIR: dataDir, SENSORCLOUD_DATABASE_URL: url }));
+    try {
+      // The server session a client's statement ran on is handed to the next client (PgBouncer's default).
+      const dataDir = newDir();
+      const shared = oneLine(await start(transaction.url, dataDir));
+      assert.equal(shared, `sensorcloud: SENSORCLOUD_DATABASE_URL ${transaction.url}: cannot use the database (SESSION_NOT_KEPT): two connections of this process were served by one PostgreSQL session: ${notOneSession}`);
+      assertNoCredentials(dataDir);
+      // Server sessions handed out in turn, four of them open: the two connections get two, and the notification
+      // goes to a session no client listens on. Refused after the connect timeout.
+      await Promise.all([0, 1, 2, 3].map(async () => {
+        const c = new pg.Client({ connectionString: rotating.url });
+        await c.connect();
+        await c.query('SELECT pg_sleep(0.2)').finally(() => c.end());
+      }));
+      const lost = oneLine(await start(`${rotating.url}?connect_timeout=2`));
+      assert.equal(lost, `sensorcloud: SENSORCLOUD_DATABASE_URL ${rotating.url}?connect_timeout=2: cannot use the database (SESSION_NOT_KEPT): a notification this process sent did not reach its own listening connection within 2 s: ${notOneSession}`);
+      // Checked before the migration lock is taken: no schema, and no lock left with a server session.
+      const direct = new pg.Client({ connectionString: db.url });
+      await direct.connect();
+      try {
+        const { rows } = await direct.query<{ tables: number; locks: number }>(
+          "SELECT (SELECT count(*)::int FROM pg_tables WHERE schemaname = 'public') AS tables, (SELECT count(*)::int FROM pg_locks WHERE locktype = 'advisory') AS locks");
+        assert.deepEqual(rows[0], { tables: 0, locks: 0 });
+      } finally {
+        await direct.end();
+      }
+      const service = await startAndAnnounce(cleanEnv({ PORT: '0', SENSORCLOUD_DATA_DIR: newDir(), SENSORCLOUD_DATABASE_URL: session.url, LOG_LEVEL: 'warn' }));
+      try {
+        assert.equal((await fetch(service.line.health!)).status, 200);
+        assert.doesNotMatch(service.stdout().replace(/.*listening on.*\n/, ''), /\S/, 'no warning in session mode');
+      } finally {
+        await service.stop();
+      }
+    } finally {
+      for (const b of bouncers) b.stop();
+      await db.drop();
     }
   });
 });

@@ -2,7 +2,7 @@
 // read cache, of projects and active connectors, checked against a version every process's writes move
 // (config-cache.ts; see docs/architecture.md). Not exclusive: a delivery lease ends only when its time is up.
 import type pg from 'pg';
-import { driverUrl } from '../../runtime/database-url.ts';
+import { connectTimeoutMs, driverUrl } from '../../runtime/database-url.ts';
 import type { Logger } from '../../runtime/logger.ts';
 import type { Repos, Store, TransactionOptions } from '../store.ts';
 import { createInviteRepo, createKeyRepo, createServiceAccountRepo, createUserRepo } from './accounts.ts';
@@ -23,6 +23,7 @@ import { createMembershipRepo } from './memberships.ts';
 import { createOrganizationRepo, createProjectRepo } from './organizations.ts';
 import { createSealedRepo } from './sealed.ts';
 import { startQueueVacuum } from './queue-vacuum.ts';
+import { checkSessionsKept } from './session-check.ts';
 
 const makers: { [K in keyof Repos]: (sql: Sql, view: ConfigView, locking: RowLocking) => Repos[K] } = {
   organizations: (sql) => createOrganizationRepo(sql),
@@ -68,11 +69,15 @@ export interface PostgresStoreOptions {
 
 export type PostgresStore = Store & { pool: pg.Pool };
 
-/** Connects, creates or upgrades the schema (once per database, under a lock), and returns the store. */
+/**
+ * Connects, checks that each connection stays one session (session-check.ts), creates or upgrades the schema (once
+ * per database, under a lock), and returns the store.
+ */
 export async function createPostgresStore(configured: string, options: PostgresStoreOptions = {}): Promise<PostgresStore> {
   const url = driverUrl(configured);
   const pool = createPool(url, { max: options.poolSize ?? 10, logger: options.logger, applicationName: options.applicationName });
   try {
+    await checkSessionsKept(pool, connectTimeoutMs(url));
     await migrate(pool, options.logger);
   } catch (err) {
     await pool.end().catch(() => undefined);
