@@ -46,7 +46,7 @@ function hintFor(e: { code?: string; message?: string; syscall?: string; path?: 
     ERR_TLS_CERT_ALTNAME_INVALID: 'the server\'s TLS certificate is not for this host name: connect by a name the certificate lists',
     '28P01': 'the password was refused',
     '28000': 'the server refused this user (pg_hba.conf)',
-    '3D000': `the database does not exist: create it first (createdb ${database})`,
+    '3D000': `the database does not exist: create it first (createdb --encoding=UTF8 --locale=C --template=template0 ${database})`,
     '53300': 'the server has no connection to spare (max_connections, or a CONNECTION LIMIT of this user or database): keep processes × (SENSORCLOUD_DATABASE_POOL_SIZE + 1) below it, or raise it',
     // The first write of a start (the migrations' table) on a standby, or with default_transaction_read_only on.
     '25006': 'the server accepts only reads: it is a standby, or default_transaction_read_only is on for this database or user; point the URL at the primary, or turn the setting off',

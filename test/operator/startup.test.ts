@@ -166,7 +166,7 @@ describe('sad', () => {
     url.pathname = '/sc_no_such_db';
     const missing = oneLine(await runCli(['serve'], cleanEnv({ PORT: '0', SENSORCLOUD_DATA_DIR: dataDir, SENSORCLOUD_DATABASE_URL: url.toString() })));
     const shown = (u: URL) => new URL(u).toString().replace(':hunter2@', ':***@');
-    assert.equal(missing, `sensorcloud: SENSORCLOUD_DATABASE_URL ${shown(url)}: cannot use the database (3D000): the database does not exist: create it first (createdb sc_no_such_db)`);
+    assert.equal(missing, `sensorcloud: SENSORCLOUD_DATABASE_URL ${shown(url)}: cannot use the database (3D000): the database does not exist: create it first (createdb --encoding=UTF8 --locale=C --template=template0 sc_no_such_db)`);
     assertNoCredentials(dataDir);
     // A user that may not create tables (PostgreSQL 15: only the owner may in the public schema).
     const admin = new pg.Client({ connectionString: await testPostgresUrl() });
@@ -214,6 +214,46 @@ describe('sad', () => {
     const closed = oneLine(await runCli(['serve'], cleanEnv({ PORT: '0', SENSORCLOUD_DATA_DIR: dataDir, SENSORCLOUD_DATABASE_URL: url.toString() })));
     assert.equal(closed, `sensorcloud: SENSORCLOUD_DATABASE_URL ${shown(url)}: cannot use the database (ECONNREFUSED): nothing listens there: is PostgreSQL running, on that host and port?`);
     assertNoCredentials(dataDir);
+  });
+
+  it('a PostgreSQL database that does not hold text as UTF-8, or lacks ICU\'s root collation: one line saying what to create, nothing made in it', { timeout: 90_000 }, async () => {
+    // Before the check, a LATIN1 database refused a label in another script with a 400 naming the NUL character,
+    // and on SQL_ASCII (initdb's choice under the C locale) every device search answered 500.
+    const admin = new pg.Client({ connectionString: await testPostgresUrl() });
+    await admin.connect();
+    const made = ['SQL_ASCII', 'LATIN1'].map((encoding) => ({ encoding, name: `sc_${encoding.toLowerCase()}_${process.pid}` }));
+    const noIcu = `sc_no_icu_${process.pid}`;
+    try {
+      for (const { encoding, name } of made) await admin.query(`CREATE DATABASE ${name} ENCODING '${encoding}' LOCALE 'C' TEMPLATE template0`);
+      await admin.query(`CREATE DATABASE ${noIcu}`);
+      const at = async (name: string) => {
+        const u = new URL(await testPostgresUrl());
+        u.pathname = `/${name}`;
+        return u.toString();
+      };
+      // As a build without ICU would be: the collation gone from this database.
+      const c = new pg.Client({ connectionString: await at(noIcu) });
+      await c.connect();
+      await c.query('DROP COLLATION pg_catalog."und-x-icu"').finally(() => c.end());
+      for (const { encoding, name } of made) {
+        const dataDir = newDir();
+        const line = oneLine(await runCli(['serve'], cleanEnv({ PORT: '0', SENSORCLOUD_DATA_DIR: dataDir, SENSORCLOUD_DATABASE_URL: await at(name) })));
+        assert.equal(line, `sensorcloud: SENSORCLOUD_DATABASE_URL ${await at(name)}: cannot use the database (ENCODING): the database ${name} holds text as ${encoding}, and the service keeps text in any script as UTF-8: create a UTF-8 database (createdb --encoding=UTF8 --locale=C --template=template0 NAME) and point the URL at it`);
+        assertNoCredentials(dataDir);
+      }
+      const line = oneLine(await runCli(['serve'], cleanEnv({ PORT: '0', SENSORCLOUD_DATA_DIR: newDir(), SENSORCLOUD_DATABASE_URL: await at(noIcu) })));
+      assert.equal(line, `sensorcloud: SENSORCLOUD_DATABASE_URL ${await at(noIcu)}: cannot use the database (NO_ICU): the database ${noIcu} has no ICU root collation (und-x-icu), which the device search uses to lower-case text in any script: this PostgreSQL was built without ICU, or the collation was dropped; use a build with ICU (Debian's packages and the official container images have it)`);
+      // Checked before the migrations: no table in any of them.
+      for (const name of [...made.map((m) => m.name), noIcu]) {
+        const db = new pg.Client({ connectionString: await at(name) });
+        await db.connect();
+        const { rows } = await db.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_tables WHERE schemaname = 'public'").finally(() => db.end());
+        assert.equal(rows[0]!.n, 0, name);
+      }
+    } finally {
+      for (const name of [...made.map((m) => m.name), noIcu]) await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await admin.end();
+    }
   });
 
   it('configuration mistakes name the flag or variable typed, all in one line', { timeout: 90_000 }, async () => {

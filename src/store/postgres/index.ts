@@ -23,7 +23,7 @@ import { createMembershipRepo } from './memberships.ts';
 import { createOrganizationRepo, createProjectRepo } from './organizations.ts';
 import { createSealedRepo } from './sealed.ts';
 import { startQueueVacuum } from './queue-vacuum.ts';
-import { checkSessionsKept } from './session-check.ts';
+import { checkServer } from './server-check.ts';
 
 const makers: { [K in keyof Repos]: (sql: Sql, view: ConfigView, locking: RowLocking) => Repos[K] } = {
   organizations: (sql) => createOrganizationRepo(sql),
@@ -70,14 +70,14 @@ export interface PostgresStoreOptions {
 export type PostgresStore = Store & { pool: pg.Pool };
 
 /**
- * Connects, checks that each connection stays one session (session-check.ts), creates or upgrades the schema (once
- * per database, under a lock), and returns the store.
+ * Connects, checks the server's text settings and that each connection stays one session (server-check.ts), creates
+ * or upgrades the schema (once per database, under a lock), and returns the store.
  */
 export async function createPostgresStore(configured: string, options: PostgresStoreOptions = {}): Promise<PostgresStore> {
   const url = driverUrl(configured);
   const pool = createPool(url, { max: options.poolSize ?? 10, logger: options.logger, applicationName: options.applicationName });
   try {
-    await checkSessionsKept(pool, connectTimeoutMs(url));
+    await checkServer(pool, connectTimeoutMs(url));
     await migrate(pool, options.logger);
   } catch (err) {
     await pool.end().catch(() => undefined);

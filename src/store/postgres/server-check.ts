@@ -1,0 +1,77 @@
+// What a start checks of the PostgreSQL server before it takes the migration lock, each refused in one line that says
+// what to do (a StartupError, by open.ts):
+//
+// - The database holds text as UTF-8, and has ICU's root collation: names and labels are text in any script, and the
+//   device search lower-cases with that collation. On a LATIN1 database a label in another script was refused
+//   with a 400 naming the NUL character (PostgreSQL's "untranslatable character"), on SQL_ASCII every search
+//   answered 500 (no ICU collation for that encoding), and a server built without ICU would do the same.
+// - Each connection stays one PostgreSQL session from its start to its end: the named prepared statements are
+//   prepared once per session, the cluster's LISTEN connection hears only its own session's notifications, and the
+//   advisory locks (the migration lock, each periodic job's leader) belong to a session. A pooler that hands one
+//   client's statements to whichever server session is free (PgBouncer with pool_mode = transaction or statement,
+//   or the "pooled" address of many hosted databases) breaks all three: behind PgBouncer in transaction mode the
+//   service started and then failed at random ("prepared statement … already exists"), its streams missed other
+//   processes' events, and an advisory lock could stay with a server session no process owned.
+import { randomUUID } from 'node:crypto';
+import pg from 'pg';
+
+const CHANNEL = 'sensorcloud_session_check';
+
+/** A start-up refusal; `code` names it in the one-line message. */
+const refusal = (code: string, message: string): Error => Object.assign(new Error(message), { code });
+
+/** The start-up error of a connection that does not stay one session. */
+const notOneSession = (what: string): Error => refusal(
+  'SESSION_NOT_KEPT',
+  `${what}: a pooler in transaction or statement mode is between this process and PostgreSQL (such as PgBouncer with pool_mode = transaction, or a hosted database's pooled address). The service keeps state in each session (prepared statements, LISTEN, advisory locks): connect to PostgreSQL directly, or through a pooler in session mode`,
+);
+
+/** The database's encoding and whether ICU's root collation is there for it (pg_collation's -1: any encoding). */
+const TEXT_SETTINGS = `SELECT current_database() AS database, current_setting('server_encoding') AS encoding,
+  EXISTS (SELECT 1 FROM pg_collation WHERE collname = 'und-x-icu' AND collencoding IN (-1, pg_char_to_encoding(current_setting('server_encoding')))) AS icu`;
+
+async function checkText(client: pg.Client): Promise<void> {
+  const { database, encoding, icu } = (await client.query<{ database: string; encoding: string; icu: boolean }>(TEXT_SETTINGS)).rows[0]!;
+  if (encoding !== 'UTF8') {
+    throw refusal('ENCODING', `the database ${database} holds text as ${encoding}, and the service keeps text in any script as UTF-8: create a UTF-8 database (createdb --encoding=UTF8 --locale=C --template=template0 NAME) and point the URL at it`);
+  }
+  if (!icu) {
+    throw refusal('NO_ICU', `the database ${database} has no ICU root collation (und-x-icu), which the device search uses to lower-case text in any script: this PostgreSQL was built without ICU, or the collation was dropped; use a build with ICU (Debian's packages and the official container images have it)`);
+  }
+}
+
+/**
+ * The text settings; then two connections, one of the pool's and one made as the pool makes them: one LISTENs, the
+ * other sends it a notification. The same server process behind both is a pooler for certain; a notification that
+ * never arrives (a pooler that rotates its server sessions) is refused too, after `timeoutMs`.
+ */
+export async function checkServer(pool: pg.Pool, timeoutMs: number): Promise<void> {
+  // Not the pool's, which may have room for one connection only; closed afterwards, with its LISTEN.
+  const listener = new pg.Client(pool.options);
+  listener.on('error', () => undefined);
+  let sender: pg.PoolClient | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await listener.connect();
+    await checkText(listener);
+    const token = randomUUID();
+    const arrived = new Promise<boolean>((resolve) => {
+      listener.on('notification', (n) => {
+        if (n.channel === CHANNEL && n.payload === token) resolve(true);
+      });
+      timer = setTimeout(() => resolve(false), timeoutMs);
+    });
+    await listener.query(`LISTEN ${CHANNEL}`);
+    const listening = (await listener.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
+    sender = await pool.connect();
+    const sending = (await sender.query<{ pid: number }>('SELECT pg_backend_pid() AS pid, pg_notify($1, $2)', [CHANNEL, token])).rows[0]!.pid;
+    if (listening === sending) throw notOneSession('two connections of this process were served by one PostgreSQL session');
+    if (!(await arrived)) {
+      throw notOneSession(`a notification this process sent did not reach its own listening connection within ${timeoutMs / 1000} s`);
+    }
+  } finally {
+    clearTimeout(timer);
+    sender?.release();
+    await listener.end().catch(() => undefined);
+  }
+}
