@@ -51,7 +51,7 @@ function hintFor(e: { code?: string; message?: string; syscall?: string; path?: 
     // The first write of a start (the migrations' table) on a standby, or with default_transaction_read_only on.
     '25006': 'the server accepts only reads: it is a standby, or default_transaction_read_only is on for this database or user; point the URL at the primary, or turn the setting off',
     // PostgreSQL 15 lets only the database's owner create tables in its public schema.
-    '42501': `the user may not create the schema's tables: make it the database's owner (ALTER DATABASE ${database} OWNER TO ${user}), or GRANT CREATE ON SCHEMA public TO ${user}, or run the first start as the owner`,
+    '42501': `the user may not create the schema's tables: make it the database's owner (ALTER DATABASE ${database} OWNER TO ${user}), or GRANT CREATE ON SCHEMA public TO ${user}`,
   };
   return hint[e.code ?? ''] ?? null;
 }

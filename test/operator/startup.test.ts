@@ -179,7 +179,7 @@ describe('sad', () => {
       denied.username = limited;
       denied.pathname = `/${limited}`;
       const line = oneLine(await runCli(['serve'], cleanEnv({ PORT: '0', SENSORCLOUD_DATA_DIR: dataDir, SENSORCLOUD_DATABASE_URL: denied.toString() })));
-      assert.equal(line, `sensorcloud: SENSORCLOUD_DATABASE_URL ${shown(denied)}: cannot use the database (42501): the user may not create the schema's tables: make it the database's owner (ALTER DATABASE ${limited} OWNER TO ${limited}), or GRANT CREATE ON SCHEMA public TO ${limited}, or run the first start as the owner`);
+      assert.equal(line, `sensorcloud: SENSORCLOUD_DATABASE_URL ${shown(denied)}: cannot use the database (42501): the user may not create the schema's tables: make it the database's owner (ALTER DATABASE ${limited} OWNER TO ${limited}), or GRANT CREATE ON SCHEMA public TO ${limited}`);
       assertNoCredentials(dataDir);
     } finally {
       await admin.query(`DROP DATABASE IF EXISTS ${limited} WITH (FORCE)`);
@@ -252,6 +252,43 @@ describe('sad', () => {
       }
     } finally {
       for (const name of [...made.map((m) => m.name), noIcu]) await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await admin.end();
+    }
+  });
+
+  it('a database whose tables another user made: one line naming both users; a member of the owner\'s role starts', { timeout: 90_000 }, async () => {
+    // Before the check, a start as the service's own user after a first start as another answered "permission
+    // denied for table schema_migrations" with a hint to grant CREATE on the schema, which did not help.
+    const admin = new pg.Client({ connectionString: await testPostgresUrl() });
+    await admin.connect();
+    const [owner, app, name] = ['sc_owner', 'sc_app', 'sc_owned'].map((n) => `${n}_${process.pid}`) as [string, string, string];
+    const as = async (user: string) => {
+      const u = new URL(await testPostgresUrl());
+      u.username = user;
+      u.pathname = `/${name}`;
+      return u.toString();
+    };
+    const keyFile = join(root, 'owned-master.key');
+    writeFileSync(keyFile, randomBytes(32).toString('hex'), { mode: 0o600 });
+    const env = async (user: string) => cleanEnv({ PORT: '0', SENSORCLOUD_DATA_DIR: newDir(), SENSORCLOUD_MASTER_KEY_FILE: keyFile, SENSORCLOUD_DATABASE_URL: await as(user), LOG_LEVEL: 'error' });
+    try {
+      await admin.query(`CREATE ROLE ${owner} LOGIN`);
+      await admin.query(`CREATE ROLE ${app} LOGIN`);
+      await admin.query(`CREATE DATABASE ${name} OWNER ${owner}`);
+      const first = await startAndAnnounce(await env(owner));
+      await first.stop();
+      // Even with every privilege on the tables: the next upgrade would fail.
+      const db = new pg.Client({ connectionString: await as(owner) });
+      await db.connect();
+      await db.query(`GRANT ALL ON ALL TABLES IN SCHEMA public TO ${app}`).finally(() => db.end());
+      const line = oneLine(await runCli(['serve'], await env(app)));
+      assert.equal(line, `sensorcloud: SENSORCLOUD_DATABASE_URL ${await as(app)}: cannot use the database (NOT_OWNER): the service's tables in this database belong to the user ${owner}, and this process connects as ${app}; its upgrades alter them, which only their owner may: connect as ${owner}, or make ${app} their owner (or a member of ${owner})`);
+      await admin.query(`GRANT ${owner} TO ${app}`);
+      const member = await startAndAnnounce(await env(app));
+      await member.stop();
+    } finally {
+      await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      for (const role of [app, owner]) await admin.query(`DROP ROLE IF EXISTS ${role}`);
       await admin.end();
     }
   });

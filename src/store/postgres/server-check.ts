@@ -5,6 +5,10 @@
 //   device search lower-cases with that collation. On a LATIN1 database a label in another script was refused
 //   with a 400 naming the NUL character (PostgreSQL's "untranslatable character"), on SQL_ASCII every search
 //   answered 500 (no ICU collation for that encoding), and a server built without ICU would do the same.
+// - The service's tables, once made, belong to the user this process connects as (or to a role it acts as): each
+//   upgrade's migrations alter them, which only their owner may. A first start made as another user (postgres)
+//   left every later start of the service's own user failing with "permission denied for table schema_migrations",
+//   and a hint to grant CREATE, which did not help.
 // - Each connection stays one PostgreSQL session from its start to its end: the named prepared statements are
 //   prepared once per session, the cluster's LISTEN connection hears only its own session's notifications, and the
 //   advisory locks (the migration lock, each periodic job's leader) belong to a session. A pooler that hands one
@@ -30,6 +34,17 @@ const notOneSession = (what: string): Error => refusal(
 const TEXT_SETTINGS = `SELECT current_database() AS database, current_setting('server_encoding') AS encoding,
   EXISTS (SELECT 1 FROM pg_collation WHERE collname = 'und-x-icu' AND collencoding IN (-1, pg_char_to_encoding(current_setting('server_encoding')))) AS icu`;
 
+/** The owner of the migrations' table when this user cannot act as it; no row before the first start. */
+const NOT_OWNED = `SELECT current_user AS me, tableowner AS owner FROM pg_tables
+  WHERE schemaname = current_schema() AND tablename = 'schema_migrations' AND NOT pg_has_role(current_user, tableowner, 'USAGE')`;
+
+async function checkOwner(client: pg.Client): Promise<void> {
+  const row = (await client.query<{ me: string; owner: string }>(NOT_OWNED)).rows[0];
+  if (row) {
+    throw refusal('NOT_OWNER', `the service's tables in this database belong to the user ${row.owner}, and this process connects as ${row.me}; its upgrades alter them, which only their owner may: connect as ${row.owner}, or make ${row.me} their owner (or a member of ${row.owner})`);
+  }
+}
+
 async function checkText(client: pg.Client): Promise<void> {
   const { database, encoding, icu } = (await client.query<{ database: string; encoding: string; icu: boolean }>(TEXT_SETTINGS)).rows[0]!;
   if (encoding !== 'UTF8') {
@@ -41,7 +56,7 @@ async function checkText(client: pg.Client): Promise<void> {
 }
 
 /**
- * The text settings; then two connections, one of the pool's and one made as the pool makes them: one LISTENs, the
+ * The text settings and the tables' owner; then two connections, one of the pool's and one made as the pool makes them: one LISTENs, the
  * other sends it a notification. The same server process behind both is a pooler for certain; a notification that
  * never arrives (a pooler that rotates its server sessions) is refused too, after `timeoutMs`.
  */
@@ -54,6 +69,7 @@ export async function checkServer(pool: pg.Pool, timeoutMs: number): Promise<voi
   try {
     await listener.connect();
     await checkText(listener);
+    await checkOwner(listener);
     const token = randomUUID();
     const arrived = new Promise<boolean>((resolve) => {
       listener.on('notification', (n) => {
