@@ -50,6 +50,8 @@ function hintFor(e: { code?: string; message?: string; syscall?: string; path?: 
     '53300': 'the server has no connection to spare (max_connections, or a CONNECTION LIMIT of this user or database): keep processes × (SENSORCLOUD_DATABASE_POOL_SIZE + 1) below it, or raise it',
     // The first write of a start (the migrations' table) on a standby, or with default_transaction_read_only on.
     '25006': 'the server accepts only reads: it is a standby, or default_transaction_read_only is on for this database or user; point the URL at the primary, or turn the setting off',
+    // A hardened search_path ("$user", without public) and no schema of the user's name: nowhere to make the tables.
+    '3F000': `the search_path of this user or database names no schema that exists (such as "$user" without a schema of that name): create one (CREATE SCHEMA ${user} AUTHORIZATION ${user}), or set a search_path that names one`,
     // PostgreSQL 15 lets only the database's owner create tables in its public schema.
     '42501': `the user may not create the schema's tables: make it the database's owner (ALTER DATABASE ${database} OWNER TO ${user}), or GRANT CREATE ON SCHEMA public TO ${user}`,
   };

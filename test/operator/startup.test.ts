@@ -159,7 +159,7 @@ describe('sad', () => {
     assertNoCredentials(dataDir);
   });
 
-  it('a PostgreSQL database that cannot be used (missing, not writable by the user, read-only, no connection to spare, no server): one line naming the URL (its password hidden) and what to do, no credentials', { timeout: 90_000 }, async () => {
+  it('a PostgreSQL database that cannot be used (missing, not writable by the user, read-only, no schema on the search path, no connection to spare, no server): one line naming the URL (its password hidden) and what to do, no credentials', { timeout: 90_000 }, async () => {
     const dataDir = newDir();
     const url = new URL(await testPostgresUrl());
     url.password = 'hunter2'; // the test server trusts local connections: a password is accepted, and must not be printed
@@ -199,6 +199,11 @@ describe('sad', () => {
       standby.pathname = `/${readOnly}`;
       const line = oneLine(await runCli(['serve'], cleanEnv({ PORT: '0', SENSORCLOUD_DATA_DIR: dataDir, SENSORCLOUD_DATABASE_URL: standby.toString() })));
       assert.equal(line, `sensorcloud: SENSORCLOUD_DATABASE_URL ${shown(standby)}: cannot use the database (25006): the server accepts only reads: it is a standby, or default_transaction_read_only is on for this database or user; point the URL at the primary, or turn the setting off`);
+      // A search_path naming only a schema that does not exist.
+      await admin2.query(`ALTER DATABASE ${readOnly} RESET default_transaction_read_only`);
+      await admin2.query(`ALTER DATABASE ${readOnly} SET search_path = '"$user"'`);
+      const nowhere = oneLine(await runCli(['serve'], cleanEnv({ PORT: '0', SENSORCLOUD_DATA_DIR: dataDir, SENSORCLOUD_DATABASE_URL: standby.toString() })));
+      assert.equal(nowhere, `sensorcloud: SENSORCLOUD_DATABASE_URL ${shown(standby)}: cannot use the database (3F000): the search_path of this user or database names no schema that exists (such as "$user" without a schema of that name): create one (CREATE SCHEMA postgres AUTHORIZATION postgres), or set a search_path that names one`);
       await admin2.query(`CREATE ROLE ${full} LOGIN CONNECTION LIMIT 0`);
       const noRoom = new URL(standby);
       noRoom.username = full;
