@@ -15,7 +15,7 @@ export interface PgBouncerOptions {
   serverPort: number;
   /** The server's database the pooler's database of the same name leads to. */
   database: string;
-  poolMode: 'session' | 'transaction' | 'statement';
+  poolMode: 'session' | 'transaction';
   /**
    * Hand out the server connection used longest ago rather than the one used last (server_round_robin), with four
    * kept open (min_pool_size): two clients one after the other then get two different server sessions.

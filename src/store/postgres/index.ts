@@ -70,8 +70,8 @@ export interface PostgresStoreOptions {
 export type PostgresStore = Store & { pool: pg.Pool };
 
 /**
- * Connects, checks the server's text settings and that each connection stays one session (server-check.ts), creates
- * or upgrades the schema (once per database, under a lock), and returns the store.
+ * Connects, checks the server (server-check.ts: its text settings, the tables' owner, one session per connection),
+ * creates or upgrades the schema (once per database, under a lock), and returns the store.
  */
 export async function createPostgresStore(configured: string, options: PostgresStoreOptions = {}): Promise<PostgresStore> {
   const url = driverUrl(configured);

@@ -56,9 +56,10 @@ async function checkText(client: pg.Client): Promise<void> {
 }
 
 /**
- * The text settings and the tables' owner; then two connections, one of the pool's and one made as the pool makes them: one LISTENs, the
- * other sends it a notification. The same server process behind both is a pooler for certain; a notification that
- * never arrives (a pooler that rotates its server sessions) is refused too, after `timeoutMs`.
+ * The text settings and the tables' owner; then two connections, one of the pool's and one made as the pool makes
+ * them: one LISTENs, the other sends it a notification. The same server process behind both is a pooler for
+ * certain; a notification that never arrives (a pooler that rotates its server sessions) is refused too, after
+ * `timeoutMs`.
  */
 export async function checkServer(pool: pg.Pool, timeoutMs: number): Promise<void> {
   // Not the pool's, which may have room for one connection only; closed afterwards, with its LISTEN.
