@@ -492,12 +492,13 @@ describe('PostgreSQL behind a pooler (PgBouncer)', () => {
       }));
       const lost = oneLine(await start(`${rotating.url}?connect_timeout=2`));
       assert.equal(lost, `sensorcloud: SENSORCLOUD_DATABASE_URL ${rotating.url}?connect_timeout=2: cannot use the database (SESSION_NOT_KEPT): a notification this process sent did not reach its own listening connection within 2 s: ${notOneSession}`);
-      // Checked before the migration lock is taken: no schema, and no lock left with a server session.
+      // Checked before the migration lock is taken: no schema, and no lock left with a server session (of this
+      // database's: the other test files' processes hold theirs on the same server).
       const direct = new pg.Client({ connectionString: db.url });
       await direct.connect();
       try {
         const { rows } = await direct.query<{ tables: number; locks: number }>(
-          "SELECT (SELECT count(*)::int FROM pg_tables WHERE schemaname = 'public') AS tables, (SELECT count(*)::int FROM pg_locks WHERE locktype = 'advisory') AS locks");
+          "SELECT (SELECT count(*)::int FROM pg_tables WHERE schemaname = 'public') AS tables, (SELECT count(*)::int FROM pg_locks l JOIN pg_database d ON d.oid = l.database WHERE l.locktype = 'advisory' AND d.datname = current_database()) AS locks");
         assert.deepEqual(rows[0], { tables: 0, locks: 0 });
       } finally {
         await direct.end();
