@@ -24,6 +24,7 @@ import { createOrganizationRepo, createProjectRepo } from './organizations.ts';
 import { createSealedRepo } from './sealed.ts';
 import { startQueueVacuum } from './queue-vacuum.ts';
 import { checkServer } from './server-check.ts';
+import { startClockWatch } from './clock-check.ts';
 
 const makers: { [K in keyof Repos]: (sql: Sql, view: ConfigView, locking: RowLocking) => Repos[K] } = {
   organizations: (sql) => createOrganizationRepo(sql),
@@ -65,19 +66,26 @@ export interface PostgresStoreOptions {
    * Default true; tests of what a batch does with a version out of date turn it off, to make one for certain.
    */
   deviceHints?: boolean;
+  /**
+   * This machine's clock, compared with the database server's (clock-check.ts); Date.now by default. Not the
+   * service's injected clock, which tests set by hand: what the check is about is the machine's.
+   */
+  machineClock?: () => number;
 }
 
 export type PostgresStore = Store & { pool: pg.Pool };
 
 /**
- * Connects, checks the server (server-check.ts: its text settings, the tables' owner, one session per connection),
- * creates or upgrades the schema (once per database, under a lock), and returns the store.
+ * Connects, checks the server (server-check.ts: its text settings, the tables' owner, its clock, one session per
+ * connection), creates or upgrades the schema (once per database, under a lock), and returns the store; checks the
+ * clock once a minute after.
  */
 export async function createPostgresStore(configured: string, options: PostgresStoreOptions = {}): Promise<PostgresStore> {
   const url = driverUrl(configured);
+  const machineClock = options.machineClock ?? Date.now;
   const pool = createPool(url, { max: options.poolSize ?? 10, logger: options.logger, applicationName: options.applicationName });
   try {
-    await checkServer(pool, connectTimeoutMs(url));
+    await checkServer(pool, connectTimeoutMs(url), machineClock, options.logger);
     await migrate(pool, options.logger);
   } catch (err) {
     await pool.end().catch(() => undefined);
@@ -87,6 +95,7 @@ export async function createPostgresStore(configured: string, options: PostgresS
   const cache = new ConfigCache();
   const cluster = createPostgresCluster(pool, url, options.logger, options.applicationName);
   const vacuum = startQueueVacuum(pool, cluster, options.logger);
+  const clockWatch = startClockWatch(pool, options.logger, machineClock);
 
   async function once<T>(fn: (tx: Repos) => Promise<T>): Promise<{ ok: true; value: T } | { ok: false; error: unknown; rerun: boolean }> {
     let client: pg.PoolClient;
@@ -200,6 +209,7 @@ export async function createPostgresStore(configured: string, options: PostgresS
     async close() {
       await Promise.all([events.idle(), others.idle(), background.idle()]);
       hints?.stop();
+      clockWatch.stop();
       await vacuum.stop();
       await cluster.close();
       await pool.end();

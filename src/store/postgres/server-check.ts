@@ -16,8 +16,11 @@
 //   or the "pooled" address of many hosted databases) breaks all three: behind PgBouncer in transaction mode the
 //   service started and then failed at random ("prepared statement … already exists"), its streams missed other
 //   processes' events, and an advisory lock could stay with a server session no process owned.
+// - This machine's clock agrees with the database server's (clock-check.ts).
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
+import type { Logger } from '../../runtime/logger.ts';
+import { CLOCK_REFUSE_MS, CLOCK_WARN_MS, clockDifferenceMs, describeDifference } from './clock-check.ts';
 
 const CHANNEL = 'sensorcloud_session_check';
 
@@ -55,13 +58,23 @@ async function checkText(client: pg.Client): Promise<void> {
   }
 }
 
+async function checkClock(client: pg.Client, now: () => number, logger?: Pick<Logger, 'warn'>): Promise<void> {
+  const ms = await clockDifferenceMs(client, now);
+  if (Math.abs(ms) > CLOCK_REFUSE_MS) {
+    throw refusal('CLOCK', `this machine's clock is ${describeDifference(ms)} the database server's: the cluster's processes compare the times they write (the end of a row's lease among them), and with clocks this far apart a row still being pushed looks free to another process; set this machine's clock right (NTP) and start again`);
+  }
+  if (Math.abs(ms) > CLOCK_WARN_MS) {
+    logger?.warn({ differenceMs: Math.round(ms) }, `database: this machine's clock is ${describeDifference(ms)} the database server's; keep every machine's clock in sync (NTP)`);
+  }
+}
+
 /**
- * The text settings and the tables' owner; then two connections, one of the pool's and one made as the pool makes
+ * The text settings, the tables' owner and the clock; then two connections, one of the pool's and one made as the pool makes
  * them: one LISTENs, the other sends it a notification. The same server process behind both is a pooler for
  * certain; a notification that never arrives (a pooler that rotates its server sessions) is refused too, after
  * `timeoutMs`.
  */
-export async function checkServer(pool: pg.Pool, timeoutMs: number): Promise<void> {
+export async function checkServer(pool: pg.Pool, timeoutMs: number, now: () => number, logger?: Pick<Logger, 'warn'>): Promise<void> {
   // Not the pool's, which may have room for one connection only; closed afterwards, with its LISTEN.
   const listener = new pg.Client(pool.options);
   listener.on('error', () => undefined);
@@ -71,6 +84,7 @@ export async function checkServer(pool: pg.Pool, timeoutMs: number): Promise<voi
     await listener.connect();
     await checkText(listener);
     await checkOwner(listener);
+    await checkClock(listener, now, logger);
     const token = randomUUID();
     const arrived = new Promise<boolean>((resolve) => {
       listener.on('notification', (n) => {
