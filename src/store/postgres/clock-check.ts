@@ -38,7 +38,7 @@ export function startClockWatch(pool: pg.Pool, logger: Pick<Logger, 'info' | 'wa
         off = true;
         logger?.warn(
           { differenceMs: Math.round(ms) },
-          `database: this machine's clock is ${describeDifference(ms)} the database server's; the cluster's processes compare the times they write (leases, retries), so a row may be pushed twice or wait longer: keep every machine's clock in sync (NTP)`,
+          `database: this machine's clock is ${describeDifference(ms)} the database server's; the cluster's processes compare the times they write (leases, retries), so a row may be pushed twice or wait longer: keep every machine's clock in sync (NTP), the database server's included`,
         );
       } else if (off) {
         off = false;

@@ -61,10 +61,10 @@ async function checkText(client: pg.Client): Promise<void> {
 async function checkClock(client: pg.Client, now: () => number, logger?: Pick<Logger, 'warn'>): Promise<void> {
   const ms = await clockDifferenceMs(client, now);
   if (Math.abs(ms) > CLOCK_REFUSE_MS) {
-    throw refusal('CLOCK', `this machine's clock is ${describeDifference(ms)} the database server's: the cluster's processes compare the times they write (the end of a row's lease among them), and with clocks this far apart a row still being pushed looks free to another process; set this machine's clock right (NTP) and start again`);
+    throw refusal('CLOCK', `this machine's clock is ${describeDifference(ms)} the database server's: the cluster's processes compare the times they write (the end of a row's lease among them), and with clocks this far apart a row still being pushed looks free to another process; set the clock that is wrong right (NTP), this machine's or the database server's, and start again`);
   }
   if (Math.abs(ms) > CLOCK_WARN_MS) {
-    logger?.warn({ differenceMs: Math.round(ms) }, `database: this machine's clock is ${describeDifference(ms)} the database server's; keep every machine's clock in sync (NTP)`);
+    logger?.warn({ differenceMs: Math.round(ms) }, `database: this machine's clock is ${describeDifference(ms)} the database server's; keep every machine's clock in sync (NTP), the database server's included`);
   }
 }
 
