@@ -4,6 +4,7 @@ import { databaseUrlNames, redactDatabaseUrl } from '../runtime/database-url.ts'
 import type { Logger } from '../runtime/logger.ts';
 import { StartupError } from '../runtime/startup-error.ts';
 import { createPostgresStore } from './postgres/index.ts';
+import { anotherApplication } from './postgres/server-check.ts';
 import { createSqliteStore } from './sqlite/index.ts';
 import type { Store } from './store.ts';
 
@@ -52,6 +53,9 @@ function hintFor(e: { code?: string; message?: string; syscall?: string; path?: 
     '25006': 'the server accepts only reads: it is a standby, or default_transaction_read_only is on for this database or user; point the URL at the primary, or turn the setting off',
     // A hardened search_path ("$user", without public) and no schema of the user's name: nowhere to make the tables.
     '3F000': `the search_path of this user or database names no schema that exists (such as "$user" without a schema of that name): create one (CREATE SCHEMA ${user} AUTHORIZATION ${user}), or set a search_path that names one`,
+    // A first start's migration meets a table of another application's (the other kind of schema_migrations is
+    // found before, by server-check.ts).
+    '42P07': anotherApplication(`a table the service makes is there already: ${message}`),
     // PostgreSQL 15 lets only the database's owner create tables in its public schema.
     '42501': `the user may not create the schema's tables: make it the database's owner (ALTER DATABASE ${database} OWNER TO ${user}), or GRANT CREATE ON SCHEMA public TO ${user}`,
   };

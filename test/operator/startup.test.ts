@@ -298,6 +298,46 @@ describe('sad', () => {
     }
   });
 
+  it('a database holding another application\'s tables: one line saying so, nothing made in it but the service\'s empty table of migrations', { timeout: 90_000 }, async () => {
+    // Before the check, a Rails-like schema_migrations had the service say it was upgrading the schema, then fail
+    // with "relation … already exists"; a table of the same name as one of the service's is told the same way.
+    const admin = new pg.Client({ connectionString: await testPostgresUrl() });
+    await admin.connect();
+    const [rails, other] = ['sc_rails', 'sc_other'].map((n) => `${n}_${process.pid}`) as [string, string];
+    const at = async (name: string) => {
+      const u = new URL(await testPostgresUrl());
+      u.pathname = `/${name}`;
+      return u.toString();
+    };
+    const tables = async (name: string) => {
+      const c = new pg.Client({ connectionString: await at(name) });
+      await c.connect();
+      const { rows } = await c.query<{ name: string }>("SELECT tablename AS name FROM pg_tables WHERE schemaname = 'public' ORDER BY 1").finally(() => c.end());
+      return rows.map((r) => r.name);
+    };
+    const theirs = 'the database holds another application\'s tables';
+    const ownDatabase = 'give the service a database of its own (createdb --encoding=UTF8 --locale=C --template=template0 NAME) and point the URL at it';
+    try {
+      for (const [name, sql] of [
+        [rails, "CREATE TABLE schema_migrations (version varchar PRIMARY KEY); INSERT INTO schema_migrations VALUES ('20230101120000'); CREATE TABLE users (id bigserial PRIMARY KEY)"],
+        [other, 'CREATE TABLE devices (id int)'],
+      ] as const) {
+        await admin.query(`CREATE DATABASE ${name}`);
+        const c = new pg.Client({ connectionString: await at(name) });
+        await c.connect();
+        await c.query(sql).finally(() => c.end());
+      }
+      const start = async (name: string) => oneLine(await runCli(['serve'], cleanEnv({ PORT: '0', SENSORCLOUD_DATA_DIR: newDir(), SENSORCLOUD_DATABASE_URL: await at(name) })));
+      assert.equal(await start(rails), `sensorcloud: SENSORCLOUD_DATABASE_URL ${await at(rails)}: cannot use the database (NOT_OURS): ${theirs} (its schema_migrations table is not the service's): ${ownDatabase}`);
+      assert.equal(await start(other), `sensorcloud: SENSORCLOUD_DATABASE_URL ${await at(other)}: cannot use the database (42P07): ${theirs} (a table the service makes is there already: relation "devices" already exists): ${ownDatabase}`);
+      assert.deepEqual(await tables(rails), ['schema_migrations', 'users']);
+      assert.deepEqual(await tables(other), ['devices', 'schema_migrations'], 'the first migration rolled back; only the service\'s own table of migrations, empty');
+    } finally {
+      for (const name of [rails, other]) await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await admin.end();
+    }
+  });
+
   it('configuration mistakes name the flag or variable typed, all in one line', { timeout: 90_000 }, async () => {
     const dataDir = newDir();
     const env = cleanEnv({ SENSORCLOUD_DATA_DIR: dataDir });

@@ -5,6 +5,9 @@
 //   device search lower-cases with that collation. On a LATIN1 database a label in another script was refused
 //   with a 400 naming the NUL character (PostgreSQL's "untranslatable character"), on SQL_ASCII every search
 //   answered 500 (no ICU collation for that encoding), and a server built without ICU would do the same.
+// - The migrations' table, if there is one, is the service's: in a database another application (Rails, say) had
+//   made its own schema_migrations in, the service read that one's versions, said it was upgrading the schema, and
+//   failed with "relation … already exists".
 // - The service's tables, once made, belong to the user this process connects as (or to a role it acts as): each
 //   upgrade's migrations alter them, which only their owner may. A first start made as another user (postgres)
 //   left every later start of the service's own user failing with "permission denied for table schema_migrations",
@@ -27,6 +30,10 @@ const CHANNEL = 'sensorcloud_session_check';
 /** A start-up refusal; `code` names it in the one-line message. */
 const refusal = (code: string, message: string): Error => Object.assign(new Error(message), { code });
 
+/** A database that holds another application's tables, by what gave it away. */
+export const anotherApplication = (sign: string): string =>
+  `the database holds another application's tables (${sign}): give the service a database of its own (createdb --encoding=UTF8 --locale=C --template=template0 NAME) and point the URL at it`;
+
 /** The start-up error of a connection that does not stay one session. */
 const notOneSession = (what: string): Error => refusal(
   'SESSION_NOT_KEPT',
@@ -37,15 +44,20 @@ const notOneSession = (what: string): Error => refusal(
 const TEXT_SETTINGS = `SELECT current_database() AS database, current_setting('server_encoding') AS encoding,
   EXISTS (SELECT 1 FROM pg_collation WHERE collname = 'und-x-icu' AND collencoding IN (-1, pg_char_to_encoding(current_setting('server_encoding')))) AS icu`;
 
-/** The owner of the migrations' table when this user cannot act as it; no row before the first start. */
-const NOT_OWNED = `SELECT current_user AS me, tableowner AS owner FROM pg_tables
-  WHERE schemaname = current_schema() AND tablename = 'schema_migrations' AND NOT pg_has_role(current_user, tableowner, 'USAGE')`;
+/**
+ * The migrations' table, if there is one yet: its owner, whether this user may act as it, and whether it is the
+ * service's (another application's, such as Rails's, has no applied_time).
+ */
+const MIGRATIONS_TABLE = `SELECT current_user AS me, t.tableowner AS owner, pg_has_role(current_user, t.tableowner, 'USAGE') AS may,
+  EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = format('%I.%I', t.schemaname, t.tablename)::regclass AND a.attname = 'applied_time' AND NOT a.attisdropped) AS ours
+  FROM pg_tables t WHERE t.schemaname = current_schema() AND t.tablename = 'schema_migrations'`;
 
-async function checkOwner(client: pg.Client): Promise<void> {
-  const row = (await client.query<{ me: string; owner: string }>(NOT_OWNED)).rows[0];
-  if (row) {
+async function checkMigrationsTable(client: pg.Client): Promise<void> {
+  const row = (await client.query<{ me: string; owner: string; may: boolean; ours: boolean }>(MIGRATIONS_TABLE)).rows[0];
+  if (row && !row.may) {
     throw refusal('NOT_OWNER', `the service's tables in this database belong to the user ${row.owner}, and this process connects as ${row.me}; its upgrades alter them, which only their owner may: connect as ${row.owner}, or make ${row.me} their owner (or a member of ${row.owner})`);
   }
+  if (row && !row.ours) throw refusal('NOT_OURS', anotherApplication('its schema_migrations table is not the service\'s'));
 }
 
 async function checkText(client: pg.Client): Promise<void> {
@@ -83,7 +95,7 @@ export async function checkServer(pool: pg.Pool, timeoutMs: number, now: () => n
   try {
     await listener.connect();
     await checkText(listener);
-    await checkOwner(listener);
+    await checkMigrationsTable(listener);
     await checkClock(listener, now, logger);
     const token = randomUUID();
     const arrived = new Promise<boolean>((resolve) => {
