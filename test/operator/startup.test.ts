@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
 import { startPgBouncer } from '../helpers/pgbouncer.ts';
-import { createTestDatabase, testPostgresUrl } from '../helpers/postgres.ts';
+import { createTestDatabase, testPostgresUrl, withDatabase } from '../helpers/postgres.ts';
 import { startPostgresServer, type PostgresServer } from '../helpers/postgres-server.ts';
 import { freePort, serve, spawnCli } from '../helpers/serve-process.ts';
 import { testTls } from '../helpers/tls.ts';
@@ -32,6 +32,9 @@ function oneLine(result: Finished): string {
   assert.match(lines[0]!, /^sensorcloud: /);
   return lines[0]!;
 }
+
+/** The test server's URL for another of its databases. */
+const at = async (database: string): Promise<string> => withDatabase(await testPostgresUrl(), database);
 
 /** Nothing but the lock file may be in a data dir after a failed start. */
 function assertNoCredentials(dataDir: string): void {
@@ -231,11 +234,6 @@ describe('sad', () => {
     try {
       for (const { encoding, name } of made) await admin.query(`CREATE DATABASE ${name} ENCODING '${encoding}' LOCALE 'C' TEMPLATE template0`);
       await admin.query(`CREATE DATABASE ${noIcu}`);
-      const at = async (name: string) => {
-        const u = new URL(await testPostgresUrl());
-        u.pathname = `/${name}`;
-        return u.toString();
-      };
       // As a build without ICU would be: the collation gone from this database.
       const c = new pg.Client({ connectionString: await at(noIcu) });
       await c.connect();
@@ -304,11 +302,6 @@ describe('sad', () => {
     const admin = new pg.Client({ connectionString: await testPostgresUrl() });
     await admin.connect();
     const [rails, other] = ['sc_rails', 'sc_other'].map((n) => `${n}_${process.pid}`) as [string, string];
-    const at = async (name: string) => {
-      const u = new URL(await testPostgresUrl());
-      u.pathname = `/${name}`;
-      return u.toString();
-    };
     const tables = async (name: string) => {
       const c = new pg.Client({ connectionString: await at(name) });
       await c.connect();
