@@ -4,21 +4,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import pg from 'pg';
-import type { Logger } from '../../src/runtime/logger.ts';
 import { clockDifferenceMs, startClockWatch } from '../../src/store/postgres/clock-check.ts';
 import { createPostgresStore } from '../../src/store/postgres/index.ts';
+import { capturedLog } from '../helpers/captured-log.ts';
 import { createTestDatabase } from '../helpers/postgres.ts';
-
-type Line = { level: 'info' | 'warn'; fields: Record<string, unknown>; message: string };
-
-function capture(): { logger: Logger; lines: Line[] } {
-  const lines: Line[] = [];
-  const logger = {
-    info: (fields: Record<string, unknown>, message: string) => lines.push({ level: 'info', fields, message }),
-    warn: (fields: Record<string, unknown>, message: string) => lines.push({ level: 'warn', fields, message }),
-  } as unknown as Logger;
-  return { logger, lines };
-}
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -45,7 +34,7 @@ describe('postgres: this machine\'s clock against the database server\'s', () =>
   it('a start 3 s ahead is told once as a warning; a clock in agreement is not', async () => {
     const db = await createTestDatabase();
     try {
-      const off = capture();
+      const off = capturedLog(['info', 'warn']);
       const store = await createPostgresStore(db.url, { poolSize: 2, logger: off.logger, machineClock: () => Date.now() + 3_000 });
       await store.close();
       const warnings = off.lines.filter((l) => l.level === 'warn');
@@ -53,7 +42,7 @@ describe('postgres: this machine\'s clock against the database server\'s', () =>
       assert.equal(warnings[0]!.message, "database: this machine's clock is 3.0 s ahead of the database server's; keep every machine's clock in sync (NTP), the database server's included");
       assert.ok(Math.abs((warnings[0]!.fields.differenceMs as number) - 3_000) < 500, JSON.stringify(warnings[0]!.fields));
 
-      const right = capture();
+      const right = capturedLog(['info', 'warn']);
       await (await createPostgresStore(db.url, { poolSize: 2, logger: right.logger })).close();
       assert.deepEqual(right.lines.filter((l) => /clock/.test(l.message)), []);
     } finally {
@@ -65,7 +54,7 @@ describe('postgres: this machine\'s clock against the database server\'s', () =>
     const db = await createTestDatabase();
     const pool = new pg.Pool({ connectionString: db.url, max: 1 });
     let offset = 0;
-    const { logger, lines } = capture();
+    const { logger, lines } = capturedLog(['info', 'warn']);
     const watch = startClockWatch(pool, logger, () => Date.now() + offset, 50);
     try {
       assert.ok(Math.abs(await clockDifferenceMs(pool, Date.now)) < 1_000, 'the same machine: no difference');

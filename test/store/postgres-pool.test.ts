@@ -4,18 +4,10 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type pg from 'pg';
 import { ApiError } from '../../src/domain/errors.ts';
-import type { Logger } from '../../src/runtime/logger.ts';
 import { createPool, sqlOn } from '../../src/store/postgres/db.ts';
 import { createPostgresStore, type PostgresStore } from '../../src/store/postgres/index.ts';
+import { capturedLog } from '../helpers/captured-log.ts';
 import { createTestDatabase } from '../helpers/postgres.ts';
-
-type Warning = { fields: Record<string, unknown>; message: string };
-
-function capture(): { logger: Logger; warnings: Warning[] } {
-  const warnings: Warning[] = [];
-  const logger = { info() {}, warn: (fields: Record<string, unknown>, message: string) => warnings.push({ fields, message }) } as unknown as Logger;
-  return { warnings, logger };
-}
 
 async function refusedBusy(promise: Promise<unknown>): Promise<void> {
   await assert.rejects(promise, (err: unknown) => {
@@ -39,7 +31,7 @@ describe('postgres: a pool with no free connection', () => {
   after(() => db.drop());
 
   it('answers a read that waited past the connect timeout with a 503, and warns once a minute with the count', async () => {
-    const { logger, warnings } = capture();
+    const { logger, lines: warnings } = capturedLog(['warn']);
     let now = 1_000_000;
     const pool = createPool(url, { max: 1, logger, now: () => now });
     let held: pg.PoolClient | null = null;
@@ -71,7 +63,7 @@ describe('postgres: a pool with no free connection', () => {
   });
 
   it('answers a transaction that waited past the connect timeout with a 503, and runs it once a connection is free', async () => {
-    const { logger, warnings } = capture();
+    const { logger, lines: warnings } = capturedLog(['warn']);
     let store: PostgresStore | null = null;
     let held: pg.PoolClient | null = null;
     try {

@@ -7,7 +7,7 @@ import type { DeliveryRecord, NewDelivery } from '../../src/store/connector-repo
 import { createPostgresStore, type PostgresStore } from '../../src/store/postgres/index.ts';
 import { startQueueVacuum } from '../../src/store/postgres/queue-vacuum.ts';
 import pg from 'pg';
-import type { Logger } from '../../src/runtime/logger.ts';
+import { capturedLog } from '../helpers/captured-log.ts';
 import { createTestDatabase } from '../helpers/postgres.ts';
 
 const T0 = 1_748_779_200_000_000;
@@ -249,7 +249,7 @@ describe('postgres: queue and metrics shared by two processes', () => {
     const db = await createTestDatabase();
     const store = await createPostgresStore(db.url, { poolSize: 2 });
     const pool = new pg.Pool({ connectionString: db.url, max: 3 });
-    const { logged, logger } = capturedLog();
+    const { lines: logged, logger } = capturedLog(['info', 'warn']);
     const vacuum = startQueueVacuum(pool, { tryLead: async () => true }, logger, TEST_COMPACTION);
     const holder = await pool.connect();
     try {
@@ -276,8 +276,8 @@ describe('postgres: queue and metrics shared by two processes', () => {
       assert.deepEqual(left.rows.map((r) => Number(r.id)), rows.slice(0, 10).map((r) => r.queued!.id));
       assert.deepEqual(logged.filter((l) => l.level === 'warn'), []);
       const rewritten = logged.find((l) => l.level === 'info');
-      assert.equal(rewritten?.obj.rows, 10);
-      assert.ok((rewritten!.obj.bytesAfter as number) < big / 4);
+      assert.equal(rewritten?.fields.rows, 10);
+      assert.ok((rewritten!.fields.bytesAfter as number) < big / 4);
     } finally {
       holder.release();
       await vacuum.stop();
@@ -296,7 +296,7 @@ describe('postgres: queue and metrics shared by two processes', () => {
     const url = new URL(db.url);
     url.username = role;
     const pool = new pg.Pool({ connectionString: url.href, max: 2 });
-    const { logged, logger } = capturedLog();
+    const { lines: logged, logger } = capturedLog(['info', 'warn']);
     let vacuum: { stop(): Promise<void> } | null = null;
     try {
       const rows = kilobyteRows('c-owner', 2_000);
@@ -310,7 +310,7 @@ describe('postgres: queue and metrics shared by two processes', () => {
       assert.equal(await queueBytes(pool), big, 'not rewritten');
       assert.equal(logged.length, 1, JSON.stringify(logged));
       assert.equal(logged[0]!.level, 'warn');
-      assert.equal(logged[0]!.obj.bytesAfter, big);
+      assert.equal(logged[0]!.fields.bytesAfter, big);
     } finally {
       await vacuum?.stop();
       await pool.end();
@@ -394,14 +394,4 @@ async function queueBytes(pool: pg.Pool): Promise<number> {
 /** `n` due rows of the connector with 1 KB bodies. */
 function kilobyteRows(connectorId: string, n: number): NewDelivery[] {
   return Array.from({ length: n }, (_, i) => ({ connectorId, eventId: `${connectorId}-${i}`, body: Buffer.alloc(1024, 120), enqueueTime: T0, dueTime: T0 }));
-}
-
-/** A logger that keeps what the queue vacuum tells it. */
-function capturedLog() {
-  const logged: Array<{ level: 'info' | 'warn'; obj: Record<string, unknown> }> = [];
-  const logger = {
-    info: (obj: Record<string, unknown>) => logged.push({ level: 'info', obj }),
-    warn: (obj: Record<string, unknown>) => logged.push({ level: 'warn', obj }),
-  } as unknown as Pick<Logger, 'info' | 'warn'>;
-  return { logged, logger };
 }

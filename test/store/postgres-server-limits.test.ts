@@ -7,24 +7,14 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
 import { ApiError } from '../../src/domain/errors.ts';
-import type { Logger } from '../../src/runtime/logger.ts';
 import { createPostgresStore, type PostgresStore } from '../../src/store/postgres/index.ts';
 import type { Repos } from '../../src/store/store.ts';
+import { capturedLog } from '../helpers/captured-log.ts';
 import { createTestDatabase, testPostgresUrl } from '../helpers/postgres.ts';
 import { device, event, organization, row, seedConnector, T0 } from './contract/fixtures.ts';
 
 /** The lock under which the schema is migrated (src/store/postgres/db.ts). */
 const MIGRATION_LOCK = 7_140_219_001;
-
-/** A logger that keeps the warnings. */
-function warningsLogger(): { logger: Logger; warnings: { fields: Record<string, unknown>; message: string }[] } {
-  const warnings: { fields: Record<string, unknown>; message: string }[] = [];
-  const logger = {
-    info: () => undefined,
-    warn: (fields: Record<string, unknown>, message: string) => warnings.push({ fields, message }),
-  } as unknown as Logger;
-  return { logger, warnings };
-}
 
 /** One statement on a session of its own (as the test server's superuser). */
 async function runAlone(url: string, sql: string): Promise<void> {
@@ -40,7 +30,7 @@ async function runAlone(url: string, sql: string): Promise<void> {
 describe('postgres: a server with statement_timeout = 1s and lock_timeout = 300ms for every session', () => {
   let db: Awaited<ReturnType<typeof createTestDatabase>>;
   const stores: PostgresStore[] = [];
-  const { logger, warnings } = warningsLogger();
+  const { logger, lines: warnings } = capturedLog(['warn']);
 
   const session = async (): Promise<pg.Client> => {
     const c = new pg.Client({ connectionString: db.url });
@@ -187,7 +177,7 @@ describe('postgres: a user allowed 3 connections, a pool of 6', () => {
   let db: Awaited<ReturnType<typeof createTestDatabase>>;
   const role = `sc_few_${process.pid}`;
   let store: PostgresStore | undefined;
-  const { logger, warnings } = warningsLogger();
+  const { logger, lines: warnings } = capturedLog(['warn']);
   before(async () => {
     db = await createTestDatabase();
     await runAlone(db.url, `CREATE ROLE ${role} LOGIN CONNECTION LIMIT 3`);

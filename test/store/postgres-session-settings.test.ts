@@ -5,19 +5,15 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
-import type { Logger } from '../../src/runtime/logger.ts';
 import { createPostgresStore, type PostgresStore } from '../../src/store/postgres/index.ts';
+import { capturedLog } from '../helpers/captured-log.ts';
 import { createTestDatabase } from '../helpers/postgres.ts';
 import { row, seedConnector, T0 } from './contract/fixtures.ts';
 
 describe('postgres: a server that ends idle sessions after 1 s', () => {
   let db: Awaited<ReturnType<typeof createTestDatabase>>;
   const stores: PostgresStore[] = [];
-  const lines: string[] = [];
-  const logger = {
-    info: (_fields: unknown, message: string) => lines.push(message),
-    warn: (_fields: unknown, message: string) => lines.push(message),
-  } as unknown as Logger;
+  const { logger, lines } = capturedLog(['info', 'warn']);
   before(async () => {
     db = await createTestDatabase({ idle_session_timeout: '1s' });
   });
