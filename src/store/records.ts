@@ -101,6 +101,11 @@ export interface DeviceRecord {
 
 export interface EventRecord {
   id: string;
+  /**
+   * The device's project when the event was stored, as in the body's targetName. A transfer leaves it: rewriting a
+   * moved device's whole history (up to 31 days of events) took 10.9 s per million events on PostgreSQL, holding
+   * the device, and the history is read by device, wherever the device is now.
+   */
   projectId: string;
   deviceId: string;
   eventType: string;

@@ -110,7 +110,10 @@ export interface DeviceRepo {
   /** Writes what an event changed: `reported` and the latest event per type. */
   updateReported(id: string, reported: Record<string, unknown>, latestEvents: Record<string, LatestEvent>, updateTime: number): Promise<void>;
   updateLabels(id: string, labels: Record<string, string>, updateTime: number): Promise<void>;
-  /** Moves the device (with its history) to another project. */
+  /**
+   * Moves the device to another project; its history, read by device, goes with it. The history's rows are not
+   * touched: their projectId stays the one they were stored in (EventRecord.projectId).
+   */
   move(id: string, projectId: string, updateTime: number): Promise<void>;
   /** Deletes the device and its history. */
   delete(id: string): Promise<void>;

@@ -66,12 +66,8 @@ export function createDeviceRepo(sql: Sql, locking: RowLocking): DeviceRepo {
       await sql.run('UPDATE devices SET labels = $1, update_time = $2 WHERE id = $3', [JSON.stringify(labels), updateTime, id]);
     },
     async move(id, projectId, updateTime) {
-      // One statement, so the device and its history move together outside a transaction too.
-      await sql.run(
-        `WITH e AS (UPDATE events SET project_id = $2 WHERE device_id = $1)
-         UPDATE devices SET project_id = $2, update_time = $3 WHERE id = $1`,
-        [id, projectId, updateTime],
-      );
+      // Its history is read by device id: it moves with the device, and its rows are not touched (records.ts).
+      await sql.run('UPDATE devices SET project_id = $1, update_time = $2 WHERE id = $3', [projectId, updateTime, id]);
     },
     async delete(id) {
       await sql.run('WITH e AS (DELETE FROM events WHERE device_id = $1) DELETE FROM devices WHERE id = $1', [id]);

@@ -68,8 +68,8 @@ export function createDeviceRepo(db: SqliteDb): DeviceRepo {
     async move(id, projectId, updateTime) {
       devicesChanged();
       byId.delete(id);
+      // Its history is read by device id: it moves with the device, and its rows are not touched (records.ts).
       db.run('UPDATE devices SET project_id = ?, update_time = ? WHERE id = ?', projectId, updateTime, id);
-      db.run('UPDATE events SET project_id = ? WHERE device_id = ?', projectId, id);
     },
     async delete(id) {
       devicesChanged();
