@@ -1,14 +1,16 @@
 // PostgreSQL only: settings a server (or a hosted service) may give every session, which the service's own sessions
 // turn back for themselves. idle_session_timeout: the cluster's LISTEN connection is idle by design and pooled
 // connections wait idle between requests; neither may be ended for it. default_transaction_isolation: the queue's
-// claims and the locking of device rows are built for READ COMMITTED.
+// claims and the locking of device rows are built for READ COMMITTED. And one it cannot turn back: a server that
+// accepts only reads for a while (a standby the URL leads to after a failover), whose sessions it must not keep.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
 import { createPostgresStore, type PostgresStore } from '../../src/store/postgres/index.ts';
 import { capturedLog } from '../helpers/captured-log.ts';
 import { createTestDatabase } from '../helpers/postgres.ts';
-import { row, seedConnector, T0 } from './contract/fixtures.ts';
+import { startPostgresServer, type PostgresServer } from '../helpers/postgres-server.ts';
+import { organization, row, seedConnector, T0 } from './contract/fixtures.ts';
 
 describe('postgres: a server that ends idle sessions after 1 s', () => {
   let db: Awaited<ReturnType<typeof createTestDatabase>>;
@@ -94,5 +96,78 @@ describe('postgres: a server whose sessions default to SERIALIZABLE', () => {
     await Promise.all([a, b, a, b, a, b, a, b].map(claimer));
     assert.equal(claimed.length, total, 'every row claimed');
     assert.equal(new Set(claimed).size, total, 'none claimed twice');
+  });
+});
+
+describe('postgres: a server that accepts only reads for a while', () => {
+  // A server of its own: ALTER SYSTEM changes every database of it.
+  let server: PostgresServer;
+  let admin: pg.Client;
+  let store: PostgresStore | undefined;
+  const { logger, lines } = capturedLog(['warn']);
+  before(async () => {
+    server = await startPostgresServer();
+    admin = new pg.Client({ connectionString: server.url });
+    await admin.connect();
+    await admin.query('CREATE DATABASE read_only_for_a_while');
+  });
+  after(async () => {
+    await store?.close();
+    await admin?.end();
+    server?.stop();
+  });
+
+  const refusedAsReadOnly = (err: unknown) => (err as { status?: number }).status === 503 && /accepts only reads/.test((err as Error).message);
+  async function until(what: string, check: () => Promise<boolean>): Promise<void> {
+    for (const deadline = Date.now() + 10_000; !(await check());) {
+      if (Date.now() > deadline) throw new Error(`not within 10 s: ${what}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+
+  it('answers 503 while it does, keeps none of its sessions, and takes writes again by itself when the server does', async () => {
+    const url = server.url.replace(/\/postgres$/, '/read_only_for_a_while');
+    store = await createPostgresStore(url, { poolSize: 2, logger });
+    const s = store;
+    await s.organizations.create(organization());
+    const heard: string[] = [];
+    await s.cluster!.subscribe('probe', (payload) => heard.push(payload));
+    const writes = () => s.organizations.create(organization()).then(() => true, (err) => {
+      if (refusedAsReadOnly(err)) return false;
+      throw err;
+    });
+    const healthy = () => s.ping().then(() => true, () => false);
+
+    // The configuration reloaded with writes off: the open sessions take no writes.
+    await admin.query('ALTER SYSTEM SET default_transaction_read_only = on');
+    await admin.query('SELECT pg_reload_conf()');
+    await until('a write refused as read-only', async () => !(await writes()));
+    assert.equal(await healthy(), false, '/healthz says 503');
+    await admin.query('ALTER SYSTEM RESET default_transaction_read_only');
+    await admin.query('SELECT pg_reload_conf()');
+    await until('writes taken again', writes);
+    assert.equal(await healthy(), true);
+
+    // A failover whose URL leads to a standby for a while: every session ended, the new ones read-only.
+    await admin.query('ALTER DATABASE read_only_for_a_while SET default_transaction_read_only = on');
+    await admin.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = 'read_only_for_a_while'");
+    for (let i = 0; i < 5; i++) await assert.rejects(s.organizations.create(organization()), refusedAsReadOnly);
+    assert.equal(await healthy(), false);
+    const { rows } = await admin.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = 'read_only_for_a_while'");
+    assert.equal(rows[0].n, 0, 'no session of the read-only server is kept');
+    // The URL leads to a server that takes writes again: the very next write passes, no restart.
+    await admin.query('ALTER DATABASE read_only_for_a_while RESET default_transaction_read_only');
+    assert.equal(await writes(), true);
+    assert.equal(await healthy(), true);
+    // The cluster connection is back too: a message published is heard.
+    await until('a message heard on the cluster connection', async () => {
+      await s.cluster!.publish('probe', ['back']);
+      return heard.length > 0;
+    });
+
+    // Told once (at most once a minute), not at every refusal.
+    const told = lines.filter((l) => /accepts only reads/.test(l.message));
+    assert.equal(told.length, 1, JSON.stringify(lines));
+    assert.match(told[0]!.message, /SENSORCLOUD_DATABASE_URL leads to a server that accepts writes/);
   });
 });

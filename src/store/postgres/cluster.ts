@@ -8,7 +8,7 @@ import { connectTimeoutMs } from '../../runtime/database-url.ts';
 import { createFailureLog } from '../../runtime/failure-log.ts';
 import type { Logger } from '../../runtime/logger.ts';
 import type { Cluster, LoginFailures } from '../store.ts';
-import { SESSION_SETTINGS, SERVICE_APPLICATION_NAME, WAIT_AS_LONG_AS_IT_TAKES } from './db.ts';
+import { prepareSession, SERVICE_APPLICATION_NAME, WAIT_AS_LONG_AS_IT_TAKES } from './db.ts';
 import { PackedValues, packedText } from './packed-values.ts';
 
 /** A 64-bit advisory lock key per name (the namespace keeps clear of keys other software may take). */
@@ -70,7 +70,7 @@ export function createPostgresCluster(pool: pg.Pool, url: string, logger?: Pick<
       });
       try {
         await client.connect();
-        await client.query(SESSION_SETTINGS);
+        await prepareSession(client);
         for (const channel of listeners.keys()) await client.query(`LISTEN ${channel}`);
       } catch (err) {
         lost(err as Error);

@@ -73,6 +73,9 @@ const CANCELLED = new Set(['57014', '55P03']);
 // The server lacks what the work needs (SQLSTATE class 53: a full disk, memory, no connection to spare): nothing
 // of it was kept, and it may pass once the operator (or the load) has made room.
 const SHORT_OF_RESOURCES = /^53/;
+// The server accepts only reads (SQLSTATE 25006: a standby, or default_transaction_read_only on), found by a
+// statement or by prepareSession: nothing was written, and writes pass again once the URL leads to a primary.
+const READ_ONLY = '25006';
 
 /**
  * A failure a moment may cure, as a 503 the client may retry, not a fault; the operator is told of those whose cure
@@ -91,6 +94,10 @@ export function asUnavailable(err: unknown, via?: Client): unknown {
   if (CANCELLED.has(code)) {
     notes?.cancelled((err as Error).message);
     return withCause(unavailable('the database cancelled a statement that waited or ran too long; try again shortly'), err);
+  }
+  if (code === READ_ONLY) {
+    notes?.readOnly((err as Error).message);
+    return withCause(unavailable('the database accepts only reads now; try again shortly'), err);
   }
   if (SHORT_OF_RESOURCES.test(code)) {
     notes?.shortOfResources((err as Error).message);
@@ -169,6 +176,8 @@ interface OperatorNotes {
   cancelled(reason: string): void;
   /** The server lacked resources for a statement or a new connection, with its message. */
   shortOfResources(reason: string): void;
+  /** The server accepts only reads (a statement refused, or a new session found read-only), with the message. */
+  readOnly(reason: string): void;
 }
 const operatorNotes = new WeakMap<Client, OperatorNotes>();
 /** At most one warning a minute of each kind, counting those it did not tell. */
@@ -193,14 +202,32 @@ function spaced(now: () => number, tell: (times: number, latest: string) => void
  * - `idle_session_timeout` off: the cluster's LISTEN connection is idle by design, and a server that set it ended
  *   that connection over and over, with the periodic jobs given up and the other processes' messages missed each
  *   time (a pooled connection ended while idle is a warning, or a 503 when handed out at that moment). A server
- *   before PostgreSQL 14 has no such setting, and no row here.
+ *   before PostgreSQL 14 has no such setting, and it is left out.
  * - `default_transaction_isolation` READ COMMITTED: the queue's claims (FOR UPDATE SKIP LOCKED) and the device row
  *   locks are built for it. Under SERIALIZABLE, two processes claiming one queue failed with serialization errors
  *   (delivery stopped) and publishes were answered 500.
  */
-export const SESSION_SETTINGS = `SELECT set_config(name, wanted.setting, false)
-  FROM (VALUES ('idle_session_timeout', '0'), ('default_transaction_isolation', 'read committed')) AS wanted (name, setting)
-  WHERE name IN (SELECT name FROM pg_settings)`;
+const SESSION_SETTINGS = `SELECT current_setting('transaction_read_only') = 'on' AS read_only,
+  (SELECT count(set_config(name, wanted.setting, false))
+   FROM (VALUES ('idle_session_timeout', '0'), ('default_transaction_isolation', 'read committed')) AS wanted (name, setting)
+   WHERE name IN (SELECT name FROM pg_settings)) AS settings`;
+
+/**
+ * Sets SESSION_SETTINGS on a new connection, and refuses (SQLSTATE 25006, as the server's own refusal) a session
+ * that may only read: a standby, or default_transaction_read_only on. After a failover the URL may lead to a
+ * standby for a while; a pooled session of it, kept busy, was never closed, and every write answered 500 for as
+ * long as the process ran (measured under load: still so 45 s after the database took writes again). Refused here,
+ * such a session is closed at once and never pooled, and the next connection tries the URL again.
+ */
+export async function prepareSession(client: pg.ClientBase): Promise<void> {
+  const { rows } = await client.query<{ read_only: boolean }>(SESSION_SETTINGS);
+  if (rows[0]!.read_only) throw readOnlySession();
+}
+
+/** The failure of a read-only session: the server's SQLSTATE for a write refused there. */
+export function readOnlySession(): Error {
+  return Object.assign(new Error('the server accepts only reads (transaction_read_only is on)'), { code: READ_ONLY });
+}
 
 /** The application_name of a serve process's connections, by which `admin` commands tell that one is running. */
 export const SERVICE_APPLICATION_NAME = 'sensorcloud';
@@ -214,7 +241,7 @@ export function createPool(url: string, options: PoolOptions): pg.Pool {
     application_name: options.applicationName ?? SERVICE_APPLICATION_NAME,
     // Before a new connection's first use (a query queued behind it instead would have pg print a deprecation
     // warning). Should it fail, the connection is closed and the statement that asked for it fails.
-    verify: (client: pg.PoolClient, done: (err?: Error) => void) => void client.query(SESSION_SETTINGS).then(() => done(), done),
+    verify: (client: pg.PoolClient, done: (err?: Error) => void) => void prepareSession(client).then(() => done(), done),
   });
   // Failures whose cure is the operator's (every connection taken, statements cancelled, resources short): the
   // requests concerned answer 503, and the operator hears of it here.
@@ -227,6 +254,10 @@ export function createPool(url: string, options: PoolOptions): pg.Pool {
     cancelled: spaced(now, (statements, reason) => options.logger?.warn(
       { statements, reason },
       'database: the server cancelled statements that waited or ran too long: requests answered 503, background work tried again; look for a session holding locks that long, or for a statement_timeout or lock_timeout set too low for this service (see docs/deployment.md)',
+    )),
+    readOnly: spaced(now, (refusals, reason) => options.logger?.warn(
+      { refusals, reason },
+      'database: the server accepts only reads (a standby, as after a failover, or default_transaction_read_only on): requests that write answered 503, background work tried again; the process recovers by itself once SENSORCLOUD_DATABASE_URL leads to a server that accepts writes',
     )),
     shortOfResources: spaced(now, (refusals, reason) => options.logger?.warn(
       { refusals, reason },

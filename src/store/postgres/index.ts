@@ -11,7 +11,7 @@ import { createConnectorMetricRepo } from './connector-metrics.ts';
 import { ConfigCache, type ConfigView } from './config-cache.ts';
 import { createDataConnectorRepo } from './data-connectors.ts';
 import { lazyRecord } from './lazy-record.ts';
-import { asUnavailable, createPool, migrate, sqlOn, unreachable, type Sql } from './db.ts';
+import { asUnavailable, createPool, migrate, readOnlySession, sqlOn, unreachable, type Sql } from './db.ts';
 import { createDeliveryRepo } from './deliveries.ts';
 import { createDeviceRepo, type RowLocking } from './devices.ts';
 import { createGroupCommit } from './group-commit.ts';
@@ -192,7 +192,10 @@ export async function createPostgresStore(configured: string, options: PostgresS
       return options.background ? background.run(fn) : others.run(fn);
     },
     async ping() {
-      await top.query('SELECT 1');
+      // A session of the pool is writable when it is opened (prepareSession), but a server whose configuration is
+      // reloaded with default_transaction_read_only on takes writes from none of them: not healthy either.
+      const [r] = await top.query<{ read_only: boolean }>("SELECT current_setting('transaction_read_only') = 'on' AS read_only");
+      if (r!.read_only) throw readOnlySession();
     },
     authVersion() {
       // Asked at the start of every request: the requests of one turn of the event loop share one read, sent
