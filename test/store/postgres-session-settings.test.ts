@@ -151,9 +151,22 @@ describe('postgres: a server that accepts only reads for a while', () => {
     // A failover whose URL leads to a standby for a while: every session ended, the new ones read-only.
     await admin.query('ALTER DATABASE read_only_for_a_while SET default_transaction_read_only = on');
     await admin.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = 'read_only_for_a_while'");
+    // A pooled session ended before the pool heard of it answers 'the database is unreachable' (503) meanwhile.
+    await until('a write refused as read-only', async () => {
+      try {
+        await s.organizations.create(organization());
+      } catch (err) {
+        if ((err as { status?: number }).status === 503) return refusedAsReadOnly(err);
+      }
+      throw new Error('a write passed, or failed otherwise than with a 503');
+    });
     for (let i = 0; i < 5; i++) await assert.rejects(s.organizations.create(organization()), refusedAsReadOnly);
     assert.equal(await healthy(), false);
-    const { rows } = await admin.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = 'read_only_for_a_while'");
+    // The cluster connection tries again every second, each session closed as soon as it is found read-only.
+    await new Promise((r) => setTimeout(r, 1_500));
+    const { rows } = await admin.query(
+      "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = 'read_only_for_a_while' AND backend_start < now() - interval '1 second'",
+    );
     assert.equal(rows[0].n, 0, 'no session of the read-only server is kept');
     // The URL leads to a server that takes writes again: the very next write passes, no restart.
     await admin.query('ALTER DATABASE read_only_for_a_while RESET default_transaction_read_only');
