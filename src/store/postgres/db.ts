@@ -73,6 +73,10 @@ const CANCELLED = new Set(['57014', '55P03']);
 // The server lacks what the work needs (SQLSTATE class 53: a full disk, memory, no connection to spare): nothing
 // of it was kept, and it may pass once the operator (or the load) has made room.
 const SHORT_OF_RESOURCES = /^53/;
+// The server refused a new connection's credentials (SQLSTATE 28P01: the password; 28000: pg_hba.conf, or no such
+// user), as after the password was changed: the open connections keep working, and a new one passes once the process
+// has the new password (the password file is read at each new connection, password-file.ts).
+const CREDENTIALS_REFUSED = new Set(['28P01', '28000']);
 // The server accepts only reads (SQLSTATE 25006: a standby, or default_transaction_read_only on), found by a
 // statement or by prepareSession: nothing was written, and writes pass again once the URL leads to a primary.
 const READ_ONLY = '25006';
@@ -94,6 +98,10 @@ export function asUnavailable(err: unknown, via?: Client): unknown {
   if (CANCELLED.has(code)) {
     notes?.cancelled((err as Error).message);
     return withCause(unavailable('the database cancelled a statement that waited or ran too long; try again shortly'), err);
+  }
+  if (CREDENTIALS_REFUSED.has(code)) {
+    notes?.credentialsRefused((err as Error).message);
+    return withCause(unavailable('the database refused a new connection; try again shortly'), err);
   }
   if (code === READ_ONLY) {
     notes?.readOnly((err as Error).message);
@@ -176,6 +184,8 @@ interface OperatorNotes {
   cancelled(reason: string): void;
   /** The server lacked resources for a statement or a new connection, with its message. */
   shortOfResources(reason: string): void;
+  /** The server refused the credentials of a new connection, with its message. */
+  credentialsRefused(reason: string): void;
   /** The server accepts only reads (a statement refused, or a new session found read-only), with the message. */
   readOnly(reason: string): void;
 }
@@ -254,6 +264,10 @@ export function createPool(url: string, options: PoolOptions): pg.Pool {
     cancelled: spaced(now, (statements, reason) => options.logger?.warn(
       { statements, reason },
       'database: the server cancelled statements that waited or ran too long: requests answered 503, background work tried again; look for a session holding locks that long, or for a statement_timeout or lock_timeout set too low for this service (see docs/deployment.md)',
+    )),
+    credentialsRefused: spaced(now, (refusals, reason) => options.logger?.warn(
+      { refusals, reason },
+      'database: the server refused the credentials of a new connection: requests that needed one answered 503, background work tried again; if the password was changed, give this process the new one (the password file, ~/.pgpass or PGPASSFILE, is read at each new connection; a password in the URL or in PGPASSWORD takes a restart)',
     )),
     readOnly: spaced(now, (refusals, reason) => options.logger?.warn(
       { refusals, reason },
