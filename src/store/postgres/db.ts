@@ -253,8 +253,9 @@ export function createPool(url: string, options: PoolOptions): pg.Pool {
     // warning). Should it fail, the connection is closed and the statement that asked for it fails.
     verify: (client: pg.PoolClient, done: (err?: Error) => void) => void prepareSession(client).then(() => done(), done),
   });
-  // Failures whose cure is the operator's (every connection taken, statements cancelled, resources short): the
-  // requests concerned answer 503, and the operator hears of it here.
+  // Failures whose cure is the operator's (every connection taken, statements cancelled, credentials refused, a
+  // server that accepts only reads, resources short): the requests concerned answer 503, and the operator hears of
+  // it here.
   const now = options.now ?? Date.now;
   const notes: OperatorNotes = {
     waited: spaced(now, (waits) => options.logger?.warn(
