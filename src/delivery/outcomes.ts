@@ -100,14 +100,14 @@ interface Batch {
   /** Rows to delete at the end of the batch, in one statement: acknowledged, and discarded. */
   acked: number[];
   discarded: number[];
+  /** Connectors this batch disabled: their queues are dropped after the commit, and counted in `report`. */
+  disabled: Array<Omit<Disabled, 'dropped'> & { report: RunReport }>;
 }
 
 /** Deletes the batch's acknowledged and discarded rows; counts the acknowledged ones still there. */
 async function deleteFinished(tx: Repos, batch: Batch): Promise<void> {
   if (batch.acked.length > 0) await tx.deliveries.deleteCounted(batch.acked, series.deliveries('acked'));
   if (batch.discarded.length > 0) await tx.deliveries.deleteMany(batch.discarded);
-  batch.acked = [];
-  batch.discarded = [];
 }
 
 function attemptedReports(n: number): RunReport[] {
@@ -169,14 +169,9 @@ async function apply(tx: Repos, done: Finished, report: RunReport, batch: Batch,
         report.dropped += 1;
       }
       return;
-    case 'disable': {
-      // Rows acknowledged earlier in the batch count as acknowledged, not as dropped with the queue.
-      await deleteFinished(tx, batch);
-      const n = await dropQueue(tx, connector.id);
-      bump(batch.counters, series.deliveries('dropped'), n);
-      report.dropped += n;
-      batch.notices.push((notices) => notices.disabled({ connector, failingSince: effect.state.failingSince, dropped: n }));
-    }
+    case 'disable':
+      // The queue, this row included, is dropped after the commit, a piece at a time (dropQueue).
+      batch.disabled.push({ connector, failingSince: effect.state.failingSince, report });
   }
 }
 
@@ -208,27 +203,40 @@ export function createOutcomeRecorder(deps: { store: Store; logger: Logger; cloc
       // Set by the transaction below, or by its failure.
       let reports: RunReport[] = [];
       let told: Batch['notices'] = [];
+      let disabled: Batch['disabled'] = [];
       try {
         // Re-runnable: each call starts its reports over.
         await deps.store.transaction(async (tx) => {
           taken ??= takeBatch();
           reports = attemptedReports(taken.length);
-          const batch: Batch = { samples: [], counters: {}, notices: [], connectors: new Map(), locked: new Set(), acked: [], discarded: [] };
+          const batch: Batch = { samples: [], counters: {}, notices: [], connectors: new Map(), locked: new Set(), acked: [], discarded: [], disabled: [] };
           for (let i = 0; i < taken.length; i++) await apply(tx, taken[i]!.done, reports[i]!, batch, log);
           await deleteFinished(tx, batch);
           await recordAttemptMetrics(tx, batch.samples);
           attemptCounterDeltas(batch.samples, batch.counters);
           await tx.connectorMetrics.addCounters(batch.counters);
           told = batch.notices;
+          disabled = batch.disabled;
         }, { rerunnable: true, background: true });
         failures.succeeded();
       } catch (err) {
         taken ??= takeBatch();
         reports = attemptedReports(taken.length);
         told = [];
+        disabled = [];
         failures.failed(err);
       }
       for (const tell of told) tell(notices);
+      for (const d of disabled) {
+        // Outcomes wait meanwhile (rows stay leased; pushes go on). Should the database fail, the rest of the queue
+        // is dropped as it comes due (claimDue), and never sent: the connector is disabled already.
+        const dropped = await dropQueue(deps.store, d.connector.id).catch((err: unknown) => {
+          log.warn({ err, connector: dataConnectorName(d.connector.projectId, d.connector.id) }, 'delivery engine: dropping a disabled connector\'s queue failed; the rest is dropped as it comes due');
+          return 0;
+        });
+        d.report.dropped += dropped;
+        notices.disabled({ connector: d.connector, failingSince: d.failingSince, dropped });
+      }
       // (The transaction took the batch unless it failed before running at all.)
       (taken ?? takeBatch()).forEach((b, i) => b.resolve(reports[i]!));
     }

@@ -12,8 +12,8 @@ import { badRequest, notFound } from '../domain/errors.ts';
 import { dataConnectorName } from '../domain/names.ts';
 import { pageRequest, toPage } from '../domain/paging.ts';
 import { formatTimestamp } from '../domain/time.ts';
-import { readConnectorMetrics, readConnectorMetricsHistory, series, type ConnectorMetrics, type MetricsHistoryBucket } from '../delivery/metrics.ts';
-import { dropQueue } from '../delivery/claim.ts';
+import { readConnectorMetrics, readConnectorMetricsHistory, type ConnectorMetrics, type MetricsHistoryBucket } from '../delivery/metrics.ts';
+import { dropQueue, dropRest } from '../delivery/claim.ts';
 import { enqueueSync } from '../delivery/sync.ts';
 import { checkUrlForWrite } from '../delivery/ssrf.ts';
 import type { DataConnectorRecord } from '../store/connector-repos.ts';
@@ -177,7 +177,22 @@ async function reload(tx: Repos, projectId: string, connectorId: string): Promis
   return c;
 }
 
-function logTransition(deps: Deps, c: DataConnectorRecord, from: string, principal: Principal, dropped: number): void {
+/**
+ * After the commit that disabled or deleted the connector: its queue, a piece per transaction, so that a long one
+ * never holds the writer. Null when the database failed meanwhile: the rest goes when it comes due (the engine's
+ * claim drops it) or when the connector is enabled again, and never reaches the endpoint.
+ */
+async function dropQueueAfter(deps: Deps, projectId: string, connectorId: string): Promise<number | null> {
+  deps.delivery.queueDropped(connectorId);
+  try {
+    return await dropQueue(deps.store, connectorId);
+  } catch (err) {
+    deps.logger.warn({ err, connector: dataConnectorName(projectId, connectorId) }, 'data connector: dropping its queue failed; the rest is dropped as it comes due');
+    return null;
+  }
+}
+
+function logTransition(deps: Deps, c: DataConnectorRecord, from: string, principal: Principal, dropped: number | null): void {
   deps.logger.info(
     { connector: dataConnectorName(c.projectId, c.id), from, to: c.status, by: `${principal.kind}:${principal.id}`, droppedDeliveries: dropped },
     c.status === 'ACTIVE' ? 'data connector enabled' : 'data connector disabled',
@@ -258,7 +273,7 @@ function parseMask(mask: Set<string> | null): Set<string> | null {
 export async function updateDataConnector(
   deps: Deps, principal: Principal, projectId: string, connectorId: string, input: DataConnectorInput, rawMask: Set<string> | null,
 ): Promise<DataConnectorView> {
-  await requireConnector(deps, principal, projectId, connectorId, 'dataconnector.update');
+  const { connector: current } = await requireConnector(deps, principal, projectId, connectorId, 'dataconnector.update');
   checkType(input);
   const mask = parseMask(rawMask);
   const http = checkHttpConfig(input.httpConfig);
@@ -273,6 +288,8 @@ export async function updateDataConnector(
   const secret = wants('httpConfig.signatureSecret', http.signatureSecret) ? checkSecret(http.signatureSecret) : undefined;
   const status = wants('status', input.status) ? input.status : undefined;
   if (status !== undefined) initialState(status); // 400 for SYSTEM_DISABLED or unknown values, before any write
+  // Enabling: whatever an earlier drop left of the queue goes first, outside the transaction (normally nothing).
+  const leftover = status === 'ACTIVE' && current.status !== 'ACTIVE' ? await dropQueue(deps.store, connectorId) : 0;
 
   const result = await deps.store.transaction(async (tx) => {
     const before = await reload(tx, projectId, connectorId);
@@ -286,17 +303,18 @@ export async function updateDataConnector(
       const current = before.signatureSecretSealed === '' ? '' : deps.secretBox.open(before.signatureSecretSealed);
       if (secret !== current) next.signatureSecretSealed = secret === '' ? '' : deps.secretBox.seal(secret);
     }
-    let dropped = 0;
+    let dropped = leftover;
     let transitioned = false;
+    let disabling = false;
     if (status !== undefined) {
       const t = applyStatusWrite(before, status);
       next.status = t.status;
       next.failingSince = t.failingSince;
       transitioned = t.changed;
-      if (t.dropQueue) {
-        dropped = await dropQueue(tx, before.id);
-        if (dropped > 0) await tx.connectorMetrics.addCounters({ [series.deliveries('dropped')]: dropped });
-      }
+      disabling = t.dropQueue;
+      // The queue of the disabled connector must not reach the endpoint once it is enabled: what is still there
+      // goes in this transaction.
+      if (t.changed && t.status === 'ACTIVE') dropped += await dropRest(tx, before.id);
     }
     const changed = JSON.stringify({ ...next, updateTime: 0 }) !== JSON.stringify({ ...before, updateTime: 0 });
     if (changed) {
@@ -305,25 +323,23 @@ export async function updateDataConnector(
     }
     const connector = changed ? next : before;
     // The answer is built before the commit: if building it failed, nothing would be left behind.
-    return { connector, view: presentDataConnector(deps, connector, true), from: before.status, transitioned: changed && transitioned, dropped };
+    return { connector, view: presentDataConnector(deps, connector, true), from: before.status, transitioned: changed && transitioned, disabling, dropped };
   });
-  if (result.dropped > 0) deps.delivery.queueDropped(connectorId);
-  if (result.transitioned) logTransition(deps, result.connector, result.from, principal, result.dropped);
+  if (!result.transitioned) return result.view;
+  const dropped = result.disabling ? await dropQueueAfter(deps, projectId, connectorId) : result.dropped;
+  logTransition(deps, result.connector, result.from, principal, dropped);
   return result.view;
 }
 
 /** DELETE: the connector, its queue and its metrics go together. */
 export async function deleteDataConnector(deps: Deps, principal: Principal, projectId: string, connectorId: string): Promise<void> {
   await requireConnector(deps, principal, projectId, connectorId, 'dataconnector.delete');
-  const dropped = await deps.store.transaction(async (tx) => {
+  await deps.store.transaction(async (tx) => {
     const c = await reload(tx, projectId, connectorId);
-    const n = await dropQueue(tx, c.id);
-    if (n > 0) await tx.connectorMetrics.addCounters({ [series.deliveries('dropped')]: n });
     await tx.connectorMetrics.deleteByConnector(c.id);
     await tx.dataConnectors.delete(c.id);
-    return n;
   });
-  if (dropped > 0) deps.delivery.queueDropped(connectorId);
+  const dropped = await dropQueueAfter(deps, projectId, connectorId);
   deps.logger.info({ connector: dataConnectorName(projectId, connectorId), by: `${principal.kind}:${principal.id}`, droppedDeliveries: dropped }, 'data connector deleted');
 }
 

@@ -129,8 +129,11 @@ export interface DeliveryRepo {
   deleteCounted(ids: readonly number[], series: string): Promise<void>;
   /** Records a failed attempt: new attempt count, next due time, lease released. False when the row was gone. */
   reschedule(id: number, attempts: number, dueTime: number): Promise<boolean>;
-  /** Drops a connector's whole queue; returns the number of rows removed. */
-  deleteByConnector(connectorId: string): Promise<number>;
+  /**
+   * Removes up to `limit` of a connector's rows, leased ones included; returns how many. A queue is dropped a
+   * bounded piece at a time (delivery/claim.ts dropQueue), so no transaction holds the writer for its whole length.
+   */
+  deleteByConnector(connectorId: string, limit: number): Promise<number>;
   /**
    * Removes up to `limit` rows queued at or before `enqueuedAtOrBefore` that are not in flight. Rows are inserted
    * in enqueue-time order (enqueueTime is the time of the insert), and a backend may rely on that.

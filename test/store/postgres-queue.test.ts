@@ -159,7 +159,7 @@ describe('postgres: queue and metrics shared by two processes', () => {
     assert.equal((await stores[1]!.deliveries.claim(connectorId, now, T0 - MINUTE, now + LEASE, 8, cap(now))).length, 2);
     // Once nothing is due, a row is leased again when there is room, and leases that have hung for over a second
     // cut the limit to whileHanging.
-    await stores[0]!.deliveries.deleteByConnector(connectorId);
+    await stores[0]!.deliveries.deleteByConnector(connectorId, 100);
     const fresh = [leased('f1'), leased('f2'), leased('f3')];
     await stores[0]!.deliveries.add(fresh);
     assert.deepEqual(fresh.map((r) => r.queued!.leased), [true, true, true]);

@@ -104,6 +104,18 @@ const DELETE_EXPIRED = `
     SELECT id FROM deliveries WHERE enqueue_time <= $1 AND (lease_until IS NULL OR lease_until <= $2)
     ORDER BY id LIMIT $3 FOR UPDATE SKIP LOCKED)`;
 
+// A piece of one connector's queue, found through the two partial indexes that hold it (waiting rows, then leased
+// ones; `connector_id = $1` alone matches neither index's predicate and would read the whole table), and deleted by
+// the rows' addresses: a piece of 10,000 rows took 5.8 ms so, 12 ms by id, 20 ms by `id IN (…)`. A row updated
+// meanwhile (an outcome recorded) has moved and is left for the next piece.
+const DELETE_BY_CONNECTOR = `
+  DELETE FROM deliveries WHERE ctid = ANY(ARRAY(
+    SELECT ctid FROM (
+      (SELECT ctid FROM deliveries WHERE connector_id = $1 AND lease_until IS NULL LIMIT $2)
+      UNION ALL
+      (SELECT ctid FROM deliveries WHERE connector_id = $1 AND lease_until IS NOT NULL LIMIT $2)
+    ) piece LIMIT $2))`;
+
 const INSERT = `WITH ${queueRowsSql(2, 1, false)} SELECT id, leased FROM dl`;
 const INSERT_CAPPED = `WITH ${queueRowsSql(2, 1, true)} SELECT id, leased FROM dl`;
 
@@ -148,8 +160,8 @@ export function createDeliveryRepo(sql: Sql): DeliveryRepo {
     async reschedule(id, attempts, dueTime) {
       return (await sql.run('UPDATE deliveries SET attempts = $1, due_time = $2, lease_until = NULL WHERE id = $3', [attempts, dueTime, id])) > 0;
     },
-    async deleteByConnector(connectorId) {
-      return sql.run('DELETE FROM deliveries WHERE connector_id = $1', [connectorId]);
+    async deleteByConnector(connectorId, limit) {
+      return sql.run(DELETE_BY_CONNECTOR, [connectorId, limit]);
     },
     async deleteExpired(enqueuedAtOrBefore, now, limit) {
       return sql.run(DELETE_EXPIRED, [enqueuedAtOrBefore, now, limit]);

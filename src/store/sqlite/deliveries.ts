@@ -70,8 +70,10 @@ export function createDeliveryRepo(db: SqliteDb): DeliveryRepo {
     async reschedule(id, attempts, dueTime) {
       return db.run('UPDATE deliveries SET attempts = ?, due_time = ?, lease_until = NULL WHERE id = ?', attempts, dueTime, id).changes > 0;
     },
-    async deleteByConnector(connectorId) {
-      return db.run('DELETE FROM deliveries WHERE connector_id = ?', connectorId).changes;
+    async deleteByConnector(connectorId, limit) {
+      return db.run(
+        'DELETE FROM deliveries WHERE id IN (SELECT id FROM deliveries WHERE connector_id = ? LIMIT +?)', connectorId, limit,
+      ).changes;
     },
     async deleteExpired(enqueuedAtOrBefore, now, limit) {
       // Rows are queued with enqueue_time = now and ids in insert order, so the expired rows are the lowest ids:

@@ -165,16 +165,25 @@ export function deliveryContract(open: OpenStore): void {
       assert.equal(await store().deliveries.reschedule(a!, 2, 800), false, 'gone');
     });
 
-    it('deleteByConnector drops one connector\'s whole queue, leased rows included, and counts them', async () => {
+    it('deleteByConnector drops up to a limit of one connector\'s rows, leased ones included, and counts them', async () => {
       const c = await seedConnector(store());
       const other = await seedConnector(store());
-      await store().deliveries.insert([row(c.id, 100), row(c.id, 100), row(c.id, 100, { dueTime: 900, leaseUntil: 900 })]);
+      const mine = await store().deliveries.insert([row(c.id, 100), row(c.id, 100), row(c.id, 100), row(c.id, 100, { dueTime: 900, leaseUntil: 900 })]);
       const [kept] = await store().deliveries.insert([row(other.id, 100)]);
       await store().deliveries.claim(c.id, 100, 0, 500, 1);
-      assert.equal(await store().deliveries.deleteByConnector(c.id), 3);
+      assert.equal(await store().deliveries.deleteByConnector(c.id, 3), 3);
+      const left = (await Promise.all(mine.map((id) => store().deliveries.get(id)))).filter((r) => r !== null);
+      assert.equal(left.length, 1, 'one row of the four is left');
+      assert.equal(await store().deliveries.deleteByConnector(c.id, 3), 1);
       assert.deepEqual(await store().deliveries.claim(c.id, 10_000, 0, 20_000, 10), []);
       assert.ok(await store().deliveries.get(kept!));
-      assert.equal(await store().deliveries.deleteByConnector(c.id), 0);
+      assert.equal(await store().deliveries.deleteByConnector(c.id, 3), 0);
+      // Two leased rows and one waiting row, in pieces of one: each piece takes what is there, whichever kind.
+      const again = await store().deliveries.insert([row(c.id, 100), row(c.id, 100, { leaseUntil: 900 }), row(c.id, 100, { leaseUntil: 900 })]);
+      assert.deepEqual([await store().deliveries.deleteByConnector(c.id, 1), await store().deliveries.deleteByConnector(c.id, 1)], [1, 1]);
+      assert.equal(await store().deliveries.deleteByConnector(c.id, 1), 1);
+      assert.equal(await store().deliveries.deleteByConnector(c.id, 1), 0);
+      for (const id of again) assert.equal(await store().deliveries.get(id), null);
     });
 
     it('connectorsWithDue names each connector with a due row once: not future, leased, or expired ones', () => withFreshStore(open, async (s) => {

@@ -58,7 +58,7 @@ export function transactionContract(open: OpenStore): void {
       assert.equal(await store().projects.get(`${p.id}\u0000`), null);
       assert.equal(await store().devices.get('\u0000'), null);
       await store().devices.delete(`${d.id}\u0000`);
-      assert.equal(await store().deliveries.deleteByConnector('\u0000'), 0);
+      assert.equal(await store().deliveries.deleteByConnector('\u0000', 10), 0);
     });
 
     it('reads its own writes inside, through every repository; reads after a rollback never see them', async () => {
