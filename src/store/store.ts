@@ -115,7 +115,7 @@ export interface DeviceRepo {
    * touched: their projectId stays the one they were stored in (EventRecord.projectId).
    */
   move(id: string, projectId: string, updateTime: number): Promise<void>;
-  /** Deletes the device and its history. */
+  /** Deletes the device and what is left of its history (events.deleteByDevice deletes the rest beforehand). */
   delete(id: string): Promise<void>;
   /**
    * Filtered, sorted keyset page of devices (contract §4.6 list filters and order_by), with only the listed fields
@@ -197,6 +197,8 @@ export interface EventRepo {
    * may find them through the id (no index on the storage time).
    */
   deleteStoredBefore(createTime: number, limit: number): Promise<number>;
+  /** Removes up to `limit` of the device's events; returns how many (a history is deleted a piece at a time). */
+  deleteByDevice(deviceId: string, limit: number): Promise<number>;
   /**
    * For each device currently in the project and each of `eventTypes`, its latest stored event (by timestamp,
    * then id), ordered by device id, then event time. The latest events are the ones the devices' `latestEvents`

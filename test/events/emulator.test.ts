@@ -2,9 +2,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { DEVICE_TYPES, DEVICE_TYPE_NAMES } from '../../src/domain/device-types.ts';
-import { createEmulatedDevice } from '../../src/emulator/devices.ts';
+import { createEmulatedDevice, HISTORY_PIECE } from '../../src/emulator/devices.ts';
 import { publishEvent } from '../../src/services/publish.ts';
 import { createTestContext, type Auth, type TestContext } from '../helpers/context.ts';
+import { createTestStore } from '../helpers/store.ts';
 
 describe('emulator', () => {
   let t: TestContext;
@@ -144,12 +145,14 @@ describe('emulator', () => {
       assert.equal((await t.request('PUT', `/v2/projects/-/devices/${real.id}`, { body: { type: 'touch', labels: {} } })).status, 400);
     });
 
-    it('DELETE refuses a non-emulated device (400) and keeps it', async () => {
+    it('DELETE refuses a non-emulated device (400) and keeps it, with its history', async () => {
       const real = await t.createDevice({ emulated: false, id: t.deps.ids.next(), type: 'ccon' });
+      await t.deps.events.transaction((_tx, emit) => emit(real, 'networkStatus', { networkStatus: { signalStrength: 50, rssi: -60, updateTime: '2025-06-01T12:00:00.000000Z', cloudConnectors: [], transmissionMode: 'LOW_POWER_STANDARD_MODE' } }, 1));
       const res = await t.request('DELETE', `${devicesUrl()}/${real.id}`);
       assert.equal(res.status, 400);
       assert.match(res.body.error, /not an emulated device/);
       assert.ok(await t.deps.store.devices.get(real.id));
+      assert.equal((await stored(real.id)).length, 1);
     });
 
     it('answers 404 for an unknown project and for a device of another project; 400 for the wildcard', async () => {
@@ -182,5 +185,74 @@ describe('emulator', () => {
       assert.equal((await create({ type: 'touch' }, outsider.auth)).status, 404);
       assert.equal((await create({ type: 'touch' }, null)).status, 401);
     });
+  });
+});
+
+describe('deleting an emulated device with a long history', () => {
+  it('deletes the history a piece per transaction, other writes between; one cut short is ended by a DELETE again', async () => {
+    const pieces: Array<number | 'failed'> = [];
+    let failSecond = true;
+    const t = await createTestContext({
+      store: async (dataDir) => {
+        const inner = await createTestStore(dataDir);
+        return {
+          ...inner,
+          close: () => inner.close(),
+          transaction: (fn, options) => inner.transaction((tx) => fn({
+            ...tx,
+            events: {
+              ...tx.events,
+              deleteByDevice: async (id, limit) => {
+                // The database fails in the middle of the first DELETE.
+                if (pieces.length === 1 && failSecond) {
+                  failSecond = false;
+                  pieces.push('failed');
+                  throw new Error('connection lost');
+                }
+                const n = await tx.events.deleteByDevice(id, limit);
+                pieces.push(n);
+                return n;
+              },
+            },
+          }), options),
+        };
+      },
+    });
+    try {
+      const created = await t.request('POST', `/v2/projects/${t.projectId}/devices`, { body: { type: 'touch' } });
+      const name = created.body.name as string;
+      const id = name.split('/')[3]!;
+      const device = (await t.deps.store.devices.get(id))!;
+      const total = 2 * HISTORY_PIECE + 3;
+      await t.deps.store.transaction(async (tx) => {
+        for (let i = 0; i < total; i++) {
+          await tx.events.insert({ id: `ev${String(i).padStart(8, '0')}`, projectId: t.projectId, deviceId: id, eventType: 'touch', timestamp: i + 1, createTime: 1, body: '{}' });
+        }
+      });
+      const history = async () => (await t.deps.store.events.listByDevice({ deviceId: id, eventTypes: [], startTime: 0, endTime: Number.MAX_SAFE_INTEGER, limit: total + 10 })).length;
+
+      const first = await t.request('DELETE', `/v2/${name}`);
+      assert.equal(first.status, 500, first.text);
+      assert.deepEqual(pieces, [HISTORY_PIECE, 'failed']);
+      assert.ok(await t.deps.store.devices.get(id), 'the device is still there');
+      assert.equal(await history(), total - HISTORY_PIECE, 'with the rest of its history');
+
+      // An event published while the history goes goes with the device.
+      pieces.length = 0;
+      const publishing = new Promise<void>((resolve) => setImmediate(() => {
+        void t.deps.events.transaction((_tx, emit) => emit(device, 'touch', { touch: { updateTime: '2025-06-01T12:00:00.000000Z' } }, 1)).then(() => resolve());
+      }));
+      const again = await t.request('DELETE', `/v2/${name}`);
+      await publishing;
+      assert.equal(again.status, 200, again.text);
+      // The rest, and the published event if it came before the last piece (else the device's transaction takes it).
+      assert.deepEqual(pieces.slice(-1), [0]);
+      assert.ok(pieces.every((n) => typeof n === 'number' && n <= HISTORY_PIECE), pieces.join(', '));
+      assert.ok([total - HISTORY_PIECE, total - HISTORY_PIECE + 1].includes(pieces.reduce<number>((a, n) => a + (n as number), 0)), pieces.join(', '));
+      assert.equal(await t.deps.store.devices.get(id), null);
+      assert.equal(await history(), 0);
+    } finally {
+      await t.close();
+    }
   });
 });

@@ -75,6 +75,10 @@ export function createEventRepo(sql: Sql): EventRepo {
       );
       return rows.map(toEvent);
     },
+    async deleteByDevice(deviceId, limit) {
+      // By the rows' addresses, as a piece of a queue is deleted (deliveries.ts).
+      return sql.run('DELETE FROM events WHERE ctid = ANY(ARRAY(SELECT ctid FROM events WHERE device_id = $1 LIMIT $2))', [deviceId, limit]);
+    },
     async deleteStoredBefore(createTime, limit) {
       // As on SQLite: an event stored before the cutoff has an id from its second or earlier (ids.ts), so every
       // candidate lies below the first id of the second after the cutoff's; create_time settles that second.

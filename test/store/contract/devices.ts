@@ -115,6 +115,21 @@ export function deviceContract(open: OpenStore): void {
       assert.deepEqual(await store().events.listByDevice({ deviceId: keep.id, eventTypes: [], startTime: 0, endTime: T0 + 10, limit: 10 }), [kept]);
       assert.deepEqual((await store().devices.listByProject(p.id, { limit: 10 })).map((x) => x.id), [keep.id]);
     });
+
+    it('events.deleteByDevice takes up to a limit of the device\'s history, and no other device\'s', async () => {
+      const p = await seedProject(store());
+      const [d, keep] = [device(p.id), device(p.id)];
+      for (const x of [d, keep]) await store().devices.create(x);
+      const kept = event(keep, T0);
+      for (const e of [event(d, T0), event(d, T0 + 1), event(d, T0 + 2), kept]) await store().events.insert(e);
+      const history = (id: string) => store().events.listByDevice({ deviceId: id, eventTypes: [], startTime: 0, endTime: T0 + 10, limit: 10 });
+      assert.equal(await store().events.deleteByDevice(d.id, 2), 2);
+      assert.equal((await history(d.id)).length, 1);
+      assert.equal(await store().events.deleteByDevice(d.id, 2), 1);
+      assert.equal(await store().events.deleteByDevice(d.id, 2), 0);
+      assert.deepEqual(await history(keep.id), [kept]);
+      assert.ok(await store().devices.get(d.id), 'the device stays');
+    });
   });
 
   describe('devices.queryListing', () => {
