@@ -6,7 +6,7 @@
 // takes it with fcntl locks, which the operating system releases when the process ends in any way, SIGKILL
 // included, so a crash never leaves a stale lock behind (a pid file would). No native code of our own.
 import Database from 'better-sqlite3';
-import { accessSync, constants, mkdirSync, statSync } from 'node:fs';
+import { accessSync, constants, mkdirSync, statfsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { StartupError } from '../runtime/startup-error.ts';
 import { createPrivateFile, makePrivate } from './private-file.ts';
@@ -110,12 +110,30 @@ export function lockDataDir(dir: string, setting: string): DataDirLock {
 export function explainDataDirError(err: unknown, dir: string, setting: string): StartupError | null {
   const e = err as { code?: string; message?: string };
   const code = e.code ?? '';
-  const known = ['EACCES', 'EPERM', 'EROFS', 'ENOSPC', 'ENOTDIR', 'EISDIR'].includes(code)
+  // SQLite opening a database on a full disk fails to size its shared-memory file: "disk I/O error"
+  // (SQLITE_IOERR_SHMSIZE), which says nothing of the cause; the free space does.
+  const free = freeBytes(dir);
+  const full = code === 'ENOSPC' || code.startsWith('SQLITE_FULL') || (code.startsWith('SQLITE_IOERR') && free !== null && free < 1024 * 1024);
+  const known = full || ['EACCES', 'EPERM', 'EROFS', 'ENOTDIR', 'EISDIR'].includes(code)
     || code.startsWith('SQLITE_CANTOPEN') || code.startsWith('SQLITE_READONLY') || code.startsWith('SQLITE_PERM')
-    || code.startsWith('SQLITE_FULL') || code.startsWith('SQLITE_NOTADB') || code.startsWith('SQLITE_CORRUPT');
+    || code.startsWith('SQLITE_NOTADB') || code.startsWith('SQLITE_CORRUPT');
   if (!known) return null;
+  if (full) {
+    const left = free === null ? '' : `, ${free.toLocaleString('en-US')} bytes free`;
+    return new StartupError(`cannot open the data in ${dir} (no space left on the device${left}): make room on that disk, or point ${setting} at a directory on another disk`, { cause: err });
+  }
   const what = code.startsWith('SQLITE_NOTADB') || code.startsWith('SQLITE_CORRUPT')
     ? 'the database file is damaged or not a Sensor Cloud database: restore it from a backup'
     : `make its files (sensorcloud.db*, master.key) readable and writable for this user, or point ${setting} at another directory`;
   return new StartupError(`cannot open the data in ${dir} (${reason(err)}): ${what}`, { cause: err });
+}
+
+/** Bytes free for this process on the disk of `dir`; null when that cannot be read (the directory is missing). */
+export function freeBytes(dir: string): number | null {
+  try {
+    const s = statfsSync(dir);
+    return s.bavail * s.bsize;
+  } catch {
+    return null;
+  }
 }

@@ -9,6 +9,7 @@ import pg from 'pg';
 import { ApiError, unavailable } from '../../domain/errors.ts';
 import { connectTimeoutMs } from '../../runtime/database-url.ts';
 import type { Logger } from '../../runtime/logger.ts';
+import { spaced } from '../../runtime/spaced.ts';
 import { findsNothing, nulRefused } from '../nul-text.ts';
 import { withArrayLiterals } from './array-literal.ts';
 import { usePasswordFile } from './password-file.ts';
@@ -190,22 +191,6 @@ interface OperatorNotes {
   readOnly(reason: string): void;
 }
 const operatorNotes = new WeakMap<Client, OperatorNotes>();
-/** At most one warning a minute of each kind, counting those it did not tell. */
-const WARNING_GAP_MS = 60_000;
-
-/** A warning told at once, then at most once a gap, with how many times it happened since it was last told. */
-function spaced(now: () => number, tell: (times: number, latest: string) => void): (latest?: string) => void {
-  let told = -Infinity;
-  let untold = 0;
-  return (latest = '') => {
-    untold++;
-    if (now() - told < WARNING_GAP_MS) return;
-    tell(untold, latest);
-    told = now();
-    untold = 0;
-  };
-}
-
 /**
  * Run first on each connection: settings a server (or a hosted service) may give every session, turned back for
  * this process's own.

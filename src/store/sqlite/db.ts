@@ -5,11 +5,17 @@ import Database from 'better-sqlite3';
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { unavailable } from '../../domain/errors.ts';
 import type { Logger } from '../../runtime/logger.ts';
+import { spaced } from '../../runtime/spaced.ts';
+import { freeBytes } from '../data-dir.ts';
 import { findsNothing, holdsNul, nulRefused } from '../nul-text.ts';
 import { CacheRegistry } from './read-cache.ts';
 
 type Statement = Database.Statement<unknown[], unknown>;
+
+/** How long /healthz reports a full disk after a write failed for lack of space (unless a write passes first). */
+const FULL_FOR_MS = 60_000;
 
 export class SqliteDb {
   readonly raw: Database.Database;
@@ -20,9 +26,19 @@ export class SqliteDb {
   /** Write statements run so far (group commit, index.ts: did a failed transaction write anything?). */
   writes = 0;
   private readonly statements = new Map<string, Statement>();
+  /** When a write last failed for lack of disk space (ms); null once a write has reached the disk since. */
+  private fullAt: number | null = null;
+  private readonly tellFull: (latest?: string) => void;
 
-  /** `logger` hears about schema upgrades of an existing database, which can take a while on a long history. */
-  constructor(file: string, private readonly logger?: Pick<Logger, 'info'>) {
+  /**
+   * `logger` hears about schema upgrades of an existing database, which can take a while on a long history, and
+   * about a full disk.
+   */
+  constructor(private readonly file: string, private readonly logger?: Pick<Logger, 'info' | 'warn'>, private readonly now: () => number = Date.now) {
+    this.tellFull = spaced(now, (refusals, reason) => this.logger?.warn(
+      { refusals, reason, file, freeBytes: freeBytes(dirname(file)) },
+      'database: the disk holding the database is full: writes answered 503, background work tried again; make room on that disk, and the service goes on by itself',
+    ));
     this.raw = new Database(file);
     this.raw.pragma('journal_mode = WAL');
     // NORMAL in WAL mode: durable against process crashes (the WAL is written before COMMIT returns);
@@ -49,15 +65,66 @@ export class SqliteDb {
 
   all<T>(sql: string, ...params: unknown[]): T[] {
     const s = this.counted(sql, params);
-    return s ? (s.all(...params) as T[]) : [];
+    if (!s) return [];
+    try {
+      const rows = s.all(...params) as T[];
+      if (this.fullAt !== null) this.wrote(s);
+      return rows;
+    } catch (err) {
+      throw this.refusal(err);
+    }
   }
 
   get<T>(sql: string, ...params: unknown[]): T | undefined {
-    return this.counted(sql, params)?.get(...params) as T | undefined;
+    const s = this.counted(sql, params);
+    if (!s) return undefined;
+    try {
+      const row = s.get(...params) as T | undefined;
+      if (this.fullAt !== null) this.wrote(s);
+      return row;
+    } catch (err) {
+      throw this.refusal(err);
+    }
   }
 
   run(sql: string, ...params: unknown[]): Database.RunResult {
-    return this.counted(sql, params)?.run(...params) ?? { changes: 0, lastInsertRowid: 0 };
+    const s = this.counted(sql, params);
+    if (!s) return { changes: 0, lastInsertRowid: 0 };
+    try {
+      const result = s.run(...params);
+      if (this.fullAt !== null) this.wrote(s);
+      return result;
+    } catch (err) {
+      throw this.refusal(err);
+    }
+  }
+
+  /**
+   * SQLite could not write for lack of disk space (SQLITE_FULL): what the transaction wrote is rolled back, and the
+   * same request passes once there is room, so it is a 503, not a fault, and the operator is told (at most once a
+   * minute). Before, every write answered 500 with a stack in the log, and /healthz said 200. Anything else is
+   * given back as it is.
+   */
+  refusal(err: unknown): unknown {
+    if ((err as { code?: unknown } | null)?.code !== 'SQLITE_FULL') return err;
+    this.fullAt = this.now();
+    this.tellFull((err as Error).message);
+    return Object.assign(unavailable('the disk that holds the database is full; try again later'), { cause: err });
+  }
+
+  /** A transaction was committed: the disk had room. */
+  committed(): void {
+    this.fullAt = null;
+  }
+
+  /** Whether a write failed for lack of space within the last minute, none having reached the disk since. */
+  get full(): boolean {
+    return this.fullAt !== null && this.now() - this.fullAt < FULL_FOR_MS;
+  }
+
+  /** A write outside a transaction (committed as it ran) reached the disk. */
+  private wrote(s: Statement): void {
+    if (!s.readonly && !this.raw.inTransaction) this.fullAt = null;
   }
 
   /**

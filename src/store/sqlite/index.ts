@@ -1,6 +1,7 @@
 // The SQLite Store: one connection, one writer. Top-level calls wait while a transaction is open.
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { unavailable } from '../../domain/errors.ts';
 import type { Logger } from '../../runtime/logger.ts';
 import { createPrivateFile, makePrivate } from '../private-file.ts';
 import type { Repos, Store, TransactionOptions } from '../store.ts';
@@ -58,7 +59,7 @@ function guarded(repos: Repos, lock: Lock): Repos {
 /** Opens (creating if needed) the database file; ':memory:' gives a private in-memory store. */
 export function createSqliteStore(
   file: string,
-  options: { checkpoints?: CheckpointOptions; logger?: Pick<Logger, 'info'> } = {},
+  options: { checkpoints?: CheckpointOptions; logger?: Pick<Logger, 'info' | 'warn'>; now?: () => number } = {},
 ): Store & { db: SqliteDb; checkpointRounds(): number } {
   if (file !== ':memory:') {
     mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
@@ -66,7 +67,7 @@ export function createSqliteStore(
     createPrivateFile(file);
     makePrivate(`${file}-wal`, `${file}-shm`);
   }
-  const db = new SqliteDb(file, options.logger);
+  const db = new SqliteDb(file, options.logger, options.now);
   const lock = new Lock();
   const checkpointer = file === ':memory:' ? null : startCheckpointer(db.raw, file, lock, options.checkpoints);
   const txRepos = createRepos(db);
@@ -105,7 +106,8 @@ export function createSqliteStore(
             const value = await item.fn(txRepos);
             if (!item.bare) db.raw.exec('RELEASE tx');
             outcomes.set(item, { ok: true, value });
-          } catch (error) {
+          } catch (thrown) {
+            const error = db.refusal(thrown);
             // A cache may hold rows this transaction wrote and then undid.
             db.caches.clearAll();
             if (!db.raw.inTransaction) throw error; // SQLite aborted the whole transaction: nothing is kept
@@ -124,8 +126,12 @@ export function createSqliteStore(
             }
           }
         }
-        if (db.raw.inTransaction) db.raw.exec('COMMIT');
-      } catch (error) {
+        if (db.raw.inTransaction) {
+          db.raw.exec('COMMIT');
+          db.committed();
+        }
+      } catch (thrown) {
+        const error = db.refusal(thrown);
         if (db.raw.inTransaction) db.raw.exec('ROLLBACK');
         db.caches.clearAll();
         again = [];
@@ -162,6 +168,7 @@ export function createSqliteStore(
       });
     },
     async ping() {
+      if (db.full) throw unavailable('the disk that holds the database is full');
       db.get('SELECT 1');
     },
     async close() {
