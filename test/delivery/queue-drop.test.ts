@@ -5,9 +5,8 @@ import { describe, it } from 'node:test';
 import { claimDue, DROP_PIECE, dropQueue } from '../../src/delivery/claim.ts';
 import { series } from '../../src/delivery/metrics.ts';
 import { nowMicros } from '../../src/runtime/clock.ts';
-import type { Store } from '../../src/store/store.ts';
 import { createTestContext, type TestContext } from '../helpers/context.ts';
-import { createTestStore, testStoreKind } from '../helpers/store.ts';
+import { createTestStoreWrapping, testStoreKind } from '../helpers/store.ts';
 
 const ROWS = 2 * DROP_PIECE + 500;
 
@@ -30,26 +29,17 @@ const left = async (t: TestContext, connectorId: string) =>
 const dropped = async (t: TestContext) => (await t.deps.store.connectorMetrics.counters())[series.deliveries('dropped')] ?? 0;
 
 /** The test store, telling `onPiece` how many rows each deleteByConnector of a transaction removed. */
-function watched(onPiece: (n: number) => void) {
-  return async (dataDir: string): Promise<Store> => {
-    const inner = await createTestStore(dataDir);
-    return {
-      ...inner,
-      close: () => inner.close(),
-      transaction: (fn, options) => inner.transaction((tx) => fn({
-        ...tx,
-        deliveries: {
-          ...tx.deliveries,
-          deleteByConnector: async (id, limit) => {
-            const n = await tx.deliveries.deleteByConnector(id, limit);
-            onPiece(n);
-            return n;
-          },
-        },
-      }), options),
-    };
-  };
-}
+const watched = (onPiece: (n: number) => void) => createTestStoreWrapping((tx) => ({
+  ...tx,
+  deliveries: {
+    ...tx.deliveries,
+    deleteByConnector: async (id, limit) => {
+      const n = await tx.deliveries.deleteByConnector(id, limit);
+      onPiece(n);
+      return n;
+    },
+  },
+}));
 
 describe('dropping a connector\'s queue', () => {
   it('disabling drops it a piece per transaction, counted; other writes go between the pieces; other queues stay', async () => {

@@ -5,7 +5,7 @@ import { DEVICE_TYPES, DEVICE_TYPE_NAMES } from '../../src/domain/device-types.t
 import { createEmulatedDevice, HISTORY_PIECE } from '../../src/emulator/devices.ts';
 import { publishEvent } from '../../src/services/publish.ts';
 import { createTestContext, type Auth, type TestContext } from '../helpers/context.ts';
-import { createTestStore } from '../helpers/store.ts';
+import { createTestStoreWrapping } from '../helpers/store.ts';
 
 describe('emulator', () => {
   let t: TestContext;
@@ -189,34 +189,27 @@ describe('emulator', () => {
 });
 
 describe('deleting an emulated device with a long history', () => {
-  it('deletes the history a piece per transaction, other writes between; one cut short is ended by a DELETE again', async () => {
+  it('deletes the history a piece per transaction, then the device with what was published meanwhile; one cut short is ended by a DELETE again', async () => {
     const pieces: Array<number | 'failed'> = [];
     let failSecond = true;
     const t = await createTestContext({
-      store: async (dataDir) => {
-        const inner = await createTestStore(dataDir);
-        return {
-          ...inner,
-          close: () => inner.close(),
-          transaction: (fn, options) => inner.transaction((tx) => fn({
-            ...tx,
-            events: {
-              ...tx.events,
-              deleteByDevice: async (id, limit) => {
-                // The database fails in the middle of the first DELETE.
-                if (pieces.length === 1 && failSecond) {
-                  failSecond = false;
-                  pieces.push('failed');
-                  throw new Error('connection lost');
-                }
-                const n = await tx.events.deleteByDevice(id, limit);
-                pieces.push(n);
-                return n;
-              },
-            },
-          }), options),
-        };
-      },
+      store: createTestStoreWrapping((tx) => ({
+        ...tx,
+        events: {
+          ...tx.events,
+          deleteByDevice: async (id, limit) => {
+            // The database fails in the middle of the first DELETE.
+            if (pieces.length === 1 && failSecond) {
+              failSecond = false;
+              pieces.push('failed');
+              throw new Error('connection lost');
+            }
+            const n = await tx.events.deleteByDevice(id, limit);
+            pieces.push(n);
+            return n;
+          },
+        },
+      })),
     });
     try {
       const created = await t.request('POST', `/v2/projects/${t.projectId}/devices`, { body: { type: 'touch' } });

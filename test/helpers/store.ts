@@ -7,7 +7,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createPostgresStore } from '../../src/store/postgres/index.ts';
 import { createSqliteStore } from '../../src/store/sqlite/index.ts';
-import type { Store } from '../../src/store/store.ts';
+import type { Repos, Store } from '../../src/store/store.ts';
 import { createTestDatabase } from './postgres.ts';
 
 export const TEST_STORE_KINDS = ['sqlite', 'postgres'] as const;
@@ -29,6 +29,17 @@ export async function createTestStore(dataDir: string): Promise<Store> {
     case 'postgres':
       return createPostgresTestStore(dataDir);
   }
+}
+
+/**
+ * createTestStore, with the repositories of each transaction passed through `wrap` first: a test watches a method
+ * there, or makes it fail (calls outside transactions are left alone).
+ */
+export function createTestStoreWrapping(wrap: (tx: Repos) => Repos): (dataDir: string) => Promise<Store> {
+  return async (dataDir) => {
+    const inner = await createTestStore(dataDir);
+    return { ...inner, close: () => inner.close(), transaction: (fn, options) => inner.transaction((tx) => fn(wrap(tx)), options) };
+  };
 }
 
 /** A new, empty PostgreSQL store for the data dir, whatever the test store is (tests of the shared store alone). */
