@@ -34,7 +34,7 @@ export class SqliteDb {
    * `logger` hears about schema upgrades of an existing database, which can take a while on a long history, and
    * about a full disk.
    */
-  constructor(private readonly file: string, private readonly logger?: Pick<Logger, 'info' | 'warn'>, private readonly now: () => number = Date.now) {
+  constructor(file: string, private readonly logger?: Pick<Logger, 'info' | 'warn'>, private readonly now: () => number = Date.now) {
     this.tellFull = spaced(now, (refusals, reason) => this.logger?.warn(
       { refusals, reason, file, freeBytes: freeBytes(dirname(file)) },
       'database: the disk holding the database is full: writes answered 503, background work tried again; make room on that disk, and the service goes on by itself',
