@@ -210,7 +210,7 @@ describe('postgres: a user allowed 3 connections, a pool of 6', () => {
     for (const r of refused) {
       const err = (r as PromiseRejectedResult).reason;
       assert.ok(err instanceof ApiError && err.status === 503, String(err));
-      assert.match(err.message, /the database lacks the resources to do this now \(connections, disk or memory\); try again shortly/);
+      assert.match(err.message, /the database lacks the resources to do this now \(connections or memory\); try again shortly/);
     }
     const kept = [];
     for (const o of orgs) kept.push(await store.organizations.get(o.id)); // one at a time: two connections left

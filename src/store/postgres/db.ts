@@ -74,6 +74,11 @@ const CANCELLED = new Set(['57014', '55P03']);
 // The server lacks what the work needs (SQLSTATE class 53: a full disk, memory, no connection to spare): nothing
 // of it was kept, and it may pass once the operator (or the load) has made room.
 const SHORT_OF_RESOURCES = /^53/;
+// Of those, a full disk (53100: "could not extend file …: No space left on device"), which lasts until the operator
+// makes room: told apart, and reported by /healthz (diskFull).
+const DISK_FULL = '53100';
+/** How long /healthz reports a full disk after a write was refused for it, unless an event is stored first. */
+const FULL_FOR_MS = 60_000;
 // The server refused a new connection's credentials (SQLSTATE 28P01: the password; 28000: pg_hba.conf, or no such
 // user), as after the password was changed: the open connections keep working, and a new one passes once the process
 // has the new password (the password file is read at each new connection, password-file.ts).
@@ -108,9 +113,13 @@ export function asUnavailable(err: unknown, via?: Client): unknown {
     notes?.readOnly((err as Error).message);
     return withCause(unavailable('the database accepts only reads now; try again shortly'), err);
   }
+  if (code === DISK_FULL) {
+    notes?.diskFull((err as Error).message);
+    return withCause(unavailable("the database server's disk is full; try again later"), err);
+  }
   if (SHORT_OF_RESOURCES.test(code)) {
     notes?.shortOfResources((err as Error).message);
-    return withCause(unavailable('the database lacks the resources to do this now (connections, disk or memory); try again shortly'), err);
+    return withCause(unavailable('the database lacks the resources to do this now (connections or memory); try again shortly'), err);
   }
   return err;
 }
@@ -189,6 +198,12 @@ interface OperatorNotes {
   credentialsRefused(reason: string): void;
   /** The server accepts only reads (a statement refused, or a new session found read-only), with the message. */
   readOnly(reason: string): void;
+  /** The server refused a write for a full disk, with its message. */
+  diskFull(reason: string): void;
+  /** Since the last refusal for a full disk, the server kept an event batch's writes (they always take new room). */
+  stored(): void;
+  /** A write was refused for a full disk in the last minute, and no event batch kept since. */
+  readonly full: boolean;
 }
 const operatorNotes = new WeakMap<Client, OperatorNotes>();
 /**
@@ -242,7 +257,22 @@ export function createPool(url: string, options: PoolOptions): pg.Pool {
   // server that accepts only reads, resources short): the requests concerned answer 503, and the operator hears of
   // it here.
   const now = options.now ?? Date.now;
+  let fullAt: number | null = null;
+  const toldFull = spaced(now, (refusals, reason) => options.logger?.warn(
+    { refusals, reason },
+    "database: the database server's disk is full: requests that write answered 503, reads go on, background work tried again, /healthz answers 503; make room on the server's disk (where the database or its tablespace lives), and writes pass again with no restart",
+  ));
   const notes: OperatorNotes = {
+    diskFull(reason) {
+      fullAt = now();
+      toldFull(reason);
+    },
+    stored() {
+      fullAt = null;
+    },
+    get full() {
+      return fullAt !== null && now() - fullAt < FULL_FOR_MS;
+    },
     waited: spaced(now, (waits) => options.logger?.warn(
       { waits, poolSize: options.max, timeoutSeconds: timeoutMs / 1000 },
       'database: every pooled connection stayed busy for the connect timeout, and requests were answered 503; raise SENSORCLOUD_DATABASE_POOL_SIZE if the database has connections to spare, or look for slow statements',
@@ -261,7 +291,7 @@ export function createPool(url: string, options: PoolOptions): pg.Pool {
     )),
     shortOfResources: spaced(now, (refusals, reason) => options.logger?.warn(
       { refusals, reason },
-      `database: the server lacked the resources for work: requests answered 503, background work tried again; for too many connections keep processes × (SENSORCLOUD_DATABASE_POOL_SIZE + 1) below max_connections (this process: ${options.max} + 1), for a full disk make room`,
+      `database: the server lacked the resources for work: requests answered 503, background work tried again; for too many connections keep processes × (SENSORCLOUD_DATABASE_POOL_SIZE + 1) below max_connections (this process: ${options.max} + 1), for memory look at the server's settings and load`,
     )),
   };
   operatorNotes.set(pool, notes);
@@ -277,6 +307,11 @@ export function createPool(url: string, options: PoolOptions): pg.Pool {
     operatorNotes.set(client, notes);
   });
   return pool;
+}
+
+/** The pool's full-disk state (OperatorNotes.full, stored): what /healthz reports, and what ends it. */
+export function diskState(pool: pg.Pool): Pick<OperatorNotes, 'full' | 'stored'> {
+  return operatorNotes.get(pool)!;
 }
 
 /** Any two processes migrating the same database: the second waits for the first, then finds nothing to do. */

@@ -2,6 +2,7 @@
 // read cache, of projects and active connectors, checked against a version every process's writes move
 // (config-cache.ts; see docs/architecture.md). Not exclusive: a delivery lease ends only when its time is up.
 import type pg from 'pg';
+import { unavailable } from '../../domain/errors.ts';
 import { connectTimeoutMs, driverUrl } from '../../runtime/database-url.ts';
 import type { Logger } from '../../runtime/logger.ts';
 import type { Repos, Store, TransactionOptions } from '../store.ts';
@@ -11,7 +12,7 @@ import { createConnectorMetricRepo } from './connector-metrics.ts';
 import { ConfigCache, type ConfigView } from './config-cache.ts';
 import { createDataConnectorRepo } from './data-connectors.ts';
 import { lazyRecord } from './lazy-record.ts';
-import { asUnavailable, createPool, migrate, readOnlySession, sqlOn, unreachable, type Sql } from './db.ts';
+import { asUnavailable, createPool, diskState, migrate, readOnlySession, sqlOn, unreachable, type Sql } from './db.ts';
 import { createDeliveryRepo } from './deliveries.ts';
 import { createDeviceRepo, type RowLocking } from './devices.ts';
 import { createGroupCommit } from './group-commit.ts';
@@ -67,8 +68,9 @@ export interface PostgresStoreOptions {
    */
   deviceHints?: boolean;
   /**
-   * This machine's clock, compared with the database server's (clock-check.ts); Date.now by default. Not the
-   * service's injected clock, which tests set by hand: what the check is about is the machine's.
+   * This machine's clock, compared with the database server's (clock-check.ts), and the time of the operator's
+   * warnings and of a full disk's report; Date.now by default. Not the service's injected clock, which tests set by
+   * hand: what the check is about is the machine's.
    */
   machineClock?: () => number;
 }
@@ -83,7 +85,7 @@ export type PostgresStore = Store & { pool: pg.Pool };
 export async function createPostgresStore(configured: string, options: PostgresStoreOptions = {}): Promise<PostgresStore> {
   const url = driverUrl(configured);
   const machineClock = options.machineClock ?? Date.now;
-  const pool = createPool(url, { max: options.poolSize ?? 10, logger: options.logger, applicationName: options.applicationName });
+  const pool = createPool(url, { max: options.poolSize ?? 10, logger: options.logger, applicationName: options.applicationName, now: machineClock });
   try {
     await checkServer(pool, connectTimeoutMs(url), machineClock, options.logger);
     await migrate(pool, options.logger);
@@ -175,7 +177,15 @@ export async function createPostgresStore(configured: string, options: PostgresS
   // CPU per event at 1,000 events/s −20 %). The price: an attempt's end is recorded up to ~20 ms later, so a
   // process killed meanwhile has more acknowledged rows pushed again, and the other processes count them in flight
   // that much longer.
-  const events = createGroupCommit(groupDeps);
+  // An event batch that commits took new room in the tables: a full disk the server reported is no longer.
+  const disk = diskState(pool);
+  const events = createGroupCommit({
+    ...groupDeps,
+    batchRepos(client, watch, unlocked) {
+      const batch = groupDeps.batchRepos(client, watch, unlocked);
+      return { ...batch, committed: () => (batch.committed(), disk.stored()) };
+    },
+  });
   const topView: ConfigView = { cache, transaction: false, wrote: false };
   const topRepos = Object.fromEntries(Object.entries(makers).map(([name, make]) => [name, make(top, topView, 'none')])) as unknown as Repos;
   const others = createGroupCommit(groupDeps);
@@ -192,6 +202,7 @@ export async function createPostgresStore(configured: string, options: PostgresS
       return options.background ? background.run(fn) : others.run(fn);
     },
     async ping() {
+      if (disk.full) throw unavailable("the database server's disk is full");
       // A session of the pool is writable when it is opened (prepareSession), but a server whose configuration is
       // reloaded with default_transaction_read_only on takes writes from none of them: not healthy either.
       const [r] = await top.query<{ read_only: boolean }>("SELECT current_setting('transaction_read_only') = 'on' AS read_only");
