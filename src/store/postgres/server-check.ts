@@ -1,6 +1,9 @@
 // What a start checks of the PostgreSQL server before it takes the migration lock, each refused in one line that says
 // what to do (a StartupError, by open.ts):
 //
+// - The server is PostgreSQL 12 or later: the migrations set table and function options that came with 12
+//   (vacuum_truncate, plan_cache_mode), and on an older server the first start would fail inside a migration with
+//   PostgreSQL's own error. The tests run against 15; 12 to 14 start with a warning that they are not tested.
 // - The database holds text as UTF-8, and has ICU's root collation: names and labels are text in any script, and the
 //   device search lower-cases with that collation. On a LATIN1 database a label in another script was refused
 //   with a 400 naming the NUL character (PostgreSQL's "untranslatable character"), on SQL_ASCII every search
@@ -60,6 +63,24 @@ async function checkMigrationsTable(client: pg.Client): Promise<void> {
   if (row && !row.ours) throw refusal('NOT_OURS', anotherApplication('its schema_migrations table is not the service\'s'));
 }
 
+/** The oldest server the migrations run on, and the one the tests run against (server_version_num). */
+const OLDEST_SERVER = 120000;
+const TESTED_SERVER = 150000;
+
+/** Refuses a server older than OLDEST_SERVER; warns of one older than TESTED_SERVER. */
+export async function checkVersion(client: Pick<pg.Client, 'query'>, logger?: Pick<Logger, 'warn'>): Promise<void> {
+  const { num, version } = (await client.query<{ num: number; version: string }>(
+    "SELECT current_setting('server_version_num')::int AS num, current_setting('server_version') AS version",
+  )).rows[0]!;
+  const shown = version.split(' ')[0];
+  if (num < OLDEST_SERVER) {
+    throw refusal('SERVER_VERSION', `the database server runs PostgreSQL ${shown}, and the service needs 12 or later (its tests run against 15): upgrade the server (pg_upgrade), or point the URL at a newer one`);
+  }
+  if (num < TESTED_SERVER) {
+    logger?.warn({ serverVersion: shown }, `database: the server runs PostgreSQL ${shown}, which the service starts on but is not tested with (its tests run against 15); upgrade the server when you can`);
+  }
+}
+
 async function checkText(client: pg.Client): Promise<void> {
   const { database, encoding, icu } = (await client.query<{ database: string; encoding: string; icu: boolean }>(TEXT_SETTINGS)).rows[0]!;
   if (encoding !== 'UTF8') {
@@ -81,7 +102,7 @@ async function checkClock(client: pg.Client, now: () => number, logger?: Pick<Lo
 }
 
 /**
- * The text settings, the tables' owner and the clock; then two connections, one of the pool's and one made as the
+ * The version, the text settings, the tables' owner and the clock; then two connections, one of the pool's and one made as the
  * pool makes them: one LISTENs, the other sends it a notification. The same server process behind both is a pooler
  * for certain; a notification that never arrives (a pooler that rotates its server sessions) is refused too, after
  * `timeoutMs`.
@@ -94,6 +115,7 @@ export async function checkServer(pool: pg.Pool, timeoutMs: number, now: () => n
   let timer: NodeJS.Timeout | undefined;
   try {
     await listener.connect();
+    await checkVersion(listener, logger);
     await checkText(listener);
     await checkMigrationsTable(listener);
     await checkClock(listener, now, logger);
