@@ -75,7 +75,7 @@ const CANCELLED = new Set(['57014', '55P03']);
 // of it was kept, and it may pass once the operator (or the load) has made room.
 const SHORT_OF_RESOURCES = /^53/;
 // Of those, a full disk (53100: "could not extend file …: No space left on device"), which lasts until the operator
-// makes room: told apart, and reported by /healthz (diskFull).
+// makes room: told apart, and reported by /healthz (OperatorNotes.full).
 const DISK_FULL = '53100';
 /** How long /healthz reports a full disk after a write was refused for it, unless an event is stored first. */
 const FULL_FOR_MS = 60_000;

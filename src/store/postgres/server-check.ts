@@ -102,10 +102,10 @@ async function checkClock(client: pg.Client, now: () => number, logger?: Pick<Lo
 }
 
 /**
- * The version, the text settings, the tables' owner and the clock; then two connections, one of the pool's and one made as the
- * pool makes them: one LISTENs, the other sends it a notification. The same server process behind both is a pooler
- * for certain; a notification that never arrives (a pooler that rotates its server sessions) is refused too, after
- * `timeoutMs`.
+ * The version, the text settings, the tables' owner and the clock; then two connections, one of the pool's and one
+ * made as the pool makes them: one LISTENs, the other sends it a notification. The same server process behind both
+ * is a pooler for certain; a notification that never arrives (a pooler that rotates its server sessions) is refused
+ * too, after `timeoutMs`.
  */
 export async function checkServer(pool: pg.Pool, timeoutMs: number, now: () => number, logger?: Pick<Logger, 'warn'>): Promise<void> {
   // Not the pool's, which may have room for one connection only; closed afterwards, with its LISTEN.
