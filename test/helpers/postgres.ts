@@ -48,3 +48,14 @@ export async function createTestDatabase(settings: Record<string, string> = {}):
     }),
   };
 }
+
+/** One statement (or several, in one string) on a session of its own. */
+export async function runAlone(url: string, sql: string): Promise<void> {
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  try {
+    await c.query(sql);
+  } finally {
+    await c.end();
+  }
+}

@@ -5,22 +5,11 @@
 // error and kept taking reads and the writes that needed no new room.
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it } from 'node:test';
-import pg from 'pg';
 import { ApiError } from '../../src/domain/errors.ts';
 import { createPostgresStore, type PostgresStore } from '../../src/store/postgres/index.ts';
 import { capturedLog } from '../helpers/captured-log.ts';
 import { createTestContext } from '../helpers/context.ts';
-import { createTestDatabase } from '../helpers/postgres.ts';
-
-async function runAlone(url: string, sql: string): Promise<void> {
-  const c = new pg.Client({ connectionString: url });
-  await c.connect();
-  try {
-    await c.query(sql);
-  } finally {
-    await c.end();
-  }
-}
+import { createTestDatabase, runAlone } from '../helpers/postgres.ts';
 
 /** Every insert into `table` refused as the server refuses one on a full disk. */
 const fill = (table: string) => `

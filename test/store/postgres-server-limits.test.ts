@@ -10,22 +10,11 @@ import { ApiError } from '../../src/domain/errors.ts';
 import { createPostgresStore, type PostgresStore } from '../../src/store/postgres/index.ts';
 import type { Repos } from '../../src/store/store.ts';
 import { capturedLog } from '../helpers/captured-log.ts';
-import { createTestDatabase, testPostgresUrl } from '../helpers/postgres.ts';
+import { createTestDatabase, runAlone, testPostgresUrl } from '../helpers/postgres.ts';
 import { device, event, organization, row, seedConnector, T0 } from './contract/fixtures.ts';
 
 /** The lock under which the schema is migrated (src/store/postgres/db.ts). */
 const MIGRATION_LOCK = 7_140_219_001;
-
-/** One statement on a session of its own (as the test server's superuser). */
-async function runAlone(url: string, sql: string): Promise<void> {
-  const c = new pg.Client({ connectionString: url });
-  await c.connect();
-  try {
-    await c.query(sql);
-  } finally {
-    await c.end();
-  }
-}
 
 describe('postgres: a server with statement_timeout = 1s and lock_timeout = 300ms for every session', () => {
   let db: Awaited<ReturnType<typeof createTestDatabase>>;
