@@ -26,6 +26,18 @@ export const isDatabaseUrl = (text: string): boolean => parse(text) !== null;
 export const setsApplicationName = (text: string): boolean => parse(text)?.searchParams.has('application_name') ?? false;
 
 /**
+ * Whether the URL connects over TCP without TLS: no sslmode but disable, no ssl=true, and no Unix socket directory
+ * (host=/…, which never uses TLS).
+ */
+export function plainTcp(text: string): boolean {
+  const params = parse(text)?.searchParams;
+  if (!params) return false;
+  const mode = params.get('sslmode');
+  const ssl = params.get('ssl');
+  return (mode === null || mode === 'disable') && ssl !== 'true' && ssl !== '1' && !params.get('host')?.startsWith('/');
+}
+
+/**
  * How long to wait for a connection, ms: libpq's connect_timeout (whole seconds; 1 is read as 2, as libpq does), 10 s
  * when the URL names none; NaN when its value is not a whole number of seconds from 1 to 3600. libpq reads 0 as
  * "wait forever"; here every connection attempt has a bound, so a request during a network cut answers 503 in time.

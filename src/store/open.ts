@@ -1,6 +1,6 @@
 // The store the configuration names: PostgreSQL when SENSORCLOUD_DATABASE_URL is set, else SQLite in the data dir.
 import { join } from 'node:path';
-import { databaseUrlNames, redactDatabaseUrl } from '../runtime/database-url.ts';
+import { databaseUrlNames, plainTcp, redactDatabaseUrl } from '../runtime/database-url.ts';
 import type { Logger } from '../runtime/logger.ts';
 import { StartupError } from '../runtime/startup-error.ts';
 import { createPostgresStore } from './postgres/index.ts';
@@ -17,13 +17,16 @@ export interface StoreConfig {
 // Node's names for a TLS certificate no trusted CA signed.
 const UNTRUSTED = ['UNABLE_TO_VERIFY_LEAF_SIGNATURE', 'SELF_SIGNED_CERT_IN_CHAIN', 'DEPTH_ZERO_SELF_SIGNED_CERT', 'UNABLE_TO_GET_ISSUER_CERT_LOCALLY', 'UNABLE_TO_GET_ISSUER_CERT'];
 
+const ADD_TLS = 'add sslmode=verify-full&sslrootcert=<the CA certificate that signed the server\'s> to the URL';
+
 /** What to do about a failed connection, in words an operator acts on; null: the driver's own message says it. */
 function hintFor(e: { code?: string; message?: string; syscall?: string; path?: string }, url: string): string | null {
   const { user, database } = databaseUrlNames(url);
   const message = e.message ?? '';
-  if (e.code === '28000' && /no encryption/.test(message)) {
-    return 'the server accepts this user over TLS only: add sslmode=verify-full&sslrootcert=<the CA certificate that signed the server\'s> to the URL';
-  }
+  if (e.code === '28000' && /no encryption/.test(message)) return `the server accepts this user over TLS only: ${ADD_TLS}`;
+  // The server's words are in its own language (lc_messages), and "no encryption" is English: whatever they say, a
+  // connection made without TLS may have been refused for that.
+  if (e.code === '28000' && plainTcp(url)) return `the server refused this user (pg_hba.conf); if it accepts this user over TLS only, ${ADD_TLS}`;
   if (UNTRUSTED.includes(e.code ?? '')) {
     return 'the server\'s TLS certificate is not signed by a CA this process trusts: name that CA\'s certificate with sslrootcert=/path/ca.pem in the URL (sslmode=require checks it too with this driver), or use sslmode=no-verify to encrypt without checking who answers';
   }
@@ -63,7 +66,7 @@ function hintFor(e: { code?: string; message?: string; syscall?: string; path?: 
 }
 
 /** Why a connection to PostgreSQL failed: the URL without its secrets, the error's code, and what to do. */
-function explainConnectError(err: unknown, url: string): StartupError {
+export function explainConnectError(err: unknown, url: string): StartupError {
   const e = err as { code?: string; message?: string };
   const why = hintFor(e, url) ?? e.message ?? String(err);
   return new StartupError(`SENSORCLOUD_DATABASE_URL ${redactDatabaseUrl(url)}: cannot use the database (${e.code ?? 'error'}): ${why}`, { cause: err });
