@@ -103,13 +103,7 @@ export async function call(base: string, auth: string, method: string, path: str
 
 export const basic = (keyId: string, secret: string) => `Basic ${Buffer.from(`${keyId}:${secret}`).toString('base64')}`;
 
-export async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+export { until } from '../helpers/until.ts';
 
 /** A connector of the project pushing to `url`, and `count` touch devices; returns the devices' names. */
 export async function connectorAndDevices(base: string, auth: string, project: string, url: string, count: number): Promise<string[]> {

@@ -9,16 +9,9 @@ import { describe, it } from 'node:test';
 import { startReceiver } from '../helpers/receiver.ts';
 import { freePort, serve } from '../helpers/serve-process.ts';
 import { testTls } from '../helpers/tls.ts';
+import { until } from '../helpers/until.ts';
 
 const EVENTS = 60;
-
-async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 describe('happy', () => {
   it('delivers every event at least once across a SIGKILL and restart', { timeout: 120_000 }, async () => {

@@ -7,14 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import { createPostgresStore, type PostgresStore } from '../../src/store/postgres/index.ts';
 import { capturedLog } from '../helpers/captured-log.ts';
 import { createTestDatabase, runAlone } from '../helpers/postgres.ts';
-
-async function until(what: string, check: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+import { until } from '../helpers/until.ts';
 
 describe('postgres: one leader per periodic job', () => {
   let db: { url: string; drop(): Promise<void> };

@@ -10,6 +10,7 @@ import { createPostgresStore, type PostgresStore } from '../../src/store/postgre
 import { capturedLog } from '../helpers/captured-log.ts';
 import { createTestDatabase } from '../helpers/postgres.ts';
 import { startPostgresServer, type PostgresServer } from '../helpers/postgres-server.ts';
+import { until } from '../helpers/until.ts';
 import { organization, row, seedConnector, T0 } from './contract/fixtures.ts';
 
 describe('postgres: a server that ends idle sessions after 1 s', () => {
@@ -118,12 +119,6 @@ describe('postgres: a server that accepts only reads for a while', () => {
   });
 
   const refusedAsReadOnly = (err: unknown) => (err as { status?: number }).status === 503 && /accepts only reads/.test((err as Error).message);
-  async function until(what: string, check: () => Promise<boolean>): Promise<void> {
-    for (const deadline = Date.now() + 10_000; !(await check());) {
-      if (Date.now() > deadline) throw new Error(`not within 10 s: ${what}`);
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  }
 
   it('answers 503 while it does, keeps none of its sessions, and takes writes again by itself when the server does', async () => {
     const url = server.url.replace(/\/postgres$/, '/read_only_for_a_while');
