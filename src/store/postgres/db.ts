@@ -9,6 +9,7 @@ import pg from 'pg';
 import { ApiError, unavailable } from '../../domain/errors.ts';
 import { connectTimeoutMs } from '../../runtime/database-url.ts';
 import type { Logger } from '../../runtime/logger.ts';
+import { DiskFull } from '../../runtime/disk-full.ts';
 import { spaced } from '../../runtime/spaced.ts';
 import { findsNothing, nulRefused } from '../nul-text.ts';
 import { withArrayLiterals } from './array-literal.ts';
@@ -75,10 +76,8 @@ const CANCELLED = new Set(['57014', '55P03']);
 // of it was kept, and it may pass once the operator (or the load) has made room.
 const SHORT_OF_RESOURCES = /^53/;
 // Of those, a full disk (53100: "could not extend file …: No space left on device"), which lasts until the operator
-// makes room: told apart, and reported by /healthz (OperatorNotes.full).
+// makes room: told apart, and reported by /healthz (runtime/disk-full.ts).
 const DISK_FULL = '53100';
-/** How long /healthz reports a full disk after a write was refused for it, unless an event is stored first. */
-const FULL_FOR_MS = 60_000;
 // The server refused a new connection's credentials (SQLSTATE 28P01: the password; 28000: pg_hba.conf, or no such
 // user), as after the password was changed: the open connections keep working, and a new one passes once the process
 // has the new password (the password file is read at each new connection, password-file.ts).
@@ -114,7 +113,7 @@ export function asUnavailable(err: unknown, via?: Client): unknown {
     return withCause(unavailable('the database accepts only reads now; try again shortly'), err);
   }
   if (code === DISK_FULL) {
-    notes?.diskFull((err as Error).message);
+    notes?.disk.refused((err as Error).message);
     return withCause(unavailable("the database server's disk is full; try again later"), err);
   }
   if (SHORT_OF_RESOURCES.test(code)) {
@@ -198,12 +197,8 @@ interface OperatorNotes {
   credentialsRefused(reason: string): void;
   /** The server accepts only reads (a statement refused, or a new session found read-only), with the message. */
   readOnly(reason: string): void;
-  /** The server refused a write for a full disk, with its message. */
-  diskFull(reason: string): void;
-  /** Since the last refusal for a full disk, the server kept an event batch's writes (they always take new room). */
-  stored(): void;
-  /** A write was refused for a full disk in the last minute, and no event batch kept since. */
-  readonly full: boolean;
+  /** Writes the server refused for a full disk; room is seen when an event batch commits (index.ts). */
+  disk: DiskFull;
 }
 const operatorNotes = new WeakMap<Client, OperatorNotes>();
 /**
@@ -257,22 +252,11 @@ export function createPool(url: string, options: PoolOptions): pg.Pool {
   // server that accepts only reads, resources short): the requests concerned answer 503, and the operator hears of
   // it here.
   const now = options.now ?? Date.now;
-  let fullAt: number | null = null;
-  const toldFull = spaced(now, (refusals, reason) => options.logger?.warn(
-    { refusals, reason },
-    "database: the database server's disk is full: requests that write answered 503, reads go on, background work tried again, /healthz answers 503; make room on the server's disk (where the database or its tablespace lives), and writes pass again with no restart",
-  ));
   const notes: OperatorNotes = {
-    diskFull(reason) {
-      fullAt = now();
-      toldFull(reason);
-    },
-    stored() {
-      fullAt = null;
-    },
-    get full() {
-      return fullAt !== null && now() - fullAt < FULL_FOR_MS;
-    },
+    disk: new DiskFull(now, (refusals, reason) => options.logger?.warn(
+      { refusals, reason },
+      "database: the database server's disk is full: requests that write answered 503, reads go on, background work tried again, /healthz answers 503; make room on the server's disk (where the database or its tablespace lives), and writes pass again with no restart",
+    )),
     waited: spaced(now, (waits) => options.logger?.warn(
       { waits, poolSize: options.max, timeoutSeconds: timeoutMs / 1000 },
       'database: every pooled connection stayed busy for the connect timeout, and requests were answered 503; raise SENSORCLOUD_DATABASE_POOL_SIZE if the database has connections to spare, or look for slow statements',
@@ -309,9 +293,9 @@ export function createPool(url: string, options: PoolOptions): pg.Pool {
   return pool;
 }
 
-/** The pool's full-disk state (OperatorNotes.full, stored): what /healthz reports, and what ends it. */
-export function diskState(pool: pg.Pool): Pick<OperatorNotes, 'full' | 'stored'> {
-  return operatorNotes.get(pool)!;
+/** The pool's full-disk state: what /healthz reports, and what an event batch's commit ends. */
+export function diskState(pool: pg.Pool): DiskFull {
+  return operatorNotes.get(pool)!.disk;
 }
 
 /** Any two processes migrating the same database: the second waits for the first, then finds nothing to do. */

@@ -183,7 +183,7 @@ export async function createPostgresStore(configured: string, options: PostgresS
     ...groupDeps,
     batchRepos(client, watch, unlocked) {
       const batch = groupDeps.batchRepos(client, watch, unlocked);
-      return { ...batch, committed: () => (batch.committed(), disk.stored()) };
+      return { ...batch, committed: () => (batch.committed(), disk.roomSeen()) };
     },
   });
   const topView: ConfigView = { cache, transaction: false, wrote: false };

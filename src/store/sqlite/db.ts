@@ -7,15 +7,12 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { unavailable } from '../../domain/errors.ts';
 import type { Logger } from '../../runtime/logger.ts';
-import { spaced } from '../../runtime/spaced.ts';
+import { DiskFull } from '../../runtime/disk-full.ts';
 import { freeBytes } from '../data-dir.ts';
 import { findsNothing, holdsNul, nulRefused } from '../nul-text.ts';
 import { CacheRegistry } from './read-cache.ts';
 
 type Statement = Database.Statement<unknown[], unknown>;
-
-/** How long /healthz reports a full disk after a write failed for lack of space (unless a write passes first). */
-const FULL_FOR_MS = 60_000;
 
 export class SqliteDb {
   readonly raw: Database.Database;
@@ -26,16 +23,15 @@ export class SqliteDb {
   /** Write statements run so far (group commit, index.ts: did a failed transaction write anything?). */
   writes = 0;
   private readonly statements = new Map<string, Statement>();
-  /** When a write last failed for lack of disk space (ms); null once a write has reached the disk since. */
-  private fullAt: number | null = null;
-  private readonly tellFull: (latest?: string) => void;
+  /** Writes refused for lack of disk space, until one reaches the disk (or a minute passes). */
+  private readonly disk: DiskFull;
 
   /**
    * `logger` hears about schema upgrades of an existing database, which can take a while on a long history, and
    * about a full disk.
    */
-  constructor(file: string, private readonly logger?: Pick<Logger, 'info' | 'warn'>, private readonly now: () => number = Date.now) {
-    this.tellFull = spaced(now, (refusals, reason) => this.logger?.warn(
+  constructor(file: string, private readonly logger?: Pick<Logger, 'info' | 'warn'>, now: () => number = Date.now) {
+    this.disk = new DiskFull(now, (refusals, reason) => this.logger?.warn(
       { refusals, reason, file, freeBytes: freeBytes(dirname(file)) },
       'database: the disk holding the database is full: writes answered 503, background work tried again; make room on that disk, and the service goes on by itself',
     ));
@@ -68,7 +64,7 @@ export class SqliteDb {
     if (!s) return [];
     try {
       const rows = s.all(...params) as T[];
-      if (this.fullAt !== null) this.wrote(s);
+      if (this.disk.refusedAt !== null) this.wrote(s);
       return rows;
     } catch (err) {
       throw this.refusal(err);
@@ -80,7 +76,7 @@ export class SqliteDb {
     if (!s) return undefined;
     try {
       const row = s.get(...params) as T | undefined;
-      if (this.fullAt !== null) this.wrote(s);
+      if (this.disk.refusedAt !== null) this.wrote(s);
       return row;
     } catch (err) {
       throw this.refusal(err);
@@ -92,7 +88,7 @@ export class SqliteDb {
     if (!s) return { changes: 0, lastInsertRowid: 0 };
     try {
       const result = s.run(...params);
-      if (this.fullAt !== null) this.wrote(s);
+      if (this.disk.refusedAt !== null) this.wrote(s);
       return result;
     } catch (err) {
       throw this.refusal(err);
@@ -107,24 +103,23 @@ export class SqliteDb {
    */
   refusal(err: unknown): unknown {
     if ((err as { code?: unknown } | null)?.code !== 'SQLITE_FULL') return err;
-    this.fullAt = this.now();
-    this.tellFull((err as Error).message);
+    this.disk.refused((err as Error).message);
     return Object.assign(unavailable('the disk that holds the database is full; try again later'), { cause: err });
   }
 
   /** A transaction was committed: the disk had room. */
   committed(): void {
-    this.fullAt = null;
+    this.disk.roomSeen();
   }
 
   /** Whether a write failed for lack of space within the last minute, none having reached the disk since. */
   get full(): boolean {
-    return this.fullAt !== null && this.now() - this.fullAt < FULL_FOR_MS;
+    return this.disk.full;
   }
 
   /** A write outside a transaction (committed as it ran) reached the disk. */
   private wrote(s: Statement): void {
-    if (!s.readonly && !this.raw.inTransaction) this.fullAt = null;
+    if (!s.readonly && !this.raw.inTransaction) this.disk.roomSeen();
   }
 
   /**
