@@ -3,16 +3,16 @@
 // across processes sharing one database.
 import type { Deps } from '../deps.ts';
 import { CONNECTOR_STATUSES } from '../domain/connector-status.ts';
-import { unavailable } from '../domain/errors.ts';
+import { ApiError, unavailable } from '../domain/errors.ts';
 import { DURATION_BUCKETS_SECONDS, series } from '../delivery/metrics.ts';
 import type { AttemptReason } from '../delivery/types.ts';
 
-/** 503 unless the store answers (contract §1.1). */
+/** 503 unless the store answers (contract §1.1), saying why: the store's own 503 names it (unreachable, reads only, a full disk). */
 export async function checkHealth(deps: Pick<Deps, 'store'>): Promise<{ status: 'ok' }> {
   try {
     await deps.store.ping();
-  } catch {
-    throw unavailable('store unavailable');
+  } catch (err) {
+    throw err instanceof ApiError && err.status === 503 ? err : unavailable('the database does not answer');
   }
   return { status: 'ok' };
 }

@@ -295,6 +295,7 @@ describe('a cluster of serve processes on PostgreSQL', () => {
       server.pause();
       const health = await fetch(`${a.base}/healthz`);
       assert.equal(health.status, 503);
+      assert.match(((await health.json()) as { error: string }).error, /the database is unreachable/, 'it says why');
       await new Promise((r) => setTimeout(r, 10_000));
       server.resume();
       // A request that fails outright (no answer at all) names how each process stands.

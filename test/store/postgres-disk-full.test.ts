@@ -82,7 +82,9 @@ describe('postgres: a full disk on the server', () => {
       assert.equal(res.status, 503, res.text);
       assert.equal(res.body.code, 503);
       assert.match(res.body.error, /the database server's disk is full; try again later/);
-      assert.equal((await t.request('GET', '/healthz', { auth: null })).status, 503);
+      const health = await t.request('GET', '/healthz', { auth: null });
+      assert.equal(health.status, 503);
+      assert.match(health.body.error, /the database server's disk is full/, 'it says why');
       // Reads go on.
       assert.equal((await t.request('GET', `/v2/${device.body.name}`)).status, 200);
       // A write that takes no new room passes meanwhile, and says nothing of the disk: /healthz stays 503.

@@ -137,7 +137,7 @@ describe('postgres: a server that accepts only reads for a while', () => {
     await admin.query('ALTER SYSTEM SET default_transaction_read_only = on');
     await admin.query('SELECT pg_reload_conf()');
     await until('a write refused as read-only', async () => !(await writes()));
-    assert.equal(await healthy(), false, '/healthz says 503');
+    await assert.rejects(s.ping(), refusedAsReadOnly, '/healthz says 503, and why');
     await admin.query('ALTER SYSTEM RESET default_transaction_read_only');
     await admin.query('SELECT pg_reload_conf()');
     await until('writes taken again', writes);

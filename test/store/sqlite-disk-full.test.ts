@@ -91,7 +91,9 @@ describe('sqlite on a full disk', () => {
       assert.equal(res.status, 503, res.text);
       assert.equal(res.body.code, 503);
       assert.match(res.body.error, /disk that holds the database is full/);
-      assert.equal((await t.request('GET', '/healthz', { auth: null })).status, 503);
+      const health = await t.request('GET', '/healthz', { auth: null });
+      assert.equal(health.status, 503);
+      assert.match(health.body.error, /disk that holds the database is full/, 'it says why');
       makeRoom(store!);
       assert.equal((await publish()).status, 200);
       assert.equal((await t.request('GET', '/healthz', { auth: null })).status, 200);

@@ -206,7 +206,7 @@ export async function createPostgresStore(configured: string, options: PostgresS
       // A session of the pool is writable when it is opened (prepareSession), but a server whose configuration is
       // reloaded with default_transaction_read_only on takes writes from none of them: not healthy either.
       const [r] = await top.query<{ read_only: boolean }>("SELECT current_setting('transaction_read_only') = 'on' AS read_only");
-      if (r!.read_only) throw readOnlySession();
+      if (r!.read_only) throw asUnavailable(readOnlySession(), pool);
     },
     authVersion() {
       // Asked at the start of every request: the requests of one turn of the event loop share one read, sent
