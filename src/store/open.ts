@@ -3,8 +3,7 @@ import { join } from 'node:path';
 import { databaseUrlNames, plainTcp, redactDatabaseUrl } from '../runtime/database-url.ts';
 import type { Logger } from '../runtime/logger.ts';
 import { StartupError } from '../runtime/startup-error.ts';
-import { createPostgresStore } from './postgres/index.ts';
-import { anotherApplication } from './postgres/server-check.ts';
+import { anotherApplication } from './postgres/another-application.ts';
 import { createSqliteStore } from './sqlite/index.ts';
 import type { Store } from './store.ts';
 
@@ -75,6 +74,8 @@ export function explainConnectError(err: unknown, url: string): StartupError {
 /** `applicationName`: how the connections name themselves on PostgreSQL; a serve process's by default. */
 export async function openConfiguredStore(config: StoreConfig, logger?: Logger, applicationName?: string): Promise<Store> {
   if (config.databaseUrl === null) return createSqliteStore(join(config.dataDir, 'sensorcloud.db'), { logger });
+  // Loaded only here: a process on SQLite never loads the PostgreSQL driver and store (~3 MB resident).
+  const { createPostgresStore } = await import('./postgres/index.ts');
   try {
     return await createPostgresStore(config.databaseUrl, { poolSize: config.databasePoolSize, logger, applicationName });
   } catch (err) {

@@ -26,16 +26,13 @@
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import type { Logger } from '../../runtime/logger.ts';
+import { anotherApplication } from './another-application.ts';
 import { CLOCK_REFUSE_MS, CLOCK_WARN_MS, clockDifferenceMs, describeDifference } from './clock-check.ts';
 
 const CHANNEL = 'sensorcloud_session_check';
 
 /** A start-up refusal; `code` names it in the one-line message. */
 const refusal = (code: string, message: string): Error => Object.assign(new Error(message), { code });
-
-/** A database that holds another application's tables, by what gave it away. */
-export const anotherApplication = (sign: string): string =>
-  `the database holds another application's tables (${sign}): give the service a database of its own (createdb --encoding=UTF8 --locale=C --template=template0 NAME) and point the URL at it`;
 
 /** The start-up error of a connection that does not stay one session. */
 const notOneSession = (what: string): Error => refusal(
