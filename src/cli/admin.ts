@@ -12,7 +12,7 @@ function withStoreOptions(command: Command): Command {
 }
 
 export function registerAdminCommands(program: Command): void {
-  const admin = program.command('admin').description('recovery on the data dir with the server stopped: a new password, a new key, a new master key');
+  const admin = program.command('admin').description('recovery: a new password, a new key, a new master key (on SQLite with the server stopped; on PostgreSQL the first two while the cluster runs)');
 
   example(withStoreOptions(admin.command('reset-password <email>'))
     .description('give a console user a new password: generated and printed once, or read with --password-stdin')
