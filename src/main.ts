@@ -2,7 +2,7 @@
 import type { Server } from 'node:http';
 import { join } from 'node:path';
 import { createAccessTokenSigner } from './auth/access-tokens.ts';
-import { loadOrCreateMasterKey } from './auth/master-key.ts';
+import { loadOrCreateMasterKey, MASTER_KEY_CHECK } from './auth/master-key.ts';
 import { createSecretBox } from './auth/secret-box.ts';
 import { createApp, type App } from './api/app.ts';
 import { createApiServer, listenApiServer } from './api/http-server.ts';
@@ -22,6 +22,7 @@ import { createIdGenerator } from './runtime/ids.ts';
 import { createLogger, type Logger } from './runtime/logger.ts';
 import { systemRandom, type Random } from './runtime/random.ts';
 import { bootstrapIfEmpty } from './services/bootstrap.ts';
+import { MASTER_KEY_CHECK_SETTING } from './store/cluster.ts';
 import { explainDataDirError, lockDataDir, prepareDataDir } from './store/data-dir.ts';
 import { openConfiguredStore } from './store/open.ts';
 import { createSqliteStore } from './store/sqlite/index.ts';
@@ -147,7 +148,7 @@ export async function startService(config: Config, overrides: DepsOverrides = {}
 async function checkClusterMasterKey(deps: BuiltDeps): Promise<void> {
   const cluster = deps.store.cluster;
   if (cluster === null) return;
-  const sealed = await cluster.settle('master-key-check', deps.secretBox.seal(MASTER_KEY_CHECK));
+  const sealed = await cluster.settle(MASTER_KEY_CHECK_SETTING, deps.secretBox.seal(MASTER_KEY_CHECK));
   let opened: string | null = null;
   try {
     opened = deps.secretBox.open(sealed);
@@ -160,7 +161,6 @@ async function checkClusterMasterKey(deps: BuiltDeps): Promise<void> {
     );
   }
 }
-const MASTER_KEY_CHECK = 'sensorcloud master key check';
 
 /** Stops accepting connections and resolves once every open one has ended (idle keep-alive ones are closed now). */
 function closeServer(server: Server): Promise<void> {

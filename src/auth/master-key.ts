@@ -6,6 +6,9 @@ import { dirname } from 'node:path';
 import type { Random } from '../runtime/random.ts';
 import { StartupError } from '../runtime/startup-error.ts';
 
+/** What a cluster's processes seal and open to tell that they hold the same key (main.ts, admin copy-to-postgres). */
+export const MASTER_KEY_CHECK = 'sensorcloud master key check';
+
 export interface MasterKeySource {
   masterKeyFile: string;
   /** The file was named by the operator: it must exist (a cluster shares it; a new one would open nothing). */

@@ -4,7 +4,7 @@
 import type { Command } from 'commander';
 import { chmodSync, copyFileSync, existsSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { readMasterKey } from '../auth/master-key.ts';
+import { MASTER_KEY_CHECK, readMasterKey } from '../auth/master-key.ts';
 import { createSecretBox } from '../auth/secret-box.ts';
 import { ConfigError, loadConfig, type Config } from '../config.ts';
 import { ApiError } from '../domain/errors.ts';
@@ -139,4 +139,54 @@ export async function runRotateMasterKey(options: AdminOptions & { newKeyFile: s
   out.done(done, `Sealed again under the new key: ${done.keys} key secrets, ${done.connectors} signature secrets${done.settings ? ', the cluster\'s master key check' : ''}. ${keyFile.current} now holds the new key; the old one is in ${keyFile.previous}.`);
   out.note(`Delete ${keyFile.previous} and ${options.newKeyFile} once the service has started with the new key. On PostgreSQL, copy ${keyFile.current} to every machine first: a process with the old key refuses to start.`);
   out.note('Access tokens and console sessions issued before were signed with the old key: their clients sign in or exchange again (they get a 401).');
+}
+
+const count = (n: number) => n.toLocaleString('en-US');
+
+export async function runCopyToPostgres(options: AdminOptions, command: Command): Promise<void> {
+  const out = new Output(command.optsWithGlobals());
+  let config: Config;
+  try {
+    config = loadConfig(process.env, { dataDir: options.dataDir, databaseUrl: options.databaseUrl });
+  } catch (err) {
+    if (err instanceof ConfigError) throw new UsageError(err.message);
+    throw err;
+  }
+  const url = config.databaseUrl;
+  if (url === null) throw new UsageError('name the new PostgreSQL database to copy into with --database-url postgres://… (or SENSORCLOUD_DATABASE_URL)');
+  const database = join(config.dataDir, 'sensorcloud.db');
+  if (!existsSync(database) || !existsSync(config.masterKeyFile)) {
+    throw new UsageError(`no Sensor Cloud installation in ${config.dataDir} (no sensorcloud.db and master.key): point ${config.sources.dataDir} at its data dir`);
+  }
+  const { CopyRefused, copySqliteToPostgres } = await import('../store/postgres/copy-from-sqlite.ts');
+  const copied = await (async () => {
+    try {
+      const lock = lockDataDir(config.dataDir, config.sources.dataDir);
+      try {
+        // The file brought to this release's schema first, as a start would (a data dir of an older release).
+        await createSqliteStore(database).close();
+        const box = createSecretBox(readMasterKey(config.masterKeyFile), systemRandom);
+        let before = 0;
+        return await copySqliteToPostgres(database, url, {
+          keyCheck: box.seal(MASTER_KEY_CHECK),
+          progress: (table, n, total) => {
+            // A line per table, and one every 100,000 rows of a long one (the event history).
+            if (n === total) out.note(`${table}: ${count(n)} rows`);
+            else if (Math.floor(n / 100_000) > Math.floor(before / 100_000)) out.note(`${table}: ${count(n)} of ${count(total)} rows`);
+            before = n === total ? 0 : n;
+          },
+        });
+      } finally {
+        lock.release();
+      }
+    } catch (err) {
+      if (err instanceof CopyRefused || err instanceof StartupError || err instanceof ApiError) throw new UsageError(err.message);
+      throw err;
+    }
+  })();
+  const rows = Object.values(copied).reduce((a, b) => a + b, 0);
+  const of = (table: string) => count(copied[table] ?? 0);
+  out.done(copied, `Copied ${count(rows)} rows into the PostgreSQL database, in one transaction: ${of('organizations')} organizations, ${of('devices')} devices, ${of('events')} events, ${of('data_connectors')} data connectors, ${of('deliveries')} queued pushes.`);
+  out.note(`Start the cluster's processes with SENSORCLOUD_DATABASE_URL naming it and SENSORCLOUD_MASTER_KEY_FILE holding a copy of ${config.masterKeyFile}: every secret is sealed under that key, and a process given another refuses to start.`);
+  out.note(`The SQLite installation in ${config.dataDir} is left as it was: do not start it again once the cluster serves, or both would push its queue.`);
 }

@@ -12,7 +12,7 @@ function withStoreOptions(command: Command): Command {
 }
 
 export function registerAdminCommands(program: Command): void {
-  const admin = program.command('admin').description('recovery: a new password, a new key, a new master key (on SQLite with the server stopped; on PostgreSQL the first two while the cluster runs)');
+  const admin = program.command('admin').description('recovery: a new password, a new key, a new master key (on SQLite with the server stopped; on PostgreSQL the first two while the cluster runs); the move from SQLite to PostgreSQL');
 
   example(withStoreOptions(admin.command('reset-password <email>'))
     .description('give a console user a new password: generated and printed once, or read with --password-stdin')
@@ -29,6 +29,13 @@ export function registerAdminCommands(program: Command): void {
       const { runRotateMasterKey } = await import('./admin-run.ts');
       await runRotateMasterKey(options, command);
     }), 'openssl rand -hex 32 > /root/new.key && sensorcloud admin rotate-master-key --new-key-file /root/new.key --data-dir /var/lib/sensorcloud');
+
+  example(withStoreOptions(admin.command('copy-to-postgres'))
+    .description('copy the SQLite installation in the data dir (the server stopped) into a new, empty PostgreSQL database, for a cluster: everything in it, its queue too; the cluster then uses the data dir\'s master key')
+    .action(async (options: AdminOptions, command: Command) => {
+      const { runCopyToPostgres } = await import('./admin-run.ts');
+      await runCopyToPostgres(options, command);
+    }), 'sensorcloud admin copy-to-postgres --data-dir /var/lib/sensorcloud --database-url postgres://sensorcloud@db.internal/sensorcloud');
 
   example(withStoreOptions(admin.command('create-key'))
     .description('a new key for the bootstrap service account (or --service-account); the secret is printed once')

@@ -7,6 +7,9 @@ export function leadsJob(store: Pick<Store, 'cluster'>, job: string): Promise<bo
   return store.cluster === null ? Promise.resolve(true) : store.cluster.tryLead(job);
 }
 
+/** The cluster setting that holds a value sealed under the cluster's master key (main.ts checks each start's key). */
+export const MASTER_KEY_CHECK_SETTING = 'master-key-check';
+
 /** Bytes of one message on a cluster channel (Cluster.publish); PostgreSQL refuses 8,000 and more. */
 const MAX_MESSAGE_BYTES = 7_900;
 

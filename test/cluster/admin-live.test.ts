@@ -8,13 +8,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { createTestDatabase } from '../helpers/postgres.ts';
 import { cleanEnv, runCli } from '../operator/cli-process.ts';
-import { basic, call, startCluster } from './helpers.ts';
-
-async function passwordGrant(base: string, email: string, password: string): Promise<number> {
-  const res = await fetch(`${base}/oauth2/token`, { method: 'POST', body: new URLSearchParams({ grant_type: 'password', username: email, password }) });
-  await res.arrayBuffer();
-  return res.status;
-}
+import { basic, call, passwordGrant, startCluster } from './helpers.ts';
 
 describe('admin commands on a running cluster', () => {
   it('a new password and a new key work at every process at once, none of them stopped', { timeout: 180_000 }, async () => {

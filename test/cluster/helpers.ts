@@ -101,6 +101,13 @@ export async function call(base: string, auth: string, method: string, path: str
   return { status: res.status, body: text ? JSON.parse(text) : null };
 }
 
+/** The console's sign-in (the token endpoint's password grant): its status. */
+export async function passwordGrant(base: string, email: string, password: string): Promise<number> {
+  const res = await fetch(`${base}/oauth2/token`, { method: 'POST', body: new URLSearchParams({ grant_type: 'password', username: email, password }) });
+  await res.arrayBuffer();
+  return res.status;
+}
+
 export const basic = (keyId: string, secret: string) => `Basic ${Buffer.from(`${keyId}:${secret}`).toString('base64')}`;
 
 export { until } from '../helpers/until.ts';

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { ROOT, freePort, serve } from '../helpers/serve-process.ts';
+import { passwordGrant } from '../cluster/helpers.ts';
 import { cleanEnv, runCli } from './cli-process.ts';
 
 const dataDir = mkdtempSync(join(tmpdir(), 'sensorcloud-admin-'));
@@ -28,12 +29,6 @@ async function withServer(fn: (url: string) => Promise<void>): Promise<void> {
 }
 
 const basic = (id: string, secret: string) => `Basic ${Buffer.from(`${id}:${secret}`).toString('base64')}`;
-
-async function passwordGrant(url: string, email: string, password: string): Promise<number> {
-  const res = await fetch(`${url}/oauth2/token`, { method: 'POST', body: new URLSearchParams({ grant_type: 'password', username: email, password }) });
-  await res.arrayBuffer();
-  return res.status;
-}
 
 before(async () => {
   await withServer(async () => undefined); // the first start sets up the installation

@@ -1,10 +1,9 @@
 // Sealed values on PostgreSQL (master key rotation): key secrets, connector signature secrets, and the master key
 // check the processes of the cluster agree on (cluster_settings).
+import { MASTER_KEY_CHECK_SETTING as MASTER_KEY_CHECK } from '../cluster.ts';
 import type { SealedRepo, SealedValue } from '../store.ts';
 import { cachedWrite, type ConfigView } from './config-cache.ts';
 import type { Sql } from './db.ts';
-
-const MASTER_KEY_CHECK = 'master-key-check';
 
 export function createSealedRepo(sql: Sql, view?: ConfigView): SealedRepo {
   return {
