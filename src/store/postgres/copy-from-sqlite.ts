@@ -102,13 +102,13 @@ async function copyTable(sqlite: Database.Database, client: pg.PoolClient, table
     [table],
   );
   const theirs = new Set((sqlite.prepare(`SELECT name FROM pragma_table_info('${table}')`).pluck().all() as string[]));
-  const missing = columns.filter((c) => !theirs.has(c.name)).map((c) => c.name);
-  if (missing.length > 0 || theirs.size !== columns.length) {
+  if (columns.some((c) => !theirs.has(c.name)) || theirs.size !== columns.length) {
     throw new CopyRefused(`${table}: the SQLite file's columns (${[...theirs].join(', ')}) are not this release's (${columns.map((c) => c.name).join(', ')}): start the service on the data dir once with this release, then copy`);
   }
   const convert = columns.map((c) => {
     if (c.type === 'boolean') return (v: unknown) => (v === null ? null : v !== 0);
-    // A leased row was being pushed by the stopped process: it is due again at once.
+    // A leased row was being pushed by the stopped process: no one holds it now, and it is due when its lease would
+    // have ended (a leased row's due time).
     if (table === 'deliveries' && c.name === 'lease_until') return () => null;
     return (v: unknown) => v;
   });
