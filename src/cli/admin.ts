@@ -30,7 +30,9 @@ export function registerAdminCommands(program: Command): void {
       await runRotateMasterKey(options, command);
     }), 'openssl rand -hex 32 > /root/new.key && sensorcloud admin rotate-master-key --new-key-file /root/new.key --data-dir /var/lib/sensorcloud');
 
-  example(withStoreOptions(admin.command('copy-to-postgres'))
+  example(admin.command('copy-to-postgres')
+    .option('--data-dir <dir>', 'the data dir of the SQLite installation (env SENSORCLOUD_DATA_DIR, default ./data)')
+    .option('--database-url <url>', 'postgres://… of the new, empty database to copy into (env SENSORCLOUD_DATABASE_URL)')
     .description('copy the SQLite installation in the data dir (the server stopped) into a new, empty PostgreSQL database, for a cluster: everything in it, its queue too; the cluster then uses the data dir\'s master key')
     .action(async (options: AdminOptions, command: Command) => {
       const { runCopyToPostgres } = await import('./admin-run.ts');
