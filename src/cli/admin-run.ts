@@ -159,31 +159,30 @@ export async function runCopyToPostgres(options: AdminOptions, command: Command)
     throw new UsageError(`no Sensor Cloud installation in ${config.dataDir} (no sensorcloud.db and master.key): point ${config.sources.dataDir} at its data dir`);
   }
   const { CopyRefused, copySqliteToPostgres } = await import('../store/postgres/copy-from-sqlite.ts');
-  const copied = await (async () => {
+  let copied: Record<string, number>;
+  try {
+    const lock = lockDataDir(config.dataDir, config.sources.dataDir);
     try {
-      const lock = lockDataDir(config.dataDir, config.sources.dataDir);
-      try {
-        // The file brought to this release's schema first, as a start would (a data dir of an older release).
-        await createSqliteStore(database).close();
-        const box = createSecretBox(readMasterKey(config.masterKeyFile), systemRandom);
-        let before = 0;
-        return await copySqliteToPostgres(database, url, {
-          keyCheck: box.seal(MASTER_KEY_CHECK),
-          progress: (table, n, total) => {
-            // A line per table, and one every 100,000 rows of a long one (the event history).
-            if (n === total) out.note(`${table}: ${count(n)} rows`);
-            else if (Math.floor(n / 100_000) > Math.floor(before / 100_000)) out.note(`${table}: ${count(n)} of ${count(total)} rows`);
-            before = n === total ? 0 : n;
-          },
-        });
-      } finally {
-        lock.release();
-      }
-    } catch (err) {
-      if (err instanceof CopyRefused || err instanceof StartupError || err instanceof ApiError) throw new UsageError(err.message);
-      throw err;
+      // The file brought to this release's schema first, as a start would (a data dir of an older release).
+      await createSqliteStore(database).close();
+      const box = createSecretBox(readMasterKey(config.masterKeyFile), systemRandom);
+      let before = 0;
+      copied = await copySqliteToPostgres(database, url, {
+        keyCheck: box.seal(MASTER_KEY_CHECK),
+        progress: (table, n, total) => {
+          // A line per table, and one every 100,000 rows of a long one (the event history).
+          if (n === total) out.note(`${table}: ${count(n)} rows`);
+          else if (Math.floor(n / 100_000) > Math.floor(before / 100_000)) out.note(`${table}: ${count(n)} of ${count(total)} rows`);
+          before = n === total ? 0 : n;
+        },
+      });
+    } finally {
+      lock.release();
     }
-  })();
+  } catch (err) {
+    if (err instanceof CopyRefused || err instanceof StartupError || err instanceof ApiError) throw new UsageError(err.message);
+    throw err;
+  }
   const rows = Object.values(copied).reduce((a, b) => a + b, 0);
   const of = (table: string) => count(copied[table] ?? 0);
   out.done(copied, `Copied ${count(rows)} rows into the PostgreSQL database, in one transaction: ${of('organizations')} organizations, ${of('devices')} devices, ${of('events')} events, ${of('data_connectors')} data connectors, ${of('deliveries')} queued pushes.`);

@@ -6,10 +6,9 @@
 // copy seals the cluster's key check with it (main.ts), so a process given another key refuses to start.
 import Database from 'better-sqlite3';
 import type pg from 'pg';
-import { driverUrl } from '../../runtime/database-url.ts';
 import { MASTER_KEY_CHECK_SETTING } from '../cluster.ts';
 import { explainConnectError } from '../open.ts';
-import { createPool, WAIT_AS_LONG_AS_IT_TAKES } from './db.ts';
+import { WAIT_AS_LONG_AS_IT_TAKES } from './db.ts';
 import { createPostgresStore } from './index.ts';
 
 /** The tables copied, parents before the rows that name them. */
@@ -34,7 +33,8 @@ export class CopyRefused extends Error {}
 
 /** Copies the SQLite file into the (new, empty) database at `url`; returns the rows copied per table. */
 export async function copySqliteToPostgres(sqliteFile: string, url: string, options: CopyOptions): Promise<Record<string, number>> {
-  // The server's checks and the schema, as a serve process's first start makes them.
+  // The server's checks and the schema, as a serve process's first start makes them. Two connections: the
+  // bootstrap lock's, and the copy's.
   const store = await createPostgresStore(url, { poolSize: 2, applicationName: 'sensorcloud-admin' }).catch((err: unknown) => {
     throw explainConnectError(err, url);
   });
@@ -47,16 +47,15 @@ export async function copySqliteToPostgres(sqliteFile: string, url: string, opti
       }
       const sessions = await store.cluster!.serviceSessions();
       if (sessions > 0) throw new CopyRefused(`serve processes are connected to the database (${sessions} connections): stop them, and copy into a new, empty database`);
-      return copyTables(sqliteFile, url, options);
+      return copyTables(sqliteFile, store.pool, options);
     });
   } finally {
     await store.close();
   }
 }
 
-async function copyTables(sqliteFile: string, url: string, options: CopyOptions): Promise<Record<string, number>> {
+async function copyTables(sqliteFile: string, pool: pg.Pool, options: CopyOptions): Promise<Record<string, number>> {
   const sqlite = new Database(sqliteFile, { readonly: true, fileMustExist: true });
-  const pool = createPool(driverUrl(url), { max: 1, applicationName: 'sensorcloud-admin' });
   try {
     const present = (sqlite.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").pluck().all() as string[]).filter((t) => !NOT_COPIED.has(t));
     const unknown = present.filter((t) => !(TABLES as readonly string[]).includes(t));
@@ -92,7 +91,6 @@ async function copyTables(sqliteFile: string, url: string, options: CopyOptions)
     }
   } finally {
     sqlite.close();
-    await pool.end();
   }
 }
 
