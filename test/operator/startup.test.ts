@@ -10,7 +10,9 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import Database from 'better-sqlite3';
 import pg from 'pg';
+import { createSqliteStore } from '../../src/store/sqlite/index.ts';
 import { startPgBouncer } from '../helpers/pgbouncer.ts';
 import { createTestDatabase, testPostgresUrl, withDatabase } from '../helpers/postgres.ts';
 import { startPostgresServer, type PostgresServer } from '../helpers/postgres-server.ts';
@@ -355,6 +357,28 @@ describe('sad', () => {
       oneLine(await runCli(['serve', '--data-dir', join(file, 'data')], cleanEnv({ PORT: '0' }))),
       `sensorcloud: cannot create the data dir ${join(file, 'data')} (a part of its path is a file): create it yourself, or point --data-dir at a writable directory`,
     );
+  });
+
+  it('a data dir a newer release upgraded (an upgrade undone): one line naming the migration and what to do, for serve and the admin commands; the database left as it was', { timeout: 60_000 }, async () => {
+    const dataDir = newDir();
+    const file = join(dataDir, 'sensorcloud.db');
+    const store = createSqliteStore(file);
+    store.db.raw.prepare('INSERT INTO schema_migrations (version, applied_time) VALUES (?, ?)').run(999, 1);
+    await store.close();
+    writeFileSync(join(dataDir, 'master.key'), randomBytes(32).toString('hex'), { mode: 0o600 });
+    const refusal = `the database ${file} was upgraded by a newer release of Sensor Cloud (it has schema migration 999, which this release does not have): start that release again, or restore the backup of the data dir made before the upgrade`;
+    assert.equal(oneLine(await runCli(['serve'], cleanEnv({ PORT: '0', SENSORCLOUD_DATA_DIR: dataDir }))), `sensorcloud: ${refusal}`);
+    const admin = await runCli(['admin', 'create-key', '--data-dir', dataDir], cleanEnv({}));
+    assert.equal(admin.code, 2, admin.stderr);
+    assert.equal(admin.stderr.trim(), `error: ${refusal}`);
+    assert.ok(!existsSync(join(dataDir, 'bootstrap.json')), 'nothing bootstrapped');
+    const db = new Database(file, { readonly: true });
+    try {
+      assert.deepEqual(db.prepare('SELECT count(*) AS n FROM organizations').get(), { n: 0 }, 'nothing bootstrapped');
+      assert.equal((db.prepare('SELECT max(version) AS v FROM schema_migrations').get() as { v: number }).v, 999);
+    } finally {
+      db.close();
+    }
   });
 
   describe('a data dir this user cannot write', () => {

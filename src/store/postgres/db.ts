@@ -2,7 +2,7 @@
 // JS numbers (times are microseconds, below 2^53), and the numbered migrations, applied once per database under
 // an advisory lock whichever process starts first.
 import { createHash } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
@@ -11,6 +11,7 @@ import { connectTimeoutMs } from '../../runtime/database-url.ts';
 import type { Logger } from '../../runtime/logger.ts';
 import { DiskFull } from '../../runtime/disk-full.ts';
 import { spaced } from '../../runtime/spaced.ts';
+import { migrationFiles, newerMigrations } from '../migrations.ts';
 import { findsNothing, nulRefused } from '../nul-text.ts';
 import { withArrayLiterals } from './array-literal.ts';
 import { usePasswordFile } from './password-file.ts';
@@ -308,7 +309,7 @@ const MIGRATION_LOCK = 7_140_219_001;
  */
 export const WAIT_AS_LONG_AS_IT_TAKES = 'SET statement_timeout = 0; SET lock_timeout = 0';
 
-export async function migrate(pool: pg.Pool, logger?: Pick<Logger, 'info'>): Promise<void> {
+export async function migrate(pool: pg.Pool, logger?: Pick<Logger, 'info' | 'warn'>): Promise<void> {
   const client = await pool.connect();
   try {
     await client.query(WAIT_AS_LONG_AS_IT_TAKES);
@@ -316,10 +317,16 @@ export async function migrate(pool: pg.Pool, logger?: Pick<Logger, 'info'>): Pro
     await client.query('CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY, applied_time bigint NOT NULL)');
     const applied = new Set((await client.query<{ version: number }>('SELECT version FROM schema_migrations')).rows.map((r) => r.version));
     const from = migrationsDir();
-    const files = readdirSync(from).filter((f) => /^\d+_.*\.sql$/.test(f)).sort();
+    const files = migrationFiles(from);
+    // A process of an older release during a rolling upgrade (one restarted before its turn), or a cluster taken
+    // back a release: each migration keeps the release before it working on the new schema, which is all it can
+    // promise, so this process serves, and says so.
+    const newer = newerMigrations(applied, files);
+    if (newer.length > 0) {
+      logger?.warn({ migrations: newer }, 'database: a newer release upgraded the schema (migrations this release does not have); this process works on it only if it is of the release just before that one: upgrade it');
+    }
     const upgrading = applied.size > 0;
-    for (const file of files) {
-      const version = Number(file.split('_')[0]);
+    for (const { version, file } of files) {
       if (applied.has(version)) continue;
       const started = Date.now();
       if (upgrading) logger?.info({ migration: file }, 'upgrading the database schema; with a long event history this can take minutes');

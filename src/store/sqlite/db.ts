@@ -2,13 +2,15 @@
 // async transaction exclusive (better-sqlite3 is synchronous; without the lock, another request's query could
 // run inside an open transaction while it awaits).
 import Database from 'better-sqlite3';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { unavailable } from '../../domain/errors.ts';
 import type { Logger } from '../../runtime/logger.ts';
+import { StartupError } from '../../runtime/startup-error.ts';
 import { DiskFull } from '../../runtime/disk-full.ts';
 import { freeBytes } from '../data-dir.ts';
+import { migrationFiles, newerMigrations } from '../migrations.ts';
 import { findsNothing, holdsNul, nulRefused } from '../nul-text.ts';
 import { CacheRegistry } from './read-cache.ts';
 
@@ -42,7 +44,12 @@ export class SqliteDb {
     this.raw.pragma('synchronous = NORMAL');
     this.raw.pragma('foreign_keys = ON');
     this.raw.pragma('busy_timeout = 5000');
-    this.migrate();
+    try {
+      this.migrate(file);
+    } catch (err) {
+      this.raw.close();
+      throw err;
+    }
   }
 
   /**
@@ -143,16 +150,21 @@ export class SqliteDb {
     this.raw.close();
   }
 
-  private migrate(): void {
+  private migrate(path: string): void {
     this.raw.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_time INTEGER NOT NULL)');
     const applied = new Set(this.raw.prepare('SELECT version FROM schema_migrations').all().map((r) => (r as { version: number }).version));
     const dir = join(dirname(fileURLToPath(import.meta.url)), 'migrations');
-    const files = readdirSync(dir).filter((f) => /^\d+_.*\.sql$/.test(f)).sort();
+    const files = migrationFiles(dir);
+    // A release going back (an upgrade undone): its code was not written for the newer schema, and one process
+    // owns this database, so nothing gains from starting on it; the newer release, or the backup, is the way on.
+    const newer = newerMigrations(applied, files);
+    if (newer.length > 0) {
+      throw new StartupError(`the database ${path} was upgraded by a newer release of Sensor Cloud (it has schema migration${newer.length > 1 ? 's' : ''} ${newer.join(', ')}, which this release does not have): start that release again, or restore the backup of the data dir made before the upgrade`);
+    }
     // A new database is created in milliseconds; an upgrade may rebuild an index over the whole event history
     // (~1.6 s per million events for 080), so the operator is told what the start is waiting for.
     const upgrading = applied.size > 0;
-    for (const file of files) {
-      const version = Number(file.split('_')[0]);
+    for (const { version, file } of files) {
       if (applied.has(version)) continue;
       const sql = readFileSync(join(dir, file), 'utf8');
       const started = Date.now();
