@@ -22,7 +22,6 @@ const REASONS: AttemptReason[] = ['ack', 'http_status', 'timeout', 'tls', 'conne
 const num = (v: number) => (Number.isInteger(v) ? String(v) : String(Number(v.toFixed(6))));
 
 export async function renderPrometheus(deps: Pick<Deps, 'store'>): Promise<string> {
-
   const [counters, depth, byStatus] = await Promise.all([
     deps.store.connectorMetrics.counters(), deps.store.deliveries.count(), deps.store.dataConnectors.countByStatus(),
   ]);
