@@ -1,6 +1,7 @@
 // `sensorcloud serve`: flags override environment variables, which override defaults. The service (fastify,
 // better-sqlite3, the delivery engine) is imported only when this command runs, so client commands start fast.
 import type { Command } from 'commander';
+import { packageVersion } from '../delivery/push-headers.ts';
 import type { Logger } from '../runtime/logger.ts';
 
 export function registerServeCommand(program: Command): void {
@@ -49,8 +50,9 @@ export function registerServeCommand(program: Command): void {
 
 /**
  * The one log line that says the service is up and where: "listening on <url>" and every URL an operator opens
- * (the operator contract: listening is announced on stdout in one line containing the URL). Printed whatever
- * LOG_LEVEL says, since scripts and people wait for it.
+ * (the operator contract: listening is announced on stdout in one line containing the URL), with the release, which
+ * tells the processes of a cluster apart during a rolling upgrade. Printed whatever LOG_LEVEL says, since scripts and
+ * people wait for it.
  */
 function announceListening(logger: Logger, url: string, publicUrl: string, dataDir: string): void {
   const urls = {
@@ -61,7 +63,7 @@ function announceListening(logger: Logger, url: string, publicUrl: string, dataD
     openapi: `${publicUrl}/v2/openapi.json`,
   };
   logger.child({}, { level: 'info' }).info(
-    { url, ...urls, dataDir },
+    { url, ...urls, dataDir, version: packageVersion() },
     `Sensor Cloud listening on ${url}: console ${urls.console}, API ${urls.api}, health ${urls.health}, metrics ${urls.metrics}, OpenAPI ${urls.openapi}`,
   );
 }

@@ -76,6 +76,7 @@ describe('happy', () => {
       assert.match(line.url!, /^http:\/\/127\.0\.0\.1:\d+$/);
       assert.notEqual(line.url, 'http://127.0.0.1:0');
       assert.match(line.msg!, new RegExp(`^Sensor Cloud listening on ${line.url}`));
+      assert.equal(line.version, JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')).version, 'the release');
       for (const [field, path] of [['console', '/'], ['api', '/v2'], ['health', '/healthz'], ['metrics', '/metrics'], ['openapi', '/v2/openapi.json']]) {
         assert.equal(line[field!], `${line.url}${path}`, field);
         assert.ok(line.msg!.includes(`${line.url}${path}`), `the message names ${field}`);
