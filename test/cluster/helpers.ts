@@ -9,6 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startReceiver } from '../helpers/receiver.ts';
 import { freePort, serve } from '../helpers/serve-process.ts';
+
+export { passwordGrant } from '../helpers/serve-process.ts';
 import { testTls } from '../helpers/tls.ts';
 
 export interface Node {
@@ -99,13 +101,6 @@ export async function call(base: string, auth: string, method: string, path: str
   });
   const text = await res.text();
   return { status: res.status, body: text ? JSON.parse(text) : null };
-}
-
-/** The console's sign-in (the token endpoint's password grant): its status. */
-export async function passwordGrant(base: string, email: string, password: string): Promise<number> {
-  const res = await fetch(`${base}/oauth2/token`, { method: 'POST', body: new URLSearchParams({ grant_type: 'password', username: email, password }) });
-  await res.arrayBuffer();
-  return res.status;
 }
 
 export const basic = (keyId: string, secret: string) => `Basic ${Buffer.from(`${keyId}:${secret}`).toString('base64')}`;

@@ -73,3 +73,10 @@ export async function serve(env: NodeJS.ProcessEnv, args: string[] = []): Promis
   });
   return child;
 }
+
+/** The console's sign-in (the token endpoint's password grant): its status. */
+export async function passwordGrant(base: string, email: string, password: string): Promise<number> {
+  const res = await fetch(`${base}/oauth2/token`, { method: 'POST', body: new URLSearchParams({ grant_type: 'password', username: email, password }) });
+  await res.arrayBuffer();
+  return res.status;
+}

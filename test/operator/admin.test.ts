@@ -8,8 +8,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { ROOT, freePort, serve } from '../helpers/serve-process.ts';
-import { passwordGrant } from '../cluster/helpers.ts';
+import { ROOT, freePort, passwordGrant, serve } from '../helpers/serve-process.ts';
 import { cleanEnv, runCli } from './cli-process.ts';
 
 const dataDir = mkdtempSync(join(tmpdir(), 'sensorcloud-admin-'));
