@@ -1,7 +1,9 @@
 // `sensorcloud serve`: flags override environment variables, which override defaults. The service (fastify,
 // better-sqlite3, the delivery engine) is imported only when this command runs, so client commands start fast.
 import type { Command } from 'commander';
+import { join } from 'node:path';
 import { packageVersion } from '../delivery/push-headers.ts';
+import { redactDatabaseUrl } from '../runtime/database-url.ts';
 import type { Logger } from '../runtime/logger.ts';
 
 export function registerServeCommand(program: Command): void {
@@ -31,7 +33,7 @@ export function registerServeCommand(program: Command): void {
         }
         throw err;
       }
-      announceListening(service.deps.logger, service.url, service.deps.config.publicUrl, config.dataDir);
+      announceListening(service.deps.logger, service.url, service.deps.config.publicUrl, config.dataDir, config.databaseUrl);
       let stopping = false;
       const stop = async (signal: string) => {
         if (stopping) return;
@@ -51,10 +53,11 @@ export function registerServeCommand(program: Command): void {
 /**
  * The one log line that says the service is up and where: "listening on <url>" and every URL an operator opens
  * (the operator contract: listening is announced on stdout in one line containing the URL), with the release, which
- * tells the processes of a cluster apart during a rolling upgrade. Printed whatever LOG_LEVEL says, since scripts and
- * people wait for it.
+ * tells the processes of a cluster apart during a rolling upgrade, and the database (a PostgreSQL URL without its
+ * password), which shows that every process of a cluster uses the same one. Printed whatever LOG_LEVEL says, since
+ * scripts and people wait for it.
  */
-function announceListening(logger: Logger, url: string, publicUrl: string, dataDir: string): void {
+function announceListening(logger: Logger, url: string, publicUrl: string, dataDir: string, databaseUrl: string | null): void {
   const urls = {
     console: `${publicUrl}/`,
     api: `${publicUrl}/v2`,
@@ -63,7 +66,7 @@ function announceListening(logger: Logger, url: string, publicUrl: string, dataD
     openapi: `${publicUrl}/v2/openapi.json`,
   };
   logger.child({}, { level: 'info' }).info(
-    { url, ...urls, dataDir, version: packageVersion() },
+    { url, ...urls, dataDir, database: databaseUrl === null ? join(dataDir, 'sensorcloud.db') : redactDatabaseUrl(databaseUrl), version: packageVersion() },
     `Sensor Cloud listening on ${url}: console ${urls.console}, API ${urls.api}, health ${urls.health}, metrics ${urls.metrics}, OpenAPI ${urls.openapi}`,
   );
 }

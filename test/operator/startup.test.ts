@@ -77,6 +77,7 @@ describe('happy', () => {
       assert.notEqual(line.url, 'http://127.0.0.1:0');
       assert.match(line.msg!, new RegExp(`^Sensor Cloud listening on ${line.url}`));
       assert.equal(line.version, JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')).version, 'the release');
+      assert.equal(line.database, join(dataDir, 'sensorcloud.db'), 'the database');
       for (const [field, path] of [['console', '/'], ['api', '/v2'], ['health', '/healthz'], ['metrics', '/metrics'], ['openapi', '/v2/openapi.json']]) {
         assert.equal(line[field!], `${line.url}${path}`, field);
         assert.ok(line.msg!.includes(`${line.url}${path}`), `the message names ${field}`);
@@ -619,6 +620,8 @@ describe('PostgreSQL that asks for a password', () => {
       try {
         const health = await fetch(`${service.line.url}/healthz`);
         assert.equal(health.status, 200, source);
+        // The listening line names the database, never with its password.
+        assert.equal(service.line.database, extra.SENSORCLOUD_DATABASE_URL!.replace(/:[^:@/]+@/, ':***@'), source);
       } finally {
         await service.stop();
       }
