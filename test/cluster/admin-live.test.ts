@@ -7,8 +7,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { createTestDatabase } from '../helpers/postgres.ts';
+import { passwordGrant } from '../helpers/serve-process.ts';
 import { cleanEnv, runCli } from '../operator/cli-process.ts';
-import { basic, call, passwordGrant, startCluster } from './helpers.ts';
+import { basic, call, startCluster } from './helpers.ts';
 
 describe('admin commands on a running cluster', () => {
   it('a new password and a new key work at every process at once, none of them stopped', { timeout: 180_000 }, async () => {

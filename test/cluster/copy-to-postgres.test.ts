@@ -11,10 +11,10 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { createTestDatabase } from '../helpers/postgres.ts';
 import { startReceiver } from '../helpers/receiver.ts';
-import { freePort, serve } from '../helpers/serve-process.ts';
+import { freePort, passwordGrant, serve } from '../helpers/serve-process.ts';
 import { testTls } from '../helpers/tls.ts';
 import { cleanEnv, runCli } from '../operator/cli-process.ts';
-import { basic, call, passwordGrant, until } from './helpers.ts';
+import { basic, call, until } from './helpers.ts';
 
 const eventIdOf = (body: Buffer) => (JSON.parse(body.toString()) as { event: { eventId: string } }).event.eventId;
 

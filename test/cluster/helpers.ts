@@ -9,8 +9,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startReceiver } from '../helpers/receiver.ts';
 import { freePort, serve } from '../helpers/serve-process.ts';
-
-export { passwordGrant } from '../helpers/serve-process.ts';
 import { testTls } from '../helpers/tls.ts';
 
 export interface Node {
