@@ -161,7 +161,8 @@ async function apply(tx: Repos, done: Finished, report: RunReport, batch: Batch,
       batch.discarded.push(row.id);
       return;
     case 'retry':
-      await tx.deliveries.reschedule(row.id, effect.attempts, Math.ceil(effect.dueMs * 1000));
+      // Under the attempt's lease only: a row another process claimed after that lease ended is its attempt's now.
+      await tx.deliveries.reschedule(row.id, effect.attempts, Math.ceil(effect.dueMs * 1000), row.leaseUntil);
       return;
     case 'expire':
       if (await tx.deliveries.delete(row.id)) {

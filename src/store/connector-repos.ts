@@ -127,8 +127,13 @@ export interface DeliveryRepo {
    * the transaction's other writes at its end (PostgreSQL's group commit does).
    */
   deleteCounted(ids: readonly number[], series: string): Promise<void>;
-  /** Records a failed attempt: new attempt count, next due time, lease released. False when the row was gone. */
-  reschedule(id: number, attempts: number, dueTime: number): Promise<boolean>;
+  /**
+   * Records a failed attempt: new attempt count, next due time, lease released; only while the row still holds the
+   * lease the attempt was made under (`leaseUntil`). A process that was paused past its lease (a stopped process, a
+   * frozen machine) finds its row claimed by another process, whose attempt is in flight: releasing that lease
+   * would let a third claim push the row at the same time. False when the row was gone or held another lease.
+   */
+  reschedule(id: number, attempts: number, dueTime: number, leaseUntil: number | null): Promise<boolean>;
   /**
    * Removes up to `limit` of a connector's rows, leased ones included; returns how many. A queue is dropped a
    * bounded piece at a time (delivery/claim.ts dropQueue), so no transaction holds the writer for its whole length.

@@ -266,6 +266,65 @@ describe('a cluster of serve processes on PostgreSQL', () => {
     }
   });
 
+  it('a process paused past its lease (SIGSTOP) and resumed: the rows another process took over stay that one\'s, no row pushed a third time', { timeout: 180_000 }, async () => {
+    // A pushes three events and is stopped while its attempts are in flight; the receiver answers them 500, which
+    // A reads only when it runs again. After the 15 s lease B claims the rows and pushes them; the receiver holds
+    // B's pushes open for 6 s and answers 200. A, resumed meanwhile, records its failures: they must leave B's
+    // leases alone (were they released, the rows would come due and be pushed again while B's attempts are open).
+    const EVENTS = 3;
+    const B_HOLD_MS = 6_000;
+    const db = await createTestDatabase();
+    const pushes = new Map<string, number>();
+    const receiver = await startReceiver({
+      reply: (req, index) => {
+        const id = JSON.parse(req.body.toString('utf8')).event.eventId as string;
+        pushes.set(id, (pushes.get(id) ?? 0) + 1);
+        return index < EVENTS ? { status: 500, delayMs: 2_000 } : { status: 200, delayMs: B_HOLD_MS };
+      },
+    });
+    const cluster = await startCluster(db.url, 2);
+    const a = cluster.nodes[0]!;
+    const b = cluster.nodes[1]!;
+    const sql = new pg.Client({ connectionString: db.url });
+    await sql.connect();
+    try {
+      const { project, serviceAccount } = cluster.boot;
+      const admin = basic(serviceAccount.keyId, serviceAccount.secret);
+      const [device] = await connectorAndDevices(b.base, admin, project, receiver.url, 1);
+      for (let i = 0; i < EVENTS; i++) assert.equal((await call(a.base, admin, 'POST', `/${device}:publish`, { touch: {} })).status, 200);
+      await receiver.waitFor(EVENTS, 10_000);
+      a.child.kill('SIGSTOP');
+      // B takes the rows over once A's leases end, and pushes them.
+      await receiver.waitFor(2 * EVENTS, 40_000);
+      const leased = await sql.query<{ n: string }>('SELECT count(*) AS n FROM deliveries WHERE lease_until IS NOT NULL AND attempts = 0');
+      assert.equal(Number(leased.rows[0]!.n), EVENTS, 'B holds every row');
+      a.child.kill('SIGCONT');
+      // A reads the 500s (or its push timeouts fire) and records three failed attempts.
+      await until('A recorded its failed attempts', async () => {
+        const r = await sql.query<{ n: string }>('SELECT coalesce(sum(error_count), 0) AS n FROM connector_metrics');
+        return Number(r.rows[0]!.n) >= EVENTS;
+      }, 10_000);
+      const rows = await sql.query<{ lease_until: string | null; attempts: number }>('SELECT lease_until, attempts FROM deliveries');
+      assert.equal(rows.rows.length, EVENTS);
+      for (const r of rows.rows) {
+        assert.notEqual(r.lease_until, null, 'the row stays leased to B\'s attempt in flight');
+        assert.equal(r.attempts, 0, 'A\'s failure did not reschedule it');
+      }
+      // B's answers arrive: every row acknowledged, each event pushed twice (A's attempt and B's), none a third time.
+      await until('the queue is empty', async () => Number((await sql.query<{ n: string }>('SELECT count(*) AS n FROM deliveries')).rows[0]!.n) === 0, 30_000);
+      await new Promise((r) => setTimeout(r, 1_000));
+      assert.deepEqual([...pushes.values()], Array(EVENTS).fill(2), 'each event pushed by A, then by B, and no more');
+      assert.equal(receiver.requests.length, 2 * EVENTS);
+      assert.equal(a.child.exitCode, null, a.describe());
+    } finally {
+      a.child.kill('SIGCONT');
+      await sql.end();
+      await cluster.close();
+      await receiver.close();
+      await db.drop();
+    }
+  });
+
   it('PostgreSQL stopped for 10 s mid-run: no process exits, /healthz says 503 then recovers, every event delivered', { timeout: 300_000 }, async () => {
     const server = await startPostgresServer();
     const { receiver, delivered } = await eventIdReceiver();

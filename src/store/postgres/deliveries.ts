@@ -157,8 +157,10 @@ export function createDeliveryRepo(sql: Sql): DeliveryRepo {
       held.deleteCounted(ids, series);
       if (ids.length > 0) await held.write(sql);
     },
-    async reschedule(id, attempts, dueTime) {
-      return (await sql.run('UPDATE deliveries SET attempts = $1, due_time = $2, lease_until = NULL WHERE id = $3', [attempts, dueTime, id])) > 0;
+    async reschedule(id, attempts, dueTime, leaseUntil) {
+      return (await sql.run(
+        'UPDATE deliveries SET attempts = $1, due_time = $2, lease_until = NULL WHERE id = $3 AND lease_until IS NOT DISTINCT FROM $4', [attempts, dueTime, id, leaseUntil],
+      )) > 0;
     },
     async deleteByConnector(connectorId, limit) {
       return sql.run(DELETE_BY_CONNECTOR, [connectorId, limit]);

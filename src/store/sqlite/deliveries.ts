@@ -67,8 +67,8 @@ export function createDeliveryRepo(db: SqliteDb): DeliveryRepo {
         db.run('INSERT INTO delivery_counters (series, value) VALUES (?, ?) ON CONFLICT (series) DO UPDATE SET value = value + excluded.value', series, n);
       }
     },
-    async reschedule(id, attempts, dueTime) {
-      return db.run('UPDATE deliveries SET attempts = ?, due_time = ?, lease_until = NULL WHERE id = ?', attempts, dueTime, id).changes > 0;
+    async reschedule(id, attempts, dueTime, leaseUntil) {
+      return db.run('UPDATE deliveries SET attempts = ?, due_time = ?, lease_until = NULL WHERE id = ? AND lease_until IS ?', attempts, dueTime, id, leaseUntil).changes > 0;
     },
     async deleteByConnector(connectorId, limit) {
       return db.run(

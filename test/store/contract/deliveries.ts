@@ -155,14 +155,38 @@ export function deliveryContract(open: OpenStore): void {
       const c = await seedConnector(store());
       const [a] = await store().deliveries.insert([row(c.id, 100)]);
       await store().deliveries.claim(c.id, 100, 0, 500, 10);
-      assert.equal(await store().deliveries.reschedule(a!, 1, 700), true);
+      assert.equal(await store().deliveries.reschedule(a!, 1, 700, 500), true);
       const r = await store().deliveries.get(a!);
       assert.deepEqual([r?.attempts, r?.dueTime, r?.leaseUntil], [1, 700, null]);
       assert.deepEqual(await store().deliveries.claim(c.id, 699, 0, 2000, 10), [], 'not due before its new due time');
       const claimed = await store().deliveries.claim(c.id, 700, 0, 2000, 10);
       assert.deepEqual(claimed.map((x) => [x.id, x.attempts]), [[a, 1]]);
       assert.equal(await store().deliveries.delete(a!), true);
-      assert.equal(await store().deliveries.reschedule(a!, 2, 800), false, 'gone');
+      assert.equal(await store().deliveries.reschedule(a!, 2, 800, 2000), false, 'gone');
+    });
+
+    it('reschedule leaves a row that another claim took after the attempt\'s lease ended (a process paused past its lease)', async () => {
+      const c = await seedConnector(store());
+      const ids = await store().deliveries.insert([row(c.id, 100), row(c.id, 100)]);
+      // Both attempted under a lease to 500; the process then stops for a while.
+      assert.equal((await store().deliveries.claim(c.id, 100, 0, 500, 10)).length, 2);
+      // Its lease over, another claim takes one row (limit 1) and attempts it under a lease to 1100.
+      const again = await store().deliveries.claim(c.id, 600, 0, 1100, 1);
+      assert.deepEqual(again.map((r) => r.leaseUntil), [1100]);
+      const taken = again[0]!.id;
+      const kept = ids.find((id) => id !== taken);
+      // The paused process's failures arrive: the row taken over stays leased to the attempt in flight.
+      assert.equal(await store().deliveries.reschedule(taken, 1, 700, 500), false, 'held under another lease');
+      const held = await store().deliveries.get(taken);
+      assert.deepEqual([held?.attempts, held?.dueTime, held?.leaseUntil], [0, 1100, 1100]);
+      // The row nobody took is the paused process's still, lease over or not: its failure is recorded.
+      assert.equal(await store().deliveries.reschedule(kept!, 1, 700, 500), true);
+      const later = await store().deliveries.claim(c.id, 800, 0, 1500, 10);
+      assert.deepEqual(later.map((r) => r.id), [kept], 'the retry is due; the row in flight is not claimed a third time');
+      // The attempt under the new lease records its own outcome.
+      assert.equal(await store().deliveries.reschedule(taken, 1, 1200, 1100), true);
+      const r = await store().deliveries.get(taken);
+      assert.deepEqual([r?.attempts, r?.dueTime, r?.leaseUntil], [1, 1200, null]);
     });
 
     it('deleteByConnector drops up to a limit of one connector\'s rows, leased ones included, and counts them', async () => {
