@@ -493,6 +493,38 @@ describe('isolation: fair share', () => {
   });
 });
 
+describe('a paused process', () => {
+  it('does not attempt a row whose lease is half over when its attempt would start; it is attempted once the lease ends', async () => {
+    const { t, fake, engine } = await setup();
+    try {
+      const dc = await createConnector(t);
+      await publish(t, await t.createDevice());
+      // The process stops for 40 s between the claim (a 60 s lease) and the attempt: another process of a cluster
+      // could take the row before a push started now ended.
+      const deliveries = t.deps.store.deliveries;
+      const read = deliveries.connectorsWithDue.bind(deliveries);
+      let pause = true;
+      deliveries.connectorsWithDue = async (now, enqueuedAfter) => {
+        const due = await read(now, enqueuedAfter);
+        if (pause) t.clock.advance(40_000);
+        pause = false;
+        return due;
+      };
+      assert.deepEqual(await engine.runOnce(), { attempted: 0, acked: 0, failed: 0, dropped: 0 });
+      assert.equal(fake.callsTo(dc.url).length, 0, 'not pushed');
+      assert.equal(await queueDepth(t), 1, 'the row stays queued');
+      t.clock.advance(20_000 - 1);
+      assert.equal((await engine.runOnce()).attempted, 0, 'leased until 60 s after the claim');
+      t.clock.advance(1);
+      assert.deepEqual(await engine.runOnce(), { attempted: 1, acked: 1, failed: 0, dropped: 0 });
+      assert.equal(fake.callsTo(dc.url).length, 1);
+      assert.equal(await queueDepth(t), 0);
+    } finally {
+      await t.close();
+    }
+  });
+});
+
 describe('happy: background loop', () => {
   it('wakes on a committed event without waiting for the poll, and stops cleanly', async () => {
     const { t, fake } = await setup();
