@@ -161,11 +161,12 @@ async function apply(tx: Repos, done: Finished, report: RunReport, batch: Batch,
       batch.discarded.push(row.id);
       return;
     case 'retry':
-      // Under the attempt's lease only: a row another process claimed after that lease ended is its attempt's now.
+      // Under the attempt's lease only (as the drop below): a row another process claimed after that lease ended is
+      // its attempt's now.
       await tx.deliveries.reschedule(row.id, effect.attempts, Math.ceil(effect.dueMs * 1000), row.leaseUntil);
       return;
     case 'expire':
-      if (await tx.deliveries.delete(row.id)) {
+      if (await tx.deliveries.delete(row.id, row.leaseUntil)) {
         bump(batch.counters, series.deliveries('dropped'));
         report.dropped += 1;
       }

@@ -117,8 +117,11 @@ export interface DeliveryRepo {
    */
   claim(connectorId: string, now: number, enqueuedAfter: number, leaseUntil: number, limit: number, cap?: InFlightCap): Promise<DeliveryRecord[]>;
   get(id: number): Promise<DeliveryRecord | null>;
-  /** Returns false when the row was already gone. */
-  delete(id: number): Promise<boolean>;
+  /**
+   * Returns false when the row was already gone. With `leaseUntil` (a failed attempt's 12-hour drop), only while the
+   * row still holds that lease, as `reschedule`: a row another process claimed meanwhile is left to its attempt.
+   */
+  delete(id: number, leaseUntil?: number | null): Promise<boolean>;
   /** Deletes the rows that are still there; returns how many it deleted (one statement on PostgreSQL). */
   deleteMany(ids: readonly number[]): Promise<number>;
   /**

@@ -144,8 +144,9 @@ export function createDeliveryRepo(sql: Sql): DeliveryRepo {
       const [r] = await sql.query<DeliveryRow>('SELECT * FROM deliveries WHERE id = $1', [id]);
       return r ? toDelivery(r) : null;
     },
-    async delete(id) {
-      return (await sql.run('DELETE FROM deliveries WHERE id = $1', [id])) > 0;
+    async delete(id, leaseUntil) {
+      if (leaseUntil === undefined) return (await sql.run('DELETE FROM deliveries WHERE id = $1', [id])) > 0;
+      return (await sql.run('DELETE FROM deliveries WHERE id = $1 AND lease_until IS NOT DISTINCT FROM $2', [id, leaseUntil])) > 0;
     },
     async deleteMany(ids) {
       if (ids.length === 0) return 0;

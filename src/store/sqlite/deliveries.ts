@@ -55,8 +55,9 @@ export function createDeliveryRepo(db: SqliteDb): DeliveryRepo {
       const r = db.get<DeliveryRow>('SELECT * FROM deliveries WHERE id = ?', id);
       return r ? toDelivery(r) : null;
     },
-    async delete(id) {
-      return db.run('DELETE FROM deliveries WHERE id = ?', id).changes > 0;
+    async delete(id, leaseUntil) {
+      if (leaseUntil === undefined) return db.run('DELETE FROM deliveries WHERE id = ?', id).changes > 0;
+      return db.run('DELETE FROM deliveries WHERE id = ? AND lease_until IS ?', id, leaseUntil).changes > 0;
     },
     async deleteMany(ids) {
       return deleteMany(ids);

@@ -183,10 +183,12 @@ export function deliveryContract(open: OpenStore): void {
       assert.equal(await store().deliveries.reschedule(kept!, 1, 700, 500), true);
       const later = await store().deliveries.claim(c.id, 800, 0, 1500, 10);
       assert.deepEqual(later.map((r) => r.id), [kept], 'the retry is due; the row in flight is not claimed a third time');
+      assert.equal(await store().deliveries.delete(taken, 500), false, 'nor is it dropped by the paused process\'s 12-hour drop');
       // The attempt under the new lease records its own outcome.
       assert.equal(await store().deliveries.reschedule(taken, 1, 1200, 1100), true);
       const r = await store().deliveries.get(taken);
       assert.deepEqual([r?.attempts, r?.dueTime, r?.leaseUntil], [1, 1200, null]);
+      assert.equal(await store().deliveries.delete(taken, null), true, 'dropped under the lease it holds (none)');
     });
 
     it('deleteByConnector drops up to a limit of one connector\'s rows, leased ones included, and counts them', async () => {
