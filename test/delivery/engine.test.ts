@@ -620,6 +620,29 @@ describe('happy: hand-off of fresh rows', () => {
     }, 'any');
   });
 
+  it('a fresh row whose lease is half over at its commit (the process paused) is not pushed until its lease ends', async () => {
+    await withEngine({}, async ({ t, fake, engine }) => {
+      const dc = await createConnector(t);
+      const device = await t.createDevice();
+      engine.start();
+      // Handed off with a 60 s lease; the process stops for 40 s before the commit is answered.
+      const sent = await t.deps.events.transaction(async (_tx, emit) => {
+        const emitted = await emit(device, 'touch', { touch: { updateTime: formatTimestamp(nowMicros(t.deps)) } }, nowMicros(t.deps));
+        t.clock.advance(40_000);
+        return emitted;
+      });
+      await settle();
+      assert.equal(fake.calls.length, 0, 'not pushed');
+      assert.equal(await queueDepth(t), 1, 'still queued');
+      t.clock.advance(20_000);
+      engine.wake();
+      await until(() => fake.calls.length > 0);
+      assert.deepEqual(fake.eventIds(dc.url), [sent.event.eventId], 'pushed once its lease ended');
+      await until(async () => (await queueDepth(t)) === 0);
+      assert.equal(await queueDepth(t), 0);
+    }, 'any');
+  });
+
   it('a rolled-back transaction gives its slot back', async () => {
     await withEngine({ perConnectorConcurrency: 1 }, async ({ t, fake, engine }) => {
       const dc = await createConnector(t);
