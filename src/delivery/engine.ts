@@ -117,7 +117,7 @@ export function createDeliveryEngine(deps: EngineDeps, dispatcher: Dispatcher, o
   }, () => deps.clock.now());
   // The project of each connector an attempt was made for, to name it in the log.
   const projectOf = new Map<string, string>();
-  const outcomes = createOutcomeRecorder(deps, {
+  const outcomes = createOutcomeRecorder({ ...deps, leaseMicros }, {
     disabled(d) {
       lines.drop(d.connector.id);
       connectorLog.disabled(d.connector, d.failingSince, d.dropped);

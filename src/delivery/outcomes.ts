@@ -5,7 +5,7 @@
 // with the attempt metrics and counters; a success is recorded in the same loop turn it arrives.
 import { afterFailure, afterSuccess, type ConnectorState } from '../domain/connector-status.ts';
 import { dataConnectorName } from '../domain/names.ts';
-import type { Clock } from '../runtime/clock.ts';
+import { nowMicros, type Clock } from '../runtime/clock.ts';
 import { createFailureLog } from '../runtime/failure-log.ts';
 import type { Logger } from '../runtime/logger.ts';
 import type { DataConnectorRecord, DeliveryRecord } from '../store/connector-repos.ts';
@@ -100,6 +100,8 @@ interface Batch {
   /** Rows to delete at the end of the batch, in one statement: acknowledged, and discarded. */
   acked: number[];
   discarded: number[];
+  /** Micros: an attempt whose lease ends before this is recorded late (less than half its lease left). */
+  lateBefore: number;
   /** Connectors this batch disabled: their queues are dropped after the commit, and counted in `report`. */
   disabled: Array<Omit<Disabled, 'dropped'> & { report: RunReport }>;
 }
@@ -155,7 +157,14 @@ async function apply(tx: Repos, done: Finished, report: RunReport, batch: Batch,
   }
   switch (effect.kind) {
     case 'ack':
-      batch.acked.push(row.id);
+      // Recorded with less than half its lease left (the process was paused): the row may be another process's now,
+      // its attempt open at the endpoint. Deleted only under this attempt's lease, so that one stays counted in the
+      // cluster's per-connector limit (as a failure, below); the other attempt's outcome settles the row.
+      if (row.leaseUntil !== null && row.leaseUntil < batch.lateBefore) {
+        if (await tx.deliveries.delete(row.id, row.leaseUntil)) bump(batch.counters, series.deliveries('acked'));
+      } else {
+        batch.acked.push(row.id);
+      }
       return;
     case 'discard':
       batch.discarded.push(row.id);
@@ -181,7 +190,7 @@ async function apply(tx: Repos, done: Finished, report: RunReport, batch: Batch,
  * The group commit of outcomes. `notices` hears, after the commit, of the connectors whose state the batch changed.
  * A batch that fails to record leaves its rows leased: they come due again when the lease ends.
  */
-export function createOutcomeRecorder(deps: { store: Store; logger: Logger; clock: Clock }, notices: OutcomeNotices): OutcomeRecorder {
+export function createOutcomeRecorder(deps: { store: Store; logger: Logger; clock: Clock; leaseMicros: number }, notices: OutcomeNotices): OutcomeRecorder {
   const log = deps.logger;
   // While the database is unreachable every batch fails: logged when that starts and when it ends.
   const failures = createFailureLog(log, 'error', {
@@ -211,7 +220,10 @@ export function createOutcomeRecorder(deps: { store: Store; logger: Logger; cloc
         await deps.store.transaction(async (tx) => {
           taken ??= takeBatch();
           reports = attemptedReports(taken.length);
-          const batch: Batch = { samples: [], counters: {}, notices: [], connectors: new Map(), locked: new Set(), acked: [], discarded: [], disabled: [] };
+          const batch: Batch = {
+            samples: [], counters: {}, notices: [], connectors: new Map(), locked: new Set(), acked: [], discarded: [], disabled: [],
+            lateBefore: nowMicros(deps) + deps.leaseMicros / 2,
+          };
           for (let i = 0; i < taken.length; i++) await apply(tx, taken[i]!.done, reports[i]!, batch, log);
           await deleteFinished(tx, batch);
           await recordAttemptMetrics(tx, batch.samples);

@@ -19,6 +19,8 @@ const ok: AttemptOutcome = { ok: true, reason: 'ack', status: 200, responseTimeM
 const failed = (responseTimeMs = 5, retryAfterSeconds?: number): AttemptOutcome =>
   ({ ok: false, reason: 'http_status', status: 503, responseTimeMs, message: '503', retryAfterSeconds });
 const ACTIVE: ConnectorState = { status: 'ACTIVE', failingSince: null };
+/** The engine's default lease (60 s). */
+const LEASE_MICROS = 60_000_000;
 
 describe('slots', () => {
   const options = { perConnector: 4, perFailingConnector: 1, total: 6, suspectAfterMs: 1000 };
@@ -207,7 +209,7 @@ describe('the outcome recorder', () => {
       const item = async (id: number): Promise<ClaimedDelivery> => ({ delivery: (await t.deps.store.deliveries.get(id))!, connector: c });
       const disabled: Disabled[] = [];
       const told: string[] = [];
-      const recorder = createOutcomeRecorder(t.deps, { disabled: (d) => disabled.push(d), failing: (x) => told.push(`failing ${x.id}`), recovered: (x) => told.push(`recovered ${x.id}`) });
+      const recorder = createOutcomeRecorder({ ...t.deps, leaseMicros: LEASE_MICROS }, { disabled: (d) => disabled.push(d), failing: (x) => told.push(`failing ${x.id}`), recovered: (x) => told.push(`recovered ${x.id}`) });
       const endMs = t.clock.now();
       const reports = await Promise.all([
         recorder.record({ item: await item(ids[0]!), outcome: ok, endMs }),
@@ -223,6 +225,31 @@ describe('the outcome recorder', () => {
       assert.equal((await t.deps.store.dataConnectors.get(c.id))!.failingSince, null);
       assert.deepEqual(disabled, []);
       assert.deepEqual(told, [`failing ${c.id}`, `recovered ${c.id}`]);
+      await recorder.settled();
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('an acknowledgement recorded after half its lease deletes the row only under that lease (a process paused past it)', async () => {
+    const t = await createTestContext();
+    try {
+      const connector = (await t.request('POST', `/v2/projects/${t.projectId}/dataconnectors`, { body: { type: 'HTTP_PUSH', httpConfig: { url: 'https://example.com/h' } } })).body;
+      const c = (await t.deps.store.dataConnectors.get(connector.name.split('/')[3]))!;
+      const start = nowMicros(t.deps);
+      await t.deps.store.deliveries.insert([1, 2].map((i) => ({ connectorId: c.id, eventId: `e${i}`, body: Buffer.from('{}'), enqueueTime: start, dueTime: start })));
+      const attempted = await t.deps.store.deliveries.claim(c.id, start, 0, start + LEASE_MICROS, 10);
+      assert.equal(attempted.length, 2);
+      // The process stops past its lease; another claim takes one of the rows, whose attempt is then open.
+      t.clock.advance(LEASE_MICROS / 1000 + 1_000);
+      const [taken] = await t.deps.store.deliveries.claim(c.id, nowMicros(t.deps), 0, nowMicros(t.deps) + LEASE_MICROS, 1);
+      const recorder = createOutcomeRecorder({ ...t.deps, leaseMicros: LEASE_MICROS }, { disabled: () => undefined, failing: () => undefined, recovered: () => undefined });
+      // Both pushes of the paused process were acknowledged; it records them now.
+      const reports = await Promise.all(attempted.map((delivery) => recorder.record({ item: { delivery, connector: c }, outcome: ok, endMs: t.clock.now() })));
+      assert.deepEqual(reports.map((r) => r.acked), [1, 1]);
+      const other = attempted.find((d) => d.id !== taken!.id)!;
+      assert.equal(await t.deps.store.deliveries.get(other.id), null, 'the row nobody took: deleted');
+      assert.equal((await t.deps.store.deliveries.get(taken!.id))?.leaseUntil, taken!.leaseUntil, 'the row taken over: left to its open attempt, still counted');
       await recorder.settled();
     } finally {
       await t.close();
@@ -254,7 +281,7 @@ describe('the outcome recorder', () => {
           },
         }), options),
       };
-      const recorder = createOutcomeRecorder({ ...t.deps, store }, { disabled: () => undefined, failing: () => undefined, recovered: () => undefined });
+      const recorder = createOutcomeRecorder({ ...t.deps, store, leaseMicros: LEASE_MICROS }, { disabled: () => undefined, failing: () => undefined, recovered: () => undefined });
       const record = async (id: number, outcome: AttemptOutcome) =>
         recorder.record({ item: { delivery: (await inner.deliveries.get(id))!, connector: c }, outcome, endMs: t.clock.now() });
       await record(ids[0]!, ok);
@@ -281,7 +308,7 @@ describe('the outcome recorder', () => {
       const now = nowMicros(t.deps);
       const [row, other] = await t.deps.store.deliveries.insert([1, 2].map((i) => ({ connectorId: id, eventId: `e${i}`, body: Buffer.from('{}'), enqueueTime: now, dueTime: now })));
       const disabled: Disabled[] = [];
-      const recorder = createOutcomeRecorder(t.deps, { disabled: (d) => disabled.push(d), failing: () => undefined, recovered: () => undefined });
+      const recorder = createOutcomeRecorder({ ...t.deps, leaseMicros: LEASE_MICROS }, { disabled: (d) => disabled.push(d), failing: () => undefined, recovered: () => undefined });
       t.clock.advance(AUTO_DISABLE_AFTER_MICROS / 1000);
       const report = await recorder.record({ item: { delivery: (await t.deps.store.deliveries.get(row!))!, connector: c }, outcome: failed(), endMs: t.clock.now() });
       assert.equal(report.dropped, 2);
