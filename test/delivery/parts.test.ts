@@ -13,7 +13,8 @@ import { createSlots } from '../../src/delivery/slots.ts';
 import type { AttemptOutcome } from '../../src/delivery/types.ts';
 import { FakeClock, nowMicros } from '../../src/runtime/clock.ts';
 import type { Store } from '../../src/store/store.ts';
-import { createTestContext } from '../helpers/context.ts';
+import type { DataConnectorRecord } from '../../src/store/connector-repos.ts';
+import { createTestContext, type TestContext } from '../helpers/context.ts';
 
 const ok: AttemptOutcome = { ok: true, reason: 'ack', status: 200, responseTimeMs: 5, message: '200' };
 const failed = (responseTimeMs = 5, retryAfterSeconds?: number): AttemptOutcome =>
@@ -198,12 +199,17 @@ describe('the effect of an outcome', () => {
   });
 });
 
+/** A connector created through the API: its wire form, and its record in the store. */
+async function newConnector(t: TestContext): Promise<{ connector: { name: string }; c: DataConnectorRecord }> {
+  const connector = (await t.request('POST', `/v2/projects/${t.projectId}/dataconnectors`, { body: { type: 'HTTP_PUSH', httpConfig: { url: 'https://example.com/h' } } })).body;
+  return { connector, c: (await t.deps.store.dataConnectors.get(connector.name.split('/')[3]))! };
+}
+
 describe('the outcome recorder', () => {
   it('records outcomes that arrive together in one group, each with its effects, and counts them', async () => {
     const t = await createTestContext();
     try {
-      const connector = (await t.request('POST', `/v2/projects/${t.projectId}/dataconnectors`, { body: { type: 'HTTP_PUSH', httpConfig: { url: 'https://example.com/h' } } })).body;
-      const c = (await t.deps.store.dataConnectors.get(connector.name.split('/')[3]))!;
+      const { connector, c } = await newConnector(t);
       const now = nowMicros(t.deps);
       const ids = await t.deps.store.deliveries.insert([1, 2, 3].map((i) => ({ connectorId: c.id, eventId: `e${i}`, body: Buffer.from('{}'), enqueueTime: now, dueTime: now })));
       const item = async (id: number): Promise<ClaimedDelivery> => ({ delivery: (await t.deps.store.deliveries.get(id))!, connector: c });
@@ -234,8 +240,7 @@ describe('the outcome recorder', () => {
   it('an acknowledgement recorded after half its lease deletes the row only under that lease (a process paused past it)', async () => {
     const t = await createTestContext();
     try {
-      const connector = (await t.request('POST', `/v2/projects/${t.projectId}/dataconnectors`, { body: { type: 'HTTP_PUSH', httpConfig: { url: 'https://example.com/h' } } })).body;
-      const c = (await t.deps.store.dataConnectors.get(connector.name.split('/')[3]))!;
+      const { c } = await newConnector(t);
       const start = nowMicros(t.deps);
       await t.deps.store.deliveries.insert([1, 2].map((i) => ({ connectorId: c.id, eventId: `e${i}`, body: Buffer.from('{}'), enqueueTime: start, dueTime: start })));
       const attempted = await t.deps.store.deliveries.claim(c.id, start, 0, start + LEASE_MICROS, 10);
@@ -259,8 +264,7 @@ describe('the outcome recorder', () => {
   it('locks the connector only to write its state: not for acknowledgements to a healthy one', async () => {
     const t = await createTestContext();
     try {
-      const connector = (await t.request('POST', `/v2/projects/${t.projectId}/dataconnectors`, { body: { type: 'HTTP_PUSH', httpConfig: { url: 'https://example.com/h' } } })).body;
-      const c = (await t.deps.store.dataConnectors.get(connector.name.split('/')[3]))!;
+      const { c } = await newConnector(t);
       const now = nowMicros(t.deps);
       const ids = await t.deps.store.deliveries.insert([1, 2, 3, 4].map((i) => ({ connectorId: c.id, eventId: `e${i}`, body: Buffer.from('{}'), enqueueTime: now, dueTime: now })));
       // The store as the recorder sees it, counting the locked reads of its transactions (those that were made: on
@@ -301,7 +305,7 @@ describe('the outcome recorder', () => {
   it('a failure after 5 days disables the connector, drops its queue and says so after the commit', async () => {
     const t = await createTestContext();
     try {
-      const connector = (await t.request('POST', `/v2/projects/${t.projectId}/dataconnectors`, { body: { type: 'HTTP_PUSH', httpConfig: { url: 'https://example.com/h' } } })).body;
+      const { connector } = await newConnector(t);
       const id = connector.name.split('/')[3];
       await t.deps.store.dataConnectors.updateState(id, 'ACTIVE', nowMicros(t.deps), nowMicros(t.deps));
       const c = (await t.deps.store.dataConnectors.get(id))!;
