@@ -70,12 +70,13 @@ describe('group commit: the gap between batches', () => {
   });
 
   it('a transaction requested long after the last batch is not held', async () => {
-    const { run, commit } = fakeGroupCommit(30);
+    // A gap long enough that being held for it cannot pass for a busy machine's delay.
+    const { run, commit } = fakeGroupCommit(200);
     await run();
-    await sleep(60);
+    await sleep(300);
     const started = performance.now();
     await run();
-    assert.ok(performance.now() - started < 25, `held ${performance.now() - started} ms`);
+    assert.ok(performance.now() - started < 150, `held ${performance.now() - started} ms`);
     await commit.idle();
   });
 });
