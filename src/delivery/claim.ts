@@ -40,6 +40,13 @@ export interface InFlightLimits {
   ended?(connectorId: string): ReadonlySet<number> | undefined;
 }
 
+/**
+ * Whether less than half of a row's lease is left at `now` (micros; `leaseMicros` is the whole lease): another
+ * process may claim the row before an attempt begun now ends. Such a row's attempt is not begun (engine.ts, a line's
+ * rows in intake.ts), and its acknowledgement is recorded as late (outcomes.ts).
+ */
+export const leaseHalfOver = (leaseUntil: number, now: number, leaseMicros: number): boolean => leaseUntil - now < leaseMicros / 2;
+
 /** The cap on the connector's rows in flight in the cluster, for a lease taken now that ends at `leaseUntil`. */
 export function inFlightCap(limits: InFlightLimits, connector: Pick<DataConnectorRecord, 'id' | 'failingSince'>, leaseUntil: number): InFlightCap {
   return {

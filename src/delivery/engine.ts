@@ -12,7 +12,7 @@ import { createFailureLog } from '../runtime/failure-log.ts';
 import type { Logger } from '../runtime/logger.ts';
 import type { Store } from '../store/store.ts';
 import { Backlog } from './backlog.ts';
-import { claimDue, type ClaimedDelivery } from './claim.ts';
+import { claimDue, leaseHalfOver, type ClaimedDelivery } from './claim.ts';
 import type { HandoffPort } from './handoff.ts';
 import { createIntake } from './intake.ts';
 import { Lines } from './lines.ts';
@@ -240,10 +240,10 @@ export function createDeliveryEngine(deps: EngineDeps, dispatcher: Dispatcher, o
   // A row whose lease is half over when its attempt would start (the process was paused between its claim or its
   // event's commit and now: a stopped process, a frozen machine, a database that answered after a long outage) may
   // be claimed by another process before the push ends, or already was: pushing it would put a request at the
-  // endpoint that no process counts. The same bound as for a line's rows (intake.ts). Counted, and said once a turn.
+  // endpoint that no process counts (leaseHalfOver, as for a line's rows). Counted, and said once a turn.
   let lapsed = 0;
   function leaseLapsing(leaseUntil: number | null, nowMs: number): boolean {
-    if (leaseUntil === null || leaseUntil - nowMs * 1000 >= leaseMicros / 2) return false;
+    if (leaseUntil === null || !leaseHalfOver(leaseUntil, nowMs * 1000, leaseMicros)) return false;
     if (lapsed++ === 0) {
       setImmediate(() => {
         log.warn({ rows: lapsed }, 'delivery engine: rows not attempted, their leases half over before their attempts could start (was this process paused?); they come due again when the leases end');

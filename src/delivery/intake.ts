@@ -6,7 +6,7 @@ import { nowMicros } from '../runtime/clock.ts';
 import type { Logger } from '../runtime/logger.ts';
 import type { Store } from '../store/store.ts';
 import type { Backlog } from './backlog.ts';
-import { inFlightCap, type ClaimedDelivery, type InFlightLimits } from './claim.ts';
+import { inFlightCap, leaseHalfOver, type ClaimedDelivery, type InFlightLimits } from './claim.ts';
 import type { DeliveryHandoff } from './handoff.ts';
 import type { Lines } from './lines.ts';
 import { RETENTION_MICROS } from './retry.ts';
@@ -54,7 +54,7 @@ export function createIntake(deps: IntakeDeps): Intake {
       const current = await store.dataConnectors.get(id);
       const first = lines.first(id);
       if (!first || !deps.taking()) return;
-      if (!current || current.status !== 'ACTIVE' || slots.suspect(id) || (first.delivery.leaseUntil ?? 0) - nowMicros(deps) < leaseMicros / 2) {
+      if (!current || current.status !== 'ACTIVE' || slots.suspect(id) || leaseHalfOver(first.delivery.leaseUntil ?? 0, nowMicros(deps), leaseMicros)) {
         await releaseLine(id);
         return;
       }

@@ -11,7 +11,7 @@ import type { Logger } from '../runtime/logger.ts';
 import type { DataConnectorRecord, DeliveryRecord } from '../store/connector-repos.ts';
 import type { Repos, Store } from '../store/store.ts';
 import type { ClaimedDelivery } from './claim.ts';
-import { dropQueue } from './claim.ts';
+import { dropQueue, leaseHalfOver } from './claim.ts';
 import { attemptCounterDeltas, bump, recordAttemptMetrics, series, type AttemptSample } from './metrics.ts';
 import { nextAttemptTime } from './retry.ts';
 import type { AttemptOutcome } from './types.ts';
@@ -100,8 +100,8 @@ interface Batch {
   /** Rows to delete at the end of the batch, in one statement: acknowledged, and discarded. */
   acked: number[];
   discarded: number[];
-  /** Micros: an attempt whose lease ends before this is recorded late (less than half its lease left). */
-  lateBefore: number;
+  /** Whether an attempt under a lease ending then is recorded late (less than half of it left: leaseHalfOver). */
+  late: (leaseUntil: number) => boolean;
   /** Connectors this batch disabled: their queues are dropped after the commit, and counted in `report`. */
   disabled: Array<Omit<Disabled, 'dropped'> & { report: RunReport }>;
 }
@@ -160,7 +160,7 @@ async function apply(tx: Repos, done: Finished, report: RunReport, batch: Batch,
       // Recorded with less than half its lease left (the process was paused): the row may be another process's now,
       // its attempt open at the endpoint. Deleted only under this attempt's lease, so that one stays counted in the
       // cluster's per-connector limit (as a failure, below); the other attempt's outcome settles the row.
-      if (row.leaseUntil !== null && row.leaseUntil < batch.lateBefore) {
+      if (row.leaseUntil !== null && batch.late(row.leaseUntil)) {
         if (await tx.deliveries.delete(row.id, row.leaseUntil)) bump(batch.counters, series.deliveries('acked'));
       } else {
         batch.acked.push(row.id);
@@ -220,9 +220,10 @@ export function createOutcomeRecorder(deps: { store: Store; logger: Logger; cloc
         await deps.store.transaction(async (tx) => {
           taken ??= takeBatch();
           reports = attemptedReports(taken.length);
+          const now = nowMicros(deps);
           const batch: Batch = {
             samples: [], counters: {}, notices: [], connectors: new Map(), locked: new Set(), acked: [], discarded: [], disabled: [],
-            lateBefore: nowMicros(deps) + deps.leaseMicros / 2,
+            late: (leaseUntil) => leaseHalfOver(leaseUntil, now, deps.leaseMicros),
           };
           for (let i = 0; i < taken.length; i++) await apply(tx, taken[i]!.done, reports[i]!, batch, log);
           await deleteFinished(tx, batch);
