@@ -15,10 +15,12 @@ const MINUTE = 60_000_000;
 
 describe('postgres: queue and metrics shared by two processes', () => {
   let drop: () => Promise<void>;
+  let url: string;
   let stores: PostgresStore[] = [];
   before(async () => {
     const db = await createTestDatabase();
     drop = db.drop;
+    url = db.url;
     // One after the other: the second finds the schema migrated by the first.
     stores = [await createPostgresStore(db.url, { poolSize: 4 }), await createPostgresStore(db.url, { poolSize: 4 })];
   });
@@ -222,6 +224,40 @@ describe('postgres: queue and metrics shared by two processes', () => {
     });
     assert.deepEqual(rows.map((r) => r.queued!.leased), Array(8).fill(true));
     assert.equal((await claim!).length, 2);
+  });
+
+  it('rows asking for a lease of a connector with rows due are queued due without waiting for its claim lock', async () => {
+    const now = T0 + 1;
+    const cap = { max: 10, whileHanging: 2, hangingIfLeasedBefore: now };
+    const leased = (connectorId: string): NewDelivery => ({
+      connectorId, eventId: `x-${connectorId}`, body: Buffer.from('{}'), enqueueTime: now, dueTime: now + MINUTE, leaseUntil: now + MINUTE,
+      leaseIf: { cap, enqueuedAfter: T0 - MINUTE },
+    });
+    await stores[0]!.deliveries.insert([{ connectorId: 'c-behind', eventId: 'old', body: Buffer.from('{}'), enqueueTime: now, dueTime: now }]);
+    // Another session holds both connectors' claim locks, as a claim or an event batch of another process does.
+    const holder = new pg.Client({ connectionString: url });
+    await holder.connect();
+    try {
+      await holder.query('BEGIN');
+      await holder.query("SELECT pg_advisory_xact_lock(hashtextextended('sensorcloud:claim:' || id, 0)) FROM unnest(ARRAY['c-behind', 'c-free']) AS id");
+      const behind = leased('c-behind');
+      const first = stores[0]!.transaction((tx) => tx.deliveries.add([behind]), { rerunnable: true }).then(() => 'written');
+      const waited = new Promise((resolve) => setTimeout(resolve, 2_000, 'waited for the lock'));
+      assert.equal(await Promise.race([first, waited]), 'written');
+      assert.equal(behind.queued!.leased, false, 'queued due behind the row due');
+      const free = leased('c-free');
+      let written = false;
+      const waiting = stores[0]!.transaction((tx) => tx.deliveries.add([free]), { rerunnable: true }).then(() => {
+        written = true;
+      });
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      assert.equal(written, false, 'a connector with nothing due is counted under its lock');
+      await holder.query('COMMIT');
+      await Promise.all([first, waiting]);
+      assert.equal(free.queued!.leased, true);
+    } finally {
+      await holder.end();
+    }
   });
 
   it('the process leading the job vacuums the queue once it holds enough dead rows', async () => {
