@@ -82,11 +82,13 @@ export async function claimDue(store: Store, o: ClaimOptions): Promise<ClaimResu
     const out: ClaimedDelivery[] = [];
     const start = o.rotation % ids.length;
     let left = o.total;
+    // Current settings of every connector claimed from, in one read.
+    const connectors = await repos.dataConnectors.getMany(ids);
     for (let i = 0; i < ids.length && left > 0; i++) {
       const id = ids[(start + i) % ids.length]!;
       const capacity = Math.min(o.capacityOf(id, due.length), left);
       if (capacity <= 0) continue;
-      const connector = await repos.dataConnectors.get(id);
+      const connector = connectors.get(id);
       if (!connector || connector.status !== 'ACTIVE') {
         // Left behind by a drop that did not finish (its process died): a piece at each claim until none is left.
         if (o.cluster) await store.transaction((tx) => dropPieceUnlessActive(tx, id));

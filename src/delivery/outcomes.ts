@@ -123,14 +123,7 @@ async function apply(tx: Repos, done: Finished, report: RunReport, batch: Batch,
   const { item, outcome, endMs } = done;
   const row = item.delivery;
   const id = item.connector.id;
-  let connector = batch.connectors.get(id);
-  if (connector === undefined) {
-    // Read without a lock: most outcomes change nothing of the connector (an acknowledgement to a healthy one), and
-    // on PostgreSQL a row lock taken by every batch made the outcome batches of all processes wait for each other
-    // (the largest wait with two processes). An outcome that changes its state reads it again locked, below.
-    connector = await tx.dataConnectors.get(id);
-    batch.connectors.set(id, connector);
-  }
+  let connector = batch.connectors.get(id) ?? null;
   // Deleted meanwhile: its queue and metrics are gone with it.
   if (!connector) return;
   let effect = effectOf(connector, row, outcome, endMs);
@@ -225,6 +218,14 @@ export function createOutcomeRecorder(deps: { store: Store; logger: Logger; cloc
             samples: [], counters: {}, notices: [], connectors: new Map(), locked: new Set(), acked: [], discarded: [], disabled: [],
             late: (leaseUntil) => leaseHalfOver(leaseUntil, now, deps.leaseMicros),
           };
+          // Every connector of the batch in one read, without a lock: most outcomes change nothing of the connector (an
+          // acknowledgement to a healthy one), and on PostgreSQL a row lock taken by every batch made the outcome
+          // batches of all processes wait for each other (the largest wait with two processes). An outcome that
+          // changes its state reads it again locked (apply). One read for all: a batch of outcomes for 32 connectors
+          // made 32 round trips.
+          const ids = [...new Set(taken.map((t) => t.done.item.connector.id))];
+          const read = await tx.dataConnectors.getMany(ids);
+          for (const id of ids) batch.connectors.set(id, read.get(id) ?? null);
           for (let i = 0; i < taken.length; i++) await apply(tx, taken[i]!.done, reports[i]!, batch, log);
           await deleteFinished(tx, batch);
           await recordAttemptMetrics(tx, batch.samples);

@@ -66,6 +66,11 @@ export interface DataConnectorRepo {
   create(c: DataConnectorRecord): Promise<void>;
   get(id: string): Promise<DataConnectorRecord | null>;
   /**
+   * get() of several connectors in one read, keyed by id; an id of no connector is left out. The engine reads every
+   * connector of a claim, and of an outcome batch, this way: on PostgreSQL one round trip instead of one each.
+   */
+  getMany(ids: readonly string[]): Promise<Map<string, DataConnectorRecord>>;
+  /**
    * get(), to write the connector back in the same transaction (read-modify-write): a store several processes share
    * locks the row until the commit, so a concurrent writer waits and reads what this one wrote.
    */

@@ -7,7 +7,7 @@
 // does the same with status and failing time. Under READ COMMITTED the later write would carry a value read
 // before the other committed and undo it, so getForUpdate() locks the row until the commit: the second reader
 // waits and reads what the first wrote. Plain reads (the claim's, say) lock nothing.
-import type { DataConnectorRepo } from '../connector-repos.ts';
+import type { DataConnectorRecord, DataConnectorRepo } from '../connector-repos.ts';
 import type { Sql } from './db.ts';
 import { cachedRead, cachedWrite, type ConfigView } from './config-cache.ts';
 import { toConnector, type ConnectorRow } from '../rows.ts';
@@ -28,6 +28,12 @@ export function createDataConnectorRepo(sql: Sql, view?: ConfigView): DataConnec
     async get(id) {
       const [r] = await sql.query<ConnectorRow>('SELECT * FROM data_connectors WHERE id = $1', [id]);
       return r ? toConnector(r) : null;
+    },
+    async getMany(ids) {
+      const out = new Map<string, DataConnectorRecord>();
+      if (ids.length === 0) return out;
+      for (const r of await sql.query<ConnectorRow>('SELECT * FROM data_connectors WHERE id = ANY($1::text[])', [ids])) out.set(r.id, toConnector(r));
+      return out;
     },
     async getForUpdate(id) {
       const [r] = await sql.query<ConnectorRow>(GET_FOR_UPDATE, [id]);

@@ -58,7 +58,7 @@ const FLUSH = flushSql(false);
 const FLUSH_CAPPED = flushSql(true);
 
 /** Reads that cannot see events, queue rows or devices: they need nothing written first. */
-const UNTOUCHED = new Set(['projects.get', 'dataConnectors.get', 'dataConnectors.listActiveByProject']);
+const UNTOUCHED = new Set(['projects.get', 'dataConnectors.get', 'dataConnectors.getMany', 'dataConnectors.listActiveByProject']);
 
 /** The error an unlocked batch's flush fails with when a device is not as it was read (migration 006). */
 export const isStale = (error: unknown): boolean => (error as { code?: string } | null)?.code === 'SC001';

@@ -26,6 +26,14 @@ export function createDataConnectorRepo(db: SqliteDb): DataConnectorRepo {
       );
     },
     get: read,
+    async getMany(ids) {
+      const out = new Map<string, DataConnectorRecord>();
+      for (const id of ids) {
+        const c = await read(id);
+        if (c) out.set(id, c);
+      }
+      return out;
+    },
     // One writer: nothing can change the row before this transaction commits.
     getForUpdate: read,
     async listByProject(projectId, range) {

@@ -18,6 +18,17 @@ export function dataConnectorContract(open: OpenStore): void {
       assert.equal(await store().dataConnectors.get('missing'), null);
     });
 
+    it('reads several connectors at once, keyed by id, leaving out ids of none', async () => {
+      const p = await seedProject(store());
+      const [a, b] = [connector(p.id, { status: 'USER_DISABLED' }), connector(p.id)];
+      for (const x of [a, b]) await store().dataConnectors.create(x);
+      const many = await store().dataConnectors.getMany([b.id, 'missing', a.id]);
+      assert.deepEqual([...many.keys()].sort(), [a.id, b.id].sort());
+      assert.deepEqual(many.get(a.id), a);
+      assert.deepEqual(many.get(b.id), b);
+      assert.equal((await store().dataConnectors.getMany([])).size, 0);
+    });
+
     it('lists and counts a project\'s connectors in id order, keyset-paged', async () => {
       const p = await seedProject(store());
       const other = await seedProject(store());
