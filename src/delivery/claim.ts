@@ -1,6 +1,6 @@
 // Claiming due queue rows under a lease (the engine's read of the queue when rows were not handed off: retries,
 // backlogs, `:sync`), and the queue's maintenance: the 12-hour drop and dropping a connector's whole queue.
-import type { DataConnectorRecord, DeliveryRecord, InFlightCap } from '../store/connector-repos.ts';
+import type { ClaimAsk, DataConnectorRecord, DeliveryRecord, InFlightCap } from '../store/connector-repos.ts';
 import { inPieces } from '../store/in-pieces.ts';
 import type { Repos, Store } from '../store/store.ts';
 import { series } from './metrics.ts';
@@ -78,16 +78,14 @@ export async function claimDue(store: Store, o: ClaimOptions): Promise<ClaimResu
   const drained = new Set<string>();
   const ids = due.filter((id) => o.capacityOf(id, due.length) > 0);
   if (ids.length === 0) return { items: [], due: new Set(due), drained };
+  const leaseUntil = o.now + o.leaseMicros;
   const claimAll = async (repos: Repos): Promise<ClaimedDelivery[]> => {
-    const out: ClaimedDelivery[] = [];
-    const start = o.rotation % ids.length;
-    let left = o.total;
     // Current settings of every connector claimed from, in one read.
     const connectors = await repos.dataConnectors.getMany(ids);
-    for (let i = 0; i < ids.length && left > 0; i++) {
+    const asks: Array<ClaimAsk & { connector: DataConnectorRecord }> = [];
+    const start = o.rotation % ids.length;
+    for (let i = 0; i < ids.length; i++) {
       const id = ids[(start + i) % ids.length]!;
-      const capacity = Math.min(o.capacityOf(id, due.length), left);
-      if (capacity <= 0) continue;
       const connector = connectors.get(id);
       if (!connector || connector.status !== 'ACTIVE') {
         // Left behind by a drop that did not finish (its process died): a piece at each claim until none is left.
@@ -95,20 +93,28 @@ export async function claimDue(store: Store, o: ClaimOptions): Promise<ClaimResu
         else await dropPieceUnlessActive(repos, id);
         continue;
       }
-      const leaseUntil = o.now + o.leaseMicros;
       const cap = o.cluster ? inFlightCap(o.cluster, connector, leaseUntil) : undefined;
-      const rows = await repos.deliveries.claim(id, o.now, enqueuedAfter, leaseUntil, capacity, cap);
-      for (const delivery of rows) out.push({ delivery, connector });
+      asks.push({ connectorId: id, limit: o.capacityOf(id, due.length), cap, connector });
+    }
+    // One statement for all on a shared store (each connector's claim was a round trip of its own), in the
+    // rotation's order, each taking what the ones before it left of the total.
+    const claimed = await repos.deliveries.claimMany(asks, o.total, o.now, enqueuedAfter, leaseUntil);
+    const out: ClaimedDelivery[] = [];
+    let left = o.total;
+    asks.forEach((ask, i) => {
+      const rows = claimed[i]!;
+      for (const delivery of rows) out.push({ delivery, connector: ask.connector });
       // Fewer than asked means none are left due, unless the cluster's cap held it back: then rows are still due,
       // and the connector stays in the backlog (its mark goes once a read finds nothing of it due).
-      if (rows.length < capacity && cap === undefined) drained.add(id);
+      if (rows.length < Math.min(ask.limit, left) && ask.cap === undefined) drained.add(ask.connectorId);
       left -= rows.length;
-    }
+    });
     return out;
   };
-  // One transaction for the whole claim on a store one process owns. On a shared store each connector's claim is a
-  // statement of its own, which waits for that connector's lock (held by inserts of leased rows until they commit):
-  // a transaction holding one connector's lock while waiting for the next could deadlock with them.
+  // One transaction for the whole claim on a store one process owns. On a shared store the claims are one statement
+  // outside any transaction, which takes its connectors' locks in the order every process takes them (held by
+  // inserts of leased rows until they commit): a transaction holding one connector's lock while waiting for the
+  // next, in any order, could deadlock with them.
   const items = o.cluster ? await claimAll(store) : await store.transaction(claimAll);
   return { items, due: new Set(due), drained };
 }

@@ -45,6 +45,13 @@ export interface NewDelivery {
   queued?: { id: number; leased: boolean };
 }
 
+/** One connector's part of a claimMany: as claim()'s connectorId, limit and cap. */
+export interface ClaimAsk {
+  connectorId: string;
+  limit: number;
+  cap?: InFlightCap;
+}
+
 export interface DeliveryRecord extends Omit<NewDelivery, 'leaseUntil' | 'leaseIf' | 'queued'> {
   id: number;
   /** Attempts made so far. */
@@ -121,6 +128,12 @@ export interface DeliveryRepo {
    * A store one process owns may ignore `cap`: the engine counts its own attempts.
    */
   claim(connectorId: string, now: number, enqueuedAfter: number, leaseUntil: number, limit: number, cap?: InFlightCap): Promise<DeliveryRecord[]>;
+  /**
+   * claim() of each ask in turn (distinct connectors), each at most what the asks before it left of `total`; answers
+   * each ask's rows, in the asks' order. A store several processes share makes it one statement (the engine's
+   * claims of one turn: on PostgreSQL a round trip each, otherwise), taking every connector's claim lock first.
+   */
+  claimMany(asks: readonly ClaimAsk[], total: number, now: number, enqueuedAfter: number, leaseUntil: number): Promise<DeliveryRecord[][]>;
   get(id: number): Promise<DeliveryRecord | null>;
   /**
    * Returns false when the row was already gone. With `leaseUntil` (a failed attempt's 12-hour drop), only while the

@@ -128,6 +128,46 @@ describe('postgres: queue and metrics shared by two processes', () => {
     assert.equal((await stores[1]!.transaction((tx) => tx.deliveries.claim(connectorId, afterLeases, T0 - MINUTE, afterLeases + LEASE, 8, cap(afterLeases)))).length, 8);
   });
 
+  it('claims of several connectors in one statement hold each connector\'s cluster limit, beside leased writes, without deadlocks', async () => {
+    const connectors = ['c-many-a', 'c-many-b', 'c-many-c', 'c-many-d'];
+    const now = T0 + 1;
+    const LEASE = MINUTE;
+    for (const connectorId of connectors) {
+      await stores[0]!.deliveries.insert(Array.from({ length: 200 }, (_, i) => ({
+        connectorId, eventId: `m${i}`, body: Buffer.from('{}'), enqueueTime: T0, dueTime: T0,
+      })));
+    }
+    const cap = { max: 10, whileHanging: 2, hangingIfLeasedBefore: now };
+    // 16 claims at once over both stores, each of all four connectors in a rotation of its own (the locks are taken
+    // in one order whatever the rotation), beside transactions writing leased rows of the same connectors in reverse
+    // order (the store sorts their locks too).
+    // Two more connectors, with nothing due: their locks are taken by the claims and by the writes alike.
+    const all = [...connectors, 'c-many-e', 'c-many-f'];
+    const claims = Array.from({ length: 16 }, (_, i) => {
+      const order = all.map((_, k) => all[(i + k) % all.length]!);
+      return stores[i % 2]!.deliveries.claimMany(order.map((connectorId) => ({ connectorId, limit: 4, cap })), 1000, now, T0 - MINUTE, now + LEASE);
+    });
+    const writes = Array.from({ length: 8 }, (_, i) => stores[i % 2]!.transaction((tx) => tx.deliveries.add([...all].reverse().map((connectorId) => ({
+      connectorId, eventId: `w${i}`, body: Buffer.from('{}'), enqueueTime: now, dueTime: now + LEASE, leaseUntil: now + LEASE,
+      leaseIf: { cap, enqueuedAfter: T0 - MINUTE },
+    }))), { rerunnable: true }));
+    const claimed = (await Promise.all(claims)).flat(2);
+    await Promise.all(writes);
+    const ids = claimed.map((r) => r.id);
+    assert.equal(new Set(ids).size, ids.length, 'a row leased twice');
+    // A connector's rows due go first: the writes found them and queued theirs due. So each such connector's 10 in
+    // flight are its claimed rows (and the writes leased theirs for the other two).
+    for (const connectorId of connectors) assert.equal(claimed.filter((r) => r.connectorId === connectorId).length, 10, connectorId);
+    assert.equal(claimed.filter((r) => !connectors.includes(r.connectorId)).length, 0);
+    // What an attempt here has ended frees its slot for this process's claims, connector by connector.
+    const [a, b] = [claimed.find((r) => r.connectorId === 'c-many-a')!, claimed.find((r) => r.connectorId === 'c-many-b')!];
+    const more = await stores[0]!.deliveries.claimMany([
+      { connectorId: 'c-many-b', limit: 4, cap },
+      { connectorId: 'c-many-a', limit: 4, cap: { ...cap, ended: new Set([a.id]) } },
+    ], 1000, now, T0 - MINUTE, now + LEASE);
+    assert.deepEqual(more.map((rows) => rows.length), [0, 1], `${b.id} ended nowhere`);
+  });
+
   it('rows queued leased under leaseIf keep the limit with each other and with claims; the rest are queued due', async () => {
     const connectorId = 'c-leased';
     const now = T0 + 1;

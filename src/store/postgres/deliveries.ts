@@ -3,7 +3,7 @@
 // mid-attempt becomes due again by itself when its lease ends. Claims read a partial index of the waiting rows and
 // the index of the leased ones; claims of one connector, and writes of rows queued leased, take the connector's
 // claim lock, so the cluster-wide per-connector limit holds (both in migration 003).
-import type { DeliveryRepo, InFlightCap, NewDelivery } from '../connector-repos.ts';
+import type { DeliveryRecord, DeliveryRepo, InFlightCap, NewDelivery } from '../connector-repos.ts';
 import type { Sql } from './db.ts';
 import { HeldOutcomes } from './held-outcomes.ts';
 import { packedBytes, PackedValues } from './packed-values.ts';
@@ -96,6 +96,12 @@ const CONNECTORS_WITH_DUE = 'SELECT c AS id FROM sensorcloud_connectors_with_due
 // the same statement with no limit but `limit`.
 const CLAIM = 'SELECT * FROM sensorcloud_claim($1, $2, $3, $4, $5, $6, $7, $8, $9)';
 const NO_CAP = 2 ** 31 - 1;
+// The claims of several connectors in one statement (migration 011).
+const CLAIM_MANY = 'SELECT * FROM sensorcloud_claim_many($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)';
+
+/** claim()'s cap as the statements take it: the most in flight, the most while one hangs, and the hanging cutoff. */
+const capColumns = (cap: InFlightCap | undefined): [number, number, number] =>
+  cap === undefined ? [NO_CAP, NO_CAP, 0] : [cap.max, cap.whileHanging, cap.hangingIfLeasedBefore];
 
 // Ids follow enqueue order (the interface's promise), so the oldest rows are the lowest ids. Rows another process
 // holds locked (being claimed or settled) are skipped: the next pass takes them.
@@ -136,9 +142,22 @@ export function createDeliveryRepo(sql: Sql): DeliveryRepo {
       return (await sql.query<{ id: string }>(CONNECTORS_WITH_DUE, [now, enqueuedAfter])).map((r) => r.id);
     },
     async claim(connectorId, now, enqueuedAfter, leaseUntil, limit, cap) {
-      const [max, whileHanging, hangingBefore] = cap === undefined ? [NO_CAP, NO_CAP, 0] : [cap.max, cap.whileHanging, cap.hangingIfLeasedBefore];
-      const rows = await sql.query<DeliveryRow>(CLAIM, [connectorId, now, enqueuedAfter, leaseUntil, limit, max, whileHanging, hangingBefore, endedIds([cap])]);
+      const rows = await sql.query<DeliveryRow>(CLAIM, [connectorId, now, enqueuedAfter, leaseUntil, limit, ...capColumns(cap), endedIds([cap])]);
       return rows.map(toDelivery).sort((a, b) => a.id - b.id);
+    },
+    async claimMany(asks, total, now, enqueuedAfter, leaseUntil) {
+      if (asks.length === 0 || total <= 0) return asks.map(() => []);
+      const caps = asks.map((a) => capColumns(a.cap));
+      const ended = asks.flatMap((a) => [...(a.cap?.ended ?? [])].map((id) => [id, a.connectorId] as const));
+      const ids = asks.map((a) => a.connectorId);
+      const rows = await sql.query<DeliveryRow>(CLAIM_MANY, [
+        // Sorted byte-wise, as every process sorts the connector locks it takes (queueColumns).
+        ids, [...ids].sort(), asks.map((a) => a.limit), caps.map((c) => c[0]), caps.map((c) => c[1]), caps.map((c) => c[2]),
+        total, now, enqueuedAfter, leaseUntil, ended.map(([id]) => id), ended.map(([, c]) => c),
+      ]);
+      const byConnector = new Map<string, DeliveryRecord[]>(ids.map((id) => [id, []]));
+      for (const r of rows) byConnector.get(r.connector_id)!.push(toDelivery(r));
+      return ids.map((id) => byConnector.get(id)!.sort((a, b) => a.id - b.id));
     },
     async get(id) {
       const [r] = await sql.query<DeliveryRow>('SELECT * FROM deliveries WHERE id = $1', [id]);

@@ -1,7 +1,7 @@
 // The delivery queue on SQLite. One writer claims in batches: a claim sets lease_until and pushes due_time to
 // the lease end, so a row whose process died mid-attempt becomes due again by itself, and "due" stays a plain
 // range on (connector_id, due_time).
-import type { DeliveryRepo, NewDelivery } from '../connector-repos.ts';
+import type { DeliveryRecord, DeliveryRepo, NewDelivery } from '../connector-repos.ts';
 import { toJson, type SqliteDb } from './db.ts';
 import { toDelivery, type DeliveryRow } from '../rows.ts';
 
@@ -25,6 +25,17 @@ export function createDeliveryRepo(db: SqliteDb): DeliveryRepo {
     r.queued = { id, leased: r.leaseUntil != null };
     return id;
   });
+  // Leases up to `limit` due rows of one connector, earliest due first (DeliveryRepo.claim; no cap: see above).
+  const claim = async (connectorId: string, now: number, enqueuedAfter: number, leaseUntil: number, limit: number): Promise<DeliveryRecord[]> =>
+    db
+      .all<DeliveryRow>(
+        `UPDATE deliveries SET lease_until = ?, due_time = ?
+         WHERE id IN (SELECT id FROM deliveries WHERE connector_id = ? AND due_time <= ? AND enqueue_time > ? ORDER BY due_time, id LIMIT +?)
+         RETURNING *`,
+        leaseUntil, leaseUntil, connectorId, now, enqueuedAfter, limit,
+      )
+      .map(toDelivery)
+      .sort((a, b) => a.id - b.id);
   const deleteMany = (ids: readonly number[]) => {
     let n = 0;
     for (const id of ids) n += db.run('DELETE FROM deliveries WHERE id = ?', id).changes;
@@ -40,16 +51,16 @@ export function createDeliveryRepo(db: SqliteDb): DeliveryRepo {
     async connectorsWithDue(now, enqueuedAfter) {
       return db.all<{ id: string }>(CONNECTORS_WITH_DUE, now, enqueuedAfter).map((r) => r.id);
     },
-    async claim(connectorId, now, enqueuedAfter, leaseUntil, limit) {
-      return db
-        .all<DeliveryRow>(
-          `UPDATE deliveries SET lease_until = ?, due_time = ?
-           WHERE id IN (SELECT id FROM deliveries WHERE connector_id = ? AND due_time <= ? AND enqueue_time > ? ORDER BY due_time, id LIMIT +?)
-           RETURNING *`,
-          leaseUntil, leaseUntil, connectorId, now, enqueuedAfter, limit,
-        )
-        .map(toDelivery)
-        .sort((a, b) => a.id - b.id);
+    claim,
+    async claimMany(asks, total, now, enqueuedAfter, leaseUntil) {
+      const out: DeliveryRecord[][] = [];
+      let left = total;
+      for (const ask of asks) {
+        const rows = left > 0 ? await claim(ask.connectorId, now, enqueuedAfter, leaseUntil, Math.min(ask.limit, left)) : [];
+        left -= rows.length;
+        out.push(rows);
+      }
+      return out;
     },
     async get(id) {
       const r = db.get<DeliveryRow>('SELECT * FROM deliveries WHERE id = ?', id);

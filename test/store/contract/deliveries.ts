@@ -132,6 +132,27 @@ export function deliveryContract(open: OpenStore): void {
       assert.equal((await store().deliveries.get(othersRow!))?.leaseUntil, null, 'another connector\'s row');
     });
 
+    it('claimMany claims for each ask in turn, each at most what the asks before it left of the total', async () => {
+      const [a, b, c] = [await seedConnector(store()), await seedConnector(store()), await seedConnector(store())];
+      const ids = new Map<string, number[]>();
+      for (const x of [a, b, c]) {
+        // Due times descending against ids: earliest due first is not id order.
+        ids.set(x.id, await store().deliveries.insert([50, 40, 30, 20, 10].map((due, i) => row(x.id, 40 + i, { dueTime: due }))));
+      }
+      const asks = [{ connectorId: b.id, limit: 3 }, { connectorId: c.id, limit: 10 }, { connectorId: a.id, limit: 10 }];
+      const claimed = await store().deliveries.claimMany(asks, 9, 100, 0, 1000);
+      assert.deepEqual(claimed.map((rows) => rows.length), [3, 5, 1]);
+      assert.deepEqual(claimed.map((rows) => rows.map((r) => r.connectorId)), [[b.id, b.id, b.id], Array(5).fill(c.id), [a.id]]);
+      assert.deepEqual(claimed[0]!.map((r) => r.id), sorted(ids.get(b.id)!.slice(2)), 'earliest due first, answered in id order');
+      assert.deepEqual(claimed[2]!.map((r) => r.id), [ids.get(a.id)![4]]);
+      for (const r of claimed.flat()) assert.equal(r.leaseUntil, 1000);
+      // What is left: b's two, a's four; nothing without a total, or without asks.
+      assert.deepEqual(await store().deliveries.claimMany(asks, 0, 100, 0, 1000), [[], [], []]);
+      assert.deepEqual(await store().deliveries.claimMany([], 10, 100, 0, 1000), []);
+      const rest = await store().deliveries.claimMany(asks, 100, 100, 0, 1000);
+      assert.deepEqual(rest.map((rows) => rows.length), [2, 0, 4]);
+    });
+
     it('claim skips rows enqueued at or before `enqueuedAfter` (older than 12 hours)', async () => {
       const c = await seedConnector(store());
       const [old, edge, fresh] = await store().deliveries.insert([row(c.id, 10), row(c.id, 50), row(c.id, 51)]);
