@@ -130,8 +130,8 @@ export interface DeliveryRepo {
   claim(connectorId: string, now: number, enqueuedAfter: number, leaseUntil: number, limit: number, cap?: InFlightCap): Promise<DeliveryRecord[]>;
   /**
    * claim() of each ask in turn (distinct connectors), each at most what the asks before it left of `total`; answers
-   * each ask's rows, in the asks' order. A store several processes share makes it one statement (the engine's
-   * claims of one turn: on PostgreSQL a round trip each, otherwise), taking every connector's claim lock first.
+   * each ask's rows, in the asks' order. The engine's claims of one turn: a store several processes share makes them
+   * one statement, which takes the claim locks of all its connectors first, in the order every process takes them.
    */
   claimMany(asks: readonly ClaimAsk[], total: number, now: number, enqueuedAfter: number, leaseUntil: number): Promise<DeliveryRecord[][]>;
   get(id: number): Promise<DeliveryRecord | null>;
