@@ -138,10 +138,10 @@ describe('postgres: queue and metrics shared by two processes', () => {
       })));
     }
     const cap = { max: 10, whileHanging: 2, hangingIfLeasedBefore: now };
-    // 16 claims at once over both stores, each of all four connectors in a rotation of its own (the locks are taken
-    // in one order whatever the rotation), beside transactions writing leased rows of the same connectors in reverse
-    // order (the store sorts their locks too).
-    // Two more connectors, with nothing due: their locks are taken by the claims and by the writes alike.
+    // 16 claims at once over both stores, each of these four connectors and two more with nothing due, in a rotation
+    // of its own (the locks are taken in one order whatever the rotation), beside transactions writing leased rows of
+    // all six in reverse order (the store sorts their locks too): the two without rows due are locked by the claims
+    // and by the writes alike.
     const all = [...connectors, 'c-many-e', 'c-many-f'];
     const claims = Array.from({ length: 16 }, (_, i) => {
       const order = all.map((_, k) => all[(i + k) % all.length]!);
