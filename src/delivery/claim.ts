@@ -16,8 +16,7 @@ export interface ClaimOptions {
   now: number;
   /** How long (micros) a claimed row stays leased; longer than an attempt can take. */
   leaseMicros: number;
-  /** How many more attempts this connector may start now (per-connector concurrency). */
-  /** Free slots of the connector, given how many connectors have rows due in this claim. */
+  /** How many more attempts this connector may start now: its free slots, given how many connectors have rows due. */
   capacityOf(connectorId: string, competitors: number): number;
   /** Overall number of attempts that may start now. */
   total: number;
