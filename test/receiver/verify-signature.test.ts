@@ -14,7 +14,7 @@ const IAT = 1748779201;
 const AT = { now: IAT + 5 };
 
 /** A token with any header and claims, HMAC-SHA256 signed (or with the given signature). */
-function forge(header: object, claims: object, secret = SECRET, signature?: string): string {
+function forge(header: object, claims: unknown, secret = SECRET, signature?: string): string {
   const input = `${Buffer.from(JSON.stringify(header)).toString('base64url')}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}`;
   return `${input}.${signature ?? createHmac('sha256', secret).update(input).digest('base64url')}`;
 }
@@ -90,6 +90,33 @@ describe('errors', () => {
     assert.equal(await reasonOf(verifySignature(BODY, 'not-a-jwt', SECRET, AT)), 'malformed');
     const noChecksum = forge({ alg: 'HS256', typ: 'JWT' }, { iat: IAT, exp: IAT + 3600 });
     assert.equal(await reasonOf(verifySignature(BODY, noChecksum, SECRET, AT)), 'missing_checksum');
+  });
+
+  it('the JWT checks jose made (the kit used it before node:crypto) give the same reasons', async () => {
+    const claims = JSON.parse(Buffer.from(TOKEN.split('.')[1]!, 'base64url').toString());
+    const hs256 = { alg: 'HS256', typ: 'JWT' };
+    const [head, payload, signature] = TOKEN.split('.') as [string, string, string];
+    const cases: Array<[string, string, string]> = [
+      ['a signature that is not base64url', `${head}.${payload}.${signature.slice(0, -1)}!`, 'malformed'],
+      ['a signature one byte short', `${head}.${payload}.${signature.slice(0, -3)}`, 'signature'],
+      ['an empty signature', `${head}.${payload}.`, 'signature'],
+      ['five parts (a JWE)', `${TOKEN}.e30.e30`, 'malformed'],
+      ['claims that are an array', forge(hs256, [claims]), 'malformed'],
+      ['claims that are not JSON', `${head}.${Buffer.from('{"iat":').toString('base64url')}.${createHmac('sha256', SECRET).update(`${head}.${Buffer.from('{"iat":').toString('base64url')}`).digest('base64url')}`, 'malformed'],
+      ['a header that is not JSON', `${Buffer.from('{"alg":"HS256"').toString('base64url')}.${payload}.${signature}`, 'malformed'],
+      ['alg in lower case', forge({ alg: 'hs256' }, claims), 'algorithm'],
+      ['an unknown critical header parameter', forge({ ...hs256, crit: ['exp'], exp: 1 }, claims), 'malformed'],
+      ['an unencoded payload (b64: false)', forge({ ...hs256, crit: ['b64'], b64: false }, claims), 'malformed'],
+      ['exp that is not a number', forge(hs256, { ...claims, exp: String(claims.exp) }), 'issued_at'],
+      ['nbf in the future', forge(hs256, { ...claims, nbf: IAT + 5 + 61 }), 'issued_at'],
+      ['no iat', forge(hs256, { ...claims, iat: undefined }), 'issued_at'],
+      ['no exp', forge(hs256, { ...claims, exp: undefined }), 'expired'],
+      ['a checksum that is not hex', forge(hs256, { ...claims, checksum_sha256: 'z'.repeat(64) }), 'missing_checksum'],
+    ];
+    for (const [what, token, reason] of cases) assert.equal(await reasonOf(verifySignature(BODY, token, SECRET, AT)), reason, what);
+    // What is accepted: b64 true, nbf within the skew, the checksum in upper case, a secret as bytes, a Date.
+    await verifySignature(BODY, forge({ ...hs256, crit: ['b64'], b64: true }, { ...claims, nbf: IAT + 5 + 59, checksum_sha256: claims.checksum_sha256.toUpperCase() }), new TextEncoder().encode(SECRET), { now: new Date((IAT + 5) * 1000) });
+    await assert.rejects(verifySignature(BODY, TOKEN, '', AT), TypeError, 'an empty secret is a mistake, not a bad push');
   });
 });
 
