@@ -3,9 +3,12 @@
 // 2. the suites that go through the Store (api, events, delivery, e2e) again with SENSORCLOUD_TEST_STORE=postgres,
 //    but for the engine's single-process tests (below).
 // Arguments replace the file list of pass 1 (and skip pass 2): `npm test -- test/api/devices.test.ts`.
+// Tests that start the service or the CLI run the built dist/service/ (test/helpers/serve-process.ts): it is
+// bundled again first when a source is newer, so a developer's edit is what the tests run.
 import { spawnSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { buildService, serviceBundleStale } from './build-service.mjs';
 import { startPostgresServer } from '../test/helpers/postgres-server.ts';
 
 const root = join(import.meta.dirname, '..');
@@ -18,11 +21,17 @@ const allDirs = readdirSync(join(root, 'test'), { withFileTypes: true }).filter(
 // too); the limit leaves room for a machine several times slower.
 const FILE_TIMEOUT_MS = 10 * 60_000;
 
+const stale = serviceBundleStale();
+if (stale !== null) {
+  console.log(`# ${stale}: bundling the service again (scripts/build-service.mjs)`);
+  await buildService();
+}
+
 const server = await startPostgresServer();
 const run = (label: string, list: string[], env: NodeJS.ProcessEnv): number => {
   console.log(`\n# ${label}`);
   const r = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=2', `--test-timeout=${FILE_TIMEOUT_MS}`, ...list], {
-    cwd: root, stdio: 'inherit', env: { ...process.env, SENSORCLOUD_TEST_PG_URL: server.url, ...env },
+    cwd: root, stdio: 'inherit', env: { ...process.env, SENSORCLOUD_TEST_PG_URL: server.url, SENSORCLOUD_TEST_BUNDLE_CHECKED: '1', ...env },
   });
   return r.status ?? 1;
 };

@@ -3,6 +3,7 @@
 // the delivery engine's own code (buildPushBody, buildPushHeaders), so there is one implementation of the push.
 import { readFileSync } from 'node:fs';
 import { rootCertificates } from 'node:tls';
+import { Agent, request } from 'undici';
 import { buildPushBody, type PushDevice } from '../delivery/push-body.ts';
 import { buildPushHeaders, pushUserAgent } from '../delivery/push-headers.ts';
 import { systemClock } from '../runtime/clock.ts';
@@ -88,7 +89,6 @@ export async function createForwarder(client: ApiClient, target: ForwardTarget, 
     }
   }
   // undici (as the dispatcher) rather than fetch: fetch adds headers of its own that a real push does not carry.
-  const { Agent, request } = await import('undici');
   const agent = new Agent({
     connect: { ...(ca ? { ca } : {}), rejectUnauthorized: options.insecure !== true },
     headersTimeout: FORWARD_TIMEOUT_MS,

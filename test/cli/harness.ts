@@ -2,18 +2,15 @@
 // with its own service, data dir and XDG_CONFIG_HOME. `api` calls the service directly (Basic Auth) to seed and to
 // check what the CLI did.
 //
-// The CLI runs from the current sources, bundled once per test file by esbuild — the compiler tsx itself uses —
-// rather than through the tsx loader: a file spawns the CLI ~100 times, and the loader cost ~0.5 s of CPU each
-// (0.65 s against 0.15 s per command on this machine). Dependencies stay external (node_modules) and `serve` stays
-// a separate chunk loaded only when it runs, as in the build.
+// The CLI is the one users run, bin/sensorcloud.js on the built dist/ (helpers/serve-process.ts says why); it also
+// starts in ~0.15 s where the sources through the tsx loader took ~0.65 s, and a file spawns it ~100 times.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after } from 'node:test';
-import { buildSync } from 'esbuild';
 import { outputOf } from '../helpers/child-output.ts';
-import { ROOT, freePort, serve } from '../helpers/serve-process.ts';
+import { CLI_COMMAND, ROOT, assertServiceBuilt, freePort, serve } from '../helpers/serve-process.ts';
 
 export interface Bootstrap {
   baseUrl: string;
@@ -71,24 +68,10 @@ after(() => {
   for (const cleanup of cleanups.splice(0)) cleanup();
 });
 
-let bundled: string[] | null = null;
-
-/**
- * `node <bundle>`: src/cli/index.ts bundled on first use into `<repo>/.test-build-<pid>/cli/`, two levels below
- * the repository like dist/cli/, so that paths the code resolves from its own URL (package.json) hold.
- */
+/** The command line of the CLI under test, as a user runs it. */
 export function cliCommand(): string[] {
-  if (bundled) return bundled;
-  const outdir = join(ROOT, `.test-build-${process.pid}`);
-  buildSync({
-    entryPoints: { 'cli/index': join(ROOT, 'src/cli/index.ts') }, outdir, bundle: true, splitting: true, format: 'esm',
-    platform: 'node', target: 'node20', packages: 'external', chunkNames: 'cli/[name]-[hash]', outExtension: { '.js': '.mjs' }, logLevel: 'error',
-  });
-  const remove = () => rmSync(outdir, { recursive: true, force: true });
-  cleanups.push(remove);
-  process.once('exit', remove);
-  bundled = [process.execPath, join(outdir, 'cli', 'index.mjs')];
-  return bundled;
+  assertServiceBuilt();
+  return [...CLI_COMMAND];
 }
 
 export function runCli(args: string[], env: Record<string, string | undefined>, options: RunOptions = {}): Promise<RunResult> {

@@ -3,47 +3,30 @@
 // pushed, signed, to an HTTPS receiver by the compiled delivery engine and its dispatcher thread, and serves the
 // built web console.
 import assert from 'node:assert/strict';
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { startReceiver } from '../helpers/receiver.ts';
-import { ROOT, freePort } from '../helpers/serve-process.ts';
+import { CLI_COMMAND, ROOT, assertServiceBuilt, freePort } from '../helpers/serve-process.ts';
 import { testTls } from '../helpers/tls.ts';
-
-function newestMtime(dir: string): number {
-  let newest = 0;
-  for (const name of readdirSync(dir)) {
-    const path = join(dir, name);
-    const s = statSync(path);
-    newest = Math.max(newest, s.isDirectory() ? newestMtime(path) : s.mtimeMs);
-  }
-  return newest;
-}
-
-/** dist/ as `npm ci` leaves it; rebuilt here only when a source file is newer (a developer's checkout). */
-function ensureBuilt(): void {
-  const marker = join(ROOT, 'dist', 'service', 'cli.js');
-  if (existsSync(marker) && statSync(marker).mtimeMs >= newestMtime(join(ROOT, 'src'))) return;
-  execFileSync(process.execPath, [join(ROOT, 'scripts', 'build.mjs')], { cwd: ROOT, stdio: 'pipe' });
-}
 
 describe('happy', () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'sensorcloud-compiled-'));
   after(() => rmSync(dataDir, { recursive: true, force: true }));
 
   it('the compiled service starts without tsx and pushes a published event', { timeout: 120_000 }, async () => {
-    ensureBuilt();
+    assertServiceBuilt();
     const receiver = await startReceiver();
     const port = await freePort();
     const env = {
       ...process.env, PORT: String(port), SENSORCLOUD_DATA_DIR: dataDir, SENSORCLOUD_ALLOW_PRIVATE_ENDPOINTS: '127.0.0.0/8',
       SENSORCLOUD_CA_FILE: testTls().caFile, SENSORCLOUD_HEARTBEAT_INTERVAL: '0', LOG_LEVEL: 'error',
     };
-    // No --import: nothing but node and the compiled files.
-    const child = spawn(process.execPath, ['bin/sensorcloud.js', 'serve'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    // No --import: nothing but node and the compiled files, and the environment of the test run.
+    const child = spawn(CLI_COMMAND[0]!, [...CLI_COMMAND.slice(1), 'serve'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
     try {
       let out = '';
       child.stdout!.on('data', (d: Buffer) => (out += d.toString()));

@@ -1,5 +1,7 @@
-// Real `sensorcloud serve` processes for end-to-end tests, run from the TypeScript sources (so a test always runs
-// the code under test, built or not), on a free loopback port, killed when the test file ends.
+// Real `sensorcloud serve` processes for end-to-end tests, on a free loopback port, killed when the test file ends.
+// Every test that starts the service or the CLI runs what users run: bin/sensorcloud.js on the dist/ that
+// `npm run build` made (`npm test` rebuilds dist/service/ first when a source is newer). A crash once shipped in
+// the built CLI while the tests, running a differently bundled one, passed.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { createServer } from 'node:net';
@@ -7,13 +9,24 @@ import { after } from 'node:test';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { serviceBundleStale } from '../../scripts/build-service.mjs';
 import { createTestDatabase } from './postgres.ts';
 import { testStoreKind } from './store.ts';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
-/** `sensorcloud` from source: node with the tsx loader on src/cli/index.ts. */
-export const CLI_COMMAND: readonly string[] = [process.execPath, '--import', 'tsx', 'src/cli/index.ts'];
+/** `sensorcloud` as shipped: node on bin/sensorcloud.js, no loader. */
+export const CLI_COMMAND: readonly string[] = [process.execPath, join(ROOT, 'bin', 'sensorcloud.js')];
+
+/** Set by `npm test`, which bundled the service if it was stale: a source saved during the run changes nothing. */
+let checked = process.env.SENSORCLOUD_TEST_BUNDLE_CHECKED === '1';
+/** Refuses to test a stale build: dist/service/ older than a source would test yesterday's code. */
+export function assertServiceBuilt(): void {
+  if (checked) return;
+  const stale = serviceBundleStale();
+  if (stale !== null) throw new Error(`${stale}: run \`npm run build\` (or \`npm test\`, which rebuilds it) before running this test file alone`);
+  checked = true;
+}
 
 export async function freePort(): Promise<number> {
   const server = createServer();
@@ -46,6 +59,7 @@ after(() => {
 
 /** Spawns `sensorcloud <args>` from source; the child is SIGKILLed when the test file ends if still running. */
 export function spawnCli(args: string[], env: NodeJS.ProcessEnv): ChildProcess {
+  assertServiceBuilt();
   const child = spawn(CLI_COMMAND[0]!, [...CLI_COMMAND.slice(1), ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   children.add(child);
   return child;

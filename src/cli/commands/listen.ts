@@ -5,7 +5,7 @@ import type { Command } from 'commander';
 import { collect, collectList, parseHeaders, parseInteger } from '../arguments.ts';
 import { action, example, idOf, type Context } from '../context.ts';
 import { followEvents, interruptible } from '../event-stream.ts';
-import { createForwarder, type ForwardResult } from '../forward.ts';
+import type { ForwardResult } from '../forward.ts';
 import { generateSecret } from './connectors.ts';
 
 interface ListenOptions {
@@ -33,6 +33,9 @@ async function listen(ctx: Context, o: ListenOptions): Promise<void> {
   const project = await ctx.project();
   const secret = o.secret ?? generateSecret();
   const count = o.count === undefined ? undefined : parseInteger(o.count, '--count', 1);
+  // Loaded here, with undici, only when listen runs: a module of ours, since a CommonJS package imported lazily
+  // keeps only its default export in the build (test/unit/lazy-imports.test.ts).
+  const { createForwarder } = await import('../forward.ts');
   const forwarder = await createForwarder(ctx.client, {
     url: o.forwardTo, signatureSecret: secret, headers: parseHeaders(o.header), labelKeys: o.labelKeys ?? [],
   }, { caFile: o.caFile, insecure: o.insecure });
