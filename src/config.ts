@@ -2,7 +2,6 @@
 // Precedence: CLI flags > environment > defaults. Invalid configuration fails fast with every problem named.
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { tryParseDuration } from './domain/time.ts';
 import { connectTimeoutMs, isDatabaseUrl, setsApplicationName } from './runtime/database-url.ts';
 
 export interface RateLimit {
@@ -75,7 +74,12 @@ export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', '
 
 function parseRateLimit(raw: string, problems: string[]): RateLimit | null {
   if (raw.trim().toLowerCase() === 'off') return null;
-  const m = /^\s*(\d+)\s*\/\s*(\d+(?:\.\d+)?)\s*s?\s*$/.exec(raw);
+  const unitless = /^\s*(\d+)\s*\/\s*(\d+(?:\.\d+)?)\s*$/.exec(raw);
+  if (unitless) {
+    problems.push(`SENSORCLOUD_RATE_LIMIT=${raw.trim()} has no unit: write ${unitless[1]}/${unitless[2]}s`);
+    return null;
+  }
+  const m = /^\s*(\d+)\s*\/\s*(\d+(?:\.\d+)?)\s*s\s*$/.exec(raw);
   if (!m || Number(m[1]) < 1 || Number(m[2]) <= 0) {
     problems.push(`SENSORCLOUD_RATE_LIMIT must be "<requests>/<seconds>s" (e.g. 100/5s) or "off", got "${raw}"`);
     return null;
@@ -172,28 +176,30 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: ConfigFl
   const allowPrivateEndpoints = parseCidrs(pick(undefined, 'SENSORCLOUD_ALLOW_PRIVATE_ENDPOINTS') ?? '', problems);
   const rateLimit = parseRateLimit(pick(undefined, 'SENSORCLOUD_RATE_LIMIT') ?? '100/5s', problems);
 
-  const retentionRaw = pick(undefined, 'SENSORCLOUD_EVENT_RETENTION') ?? '31d';
-  const eventRetentionSeconds = parseSpan(retentionRaw);
-  if (eventRetentionSeconds === null || eventRetentionSeconds <= 0) problems.push(`SENSORCLOUD_EVENT_RETENTION must be a duration like 31d, 12h or 3600s, got "${retentionRaw}"`);
-  const heartbeatRaw = pick(undefined, 'SENSORCLOUD_HEARTBEAT_INTERVAL') ?? '15m';
-  const heartbeatIntervalSeconds = parseSpan(heartbeatRaw);
-  if (heartbeatIntervalSeconds === null || heartbeatIntervalSeconds < 0) problems.push(`SENSORCLOUD_HEARTBEAT_INTERVAL must be a duration like 15m or 0 (off), got "${heartbeatRaw}"`);
+  // A duration without a unit is refused rather than read as seconds: SENSORCLOUD_EVENT_RETENTION=10, meant as
+  // days, once started silently and deleted the whole history at once.
+  const span = (name: string, fallback: string, valid: (seconds: number) => boolean, like: string): number | null => {
+    const raw = pick(undefined, name) ?? fallback;
+    if (UNITLESS.test(raw) && Number(raw) !== 0) {
+      problems.push(`${name}=${raw.trim()} has no unit: write ${raw.trim()}s, ${raw.trim()}m, ${raw.trim()}h or ${raw.trim()}d`);
+      return null;
+    }
+    const seconds = parseSpan(raw);
+    if (seconds === null || !valid(seconds)) {
+      problems.push(`${name} must be a duration ${like}, got "${raw}"`);
+      return null;
+    }
+    return seconds;
+  };
+  const eventRetentionSeconds = span('SENSORCLOUD_EVENT_RETENTION', '31d', (s) => s > 0, 'like 31d, 12h or 3600s');
+  const heartbeatIntervalSeconds = span('SENSORCLOUD_HEARTBEAT_INTERVAL', '15m', (s) => s >= 0, 'like 15m or 0 (off)');
 
   const bufferRaw = pick(undefined, 'SENSORCLOUD_STREAM_BUFFER') ?? '1000';
   const streamBufferMessages = Number(bufferRaw);
   if (!Number.isInteger(streamBufferMessages) || streamBufferMessages < 1) problems.push(`SENSORCLOUD_STREAM_BUFFER must be a positive integer, got "${bufferRaw}"`);
 
-  const requestTimeoutRaw = pick(undefined, 'SENSORCLOUD_REQUEST_TIMEOUT') ?? '30s';
-  const requestTimeoutSeconds = parseSpan(requestTimeoutRaw);
-  if (requestTimeoutSeconds === null || requestTimeoutSeconds < 1 || requestTimeoutSeconds > 3600) {
-    problems.push(`SENSORCLOUD_REQUEST_TIMEOUT must be a duration from 1s to 1h, like 30s, got "${requestTimeoutRaw}"`);
-  }
-
-  const leaseRaw = pick(undefined, 'SENSORCLOUD_DELIVERY_LEASE') ?? '60s';
-  const leaseSeconds = parseSpan(leaseRaw);
-  if (leaseSeconds === null || leaseSeconds < 15 || leaseSeconds > 3600) {
-    problems.push(`SENSORCLOUD_DELIVERY_LEASE must be a duration from 15s (longer than an attempt's 10 s) to 1h, like 60s, got "${leaseRaw}"`);
-  }
+  const requestTimeoutSeconds = span('SENSORCLOUD_REQUEST_TIMEOUT', '30s', (s) => s >= 1 && s <= 3600, 'from 1s to 1h, like 30s');
+  const leaseSeconds = span('SENSORCLOUD_DELIVERY_LEASE', '60s', (s) => s >= 15 && s <= 3600, "from 15s (longer than an attempt's 10 s) to 1h, like 60s");
 
   const logLevel = pick(undefined, 'LOG_LEVEL') ?? 'info';
   if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
@@ -222,10 +228,34 @@ export function withListeningPort(config: Config, port: number): Config {
   return Object.freeze({ ...config, port, publicUrl: url.origin });
 }
 
-/** "31d", "12h", "15m", "90s", or a bare number of seconds. */
+/** A number alone: a duration setting refuses it (but 0), since nobody can tell which unit was meant. */
+const UNITLESS = /^\s*\d+(?:\.\d+)?\s*$/;
+
+/** "31d", "12h", "15m", "90s" (or "0"), in seconds. */
 export function parseSpan(raw: string): number | null {
   const m = /^\s*(\d+(?:\.\d+)?)\s*([dhms]?)\s*$/.exec(raw);
-  if (!m) return tryParseDuration(raw);
+  if (!m) return null;
   const unit = { d: 86400, h: 3600, m: 60, s: 1, '': 1 }[m[2] as 'd' | 'h' | 'm' | 's' | ''];
   return Number(m[1]) * unit;
+}
+
+/** "10m", "31d", "90s": the largest unit that says `seconds` exactly. */
+export function formatSpan(seconds: number): string {
+  for (const [unit, size] of [['d', 86400], ['h', 3600], ['m', 60]] as const) {
+    if (seconds >= size && seconds % size === 0) return `${seconds / size}${unit}`;
+  }
+  return `${seconds}s`;
+}
+
+/**
+ * The settings in effect that change what the service keeps or whom it trusts, for the listening line: an operator
+ * who set one by mistake (or forgot one set in a shell) sees it at every start. Empty with the defaults.
+ */
+export function notableSettings(config: Config): string[] {
+  const notes: string[] = [];
+  if (config.eventRetentionSeconds !== 31 * 86400) notes.push(`event history kept ${formatSpan(config.eventRetentionSeconds)} (SENSORCLOUD_EVENT_RETENTION; default 31d)`);
+  if (config.caFile !== null) notes.push(`pushes also trust the CAs in ${config.caFile} (SENSORCLOUD_CA_FILE)`);
+  if (config.allowPrivateEndpoints.length > 0) notes.push(`pushes may reach the private addresses ${config.allowPrivateEndpoints.join(', ')} (SENSORCLOUD_ALLOW_PRIVATE_ENDPOINTS)`);
+  if (config.rateLimit === null) notes.push('no rate limit (SENSORCLOUD_RATE_LIMIT=off)');
+  return notes;
 }

@@ -53,7 +53,10 @@ export async function followEvents(ctx: Context, project: string, options: Follo
       const retryable = err instanceof ApiError && (err.status === 0 || err.status === 503);
       if (!retryable || ++failures > MAX_FAILURES) throw err;
       const pause = Math.min(30_000, 500 * 2 ** (failures - 1));
-      ctx.out.note(`${(err as Error).message}; reconnecting in ${(pause / 1000).toFixed(1)} s`);
+      // Said at every failure, --quiet or not: with the notes left out, ten retries over 2.5 minutes looked like a
+      // command that hangs, and a server that is down is news its user needs at once.
+      const hint = failures === 1 && err instanceof ApiError && err.status === 0 ? ' (is the server running?)' : '';
+      ctx.out.stderr.write(`${(err as Error).message}${hint}; reconnecting in ${(pause / 1000).toFixed(1)} s (attempt ${failures} of ${MAX_FAILURES}, Ctrl-C to stop)\n`);
       await sleep(pause, options.signal);
     }
   }

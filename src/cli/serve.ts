@@ -17,7 +17,7 @@ export function registerServeCommand(program: Command): void {
     .option('--demo', 'emulated sensors in the bootstrap project produce events and heartbeats')
     .addHelpText('after', '\nExample:\n  $ sensorcloud serve --port 8080 --data-dir ./data\n')
     .action(async (flags: { port?: string; host?: string; dataDir?: string; databaseUrl?: string; demo?: boolean }) => {
-      const { ConfigError, loadConfig } = await import('../config.ts');
+      const { ConfigError, loadConfig, notableSettings } = await import('../config.ts');
       const { startService } = await import('../main.ts');
       const { StartupError } = await import('../runtime/startup-error.ts');
       let config;
@@ -33,7 +33,7 @@ export function registerServeCommand(program: Command): void {
         }
         throw err;
       }
-      announceListening(service.deps.logger, service.url, service.deps.config.publicUrl, config.dataDir, config.databaseUrl);
+      announceListening(service.deps.logger, service.url, service.deps.config.publicUrl, config.dataDir, config.databaseUrl, notableSettings(config));
       let stopping = false;
       const stop = async (signal: string) => {
         if (stopping) return;
@@ -54,10 +54,10 @@ export function registerServeCommand(program: Command): void {
  * The one log line that says the service is up and where: "listening on <url>" and every URL an operator opens
  * (the operator contract: listening is announced on stdout in one line containing the URL), with the release, which
  * tells the processes of a cluster apart during a rolling upgrade, and the database (a PostgreSQL URL without its
- * password), which shows that every process of a cluster uses the same one. Printed whatever LOG_LEVEL says, since
- * scripts and people wait for it.
+ * password), which shows that every process of a cluster uses the same one, and the settings that change what is
+ * kept or trusted (notableSettings). Printed whatever LOG_LEVEL says, since scripts and people wait for it.
  */
-function announceListening(logger: Logger, url: string, publicUrl: string, dataDir: string, databaseUrl: string | null): void {
+function announceListening(logger: Logger, url: string, publicUrl: string, dataDir: string, databaseUrl: string | null, settings: string[]): void {
   const urls = {
     console: `${publicUrl}/`,
     api: `${publicUrl}/v2`,
@@ -66,7 +66,7 @@ function announceListening(logger: Logger, url: string, publicUrl: string, dataD
     openapi: `${publicUrl}/v2/openapi.json`,
   };
   logger.child({}, { level: 'info' }).info(
-    { url, ...urls, dataDir, database: databaseUrl === null ? join(dataDir, 'sensorcloud.db') : redactDatabaseUrl(databaseUrl), version: packageVersion() },
-    `Sensor Cloud listening on ${url}: console ${urls.console}, API ${urls.api}, health ${urls.health}, metrics ${urls.metrics}, OpenAPI ${urls.openapi}`,
+    { url, ...urls, dataDir, database: databaseUrl === null ? join(dataDir, 'sensorcloud.db') : redactDatabaseUrl(databaseUrl), version: packageVersion(), settings },
+    `Sensor Cloud listening on ${url}: console ${urls.console}, API ${urls.api}, health ${urls.health}, metrics ${urls.metrics}, OpenAPI ${urls.openapi}${settings.length > 0 ? `; ${settings.join('; ')}` : ''}`,
   );
 }

@@ -99,6 +99,23 @@ describe('happy', () => {
     for (const l of server.stdout().split('\n').filter((l) => l !== '')) assert.doesNotThrow(() => JSON.parse(l), l);
   });
 
+  it('the listening line names the settings that change what is kept or trusted, and none with the defaults', { timeout: 90_000 }, async () => {
+    const plain = await startAndAnnounce(cleanEnv({ PORT: '0', SENSORCLOUD_DATA_DIR: newDir(), LOG_LEVEL: 'error' }));
+    await plain.stop();
+    assert.deepEqual(plain.line.settings, []);
+    assert.match(plain.line.msg!, /OpenAPI \S+$/);
+    const tls = testTls();
+    const server = await startAndAnnounce(cleanEnv({
+      PORT: '0', SENSORCLOUD_DATA_DIR: newDir(), LOG_LEVEL: 'error', SENSORCLOUD_EVENT_RETENTION: '10m',
+      SENSORCLOUD_CA_FILE: tls.caFile, SENSORCLOUD_ALLOW_PRIVATE_ENDPOINTS: '127.0.0.1/32',
+    }));
+    await server.stop();
+    for (const expected of ['event history kept 10m (SENSORCLOUD_EVENT_RETENTION; default 31d)', `pushes also trust the CAs in ${tls.caFile} (SENSORCLOUD_CA_FILE)`,
+      'pushes may reach the private addresses 127.0.0.1/32 (SENSORCLOUD_ALLOW_PRIVATE_ENDPOINTS)']) {
+      assert.ok(server.line.msg!.includes(expected), `${expected} in ${server.line.msg}`);
+    }
+  });
+
   it('database files, master key, bootstrap.json and the lock are 0600, the data dir 0700, also for files made wider before', { timeout: 90_000 }, async () => {
     const dataDir = newDir();
     const port = await freePort();
@@ -346,6 +363,19 @@ describe('sad', () => {
       'sensorcloud: invalid configuration: PORT must be a port number from 0 to 65535 (0 picks a free one), got "x"; SENSORCLOUD_RATE_LIMIT must be "<requests>/<seconds>s" (e.g. 100/5s) or "off", got "lots"; LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent, got "loud"',
     );
     assert.ok(!existsSync(dataDir), 'a configuration mistake creates nothing, not even the data dir');
+  });
+
+  it('a duration without a unit is refused, for every duration setting, saying what to write', { timeout: 90_000 }, async () => {
+    // SENSORCLOUD_EVENT_RETENTION=10 was once taken as 10 seconds: the service started and deleted the history.
+    const dataDir = newDir();
+    const env = cleanEnv({ SENSORCLOUD_DATA_DIR: dataDir, PORT: '0' });
+    assert.equal(oneLine(await runCli(['serve'], { ...env, SENSORCLOUD_EVENT_RETENTION: '10' })), 'sensorcloud: invalid configuration: SENSORCLOUD_EVENT_RETENTION=10 has no unit: write 10s, 10m, 10h or 10d');
+    assert.equal(
+      oneLine(await runCli(['serve'], { ...env, SENSORCLOUD_HEARTBEAT_INTERVAL: '900', SENSORCLOUD_REQUEST_TIMEOUT: '30', SENSORCLOUD_DELIVERY_LEASE: '60', SENSORCLOUD_RATE_LIMIT: '100/5' })),
+      'sensorcloud: invalid configuration: SENSORCLOUD_RATE_LIMIT=100/5 has no unit: write 100/5s; SENSORCLOUD_HEARTBEAT_INTERVAL=900 has no unit: write 900s, 900m, 900h or 900d; '
+        + 'SENSORCLOUD_REQUEST_TIMEOUT=30 has no unit: write 30s, 30m, 30h or 30d; SENSORCLOUD_DELIVERY_LEASE=60 has no unit: write 60s, 60m, 60h or 60d',
+    );
+    assert.ok(!existsSync(dataDir), 'nothing was started');
   });
 
   it('a data dir that is a file: one line naming SENSORCLOUD_DATA_DIR', { timeout: 60_000 }, async () => {
