@@ -35,6 +35,8 @@ export interface Config {
   heartbeatIntervalSeconds: number;
   /** Messages a slow stream reader may fall behind before its stream is closed with a 503 line. */
   streamBufferMessages: number;
+  /** What the event streams of a process may hold together (src/api/stream-budget.ts). */
+  streamCaps: Readonly<{ perPrincipal: number; total: number; bufferedBytes: number }>;
   /** Milliseconds a client has to deliver a whole request, headers and body. */
   requestTimeoutMs: number;
   /**
@@ -198,6 +200,20 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: ConfigFl
   const streamBufferMessages = Number(bufferRaw);
   if (!Number.isInteger(streamBufferMessages) || streamBufferMessages < 1) problems.push(`SENSORCLOUD_STREAM_BUFFER must be a positive integer, got "${bufferRaw}"`);
 
+  const count = (name: string, fallback: string): number => {
+    const raw = pick(undefined, name) ?? fallback;
+    const n = Number(raw);
+    if (!/^\s*\d+\s*$/.test(raw) || n < 1) problems.push(`${name} must be a whole number of at least 1, got "${raw}"`);
+    return n;
+  };
+  const streamsPerCaller = count('SENSORCLOUD_STREAMS_PER_CALLER', '100');
+  const streamsMax = count('SENSORCLOUD_STREAMS_MAX', '1000');
+  const streamMemoryRaw = pick(undefined, 'SENSORCLOUD_STREAM_MEMORY') ?? '64MiB';
+  const streamMemoryBytes = parseBytes(streamMemoryRaw);
+  if (streamMemoryBytes === null || streamMemoryBytes < 1024 * 1024) {
+    problems.push(`SENSORCLOUD_STREAM_MEMORY must be a size of at least 1MiB, like 64MiB or 1GiB, got "${streamMemoryRaw}"`);
+  }
+
   const requestTimeoutSeconds = span('SENSORCLOUD_REQUEST_TIMEOUT', '30s', (s) => s >= 1 && s <= 3600, 'from 1s to 1h, like 30s');
   const leaseSeconds = span('SENSORCLOUD_DELIVERY_LEASE', '60s', (s) => s >= 15 && s <= 3600, "from 15s (longer than an attempt's 10 s) to 1h, like 60s");
 
@@ -211,6 +227,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: ConfigFl
     eventRetentionSeconds: eventRetentionSeconds!,
     heartbeatIntervalSeconds: heartbeatIntervalSeconds!,
     streamBufferMessages,
+    streamCaps: Object.freeze({ perPrincipal: streamsPerCaller, total: streamsMax, bufferedBytes: streamMemoryBytes ?? 0 }),
     requestTimeoutMs: Math.round(requestTimeoutSeconds! * 1000),
     deliveryLeaseMs: Math.round(leaseSeconds! * 1000),
     demo: flags.demo === true || env.SENSORCLOUD_DEMO === '1' || env.SENSORCLOUD_DEMO === 'true',
@@ -226,6 +243,15 @@ export function withListeningPort(config: Config, port: number): Config {
   const url = new URL(config.publicUrl);
   url.port = String(port);
   return Object.freeze({ ...config, port, publicUrl: url.origin });
+}
+
+/** "64MiB", "512KiB", "1GiB" (or KB, MB, GB, powers of 1000), in bytes; a number alone is refused. */
+export function parseBytes(raw: string): number | null {
+  const m = /^\s*(\d+(?:\.\d+)?)\s*(KiB|MiB|GiB|KB|MB|GB)\s*$/i.exec(raw);
+  if (!m) return null;
+  const unit = m[2]!.toLowerCase();
+  const size = { kib: 2 ** 10, mib: 2 ** 20, gib: 2 ** 30, kb: 1e3, mb: 1e6, gb: 1e9 }[unit as 'kib'];
+  return Math.round(Number(m[1]) * size);
 }
 
 /** A number alone: a duration setting refuses it (but 0), since nobody can tell which unit was meant. */

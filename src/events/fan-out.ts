@@ -1,6 +1,7 @@
 // Event stream fan-out (contract §4.8): one pipeline subscriber feeds every open stream. Streams are indexed by
 // project, so an emitted event costs one map lookup plus a set check per open stream of its own project, and
-// each event is serialised at most once however many streams receive it.
+// each event is serialised and framed at most once however many streams receive it: the streams write the same
+// bytes, so a message buffered for 500 slow readers is held once, not 500 times.
 import { parseLabelFilter, type LabelFilter } from '../domain/labels.ts';
 import type { EventPipeline } from './pipeline.ts';
 import type { EmittedEvent } from './types.ts';
@@ -24,8 +25,21 @@ export interface StreamFilterInput {
   labelFilters?: string[];
 }
 
-/** Receives the message JSON `{"result":{"event":…}}` of each matching event; must not throw or block. */
-export type StreamSink = (messageJson: string, emitted: EmittedEvent) => void;
+/** One stream message, `{"result":{"event":…}}`, with its bytes for each framing made once, when first asked. */
+export class StreamMessage {
+  private ndjson: Buffer | null = null;
+  private sse: Buffer | null = null;
+  constructor(readonly json: string) {}
+
+  /** The bytes on the wire: an NDJSON line, or an SSE `data:` message. */
+  frame(sse: boolean): Buffer {
+    if (sse) return (this.sse ??= Buffer.from(`data: ${this.json}\n\n`));
+    return (this.ndjson ??= Buffer.from(`${this.json}\n`));
+  }
+}
+
+/** Receives the message of each matching event; must not throw or block. */
+export type StreamSink = (message: StreamMessage, emitted: EmittedEvent) => void;
 
 export interface FanOut {
   /** Registers a stream; returns the function that removes it (idempotent). */
@@ -76,10 +90,10 @@ export function createFanOut(events: EventPipeline, onSinkError: (err: unknown) 
   const unsubscribe = events.subscribe((emitted) => {
     const entries = byProject.get(emitted.device.projectId);
     if (!entries) return;
-    let message: string | null = null;
+    let message: StreamMessage | null = null;
     for (const entry of entries) {
       if (!matchesStreamFilter(entry.filter, emitted)) continue;
-      message ??= resultMessage(emitted.json);
+      message ??= new StreamMessage(resultMessage(emitted.json));
       try {
         entry.sink(message, emitted);
       } catch (err) {

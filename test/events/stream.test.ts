@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { nowMicros } from '../../src/runtime/clock.ts';
 import { parsePingInterval } from '../../src/api/routes/stream.ts';
+import { StreamMessage } from '../../src/events/fan-out.ts';
 import { formatTimestamp } from '../../src/domain/time.ts';
 import type { DeviceRecord } from '../../src/store/records.ts';
 import { createTestContext, type Auth, type TestContext } from '../helpers/context.ts';
@@ -337,6 +338,116 @@ describe('event stream', () => {
     });
   });
 
+  describe('limits of the whole server', () => {
+    /** Lowers the server's stream caps for one test. */
+    const withCaps = async (caps: Partial<{ perPrincipal: number; total: number; bufferedBytes: number }>, fn: () => Promise<void>) => {
+      const live = t.app.eventStreams.budget.caps;
+      const saved = { ...live };
+      Object.assign(live, caps);
+      try {
+        await fn();
+      } finally {
+        Object.assign(live, saved);
+      }
+    };
+
+    it('a caller over its cap of open streams gets 429 with Retry-After and a clear message; other callers are not affected', async () => {
+      await withCaps({ perPrincipal: 2 }, async () => {
+        const member = await t.createServiceAccount({ roles: ['roles/project.user'] });
+        const first = await open(streamPath(), { auth: member.auth });
+        const second = await open(streamPath(), { auth: member.auth });
+        try {
+          assert.deepEqual([first.status, second.status], [200, 200]);
+          const third = await open(streamPath(), { auth: member.auth });
+          assert.equal(third.status, 429);
+          assert.ok(Number(third.headers['retry-after']) >= 1);
+          assert.deepEqual(await readAll(third), { error: { code: 429, message: 'too many open event streams: 2 are open for this caller, the limit is 2; close one first' } });
+          const other = await open(streamPath());
+          assert.equal(other.status, 200, 'another caller still opens one');
+          other.close();
+          first.close();
+          // The server lets the closed stream go when it sees the disconnect: a new one opens then.
+          let again = await open(streamPath(), { auth: member.auth });
+          for (let i = 0; i < 250 && again.status === 429; i++) {
+            await readAll(again);
+            await new Promise((r) => setTimeout(r, 20));
+            again = await open(streamPath(), { auth: member.auth });
+          }
+          assert.equal(again.status, 200, 'a closed stream frees its place');
+          again.close();
+        } finally {
+          first.close();
+          second.close();
+        }
+      });
+    });
+
+    it('the server over its cap of open streams gets 429 for everybody', async () => {
+      // A server of its own, with nothing else open: the streams of the tests before close at their own pace.
+      const own = await createTestContext({ env: { SENSORCLOUD_STREAMS_MAX: '1' } });
+      try {
+        await own.app.listen({ port: 0, host: '127.0.0.1' });
+        const ownBase = `http://127.0.0.1:${(own.app.server.address() as AddressInfo).port}`;
+        const path = `/v2/projects/${own.projectId}/devices:stream`;
+        const s = await openStream(ownBase, path, { auth: own.admin });
+        try {
+          assert.equal(s.status, 200);
+          const member = await own.createServiceAccount({ roles: ['roles/project.user'] });
+          const refused = await openStream(ownBase, path, { auth: member.auth });
+          assert.equal(refused.status, 429);
+          assert.deepEqual(await readAll(refused), { error: { code: 429, message: 'too many open event streams: the server holds its limit of 1; try again later' } });
+        } finally {
+          s.close();
+        }
+      } finally {
+        await own.close();
+      }
+    });
+
+    it('over the byte budget, the readers furthest behind are closed first with the 503 message; a reader that keeps up gets every event', async () => {
+      await withCaps({ bufferedBytes: 2 * 1024 * 1024 }, async () => {
+        const budget = t.app.eventStreams.budget;
+        const closedBefore = budget.closedForBudget();
+        const reader = await open(streamPath(`?device_ids=${c.id}`));
+        const stalled = await Promise.all(Array.from({ length: 6 }, () => open(streamPath(`?device_ids=${c.id}`), { read: false })));
+        const pad = 'x'.repeat(64 * 1024);
+        let published = 0;
+        let highest = 0;
+        // Bounded: the kernel takes a few MB per socket, then the stalled queues grow until the budget closes them.
+        // The reader keeps up: it has every event of a batch before the next is published.
+        for (let batch = 0; batch < 200 && budget.closedForBudget() - closedBefore < stalled.length; batch++) {
+          await t.deps.events.transaction(async (_tx, emit) => {
+            const now = nowMicros(t.deps);
+            for (let i = 0; i < 5; i++) await emit(c, 'touch', { touch: { updateTime: 'x' }, pad }, now);
+          });
+          published += 5;
+          highest = Math.max(highest, budget.bufferedBytes());
+          for (let i = 0; i < 5; i++) assert.equal((await reader.next()).result?.event.eventType, 'touch', `event ${published - 5 + i} reached the reader`);
+        }
+        assert.equal(budget.closedForBudget() - closedBefore, stalled.length, `every stalled reader was closed (${published} events published)`);
+        assert.ok(highest <= 2 * 1024 * 1024 + 5 * (64 * 1024 + 1024), `never more than the budget and a batch: ${highest}`);
+        assert.equal(reader.res.readableEnded, false, 'the reader that kept up is open');
+        reader.close();
+        // A stalled reader that now reads: the messages its socket held, then the end-of-stream message.
+        const s = stalled[0]!;
+        let text = '';
+        s.res.on('data', (chunk: string) => { text += chunk; });
+        await s.ended;
+        const last = JSON.parse(text.trimEnd().split('\n').pop()!);
+        assert.deepEqual(last, { error: { code: 503, message: 'stream closed: the server holds as much for event streams as it may, and this reader was the furthest behind' } });
+        for (const other of stalled) other.close();
+      });
+    });
+
+    it('each message is framed once, and every stream writes the same bytes', () => {
+      const message = new StreamMessage('{"result":{}}');
+      assert.equal(message.frame(false), message.frame(false));
+      assert.equal(message.frame(true), message.frame(true));
+      assert.equal(message.frame(false).toString(), '{"result":{}}\n');
+      assert.equal(message.frame(true).toString(), 'data: {"result":{}}\n\n');
+    });
+  });
+
   describe('slow reader', () => {
     it('more than 1000 buffered messages: 503 error message and close, publishing never blocks', async () => {
       const s = await open(streamPath(`?device_ids=${c.id}`), { read: false });
@@ -354,7 +465,8 @@ describe('event stream', () => {
       }
       assert.equal(t.app.eventStreams.openCount(), openBefore - 1, `stream still open after ${published} events`);
       assert.ok(published > 1000);
-      // The reader now catches up: what was buffered, then the error, then the end of the response.
+      // The reader now catches up: what its socket had taken, then the error, then the end of the response (the
+      // messages still queued were dropped at the close, so that a closed stream holds no memory).
       let text = '';
       s.res.on('data', (chunk: string) => { text += chunk; });
       await s.ended;
@@ -363,7 +475,7 @@ describe('event stream', () => {
       const last = JSON.parse(lines.pop()!);
       assert.equal(last.error.code, 503);
       assert.equal(typeof last.error.message, 'string');
-      assert.ok(lines.length >= 1000 && lines.length < published, `${lines.length} events before the error`);
+      assert.ok(lines.length >= 1 && lines.length < published, `${lines.length} events before the error`);
       assert.ok(lines.every((l) => JSON.parse(l).result.event.eventType === 'touch'));
     });
 

@@ -54,6 +54,18 @@ describe('config', () => {
   });
 });
 
+describe('config: event stream limits', () => {
+  it('defaults, sizes with a unit, and clear refusals', () => {
+    assert.deepEqual({ ...loadConfig({}).streamCaps }, { perPrincipal: 100, total: 1000, bufferedBytes: 64 * 2 ** 20 });
+    const c = loadConfig({ SENSORCLOUD_STREAMS_PER_CALLER: '5', SENSORCLOUD_STREAMS_MAX: '50', SENSORCLOUD_STREAM_MEMORY: '1GiB' });
+    assert.deepEqual({ ...c.streamCaps }, { perPrincipal: 5, total: 50, bufferedBytes: 2 ** 30 });
+    assert.equal(loadConfig({ SENSORCLOUD_STREAM_MEMORY: '200MB' }).streamCaps.bufferedBytes, 200e6);
+    assert.throws(() => loadConfig({ SENSORCLOUD_STREAM_MEMORY: '64' }), /SENSORCLOUD_STREAM_MEMORY must be a size of at least 1MiB, like 64MiB or 1GiB, got "64"/);
+    assert.throws(() => loadConfig({ SENSORCLOUD_STREAM_MEMORY: '512KiB' }), /at least 1MiB/);
+    assert.throws(() => loadConfig({ SENSORCLOUD_STREAMS_PER_CALLER: '0', SENSORCLOUD_STREAMS_MAX: 'many' }), /SENSORCLOUD_STREAMS_PER_CALLER must be a whole number of at least 1, got "0"; SENSORCLOUD_STREAMS_MAX must be a whole number of at least 1, got "many"/);
+  });
+});
+
 describe('config files', () => {
   it('refuses an unreadable or non-PEM SENSORCLOUD_CA_FILE at start', () => {
     assert.throws(() => loadConfig({ SENSORCLOUD_CA_FILE: '/nonexistent/ca.pem' }), /SENSORCLOUD_CA_FILE .* cannot be read/);

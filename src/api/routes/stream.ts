@@ -1,23 +1,26 @@
 // Event streams (contract §4.8): GET …/devices:stream and …/devices/{d}:stream. Headers are flushed at once,
 // then NDJSON lines or SSE messages of new matching events, a ping every ping_interval, a clean close after one
 // hour, and a 503 error message plus close for a reader more than 1000 messages behind. Publishers never wait
-// for a reader: messages are written to the socket at once and counted until the socket has taken them.
+// for a reader: what the socket does not take at once waits in the stream's own queue (the messages' shared
+// bytes, not copies), which a close drops at once; the streams of the process together stay within a budget
+// (stream-budget.ts).
 import type { ServerResponse } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { Deps } from '../../deps.ts';
 import { nowMicros } from '../../runtime/clock.ts';
-import { badRequest } from '../../domain/errors.ts';
+import { badRequest, tooManyRequests } from '../../domain/errors.ts';
 import { projectName } from '../../domain/names.ts';
 import { formatTimestamp, tryParseDuration } from '../../domain/time.ts';
-import { compileStreamFilter, createFanOut, resultMessage, type FanOut, type StreamFilter } from '../../events/fan-out.ts';
+import { StreamMessage, compileStreamFilter, createFanOut, resultMessage, type FanOut, type StreamFilter } from '../../events/fan-out.ts';
 import type { ClusterHold } from '../../events/pipeline.ts';
 import { requireStreamScope } from '../../services/devices.ts';
 import type { App } from '../types.ts';
 import { principalOf } from '../http.ts';
+import { QUEUED_MESSAGE_OVERHEAD_BYTES, createStreamBudget, type BudgetedStream, type StreamBudget } from '../stream-budget.ts';
 
 export interface StreamLimits {
-  /** A reader with more messages than this written but not yet taken by the socket gets a 503 and is closed. */
+  /** A reader with more messages than this queued, not yet taken by the socket, gets a 503 and is closed. */
   maxBufferedMessages: number;
   /** The same for bytes: a few large messages (labelsChanged events of long labels) bound memory as well. */
   maxBufferedBytes: number;
@@ -39,6 +42,8 @@ export const PING_INTERVAL = { defaultSeconds: 10, minSeconds: 1, maxSeconds: 60
 /** The open streams of one app: limits (tests may lower them) and shutdown. */
 export interface EventStreams {
   readonly limits: StreamLimits;
+  /** What the streams of the process hold together (caps and the byte budget; tests may lower them). */
+  readonly budget: StreamBudget;
   /** Streams currently receiving events (a stream that has failed or ended no longer counts, even while its
    *  client is still reading the rest). */
   openCount(): number;
@@ -70,7 +75,7 @@ const Common = {
   eventTypes: Type.Optional(Type.Array(Type.String(), { description: 'Event types (repeated key)' })),
   pingInterval: Type.Optional(Type.String({ description: 'Seconds between pings: "10s", "1.5s" or a number; default 10, clamped to 1-60' })),
 };
-const StreamMessage = Type.Object({
+const StreamMessageSchema = Type.Object({
   result: Type.Object({
     event: Type.Object({ eventId: Type.String(), targetName: Type.String(), eventType: Type.String(), data: Type.Unknown(), timestamp: Type.String() }),
   }),
@@ -80,11 +85,13 @@ type StreamQuery = { deviceIds?: string[]; deviceTypes?: string[]; labelFilters?
 
 export function registerStreamRoutes(app: App, deps: Deps): void {
   const limits: StreamLimits = { ...DEFAULT_STREAM_LIMITS, maxBufferedMessages: deps.config.streamBufferMessages };
+  const budget = createStreamBudget({ ...deps.config.streamCaps });
   const fanOut = createFanOut(deps.events, (err) => deps.logger.error({ err }, 'event stream sink failed'));
   const open = new Set<StreamConnection>();
 
   const streams: EventStreams = {
     limits,
+    budget,
     openCount: () => fanOut.size(),
     async closeAll() {
       const all = [...open];
@@ -112,17 +119,24 @@ export function registerStreamRoutes(app: App, deps: Deps): void {
       : compileStreamFilter(projectId, { deviceIds: [deviceId], eventTypes: query.eventTypes });
     const accept = request.headers.accept;
     const sse = (Array.isArray(accept) ? accept.join(',') : accept ?? '').toLowerCase().includes('text/event-stream');
+    // A service account's keys share its streams: a caller cannot raise its cap by making keys.
+    const caller = principal.kind === 'serviceAccount' ? `serviceAccount:${principal.id}` : `user:${principal.id}`;
+    const refused = budget.admit(caller);
+    if (refused !== null) throw tooManyRequests(5, refused);
 
     // From here on the response is ours: fastify must not send anything else.
     reply.hijack();
-    const connection = new StreamConnection(deps, reply.raw, filter, sse, pingSeconds * 1000, limits, fanOut, () => open.delete(connection));
+    const connection = new StreamConnection(deps, reply.raw, filter, sse, pingSeconds * 1000, limits, fanOut, budget, () => {
+      open.delete(connection);
+      budget.leave(caller);
+    });
     open.add(connection);
     await connection.start();
   };
 
   app.get('/v2/projects/:project/devices/@stream', {
     schema: { querystring: Type.Object({ ...Filters, ...Common }) },
-    config: { streamErrors: true, summary: 'Stream new events of the devices in a project (NDJSON, or SSE with Accept: text/event-stream)', response: StreamMessage },
+    config: { streamErrors: true, summary: 'Stream new events of the devices in a project (NDJSON, or SSE with Accept: text/event-stream)', response: StreamMessageSchema },
   }, async (request, reply) => {
     const { project } = request.params as { project: string };
     await handle(request, reply, project, null);
@@ -130,25 +144,30 @@ export function registerStreamRoutes(app: App, deps: Deps): void {
 
   app.get('/v2/projects/:project/devices/:device/@stream', {
     schema: { querystring: Type.Object(Common) },
-    config: { streamErrors: true, summary: 'Stream new events of one device (NDJSON, or SSE with Accept: text/event-stream)', response: StreamMessage },
+    config: { streamErrors: true, summary: 'Stream new events of one device (NDJSON, or SSE with Accept: text/event-stream)', response: StreamMessageSchema },
   }, async (request, reply) => {
     const { project, device } = request.params as { project: string; device: string };
     await handle(request, reply, project, device);
   });
 }
 
-/** One open stream: its subscription, timers and write accounting. */
-class StreamConnection {
-  private pending = 0;
+/** One open stream: its subscription, timers, and the queue of what its socket has not taken yet. */
+class StreamConnection implements BudgetedStream {
   private closed = false;
   private unsubscribe: (() => void) | null = null;
   private hold: ClusterHold | null = null;
   private pingTimer: NodeJS.Timeout | null = null;
   private maxTimer: NodeJS.Timeout | null = null;
   private drainTimer: NodeJS.Timeout | null = null;
-  private readonly written = () => {
-    this.pending--;
-  };
+  /** Frames waiting for the socket ('drain'), oldest at `head`; shared with every other stream that sends them. */
+  private queue: Buffer[] = [];
+  private head = 0;
+  /** The socket refused more (write returned false) and has not said 'drain' yet. */
+  private waiting = false;
+  /** end() was called: the response ends once the queue is written. */
+  private ending = false;
+  private finished = false;
+  bufferedBytes = 0;
 
   constructor(
     private readonly deps: Deps,
@@ -158,6 +177,7 @@ class StreamConnection {
     private readonly pingMs: number,
     private readonly limits: StreamLimits,
     private readonly fanOut: FanOut,
+    private readonly budget: StreamBudget,
     private readonly onClosed: () => void,
   ) {}
 
@@ -165,6 +185,7 @@ class StreamConnection {
     const { res } = this;
     res.on('close', () => this.cleanup());
     res.on('error', () => this.cleanup());
+    res.on('drain', () => this.flush());
     // The client may have gone while the request was being authorised; its 'close' has then already fired.
     if (!res.socket || res.socket.destroyed) {
       this.cleanup();
@@ -175,6 +196,7 @@ class StreamConnection {
     this.hold = this.deps.events.holdCluster();
     await this.hold.ready;
     if (this.closed) return;
+    this.budget.track(this);
     this.unsubscribe = this.fanOut.add(this.filter, (message) => this.send(message));
     res.writeHead(200, {
       'Content-Type': this.sse ? 'text/event-stream' : 'application/json',
@@ -189,29 +211,63 @@ class StreamConnection {
     this.maxTimer.unref();
   }
 
-  /** Ends the stream cleanly (1-hour limit, shutdown). */
+  /** Ends the stream cleanly (1-hour limit, shutdown), after what is queued. */
   end(): void {
     if (this.closed) return;
     this.stop();
-    this.res.end();
+    this.ending = true;
+    if (this.queue.length === this.head) this.res.end();
   }
 
-  private send(json: string): void {
+  closeForBudget(): void {
+    this.fail(503, 'stream closed: the server holds as much for event streams as it may, and this reader was the furthest behind');
+  }
+
+  private send(message: StreamMessage): void {
     if (this.closed) return;
-    if (this.pending >= this.limits.maxBufferedMessages) {
+    const queued = this.queue.length - this.head;
+    if (queued >= this.limits.maxBufferedMessages) {
       this.fail(503, `stream closed: the reader fell more than ${this.limits.maxBufferedMessages} messages behind`);
       return;
     }
-    if (this.res.writableLength > this.limits.maxBufferedBytes) {
+    if (this.bufferedBytes > this.limits.maxBufferedBytes) {
       this.fail(503, `stream closed: the reader fell more than ${this.limits.maxBufferedBytes} bytes behind`);
       return;
     }
-    this.write(json);
+    const frame = message.frame(this.sse);
+    if (!this.waiting) {
+      this.waiting = !this.res.write(frame);
+      return;
+    }
+    this.queue.push(frame);
+    this.charge(frame.length + QUEUED_MESSAGE_OVERHEAD_BYTES);
+    this.budget.enforce();
   }
 
-  private write(json: string): void {
-    this.pending++;
-    this.res.write(this.sse ? `data: ${json}\n\n` : `${json}\n`, this.written);
+  /** The socket took what it had: hand it the queue until it is full again. */
+  private flush(): void {
+    this.waiting = false;
+    let freed = 0;
+    while (this.head < this.queue.length && !this.waiting) {
+      const frame = this.queue[this.head]!;
+      this.queue[this.head++] = EMPTY;
+      freed += frame.length + QUEUED_MESSAGE_OVERHEAD_BYTES;
+      this.waiting = !this.res.write(frame);
+    }
+    if (this.head === this.queue.length) {
+      this.queue = [];
+      this.head = 0;
+      if (this.ending && !this.res.writableEnded) this.res.end();
+    } else if (this.head > 1024 && this.head * 2 > this.queue.length) {
+      this.queue = this.queue.slice(this.head);
+      this.head = 0;
+    }
+    this.charge(-freed);
+  }
+
+  private charge(bytes: number): void {
+    this.bufferedBytes += bytes;
+    this.budget.charge(this, bytes);
   }
 
   private ping(): void {
@@ -222,15 +278,25 @@ class StreamConnection {
       data: null,
       timestamp: formatTimestamp(nowMicros(this.deps)),
     };
-    this.send(resultMessage(JSON.stringify(event)));
+    this.send(new StreamMessage(resultMessage(JSON.stringify(event))));
   }
 
-  /** Sends the error message and closes (contract §4.8). */
+  /**
+   * Sends the error message and closes (contract §4.8). What the socket has not taken yet is dropped at once:
+   * the reader sees the messages its socket held, then this one.
+   */
   private fail(code: number, message: string): void {
     if (this.closed) return;
     this.stop();
-    this.write(JSON.stringify({ error: { code, message } }));
+    this.dropQueue();
+    this.res.write(`${this.sse ? 'data: ' : ''}${JSON.stringify({ error: { code, message } })}${this.sse ? '\n\n' : '\n'}`);
     this.res.end();
+  }
+
+  private dropQueue(): void {
+    this.charge(-this.bufferedBytes);
+    this.queue = [];
+    this.head = 0;
   }
 
   /** No more messages; the client gets a bounded time to read what is buffered. */
@@ -252,10 +318,16 @@ class StreamConnection {
   }
 
   private cleanup(): void {
+    if (this.finished) return;
+    this.finished = true;
     this.closed = true;
     this.release();
     if (this.drainTimer) clearTimeout(this.drainTimer);
     this.drainTimer = null;
+    this.dropQueue();
+    this.budget.untrack(this);
     this.onClosed();
   }
 }
+
+const EMPTY = Buffer.alloc(0);
