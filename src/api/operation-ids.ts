@@ -32,6 +32,7 @@ export const OPERATIONS: Readonly<Record<string, readonly [string, string]>> = {
   'DELETE /v2/organizations/{organization}/members/{member}': ['removeOrganizationMember', 'Organization members'],
   'GET /v2/organizations/{organization}/members/{member}:getInviteUrl': ['getOrganizationMemberInviteUrl', 'Organization members'],
   'POST /v2/invites:accept': ['acceptInvite', 'Invitations'],
+  'POST /v2/invites:lookup': ['lookupInvite', 'Invitations'],
   'GET /v2/projects/{project}/serviceaccounts': ['listServiceAccounts', 'Service accounts'],
   'POST /v2/projects/{project}/serviceaccounts': ['createServiceAccount', 'Service accounts'],
   'GET /v2/projects/{project}/serviceaccounts/{serviceAccount}': ['getServiceAccount', 'Service accounts'],

@@ -1,13 +1,13 @@
 // Project and organization members (contract §2.5-2.7, §3.3, §4.2-4.3): add (with pending invitations for unknown
 // emails), roles, removal with the last-organization-admin guard (§7 #9), invite links, the wildcard project
-// queries and batches, and accepting an invitation.
+// queries and batches, and looking up and accepting an invitation.
 import { createHash } from 'node:crypto';
 import { hashPassword } from '../auth/passwords.ts';
 import type { Deps } from '../deps.ts';
 import { nowMicros } from '../runtime/clock.ts';
 import { checkBatchSize } from '../domain/batches.ts';
 import { badRequest, conflict, forbidden, notFound } from '../domain/errors.ts';
-import { concreteProjectId, idFromName, organizationMemberName, projectMemberName } from '../domain/names.ts';
+import { concreteProjectId, idFromName, organizationMemberName, organizationName, projectMemberName, projectName } from '../domain/names.ts';
 import { pageRequest, toPage } from '../domain/paging.ts';
 import { PROJECT_ROLES, type OrganizationPermission, type Permission, type ProjectPermission, type RoleName } from '../domain/roles.ts';
 import { formatTimestamp } from '../domain/time.ts';
@@ -271,28 +271,56 @@ export async function batchDeleteMembers(deps: Deps, principal: Principal, names
   return {};
 }
 
+const invalidInvite = () => badRequest('the invitation token is invalid, used or expired');
+
+/** The unused, unexpired invitation of a token and its still pending user; 400 for anything else. */
+async function openInvite(deps: Deps, repos: Repos, tokenHash: string) {
+  const invite = await repos.invites.get(tokenHash);
+  if (!invite || invite.usedTime !== null || invite.expireTime <= nowMicros(deps)) throw invalidInvite();
+  const user = await repos.users.get(invite.userId);
+  // An active user already chose a password: an older, unused link must not reset it.
+  if (!user || user.active) throw invalidInvite();
+  return { invite, user };
+}
+
+export interface InviteJson {
+  email: string;
+  displayName: string;
+  expireTime: string;
+  memberships: { parent: string; parentDisplayName: string; roles: string[] }[];
+}
+
+/**
+ * POST /invites:lookup: whom an invitation link is for and what accepting it grants (every membership of its user),
+ * so the invitation page can say so before a password is chosen. The token is the credential, as for accepting.
+ */
+export async function lookupInvite(deps: Deps, body: { token: string }): Promise<InviteJson> {
+  const { invite, user } = await openInvite(deps, deps.store, hashInviteToken(body.token));
+  const memberships: InviteJson['memberships'] = [];
+  const own = await deps.store.memberships.listByMember(user.id);
+  own.sort((a, b) => a.createTime - b.createTime || a.scopeType.localeCompare(b.scopeType) || a.scopeId.localeCompare(b.scopeId));
+  for (const m of own) {
+    const parent = m.scopeType === 'project' ? await deps.store.projects.get(m.scopeId) : await deps.store.organizations.get(m.scopeId);
+    if (!parent) continue;
+    memberships.push({ parent: m.scopeType === 'project' ? projectName(m.scopeId) : organizationName(m.scopeId), parentDisplayName: parent.displayName, roles: m.roles });
+  }
+  return { email: user.email, displayName: user.displayName, expireTime: formatTimestamp(invite.expireTime), memberships };
+}
+
 /** POST /invites:accept: sets the password, activates the user and accepts all of its memberships. */
 export async function acceptInvite(deps: Deps, body: { token: string; password: string; displayName?: string }): Promise<Record<string, never>> {
   if (body.password.length < MIN_PASSWORD_LENGTH) throw badRequest(`password must be at least ${MIN_PASSWORD_LENGTH} characters`);
   if (body.password.length > MAX_PASSWORD_LENGTH) throw badRequest(`password must be at most ${MAX_PASSWORD_LENGTH} characters`);
   if (body.displayName !== undefined && body.displayName.length > 256) throw badRequest('displayName must be at most 256 characters');
   const tokenHash = hashInviteToken(body.token);
-  const invalid = () => badRequest('the invitation token is invalid, used or expired');
-  const check = async (repos: Repos) => {
-    const invite = await repos.invites.get(tokenHash);
-    if (!invite || invite.usedTime !== null || invite.expireTime <= nowMicros(deps)) throw invalid();
-    const user = await repos.users.get(invite.userId);
-    // An active user already chose a password: an older, unused link must not reset it.
-    if (!user || user.active) throw invalid();
-    return user;
-  };
+  const check = async (repos: Repos) => (await openInvite(deps, repos, tokenHash)).user;
   await check(deps.store);
   const passwordHash = await hashPassword(body.password, deps.random); // slow: outside the transaction
   await deps.store.transaction(async (tx) => {
     const user = await check(tx); // again: another accept may have won the race
     const now = nowMicros(deps);
     // Used meanwhile by another accept of the same link (its check ran before that one committed): that one won.
-    if (!(await tx.invites.markUsed(tokenHash, now))) throw invalid();
+    if (!(await tx.invites.markUsed(tokenHash, now))) throw invalidInvite();
     await tx.users.update({ ...user, passwordHash, active: true, displayName: body.displayName ?? user.displayName, updateTime: now });
     await tx.memberships.acceptAll(user.id);
   });

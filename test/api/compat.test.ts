@@ -56,7 +56,7 @@ const COMMITTED_ROUTES: [string, string][] = [
   ['GET', '/v2/projects/{project}/members'], ['POST', '/v2/projects/{project}/members'],
   ['GET', '/v2/projects/{project}/members/{member}'], ['PATCH', '/v2/projects/{project}/members/{member}'],
   ['DELETE', '/v2/projects/{project}/members/{member}'], ['GET', '/v2/projects/{project}/members/{member}:getInviteUrl'],
-  ['POST', '/v2/invites:accept'],
+  ['POST', '/v2/invites:accept'], ['POST', '/v2/invites:lookup'],
   ['GET', '/v2/projects/{project}/serviceaccounts'], ['POST', '/v2/projects/{project}/serviceaccounts'],
   ['GET', '/v2/projects/{project}/serviceaccounts/{serviceAccount}'], ['PATCH', '/v2/projects/{project}/serviceaccounts/{serviceAccount}'],
   ['DELETE', '/v2/projects/{project}/serviceaccounts/{serviceAccount}'],
@@ -64,7 +64,7 @@ const COMMITTED_ROUTES: [string, string][] = [
   ['GET', '/v2/projects/{project}/serviceaccounts/{serviceAccount}/keys/{key}'], ['DELETE', '/v2/projects/{project}/serviceaccounts/{serviceAccount}/keys/{key}'],
   ['POST', '/oauth2/token'], ['POST', '/oauth2/revoke'], ['GET', '/v2/openapi.json'],
 ];
-const UNAUTHENTICATED = new Set(['POST /v2/invites:accept', 'POST /oauth2/token', 'POST /oauth2/revoke', 'GET /v2/openapi.json']);
+const UNAUTHENTICATED = new Set(['POST /v2/invites:accept', 'POST /v2/invites:lookup', 'POST /oauth2/token', 'POST /oauth2/revoke', 'GET /v2/openapi.json']);
 /** POST routes that take no body at all: key creation (any body is ignored, contract §1.2 "no body and no Content-Type"). */
 const NO_BODY = new Set(['POST /v2/projects/{project}/serviceaccounts/{serviceAccount}/keys', 'POST /oauth2/revoke']);
 
@@ -85,6 +85,7 @@ function wrongTypedBodies(ids: Ids): Record<string, [unknown, string][]> {
     'POST /v2/projects/{project}/members': [[{ email: true, roles: ['roles/project.user'] }, 'email'], [{ email: 'a@example.com', roles: [1] }, 'roles']],
     'PATCH /v2/projects/{project}/members/{member}': [[{ roles: {} }, 'roles'], [{ roles: 'roles/project.user' }, 'roles']],
     'POST /v2/invites:accept': [[{ token: 1, password: 'long enough password' }, 'token'], [{ token: 'x', password: 123456789012345 }, 'password'], [{ token: 'x', password: 'long enough password', displayName: [] }, 'displayName']],
+    'POST /v2/invites:lookup': [[{ token: 1 }, 'token'], [{}, 'token']],
     'POST /v2/projects/{project}/serviceaccounts': [[{ displayName: 1 }, 'displayName'], [{ enableBasicAuth: 'true' }, 'enableBasicAuth']],
     'PATCH /v2/projects/{project}/serviceaccounts/{serviceAccount}': [[{ displayName: {} }, 'displayName'], [{ enableBasicAuth: 1 }, 'enableBasicAuth']],
     'POST /oauth2/token': [[{ grant_type: 5 }, 'grant_type'], [{ grant_type: 'password', username: ['a'], password: 'x' }, 'username']],

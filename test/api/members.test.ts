@@ -296,6 +296,38 @@ describe('invitations', () => {
       assert.equal((await t.request('GET', `/v2/projects/${p1}/members/${memberId}:getInviteUrl`)).status, 400);
     });
 
+    it('invites:lookup names the e-mail, every membership and the expiry, without credentials, and uses nothing up', async () => {
+      const [p1, p2] = [await t.createProject('Looked up one'), await t.createProject('Looked up two')];
+      const { inviteUrl } = await invite('Look.Up@Example.com', [p1, p2]);
+      const org = await t.request('POST', `/v2/${t.boot.organization}/members`, { body: { email: 'look.up@example.com', roles: ['roles/organization.admin'] } });
+      assert.equal(org.status, 200);
+      // Gaining a membership revoked the first link: the lookup refuses it, as accepting would.
+      assert.equal((await t.request('POST', '/v2/invites:lookup', { auth: null, body: { token: tokenOf(inviteUrl) } })).status, 400);
+      const fresh = (await t.request('GET', `/v2/${org.body.name}:getInviteUrl`)).body.inviteUrl as string;
+      const organization = await t.request('GET', `/v2/${t.boot.organization}`);
+      const res = await t.request('POST', '/v2/invites:lookup', { auth: null, body: { token: tokenOf(fresh) } });
+      assert.equal(res.status, 200, res.text);
+      const byParent = (a: { parent: string }, b: { parent: string }) => a.parent.localeCompare(b.parent);
+      assert.deepEqual({ ...res.body, expireTime: undefined, memberships: [...res.body.memberships].sort(byParent) }, {
+        email: 'look.up@example.com', displayName: '', expireTime: undefined,
+        memberships: [
+          { parent: t.boot.organization, parentDisplayName: organization.body.displayName, roles: ['roles/organization.admin'] },
+          { parent: `projects/${p1}`, parentDisplayName: 'Looked up one', roles: ['roles/project.developer'] },
+          { parent: `projects/${p2}`, parentDisplayName: 'Looked up two', roles: ['roles/project.developer'] },
+        ].sort(byParent),
+      });
+      assert.equal(Date.parse(res.body.expireTime), t.clock.now() + 7 * DAY_MS);
+      // Looking up twice is fine; the link still accepts, and then looks up no more.
+      assert.equal((await t.request('POST', '/v2/invites:lookup', { auth: null, body: { token: tokenOf(fresh) } })).status, 200);
+      assert.equal((await accept({ token: tokenOf(fresh), password: PASSWORD })).status, 200);
+      const used = await t.request('POST', '/v2/invites:lookup', { auth: null, body: { token: tokenOf(fresh) } });
+      assert.equal(used.status, 400);
+      assert.equal(used.body.error, 'the invitation token is invalid, used or expired');
+      for (const body of [{ token: 'not-a-token' }, { token: '' }, {}, { token: 5 }]) {
+        assert.equal((await t.request('POST', '/v2/invites:lookup', { auth: null, body })).status, 400, JSON.stringify(body));
+      }
+    });
+
     it('a pending user added to another project stays PENDING until it accepts', async () => {
       const [p1, p2] = [await t.createProject(), await t.createProject()];
       await invite('twice-pending@example.com', [p1]);
