@@ -105,7 +105,8 @@ export function TimeChart(props: { title: string; series: ChartSeries[]; markers
     };
   }, [props.series, props.markers, props.from, props.to]);
   return (
-    <figure class="chart">
+    // The x range drawn (unix seconds), for the tests: uPlot's scale is set to exactly these.
+    <figure class="chart" data-x-from={props.from} data-x-to={props.to}>
       <figcaption>{props.title}</figcaption>
       {failed ? <p class="error">The chart could not be drawn: {failed}</p> : null}
       <div ref={box} class="chart-box" role="img" aria-label={`${props.title}: ${props.series.map((s) => `${s.label}, ${s.points.length} points`).join('; ') || 'event markers only'}`} />

@@ -2,8 +2,10 @@
 // innerHTML.
 import type { ComponentChildren, JSX } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { errorText } from './api.ts';
+import { ApiError } from './api.ts';
+import { explainError, type FieldMap } from './form-errors.ts';
 import { reasonFor } from './permissions.ts';
+import { onNavigate } from './router.ts';
 
 let nextId = 0;
 /** A stable id for label/control pairs. */
@@ -19,7 +21,7 @@ export function ErrorText({ error }: { error: unknown }) {
   const help = (error as { help?: string }).help;
   return (
     <p class="error" role="alert">
-      {errorText(error)}
+      {explainError(error).text}{error instanceof ApiError ? ` (HTTP ${error.status})` : ''}
       {help ? <> · <a href={new URL(help, location.origin).pathname + new URL(help, location.origin).hash}>what this means</a></> : null}
     </p>
   );
@@ -29,15 +31,28 @@ export function Notice({ children }: { children: ComponentChildren }) {
   return <p class="notice" role="status">{children}</p>;
 }
 
-/** A labelled form control; `hint` is read with the control. */
-export function Field(props: { label: string; hint?: string; children: (id: string, describedBy?: string) => ComponentChildren; wide?: boolean }) {
+/** What is wrong with one field, in words, under it (the control names it in aria-describedby). */
+export function FieldError({ id, text }: { id?: string; text?: string | null }) {
+  return text ? <div class="field-error" id={id}>{text}</div> : null;
+}
+
+/**
+ * A labelled form control; `hint` and `error` (what is wrong with the value, from `useAction().fieldError`) are read
+ * with the control: `describedBy` names both, and `invalid` is for its aria-invalid.
+ */
+export function Field(props: {
+  label: string; hint?: string; error?: string | null; wide?: boolean;
+  children: (id: string, describedBy?: string, invalid?: true) => ComponentChildren;
+}) {
   const id = useId();
   const hintId = props.hint ? `${id}-hint` : undefined;
+  const errorId = props.error ? `${id}-error` : undefined;
   return (
     <div class={props.wide ? 'field wide' : 'field'}>
       <label for={id}>{props.label}</label>
-      {props.children(id, hintId)}
+      {props.children(id, [hintId, errorId].filter(Boolean).join(' ') || undefined, props.error ? true : undefined)}
       {props.hint ? <small id={hintId}>{props.hint}</small> : null}
+      <FieldError id={errorId} text={props.error} />
     </div>
   );
 }
@@ -101,24 +116,87 @@ export function Pager(props: { page: number; hasNext: boolean; onPrev: () => voi
   );
 }
 
-/** Runs an async action and keeps its error and busy state for the form that started it. */
-export function useAction() {
+/**
+ * The clear() of every mounted action. A message stops applying, and goes, when the URL changes (another page,
+ * Back, another project, a filter) or another action starts anywhere on the page; a field's error goes as soon as
+ * the field is edited (`onInput` on the form, or `edited`).
+ */
+const actions = new Set<() => void>();
+onNavigate(() => {
+  for (const clear of actions) clear();
+});
+
+/**
+ * Runs an async action and keeps its busy state and its messages for the form or button that started it: `notice`
+ * (what succeeded), `error` (a failure that concerns the form as a whole, shown at its top) and `fieldError(name)`
+ * (a failure that concerns one field: `fields` maps the API's field paths to the form's field names, which are
+ * the `name` attributes of its controls).
+ */
+export function useAction(fields: FieldMap = {}) {
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);
-  const run = async (fn: () => Promise<unknown>): Promise<boolean> => {
+  const [notice, setNotice] = useState<ComponentChildren>(null);
+  const [fieldErrors, setFieldErrors] = useState<Record<string, string>>({});
+  const form = useRef<HTMLFormElement>(null);
+  const self = useRef<() => void>();
+  useEffect(() => {
+    const clear = () => {
+      setError(null);
+      setNotice(null);
+      setFieldErrors({});
+    };
+    self.current = clear;
+    actions.add(clear);
+    return () => void actions.delete(clear);
+  }, []);
+  /**
+   * The outcome of an attempt that failed: one field's error (the field gets the focus, so its error is read with
+   * it) or the form's (scrolled into view). It replaces the messages of the attempt before.
+   */
+  const fail = (field: string | null, text: string, err: unknown = new Error(text)) => {
+    for (const clear of actions) if (clear !== self.current) clear();
+    setNotice(null);
+    setError(field === null ? err : null);
+    setFieldErrors(field === null ? {} : { [field]: text });
+    requestAnimationFrame(() => {
+      if (field === null) form.current?.querySelector('.error')?.scrollIntoView({ block: 'nearest' });
+      else form.current?.querySelector<HTMLElement>(`[name="${field}"]`)?.focus();
+    });
+  };
+  const run = async (fn: () => Promise<unknown>, success?: ComponentChildren): Promise<boolean> => {
+    for (const clear of actions) if (clear !== self.current) clear();
     setBusy(true);
     setError(null);
+    setNotice(null);
+    setFieldErrors({});
     try {
       await fn();
+      if (success !== undefined) setNotice(success);
       return true;
     } catch (err) {
-      setError(err);
+      // At the top of the form, the error itself: ErrorText adds its status and the link to its explanation.
+      const { field, text } = explainError(err, fields);
+      fail(field, text, err);
       return false;
     } finally {
       setBusy(false);
     }
   };
-  return { busy, error, setError, run };
+  const edited = (field: string) => setFieldErrors((all) => {
+    if (!(field in all)) return all;
+    const rest = { ...all };
+    delete rest[field];
+    return rest;
+  });
+  return {
+    busy, error, setError, notice, setNotice, run, fail, edited, form,
+    fieldError: (field: string): string | undefined => fieldErrors[field],
+    /** For the form's onInput: editing a control clears the error of its field (its `name`). */
+    onInput: (e: Event) => {
+      const name = (e.target as HTMLInputElement).name;
+      if (name) edited(name);
+    },
+  };
 }
 
 /** Loads data for a screen; `reload` fetches again. */

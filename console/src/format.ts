@@ -36,6 +36,24 @@ export function readingText(type: string, data: any): string {
   }
 }
 
+/** A label as the device list's chips show it: `key` when its value is empty, else `key=value`. */
+export const labelText = (key: string, value: string): string => (value === '' ? key : `${key}=${value}`);
+
+/** labelsChanged data (`{added, modified, removed}`) in words: "added name=Room 4; changed floor=3; removed room". */
+export function labelsChangedText(data: any): string {
+  const parts: string[] = [];
+  const pairs = (o: unknown) => Object.entries((o ?? {}) as Record<string, string>).map(([k, v]) => labelText(k, String(v))).join(', ');
+  if (Object.keys(data?.added ?? {}).length > 0) parts.push(`added ${pairs(data.added)}`);
+  if (Object.keys(data?.modified ?? {}).length > 0) parts.push(`changed ${pairs(data.modified)}`);
+  if (Array.isArray(data?.removed) && data.removed.length > 0) parts.push(`removed ${data.removed.join(', ')}`);
+  return parts.length > 0 ? parts.join('; ') : 'no change';
+}
+
+/** One event's data in words (the live list and the history table): a reading, or a label change. */
+export function eventText(event: { eventType: string; data: any }): string {
+  return event.eventType === 'labelsChanged' ? labelsChangedText(event.data) : readingText(event.eventType, event.data?.[event.eventType]);
+}
+
 /** The time of a reported value (every inner data has updateTime). */
 export function latestUpdate(reported: Record<string, any>): string | null {
   let latest: string | null = null;

@@ -15,6 +15,12 @@ window.addEventListener('popstate', () => {
   for (const l of listeners) l();
 });
 
+/** Calls `listener` after every change of the URL (a link, Back, a filter); returns the unsubscribe. */
+export function onNavigate(listener: () => void): () => void {
+  listeners.add(listener);
+  return () => void listeners.delete(listener);
+}
+
 export interface Location {
   path: string;
   params: URLSearchParams;

@@ -1,4 +1,4 @@
-// How events are printed: one table line for people, CSV rows (RFC 4180) and NDJSON lines for `events export`.
+// How events are printed: one table line for people, and the CSV rows of `events export` (NDJSON is the API's JSON).
 
 export interface ApiEvent {
   eventId: string;
@@ -25,14 +25,44 @@ export function dataSummary(event: ApiEvent): string {
     .join(' ');
 }
 
-export const CSV_HEADER = 'timestamp,eventId,device,eventType,data';
+// The CSV of `events export --format csv`: the same shape, byte for byte, as the console's Export CSV
+// (console/src/events-csv.ts; the console builds on its own, so the code is repeated there and
+// test/cli/export.test.ts holds both to the same output). docs/cli.md describes it:
+//
+//   timestamp,device,eventType,eventId,field,value
+//
+// newest first (the API's order), one row per field of each event's own data (`data[eventType]`; labelsChanged:
+// its data), so every cell holds one value a spreadsheet can sort, filter and chart: nested objects become
+// `added.name`, lists `available[0]`. `updateTime` (the event's timestamp again) and `samples` are left out
+// (NDJSON has them). An event without fields has one row with field and value empty. Lines end with \n; a cell
+// with a comma, a quote or a line break is quoted (RFC 4180); a cell that a spreadsheet would run as a formula
+// (starting with = + - @, a tab or CR, and not a number) is prefixed with '.
 
-function csvField(value: string): string {
-  return /[",\r\n]/.test(value) ? `"${value.replace(/"/g, '""')}"` : value;
+export const EVENTS_CSV_HEADER = 'timestamp,device,eventType,eventId,field,value';
+
+/** A CSV cell: formula-like text disarmed, quoted when it holds a separator, a quote or a line break. */
+function csvCell(value: string): string {
+  const cell = /^[=+\-@\t\r]/.test(value) && !/^[-+]?\d+(\.\d+)?([eE][-+]?\d+)?$/.test(value) ? `'${value}` : value;
+  return /[",\r\n]/.test(cell) ? `"${cell.replace(/"/g, '""')}"` : cell;
 }
 
-/** One CSV row: the data column is the event's own data as compact JSON. */
-export function csvRow(event: ApiEvent): string {
+/** [field path, value] of every scalar in `value`, depth first, in the data's own key order. */
+function flatten(value: unknown, path: string, out: [string, string][]): void {
+  if (Array.isArray(value)) value.forEach((item, i) => flatten(item, `${path}[${i}]`, out));
+  else if (value !== null && typeof value === 'object') {
+    for (const [k, v] of Object.entries(value)) flatten(v, path === '' ? k : `${path}.${k}`, out);
+  } else out.push([path, value === null || value === undefined ? '' : String(value)]);
+}
+
+/** The CSV lines (each ending with \n) of one event as the API returns it. */
+export function eventCsvRows(event: ApiEvent): string {
+  const data = event.data as Record<string, unknown> | null;
+  const inner = event.eventType === 'labelsChanged' ? data : data?.[event.eventType];
+  const fields: [string, string][] = [];
+  if (inner !== null && typeof inner === 'object' && !Array.isArray(inner)) {
+    for (const [k, v] of Object.entries(inner)) if (k !== 'updateTime' && k !== 'samples') flatten(v, k, fields);
+  } else if (inner !== undefined && inner !== null) flatten(inner, 'value', fields);
+  if (fields.length === 0) fields.push(['', '']);
   const device = event.targetName.slice(event.targetName.lastIndexOf('/') + 1);
-  return [event.timestamp, event.eventId, device, event.eventType, JSON.stringify(innerData(event))].map(csvField).join(',');
+  return fields.map(([field, value]) => `${[event.timestamp, device, event.eventType, event.eventId, field, value].map(csvCell).join(',')}\n`).join('');
 }

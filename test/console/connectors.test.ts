@@ -125,12 +125,12 @@ describe('happy', () => {
     assert.deepEqual(c.events, []);
   });
 
-  it('shows the API refusal of a plain-http URL next to the form', async () => {
+  it('refuses a plain-http URL next to the URL field, in words (more in forms.test.ts)', async () => {
     await page.goto(`${server.url}/projects/${projectId}/dataconnectors/new`);
     await page.getByLabel('Endpoint URL').fill('http://example.org/hook');
     await page.getByRole('button', { name: 'Create connector' }).click();
-    await page.getByRole('alert').filter({ hasText: '(HTTP 400)' }).waitFor();
-    assert.match(await page.getByRole('alert').filter({ hasText: '(HTTP 400)' }).textContent() ?? '', /https/);
+    await page.locator('.field-error').filter({ hasText: 'The URL must start with https://' }).waitFor();
+    assert.equal(await page.getByLabel('Endpoint URL').getAttribute('aria-invalid'), 'true');
   });
 
   it('deletes the connector', async () => {

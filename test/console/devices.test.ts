@@ -143,16 +143,18 @@ describe('happy', () => {
   });
 
   it('device page: history chart and table with a time range, CSV export of that range', async () => {
-    await page.goto(`${server.url}/projects/${projectId}/devices/${deviceId}?range=1h`);
+    // No range in the URL: the range fitted to the device's recent events (test/console/newcomer.test.ts).
+    await page.goto(`${server.url}/projects/${projectId}/devices/${deviceId}`);
     await page.getByRole('heading', { name: 'Room 4 sensor' }).waitFor();
     await page.locator('.chart canvas').first().waitFor();
     await page.locator('table.events').getByText('23.25 °C').waitFor();
     assert.match(await page.locator('.marker-legend').textContent() ?? '', /touch \(1\)/);
     const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Export CSV' }).click()]);
     const csv = readFileSync((await download.path())!, 'utf8');
-    assert.match(csv, /^timestamp,eventType,eventId,field,value\r\n/);
-    assert.match(csv, /,temperature,[0-9a-v]{20},value,23\.25\r\n/);
-    assert.match(csv, /,touch,[0-9a-v]{20},,\r\n/);
+    // The shape `sensorcloud events export --format csv` writes too (test/cli/export.test.ts holds both to it).
+    assert.match(csv, /^timestamp,device,eventType,eventId,field,value\n/);
+    assert.match(csv, new RegExp(`,${deviceId},temperature,[0-9a-v]{20},value,23\\.25\n`));
+    assert.match(csv, new RegExp(`,${deviceId},touch,[0-9a-v]{20},,\n`));
     await screenshot(page, 'device');
     await expectAccessible(page, 'device');
     // A range before the device existed has no events.

@@ -2,7 +2,8 @@
 // custom headers, label keys, and the event-type filter ("all events" or a chosen list).
 import { useEffect, useState } from 'preact/hooks';
 import { api, idOf } from '../api.ts';
-import { ErrorText, Field, Loading, Title, useAction } from '../components.tsx';
+import { ErrorText, Field, FieldError, Loading, Title, useAction } from '../components.tsx';
+import { URL_FORMAT_TEXT, URL_SCHEME_TEXT, type FieldMap } from '../form-errors.ts';
 import { EVENT_TYPES } from '../format.ts';
 import { navigate } from '../router.ts';
 
@@ -18,6 +19,23 @@ interface Draft {
   enabled: boolean;
 }
 
+/** The API's field paths → the form's fields (the `name` of their controls). */
+const FIELDS: FieldMap = {
+  displayName: 'name', 'httpConfig.url': 'url', 'httpConfig.signatureSecret': 'secret', 'httpConfig.headers': 'headers', labels: 'labels', events: 'events',
+};
+
+/** The obvious problems of an endpoint URL, found before asking the API (which decides: private addresses…). */
+function urlProblem(url: string): string | null {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return URL_FORMAT_TEXT;
+  }
+  if (parsed.protocol !== 'https:') return URL_SCHEME_TEXT;
+  return parsed.hostname === '' ? URL_FORMAT_TEXT : null;
+}
+
 const EMPTY: Draft = { displayName: '', url: 'https://', secret: '', removeSecret: false, headers: [], labels: 'name', allEvents: true, events: [], enabled: true };
 
 export function ConnectorForm({ projectId, connectorId }: { projectId: string; connectorId?: string }) {
@@ -25,7 +43,7 @@ export function ConnectorForm({ projectId, connectorId }: { projectId: string; c
   const base = `/projects/${projectId}/dataconnectors`;
   const [draft, setDraft] = useState<Draft | null>(editing ? null : EMPTY);
   const [hadSecret, setHadSecret] = useState(false);
-  const action = useAction();
+  const action = useAction(FIELDS);
   useEffect(() => {
     if (!editing) return;
     api('GET', `${base}/${connectorId}`).then((c) => {
@@ -44,10 +62,9 @@ export function ConnectorForm({ projectId, connectorId }: { projectId: string; c
     const headers = Object.fromEntries(draft.headers.filter(([k]) => k.trim() !== '').map(([k, v]) => [k.trim(), v]));
     const labels = draft.labels.split(',').map((s) => s.trim()).filter(Boolean);
     const events = draft.allEvents ? [] : draft.events;
-    if (!draft.allEvents && events.length === 0) {
-      action.setError(new Error('Choose at least one event type, or "All events".'));
-      return;
-    }
+    const badUrl = urlProblem(draft.url.trim());
+    if (badUrl) return action.fail('url', badUrl);
+    if (!draft.allEvents && events.length === 0) return action.fail('events', 'Choose at least one event type, or "All events".');
     const httpConfig: Record<string, unknown> = { url: draft.url.trim(), headers };
     const mask = ['displayName', 'httpConfig.url', 'httpConfig.headers', 'labels', 'events'];
     if (draft.secret !== '') httpConfig.signatureSecret = draft.secret;
@@ -65,40 +82,42 @@ export function ConnectorForm({ projectId, connectorId }: { projectId: string; c
   return (
     <section>
       <Title>{editing ? 'Edit data connector' : 'New data connector'}</Title>
-      <form class="card form-card" onSubmit={submit}>
-        <Field label="Name">{(id) => <input id={id} maxLength={256} value={draft.displayName} onInput={(e) => set({ displayName: (e.target as HTMLInputElement).value })} />}</Field>
-        <Field label="Endpoint URL" hint="An https:// address that answers 2xx within 10 s.">{(id, hint) => <input id={id} aria-describedby={hint} type="url" required maxLength={2048} value={draft.url} onInput={(e) => set({ url: (e.target as HTMLInputElement).value })} />}</Field>
-        <Field label="Signature secret" hint={editing ? (hadSecret ? 'A secret is set. Leave empty to keep it; it is never shown.' : 'Not signed now. Type a secret to sign pushes.') : 'Optional. Pushes carry an X-Service-Signature JWT made with it. It is never shown again.'}>
-          {(id, hint) => <input id={id} aria-describedby={hint} type="password" autocomplete="new-password" maxLength={256} value={draft.secret} onInput={(e) => set({ secret: (e.target as HTMLInputElement).value, removeSecret: false })} />}
+      <form class="card form-card" onSubmit={submit} onInput={action.onInput} ref={action.form} noValidate>
+        <ErrorText error={action.error} />
+        <Field label="Name" error={action.fieldError('name')}>{(id, described, invalid) => <input id={id} name="name" aria-describedby={described} aria-invalid={invalid} maxLength={256} value={draft.displayName} onInput={(e) => set({ displayName: (e.target as HTMLInputElement).value })} />}</Field>
+        <Field label="Endpoint URL" hint="An https:// address that answers 2xx within 10 s." error={action.fieldError('url')}>{(id, described, invalid) => <input id={id} name="url" aria-describedby={described} aria-invalid={invalid} type="url" required maxLength={2048} value={draft.url} onInput={(e) => set({ url: (e.target as HTMLInputElement).value })} />}</Field>
+        <Field error={action.fieldError('secret')} label="Signature secret" hint={editing ? (hadSecret ? 'A secret is set. Leave empty to keep it; it is never shown.' : 'Not signed now. Type a secret to sign pushes.') : 'Optional. Pushes carry an X-Service-Signature JWT made with it. It is never shown again.'}>
+          {(id, described, invalid) => <input id={id} name="secret" aria-describedby={described} aria-invalid={invalid} type="password" autocomplete="new-password" maxLength={256} value={draft.secret} onInput={(e) => set({ secret: (e.target as HTMLInputElement).value, removeSecret: false })} />}
         </Field>
         {editing && hadSecret ? <label class="check-label"><input type="checkbox" checked={draft.removeSecret} onChange={() => set({ removeSecret: !draft.removeSecret, secret: '' })} /> Stop signing (remove the secret)</label> : null}
-        <fieldset class="field wide">
+        <fieldset class="field wide" aria-describedby={action.fieldError('headers') ? 'headers-error' : undefined}>
           <legend>Custom headers</legend>
           {draft.headers.map(([k, v], i) => (
             <div class="header-row" key={i}>
               <label class="visually-hidden" for={`hk-${i}`}>Header {i + 1} name</label>
-              <input id={`hk-${i}`} placeholder="Authorization" value={k} onInput={(e) => set({ headers: draft.headers.map((h, j) => (j === i ? [(e.target as HTMLInputElement).value, h[1]] : h)) })} />
+              <input id={`hk-${i}`} name="headers" placeholder="Authorization" value={k} onInput={(e) => set({ headers: draft.headers.map((h, j) => (j === i ? [(e.target as HTMLInputElement).value, h[1]] : h)) })} />
               <label class="visually-hidden" for={`hv-${i}`}>Header {i + 1} value</label>
-              <input id={`hv-${i}`} placeholder="value" value={v} onInput={(e) => set({ headers: draft.headers.map((h, j) => (j === i ? [h[0], (e.target as HTMLInputElement).value] : h)) })} />
+              <input id={`hv-${i}`} name="headers" placeholder="value" value={v} onInput={(e) => set({ headers: draft.headers.map((h, j) => (j === i ? [h[0], (e.target as HTMLInputElement).value] : h)) })} />
               <button type="button" onClick={() => set({ headers: draft.headers.filter((_, j) => j !== i) })} aria-label={`Remove header ${i + 1}`}>Remove</button>
             </div>
           ))}
+          <FieldError id="headers-error" text={action.fieldError('headers')} />
           <button type="button" onClick={() => set({ headers: [...draft.headers, ['', '']] })}>Add header</button>
         </fieldset>
-        <Field label="Label keys to include" hint="Comma-separated device label keys copied into each push, e.g. name, room.">{(id, hint) => <input id={id} aria-describedby={hint} value={draft.labels} onInput={(e) => set({ labels: (e.target as HTMLInputElement).value })} />}</Field>
-        <fieldset class="field wide">
+        <Field label="Label keys to include" hint="Comma-separated device label keys copied into each push, e.g. name, room." error={action.fieldError('labels')}>{(id, described, invalid) => <input id={id} name="labels" aria-describedby={described} aria-invalid={invalid} value={draft.labels} onInput={(e) => set({ labels: (e.target as HTMLInputElement).value })} />}</Field>
+        <fieldset class="field wide" aria-describedby={action.fieldError('events') ? 'events-error' : undefined}>
           <legend>Events to push</legend>
-          <label class="check-label"><input type="radio" name="events-mode" checked={draft.allEvents} onChange={() => set({ allEvents: true })} /> All events</label>
+          <label class="check-label"><input type="radio" name="events-mode" checked={draft.allEvents} onChange={() => { action.edited('events'); set({ allEvents: true }); }} /> All events</label>
           <label class="check-label"><input type="radio" name="events-mode" checked={!draft.allEvents} onChange={() => set({ allEvents: false })} /> Only these types:</label>
+          <FieldError id="events-error" text={action.fieldError('events')} />
           <div class="check-grid">
             {EVENT_TYPES.map((t) => (
-              <label key={t} class="check-label"><input type="checkbox" disabled={draft.allEvents} checked={!draft.allEvents && draft.events.includes(t)}
+              <label key={t} class="check-label"><input type="checkbox" name="events" disabled={draft.allEvents} checked={!draft.allEvents && draft.events.includes(t)}
                 onChange={() => set({ events: draft.events.includes(t) ? draft.events.filter((x) => x !== t) : [...draft.events, t] })} /> {t}</label>
             ))}
           </div>
         </fieldset>
         {!editing ? <label class="check-label"><input type="checkbox" checked={draft.enabled} onChange={() => set({ enabled: !draft.enabled })} /> Active from the start</label> : null}
-        <ErrorText error={action.error} />
         <div class="form-actions">
           <button type="submit" class="primary" disabled={action.busy}>{editing ? 'Save changes' : 'Create connector'}</button>
           <a class="button" href={editing ? `${base}/${connectorId}` : base}>Cancel</a>

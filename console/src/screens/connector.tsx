@@ -1,6 +1,6 @@
 // Screen 6b: one data connector: status and what it means, :metrics, the delivery-health chart (successes and
 // errors per minute over the last 3 hours, from :metricsHistory), enable/disable, Sync, edit, delete.
-import { useMemo, useState } from 'preact/hooks';
+import { useMemo } from 'preact/hooks';
 import { api } from '../api.ts';
 import { TimeChart, type ChartSeries } from '../chart.tsx';
 import { ActionButton, ConfirmButton, ErrorText, Loading, Notice, Title, useAction, useLoad } from '../components.tsx';
@@ -21,7 +21,6 @@ export function ConnectorPage({ projectId, connectorId }: { projectId: string; c
     return { connector, metrics: metrics.metrics, buckets: history.buckets, loadedAt: Date.now() };
   }, [base]);
   const action = useAction();
-  const [note, setNote] = useState<string | null>(null);
 
   const series = useMemo((): ChartSeries[] => {
     if (!data) return [];
@@ -40,11 +39,8 @@ export function ConnectorPage({ projectId, connectorId }: { projectId: string; c
   const status = STATUS_TEXT[c.status];
   const canUpdate = perms.has('dataconnector.update');
   const setStatus = async (to: string) => {
-    setNote(null);
-    if (await action.run(() => api('PATCH', `${base}?updateMask=status`, { status: to }))) {
-      setNote(to === 'ACTIVE' ? 'Enabled: new events are pushed from now on (no backfill).' : 'Disabled: its queue was dropped and nothing is sent until it is enabled.');
-      reload();
-    }
+    const done = to === 'ACTIVE' ? 'Enabled: new events are pushed from now on (no backfill).' : 'Disabled: its queue was dropped and nothing is sent until it is enabled.';
+    if (await action.run(() => api('PATCH', `${base}?updateMask=status`, { status: to }), done)) reload();
   };
   const now = data.loadedAt / 1000;
   return (
@@ -59,10 +55,7 @@ export function ConnectorPage({ projectId, connectorId }: { projectId: string; c
           ? <ActionButton allowed={canUpdate} permission="dataconnector.update" onClick={() => setStatus('USER_DISABLED')} disabled={action.busy}>Disable</ActionButton>
           : <ActionButton allowed={canUpdate} permission="dataconnector.update" class="primary" onClick={() => setStatus('ACTIVE')} disabled={action.busy}>Enable</ActionButton>}
         <ActionButton allowed={canUpdate && c.status === 'ACTIVE'} permission="dataconnector.update" title={c.status !== 'ACTIVE' ? 'Sync needs an active connector' : undefined}
-          onClick={async () => {
-            setNote(null);
-            if (await action.run(() => api('POST', `${base}:sync`))) setNote('Sync queued: the latest event of each type of each device is being pushed.');
-          }}>Sync</ActionButton>
+          onClick={() => action.run(() => api('POST', `${base}:sync`), 'Sync queued: the latest event of each type of each device is being pushed.')}>Sync</ActionButton>
         {canUpdate ? <a class="button" href={`${location.pathname}/edit`}>Edit</a> : null}
         <button type="button" onClick={reload}>Refresh</button>
         <span class="spacer" />
@@ -73,7 +66,7 @@ export function ConnectorPage({ projectId, connectorId }: { projectId: string; c
           : perms.loaded ? <ActionButton allowed={false} permission="dataconnector.delete">Delete</ActionButton> : null}
       </div>
       <ErrorText error={action.error} />
-      {note ? <Notice>{note}</Notice> : null}
+      {action.notice ? <Notice>{action.notice}</Notice> : null}
       {perms.loaded && !canUpdate ? <p class="muted small">{reasonFor('dataconnector.update')}</p> : null}
       <div class="stats" aria-label="Last 3 hours">
         <div class="stat"><span class="stat-value" data-testid="success-count">{data.metrics.successCount}</span><span class="stat-label">successful pushes (3 h)</span></div>

@@ -1,15 +1,25 @@
-// Screen 3b: one device: labels (add, edit, remove), reported state, the event history (chart with a time-range
-// picker, markers for discrete events, paged table, CSV export), transfer to another project, delete (emulated).
+// Screen 3b: one device: labels (add, edit, remove; an emulated device's virtual-sensor label is kept), reported
+// state, the event history (chart with a time-range picker that starts fitted to the device's recent events,
+// markers for discrete events, paged table, CSV export), transfer to another project, delete (emulated).
 import { useMemo, useState } from 'preact/hooks';
 import { api, idOf, listAll } from '../api.ts';
 import { TimeChart, type ChartMarker, type ChartSeries } from '../chart.tsx';
 import { ActionButton, Badge, ConfirmButton, ErrorText, Field, Loading, Notice, Pager, Title, useAction, useLoad } from '../components.tsx';
-import { DEVICE_TYPE_LABELS, formatTime, readingText } from '../format.ts';
-import { eventsToCsv, fetchHistory, MARKER_TYPES, NUMERIC, RANGES, rangeFromParams } from '../history.ts';
+import { eventsToCsv } from '../events-csv.ts';
+import { DEVICE_TYPE_LABELS, eventText, formatTime, readingText } from '../format.ts';
+import { fetchHistory, fitRange, localInputValue, MARKER_TYPES, NUMERIC, RANGES, RECENT_EVENTS, RECENT_SECONDS, rangeFromParams } from '../history.ts';
 import { reasonFor, usePermissions, type Permissions } from '../permissions.ts';
 import { navigate, setParams, useLocation } from '../router.ts';
 
-function LabelRow({ base, k, value, canEdit, onChanged }: { base: string; k: string; value: string; canEdit: boolean; onChanged: () => void }) {
+/**
+ * The label that marks an emulated device (the API adds it, and keeps it on a PUT; `sensorcloud emulator update`
+ * says "virtual-sensor is kept"). The Emulator lists devices by it, so removing it would make the device vanish
+ * from there: the console does not offer to.
+ */
+export const VIRTUAL_SENSOR = 'virtual-sensor';
+const VIRTUAL_SENSOR_REASON = 'Kept: it marks an emulated device, and the Emulator lists devices by it.';
+
+function LabelRow({ base, k, value, canEdit, protect, onChanged }: { base: string; k: string; value: string; canEdit: boolean; protect: boolean; onChanged: () => void }) {
   const [editing, setEditing] = useState(false);
   const [draft, setDraft] = useState(value);
   const action = useAction();
@@ -32,10 +42,11 @@ function LabelRow({ base, k, value, canEdit, onChanged }: { base: string; k: str
             <button type="button" onClick={() => { setEditing(false); setDraft(value); }}>Cancel</button>
           </form>
         ) : value === '' ? <span class="muted">(empty)</span> : <span class="label-value">{value}</span>}
+        {protect ? <div class="muted small">{VIRTUAL_SENSOR_REASON}</div> : null}
         <ErrorText error={action.error} />
       </td>
       <td class="actions">
-        {canEdit && !editing ? (
+        {canEdit && !editing && !protect ? (
           <>
             <button type="button" onClick={() => setEditing(true)} aria-label={`Edit label ${k}`}>Edit</button>
             <ConfirmButton label="Remove" confirm={`Remove ${k}?`} onConfirm={async () => {
@@ -48,7 +59,7 @@ function LabelRow({ base, k, value, canEdit, onChanged }: { base: string; k: str
   );
 }
 
-function Labels({ base, labels, perms, onChanged }: { base: string; labels: Record<string, string>; perms: Permissions; onChanged: () => void }) {
+function Labels({ base, labels, emulated, perms, onChanged }: { base: string; labels: Record<string, string>; emulated: boolean; perms: Permissions; onChanged: () => void }) {
   const [key, setKey] = useState('');
   const [value, setValue] = useState('');
   const action = useAction();
@@ -61,7 +72,7 @@ function Labels({ base, labels, perms, onChanged }: { base: string; labels: Reco
         <table>
           <thead><tr><th scope="col">Key</th><th scope="col">Value</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
           <tbody>
-            {Object.entries(labels).map(([k, v]) => <LabelRow key={k} base={base} k={k} value={v} canEdit={canEdit} onChanged={onChanged} />)}
+            {Object.entries(labels).map(([k, v]) => <LabelRow key={k} base={base} k={k} value={v} canEdit={canEdit} protect={emulated && k === VIRTUAL_SENSOR} onChanged={onChanged} />)}
           </tbody>
         </table>
       </div>
@@ -102,20 +113,31 @@ function Reported({ reported }: { reported: Record<string, any> }) {
 
 const TABLE_PAGE = 25;
 
+/** A URL's from/to (ISO) as a datetime-local value, or '' when absent. */
+const inputFromParam = (iso: string | null): string => (iso && !Number.isNaN(new Date(iso).getTime()) ? localInputValue(new Date(iso)) : '');
+
 function History({ projectId, deviceId, label }: { projectId: string; deviceId: string; label: string }) {
   const { params } = useLocation();
-  const range = rangeFromParams(params);
-  const [customFrom, setCustomFrom] = useState(params.get('from')?.slice(0, 16) ?? '');
-  const [customTo, setCustomTo] = useState(params.get('to')?.slice(0, 16) ?? '');
+  const requested = rangeFromParams(params);
+  const [customFrom, setCustomFrom] = useState(inputFromParam(params.get('from')));
+  const [customTo, setCustomTo] = useState(inputFromParam(params.get('to')));
   const [page, setPage] = useState(0);
   const rangeKey = `${params.get('range')}|${params.get('from')}|${params.get('to')}`;
-  const { data, error, reload } = useLoad(() => {
+  // The range is taken when the events are read, and kept with them: the chart and the export use that one.
+  const { data, error, reload } = useLoad(async () => {
     setPage(0);
-    return fetchHistory(projectId, deviceId, range.from, range.to);
+    const range = rangeFromParams(new URLSearchParams(location.search));
+    const auto = range.key === 'auto';
+    const history = await fetchHistory(projectId, deviceId, range.from, range.to, auto ? RECENT_EVENTS : undefined);
+    // No range chosen: the one that holds the device's recent events, so a few minutes of data fill the chart.
+    const fitted = auto ? fitRange(history.events) : null;
+    return { ...history, auto, from: fitted ? fitted.from : range.from.getTime() / 1000, to: fitted ? fitted.to : range.to.getTime() / 1000 };
   }, [projectId, deviceId, rangeKey]);
 
-  const from = range.from.getTime() / 1000;
-  const to = range.to.getTime() / 1000;
+  const from = data?.from ?? requested.from.getTime() / 1000;
+  const to = data?.to ?? requested.to.getTime() / 1000;
+  const shownFrom = new Date(from * 1000);
+  const shownTo = new Date(to * 1000);
   const { charts, markers } = useMemo(() => {
     const charts: ChartSeries[][] = [];
     const markers: ChartMarker[] = [];
@@ -141,7 +163,7 @@ function History({ projectId, deviceId, label }: { projectId: string; deviceId: 
     const blob = new Blob([eventsToCsv(events)], { type: 'text/csv;charset=utf-8' });
     const a = document.createElement('a');
     a.href = URL.createObjectURL(blob);
-    a.download = `${label.replace(/[^\w.-]+/g, '_') || deviceId}_${range.from.toISOString()}_${range.to.toISOString()}.csv`.replace(/:/g, '-');
+    a.download = `${label.replace(/[^\w.-]+/g, '_') || deviceId}_${shownFrom.toISOString()}_${shownTo.toISOString()}.csv`.replace(/:/g, '-');
     document.body.append(a);
     a.click();
     a.remove();
@@ -162,19 +184,26 @@ function History({ projectId, deviceId, label }: { projectId: string; deviceId: 
         if (!Number.isNaN(f.getTime()) && !Number.isNaN(t.getTime())) setParams({ range: 'custom', from: f.toISOString(), to: t.toISOString() });
       }}>
         <Field label="Range">{(id) => (
-          <select id={id} value={range.key} onChange={(e) => {
+          <select id={id} value={requested.key} onChange={(e) => {
             const v = (e.target as HTMLSelectElement).value;
-            if (v !== 'custom') setParams({ range: v, from: undefined, to: undefined });
-            else setParams({ range: 'custom', from: range.from.toISOString(), to: range.to.toISOString() });
+            // A choice is kept in the URL (reloads and Refresh keep it); "Fit to recent data" is the URL without one.
+            if (v === 'auto') setParams({ range: undefined, from: undefined, to: undefined });
+            else if (v !== 'custom') setParams({ range: v, from: undefined, to: undefined });
+            else {
+              setCustomFrom(localInputValue(shownFrom));
+              setCustomTo(localInputValue(shownTo));
+              setParams({ range: 'custom', from: shownFrom.toISOString(), to: shownTo.toISOString() });
+            }
           }}>
+            <option value="auto">Fit to recent data</option>
             {RANGES.map(([k, l]) => <option key={k} value={k}>{l}</option>)}
             <option value="custom">Custom…</option>
           </select>
         )}</Field>
-        {range.key === 'custom' ? (
+        {requested.key === 'custom' ? (
           <>
-            <Field label="From">{(id) => <input id={id} type="datetime-local" value={customFrom || range.from.toISOString().slice(0, 16)} onInput={(e) => setCustomFrom((e.target as HTMLInputElement).value)} />}</Field>
-            <Field label="To">{(id) => <input id={id} type="datetime-local" value={customTo || range.to.toISOString().slice(0, 16)} onInput={(e) => setCustomTo((e.target as HTMLInputElement).value)} />}</Field>
+            <Field label="From">{(id) => <input id={id} type="datetime-local" value={customFrom || localInputValue(requested.from)} onInput={(e) => setCustomFrom((e.target as HTMLInputElement).value)} />}</Field>
+            <Field label="To">{(id) => <input id={id} type="datetime-local" value={customTo || localInputValue(requested.to)} onInput={(e) => setCustomTo((e.target as HTMLInputElement).value)} />}</Field>
             <button type="submit" class="primary">Show</button>
           </>
         ) : null}
@@ -182,8 +211,11 @@ function History({ projectId, deviceId, label }: { projectId: string; deviceId: 
       <ErrorText error={error} />
       {!data ? (error ? null : <Loading what="Loading history" />) : (
         <>
-          {data.truncated ? <Notice>Showing the newest {events.length} events of this range; choose a shorter range to see all.</Notice> : null}
-          {charts.length === 0 && markers.length === 0 ? <p class="muted">No events in this range.</p> : null}
+          {data.truncated ? <Notice>{data.auto
+            ? `Showing the device's newest ${events.length} events; choose a range to see others.`
+            : `Showing the newest ${events.length} events of this range; choose a shorter range to see all.`}</Notice> : null}
+          {events.length === 0 ? <p class="muted">{data.auto ? `No events in the last ${RECENT_SECONDS / 86400} days.` : 'No events in this range.'}</p> : null}
+          {events.length > 0 && charts.length === 0 && markers.length === 0 ? <p class="muted">Nothing to chart: these events have no numeric readings or markers (see the table).</p> : null}
           {charts.map((series) => <TimeChart key={series[0]!.label} title={series[0]!.label} series={series} markers={markers} from={from} to={to} />)}
           {charts.length === 0 && markers.length > 0 ? <TimeChart title="Events" series={[]} markers={markers} from={from} to={to} height={120} /> : null}
           {events.length > 0 ? (
@@ -197,14 +229,14 @@ function History({ projectId, deviceId, label }: { projectId: string; deviceId: 
                       <tr key={e.eventId}>
                         <td>{formatTime(e.timestamp)}</td>
                         <td>{e.eventType}</td>
-                        <td>{e.eventType === 'labelsChanged' ? <span class="mono small">{JSON.stringify(e.data)}</span> : readingText(e.eventType, e.data?.[e.eventType])}</td>
+                        <td>{eventText(e)}</td>
                       </tr>
                     ))}
                   </tbody>
                 </table>
               </div>
               <Pager label="History pages" page={page} hasNext={(page + 1) * TABLE_PAGE < events.length} onPrev={() => setPage(page - 1)} onNext={() => setPage(page + 1)} />
-              <p class="muted small">{events.length} events from {formatTime(range.from.toISOString())} to {formatTime(range.to.toISOString())}.</p>
+              <p class="muted small">{events.length} event{events.length === 1 ? '' : 's'} from {formatTime(shownFrom.toISOString())} to {formatTime(shownTo.toISOString())}{data.auto ? ': the range fitted to the device\'s recent events (pick a range above to fix one)' : ''}.</p>
             </>
           ) : null}
         </>
@@ -276,7 +308,7 @@ export function DevicePage({ projectId, deviceId }: { projectId: string; deviceI
       </div>
       <ErrorText error={action.error} />
       <div class="grid-2">
-        <Labels base={base} labels={device.labels} perms={perms} onChanged={reload} />
+        <Labels base={base} labels={device.labels} emulated={emulated} perms={perms} onChanged={reload} />
         <Reported reported={device.reported} />
       </div>
       <History projectId={projectId} deviceId={deviceId} label={name} />

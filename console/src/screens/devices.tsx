@@ -32,6 +32,8 @@ function BatchLabels({ projectId, selected, onDone }: { projectId: string; selec
       setResult(null);
       const body = mode === 'add' ? { devices: selected, addLabels: { [key]: value } } : { devices: selected, removeLabels: [key] };
       await action.run(async () => {
+        // As on the device page: the label that marks emulated devices is kept (the Emulator lists them by it).
+        if (mode === 'remove' && key === 'virtual-sensor') throw new Error('virtual-sensor is kept: it marks emulated devices, and the Emulator lists devices by it.');
         const res = await api<{ batchErrors: any[] }>('POST', `/projects/${projectId}/devices:batchUpdate`, body);
         const failed = res.batchErrors.length;
         setResult(failed === 0
@@ -109,11 +111,11 @@ export function Devices({ projectId }: { projectId: string }) {
           {perms.has('emulator.create') ? <a href={`/projects/${projectId}/emulator`}>Create an emulated device</a> : null}</p>
       ) : (
         <div class="table-wrap">
-          <table class="devices">
+          <table class="devices stack-table">
             <thead>
               <tr>
-                <th scope="col" class="check"><input type="checkbox" aria-label="Select all devices on this page" checked={allSelected}
-                  onChange={() => setSelected(allSelected ? new Set() : new Set(devices.map((d) => d.name)))} /></th>
+                <th scope="col" class="check stack-keep"><label class="check-label"><input type="checkbox" aria-label="Select all devices on this page" checked={allSelected}
+                  onChange={() => setSelected(allSelected ? new Set() : new Set(devices.map((d) => d.name)))} /><span class="stack-only" aria-hidden="true">Select all on this page</span></label></th>
                 <th scope="col">Device</th><th scope="col">Type</th><th scope="col">Last seen</th><th scope="col">Latest readings</th>
               </tr>
             </thead>
@@ -124,21 +126,23 @@ export function Devices({ projectId }: { projectId: string }) {
                 return (
                   <tr key={d.name} class={selected.has(d.name) ? 'selected' : undefined}>
                     <td class="check"><input type="checkbox" aria-label={`Select ${name || id}`} checked={selected.has(d.name)} onChange={() => toggle(d.name)} /></td>
-                    <td>
+                    <td class="stack-title">
                       <a href={`/projects/${projectId}/devices/${id}`} class="strong">{name || id}</a>
                       {d.labels.demo !== undefined ? <> <Badge kind="demo">demo</Badge></> : null}
                       {d.labels.description ? <div class="muted small">{d.labels.description}</div> : null}
                       {name ? <div class="muted small mono">{id}</div> : null}
                       <LabelChips labels={d.labels} />
                     </td>
-                    <td>{DEVICE_TYPE_LABELS[d.type] ?? d.type}</td>
-                    <td><span title={latestUpdate(d.reported) ?? ''}>{relativeTime(latestUpdate(d.reported))}</span></td>
-                    <td>
-                      <ul class="readings">
-                        {Object.entries(d.reported).filter(([, v]) => v !== null).map(([t, v]) => (
-                          <li key={t}><span class="muted">{t}</span> {readingText(t, v)}</li>
-                        ))}
-                      </ul>
+                    <td data-label="Type">{DEVICE_TYPE_LABELS[d.type] ?? d.type}</td>
+                    <td data-label="Last seen"><span title={latestUpdate(d.reported) ?? ''}>{relativeTime(latestUpdate(d.reported))}</span></td>
+                    <td data-label="Latest readings">
+                      {Object.values(d.reported).some((v) => v !== null) ? (
+                        <ul class="readings">
+                          {Object.entries(d.reported).filter(([, v]) => v !== null).map(([t, v]) => (
+                            <li key={t}><span class="muted">{t}</span> {readingText(t, v)}</li>
+                          ))}
+                        </ul>
+                      ) : <span class="muted small">none yet</span>}
                     </td>
                   </tr>
                 );

@@ -143,7 +143,7 @@ function Publisher({ projectId, device }: { projectId: string; device: any }) {
       {/* A form of its own per event type (the key): its fields start from that type's defaults in the first render.
           Reset in an effect after it, a value typed at once was overwritten or added to ("100" became "100100"). */}
       <EventForm key={eventType} base={base} eventType={eventType} onPublished={setLast} />
-      {last ? <Notice>{last} <a href={`/projects/${projectId}/live?device=${idOf(device.name)}`}>Watch live</a> · <a href={`/projects/${projectId}/devices/${idOf(device.name)}?range=1h`}>History</a></Notice> : null}
+      {last ? <Notice>{last} <a href={`/projects/${projectId}/live?device=${idOf(device.name)}`}>Watch live</a> · <a href={`/projects/${projectId}/devices/${idOf(device.name)}`}>History</a></Notice> : null}
     </section>
   );
 }

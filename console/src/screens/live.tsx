@@ -1,17 +1,24 @@
 // Screen 5: the project's live event stream (GET …/devices:stream, NDJSON read with fetch so the session cookie
 // travels as for every call). Messages go into a bounded ring; the list renders only the rows in view and at
 // most once per animation frame, so 200 events/s never freezes the page. Pings (the stream's keep-alive) and
-// emulated heartbeats (networkStatus, batteryStatus, connectionStatus) are shown distinctly.
+// emulated heartbeats (networkStatus, batteryStatus, connectionStatus) are shown distinctly. Devices are shown by
+// their `name` label (looked up in batches through the device list, kept current by labelsChanged events), with
+// the id beside it; on a narrow screen each row takes two lines.
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { CONSOLE_HEADERS, errorText, idOf, query, sessionExpired } from '../api.ts';
+import { api, CONSOLE_HEADERS, errorText, idOf, query, sessionExpired } from '../api.ts';
 import { Field, Title } from '../components.tsx';
-import { EVENT_TYPES, readingText } from '../format.ts';
+import { EVENT_TYPES, eventText } from '../format.ts';
 import { setParams, useLocation, useUrlDraft } from '../router.ts';
 
 /** Messages kept for display; older ones fall off. */
 export const RING_SIZE = 2000;
+/** The list's height in px (styles.css, .live-list), and a row's: one line, or two on a narrow screen. */
+const LIST_HEIGHT = 476;
 const ROW_HEIGHT = 34;
-const VIEW_ROWS = 14;
+const NARROW_ROW_HEIGHT = 54;
+const NARROW = '(max-width: 820px)';
+/** Device ids asked of the device list in one request. */
+const NAME_BATCH = 100;
 const HEARTBEAT_TYPES = new Set(['networkStatus', 'batteryStatus', 'connectionStatus']);
 
 interface Row {
@@ -28,8 +35,70 @@ type Status = { state: 'connecting' | 'open' | 'closed' | 'error'; message?: str
 function toRow(seq: number, event: any): Row {
   const type = event.eventType;
   const kind = type === 'ping' ? 'ping' : HEARTBEAT_TYPES.has(type) ? 'heartbeat' : 'event';
-  const text = type === 'ping' ? 'stream alive' : type === 'labelsChanged' ? JSON.stringify(event.data) : readingText(type, event.data?.[type]);
+  const text = type === 'ping' ? 'stream alive' : eventText(event);
   return { seq, kind, time: event.timestamp, type, device: type === 'ping' ? '' : idOf(event.targetName), text };
+}
+
+/**
+ * The `name` label of each device seen in the stream ('' when it has none, absent while unknown). Unknown ids are
+ * collected and looked up together (`GET …/devices?device_ids=…`, up to 100 a request), each id once; a
+ * labelsChanged event updates the name it changes. `changed` is called when names arrive.
+ */
+function createNameBook(projectId: string, changed: () => void) {
+  const names = new Map<string, string>();
+  const wanted = new Set<string>();
+  let timer: ReturnType<typeof setTimeout> | null = null;
+  let closed = false;
+  const lookUp = async () => {
+    timer = null;
+    while (wanted.size > 0 && !closed) {
+      const ids = [...wanted].slice(0, NAME_BATCH);
+      try {
+        const page = await api<{ devices: any[] }>('GET', `/projects/${projectId}/devices${query({ device_ids: ids, pageSize: NAME_BATCH })}`);
+        for (const d of page.devices) if (!names.has(idOf(d.name))) names.set(idOf(d.name), d.labels?.name ?? '');
+      } catch {
+        // Shown by id: a list the caller cannot read, or a passing failure, is not retried for each event.
+      }
+      for (const id of ids) {
+        wanted.delete(id);
+        if (!names.has(id)) names.set(id, '');
+      }
+      if (!closed) changed();
+    }
+  };
+  return {
+    nameOf: (id: string): string | undefined => names.get(id),
+    /** Notes a stream event: asks for its device's name when unknown, follows name changes. */
+    see(event: any): void {
+      const id = idOf(event.targetName ?? '');
+      if (event.eventType === 'ping' || id === '') return;
+      if (event.eventType === 'labelsChanged') {
+        const d = event.data ?? {};
+        if (typeof d.added?.name === 'string') names.set(id, d.added.name);
+        else if (typeof d.modified?.name === 'string') names.set(id, d.modified.name);
+        else if (Array.isArray(d.removed) && d.removed.includes('name')) names.set(id, '');
+      }
+      if (names.has(id) || wanted.has(id)) return;
+      wanted.add(id);
+      timer ??= setTimeout(() => void lookUp(), 50);
+    },
+    close(): void {
+      closed = true;
+      if (timer) clearTimeout(timer);
+    },
+  };
+}
+
+/** Whether the narrow (phone) layout applies; follows the window's width. */
+function useNarrow(): boolean {
+  const [narrow, setNarrow] = useState(() => matchMedia(NARROW).matches);
+  useEffect(() => {
+    const m = matchMedia(NARROW);
+    const on = () => setNarrow(m.matches);
+    m.addEventListener('change', on);
+    return () => m.removeEventListener('change', on);
+  }, []);
+  return narrow;
 }
 
 export function LiveEvents({ projectId }: { projectId: string }) {
@@ -48,6 +117,9 @@ export function LiveEvents({ projectId }: { projectId: string }) {
   const ring = useRef<Row[]>([]);
   const counts = useRef({ events: 0, heartbeats: 0, pings: 0, lastPing: '' });
   const frozen = useRef<Row[] | null>(null);
+  const book = useRef<ReturnType<typeof createNameBook> | null>(null);
+  const narrow = useNarrow();
+  const rowHeight = narrow ? NARROW_ROW_HEIGHT : ROW_HEIGHT;
 
   useEffect(() => {
     const abort = new AbortController();
@@ -63,6 +135,8 @@ export function LiveEvents({ projectId }: { projectId: string }) {
         setFrame((n) => n + 1);
       });
     };
+    const names = createNameBook(projectId, schedule);
+    book.current = names;
     (async () => {
       setStatus({ state: 'connecting' });
       const url = `/v2/projects/${projectId}/devices:stream${query({ device_ids: device ? [device] : undefined, event_types: type ? [type] : undefined, label_filters: label ? [label] : undefined, ping_interval: '5s' })}`;
@@ -90,6 +164,7 @@ export function LiveEvents({ projectId }: { projectId: string }) {
             setStatus({ state: 'error', message: `${msg.error.message} (code ${msg.error.code})` });
             continue;
           }
+          names.see(msg.result.event);
           const row = toRow(++seq, msg.result.event);
           if (row.kind === 'ping') {
             counts.current.pings++;
@@ -105,13 +180,16 @@ export function LiveEvents({ projectId }: { projectId: string }) {
     })().catch((err) => {
       if (!abort.signal.aborted) setStatus({ state: 'error', message: errorText(err) });
     });
-    return () => abort.abort();
+    return () => {
+      abort.abort();
+      names.close();
+    };
   }, [projectId, device, type, label, reconnect]);
 
   const source = paused && frozen.current ? frozen.current : ring.current;
   const rows = source.slice(-RING_SIZE).filter((r) => (showPings || r.kind !== 'ping') && (showHeartbeats || r.kind !== 'heartbeat')).reverse();
-  const first = Math.max(0, Math.floor(scrollTop / ROW_HEIGHT) - 2);
-  const visible = rows.slice(first, first + VIEW_ROWS + 4);
+  const first = Math.max(0, Math.floor(scrollTop / rowHeight) - 2);
+  const visible = rows.slice(first, first + Math.ceil(LIST_HEIGHT / rowHeight) + 4);
   const c = counts.current;
 
   return (
@@ -138,7 +216,7 @@ export function LiveEvents({ projectId }: { projectId: string }) {
           {status.message ? `: ${status.message}` : ''}
         </span>
         <span class="counts" data-testid="live-counts">
-          <span><strong data-testid="event-count">{c.events}</strong> events</span>
+          <span><strong data-testid="event-count">{c.events}</strong> {c.events === 1 ? 'event' : 'events'}</span>
           <span><strong>{c.heartbeats}</strong> heartbeats</span>
           <span><strong>{c.pings}</strong> pings{c.lastPing ? ` (last ${new Date(c.lastPing).toLocaleTimeString()})` : ''}</span>
         </span>
@@ -155,15 +233,23 @@ export function LiveEvents({ projectId }: { projectId: string }) {
       {rows.length === 0 ? <p class="empty">Waiting for events. Publish one from the <a href={`/projects/${projectId}/emulator`}>emulator</a>.</p> : null}
       <div class={rows.length === 0 ? 'live-list live-empty' : 'live-list'} role="log" aria-label="Events, newest first" aria-live="off" tabIndex={0}
         onScroll={(e) => setScrollTop((e.target as HTMLElement).scrollTop)}>
-        <div class="live-spacer" style={{ height: `${rows.length * ROW_HEIGHT}px` }}>
-          {visible.map((r, i) => (
-            <div key={r.seq} class={`live-row live-${r.kind}`} style={{ top: `${(first + i) * ROW_HEIGHT}px` }}>
-              <span class="live-time">{new Date(r.time).toLocaleTimeString()}</span>
-              <span class="live-type">{r.kind === 'heartbeat' ? `♥ ${r.type}` : r.type}</span>
-              {r.device ? <a class="live-device mono" href={`/projects/${projectId}/devices/${r.device}`}>{r.device}</a> : <span class="live-device" />}
-              <span class="live-text">{r.text}</span>
-            </div>
-          ))}
+        <div class="live-spacer" style={{ height: `${rows.length * rowHeight}px` }}>
+          {visible.map((r, i) => {
+            const name = r.device ? book.current?.nameOf(r.device) : undefined;
+            return (
+              <div key={r.seq} class={`live-row live-${r.kind}`} style={{ top: `${(first + i) * rowHeight}px`, height: `${rowHeight}px` }}>
+                <span class="live-time">{new Date(r.time).toLocaleTimeString()}</span>
+                <span class="live-type">{r.kind === 'heartbeat' ? `♥ ${r.type}` : r.type}</span>
+                {r.device ? (
+                  <span class="live-device">
+                    <a href={`/projects/${projectId}/devices/${r.device}`} class={name ? 'live-name' : 'live-name mono'}>{name || r.device}</a>
+                    {name ? <span class="live-id mono">{r.device}</span> : null}
+                  </span>
+                ) : <span class="live-device" />}
+                <span class="live-text">{r.text}</span>
+              </div>
+            );
+          })}
         </div>
       </div>
       <p class="muted small">The newest {RING_SIZE} messages are kept.</p>

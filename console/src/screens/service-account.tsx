@@ -51,13 +51,13 @@ export function ServiceAccountPage({ projectId, serviceAccountId }: { projectId:
         </div>
         {data.keys.length === 0 ? <p class="muted">No keys. Create one to let this account authenticate.</p> : (
           <div class="table-wrap">
-            <table>
+            <table class="stack-table">
               <thead><tr><th scope="col">Key id</th><th scope="col">Created</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
               <tbody>
                 {data.keys.map((k) => (
                   <tr key={k.name}>
-                    <td class="mono">{idOf(k.name)}</td>
-                    <td>{formatTime(k.createTime)}</td>
+                    <td class="mono stack-title">{idOf(k.name)}</td>
+                    <td data-label="Created">{formatTime(k.createTime)}</td>
                     <td class="actions">{perms.has('serviceaccount.key.delete') ? <ConfirmButton label="Delete" confirm="Delete this key? Its tokens stop working." onConfirm={async () => {
                       if (await action.run(() => api('DELETE', `${path}/keys/${idOf(k.name)}`))) reload();
                     }} /> : null}</td>

@@ -6,7 +6,7 @@ import type { Command } from 'commander';
 import { collect, collectList, oneOf, parseInteger, parseTime } from '../arguments.ts';
 import { action, example, idOf, type Context } from '../context.ts';
 import { UsageError } from '../errors.ts';
-import { csvRow, CSV_HEADER, dataSummary, type ApiEvent } from '../event-format.ts';
+import { dataSummary, eventCsvRows, EVENTS_CSV_HEADER, type ApiEvent } from '../event-format.ts';
 import { followEvents, interruptible } from '../event-stream.ts';
 import { createProgress } from '../progress.ts';
 import { publishCommand } from './emulator.ts';
@@ -59,10 +59,10 @@ async function exportEvents(ctx: Context, o: ExportOptions): Promise<void> {
   const progress = createProgress(ctx.out.stderr, !ctx.out.quiet && !ctx.out.json);
   let count = 0;
   try {
-    if (format === 'csv') await write(`${CSV_HEADER}\n`);
+    if (format === 'csv') await write(`${EVENTS_CSV_HEADER}\n`);
     for (const [index, device] of devices.entries()) {
       for await (const event of ctx.client.pages<ApiEvent>(`${device}/events`, 'events', query)) {
-        await write(format === 'csv' ? `${csvRow(event)}\n` : `${JSON.stringify(event)}\n`);
+        await write(format === 'csv' ? eventCsvRows(event) : `${JSON.stringify(event)}\n`);
         count++;
         // Newest first: how far back this event is tells how much of the range is done.
         const within = endMs > startMs ? (endMs - Date.parse(event.timestamp)) / (endMs - startMs) : 1;
