@@ -18,6 +18,10 @@ export interface ClaimOptions {
   leaseMicros: number;
   /** How many more attempts this connector may start now: its free slots, given how many connectors have rows due. */
   capacityOf(connectorId: string, competitors: number): number;
+  /** Failing or suspect: its attempts count in `suspectLeft` (slots.ts). */
+  suspect?(connectorId: string): boolean;
+  /** Attempts that failing and suspect connectors together may still start now (default: no such bound). */
+  suspectLeft?: number;
   /** Overall number of attempts that may start now. */
   total: number;
   /** Rotates the connector order between calls so no connector is always served last. */
@@ -80,12 +84,23 @@ export async function claimDue(store: Store, o: ClaimOptions): Promise<ClaimResu
   // In the rotation's order, only the connectors the total can reach: the others would be read (and, on a shared
   // store, locked) for nothing. With 10,000 connectors, reading every one with rows due at each claim (thousands)
   // raised the memory benchmark's peak to 303-329 MB, against 269-299 MB this way (docs/architecture.md).
+  // Failing and suspect connectors share what is left of their bound: each one's capacity alone would let a
+  // thousand of them fill the claim (slots.ts).
   const start = o.rotation % free.length;
   const ids: string[] = [];
+  const limits = new Map<string, number>();
+  let suspectLeft = o.suspectLeft ?? Infinity;
   for (let i = 0, reach = 0; i < free.length && reach < o.total; i++) {
     const id = free[(start + i) % free.length]!;
+    let limit = o.capacityOf(id, due.length);
+    if (o.suspect?.(id)) {
+      limit = Math.min(limit, suspectLeft);
+      if (limit <= 0) continue;
+      suspectLeft -= limit;
+    }
     ids.push(id);
-    reach += o.capacityOf(id, due.length);
+    limits.set(id, limit);
+    reach += limit;
   }
   const leaseUntil = o.now + o.leaseMicros;
   const claimAll = async (repos: Repos): Promise<ClaimedDelivery[]> => {
@@ -101,7 +116,7 @@ export async function claimDue(store: Store, o: ClaimOptions): Promise<ClaimResu
         continue;
       }
       const cap = o.cluster ? inFlightCap(o.cluster, connector, leaseUntil) : undefined;
-      asks.push({ connectorId: id, limit: o.capacityOf(id, due.length), cap, connector });
+      asks.push({ connectorId: id, limit: limits.get(id)!, cap, connector });
     }
     // One statement for all on a shared store (each connector's claim was a round trip of its own), in the
     // rotation's order, each taking what the ones before it left of the total.

@@ -141,7 +141,7 @@ export function createThreadedDispatcher(options: ThreadedDispatcherOptions): Di
         const id = nextId++;
         waiting.set(id, resolve);
         // Only what the transport reads crosses the boundary (the target may carry more).
-        outbox.push([id, { url: target.url, headers: target.headers, signatureSecret: target.signatureSecret }, body]);
+        outbox.push([id, { url: target.url, headers: target.headers, signatureSecret: target.signatureSecret, probe: target.probe }, body]);
         if (!flushScheduled) {
           flushScheduled = true;
           setImmediate(flush);

@@ -33,7 +33,10 @@ export interface DispatcherOptions {
   version?: string;
   /** Deadline for response headers, from the attempt's start (connect included), in ms. Default 10 000; tests shorten it. */
   timeoutMs?: number;
-  /** Keep-alive connections (= concurrent attempts) per receiver origin, shared by every connector pushing there. Default 64. */
+  /**
+   * Keep-alive connections (= concurrent attempts) per receiver origin, shared by every connector pushing there.
+   * Default 64. Probes (attempts of failing or suspect connectors) hold at most half of them together.
+   */
   connectionsPerOrigin?: number;
   /** Concurrent attempts over all origins. Default 1024. Further sends wait their turn, within their deadline. */
   maxInFlight?: number;
@@ -222,6 +225,10 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   // Matches the engine's overall cap; the engine decides who gets the slots.
   const overall = new Gate(options.maxInFlight ?? 1024);
   const perOrigin = new Map<string, Gate>();
+  // 100 connectors to a hanging path on a receiver host took all 64 connections to it, and a healthy connector to
+  // the same host:port saw 6 of 77 events in 55 s: probes wait here for half of an origin's connections.
+  const probesPerOrigin = Math.max(1, Math.floor(connectionsPerOrigin / 2));
+  const probeGates = new Map<string, Gate>();
   // Connector URLs repeat for every event; parse each once (bounded: cleared when it grows past 1000 entries).
   const targets = new Map<string, ParsedTarget | AttemptOutcome>();
   let closed = false;
@@ -276,6 +283,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     private received = 0;
     private abortRequest: ((err: Error) => void) | null = null;
     private gate: Gate | null = null;
+    private probeGate: Gate | null = null;
     private holdsOverall = false;
 
     constructor(
@@ -287,12 +295,20 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       this.timer = setTimeout(expireAttempt, timeoutMs, this);
     }
 
-    /** Takes a per-origin and an overall slot (at once when free, the common case), then sends. */
+    /** Takes a per-origin and an overall slot (at once when free, the common case), then sends; a probe first takes a probe slot of its origin. */
     start(): void {
-      let gate = perOrigin.get(this.parsed.origin);
+      const origin = this.parsed.origin;
+      let probeGate: Gate | null = null;
+      if (this.target.probe === true) {
+        probeGate = probeGates.get(origin) ?? null;
+        if (probeGate === null) probeGates.set(origin, (probeGate = new Gate(probesPerOrigin)));
+        if (!probeGate.tryEnter()) return void this.waitForSlots(probeGate, false);
+        this.probeGate = probeGate;
+      }
+      let gate = perOrigin.get(origin);
       if (gate === undefined) {
         gate = new Gate(connectionsPerOrigin);
-        perOrigin.set(this.parsed.origin, gate);
+        perOrigin.set(origin, gate);
       }
       if (gate.tryEnter()) {
         this.gate = gate;
@@ -302,13 +318,22 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
           return;
         }
       }
-      void this.waitForSlots(gate);
+      void this.waitForSlots(probeGate, true);
     }
 
     /** Waiting for a free connection counts against the deadline, so every send settles within about twice the timeout. */
-    private async waitForSlots(gate: Gate): Promise<void> {
+    private async waitForSlots(probeGate: Gate | null, probeHeld: boolean): Promise<void> {
+      const origin = this.parsed.origin;
+      if (probeGate !== null && !probeHeld) {
+        if (!(await probeGate.wait(this))) return this.finish(noConnection());
+        this.probeGate = probeGate;
+      }
       if (this.gate === null) {
-        if (!(await gate.wait(this))) return this.finish(noConnection());
+        let gate = perOrigin.get(origin);
+        if (gate === undefined) perOrigin.set(origin, (gate = new Gate(connectionsPerOrigin)));
+        if (!gate.tryEnter()) {
+          if (!(await gate.wait(this))) return this.finish(noConnection());
+        }
         this.gate = gate;
       }
       if (!(await overall.wait(this))) return this.finish(noConnection());
@@ -381,6 +406,11 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       if (gate !== null) {
         gate.leave();
         if (gate.idle) perOrigin.delete(this.parsed.origin);
+      }
+      const probeGate = this.probeGate;
+      if (probeGate !== null) {
+        probeGate.leave();
+        if (probeGate.idle) probeGates.delete(this.parsed.origin);
       }
       resolve(outcome);
     }

@@ -46,6 +46,8 @@ export interface EngineOptions {
   failingConnectorConcurrency?: number;
   /** Attempts in flight overall. Default 1024. */
   totalConcurrency?: number;
+  /** Attempts in flight of failing and suspect connectors together. Default half of totalConcurrency. */
+  failingTotalConcurrency?: number;
   /** A connector with an attempt in flight for longer than this is treated like a failing one, ms. Default 1000. */
   suspectAfterMs?: number;
   /** Fallback poll for due retries and for rows queued outside the event pipeline (`:sync`), ms. Default 250. */
@@ -99,6 +101,7 @@ export function createDeliveryEngine(deps: EngineDeps, dispatcher: Dispatcher, o
     perConnector,
     perFailingConnector: Math.min(perConnector, options.failingConnectorConcurrency ?? 2),
     total: options.totalConcurrency ?? 1024,
+    suspectTotal: Math.min(options.totalConcurrency ?? 1024, options.failingTotalConcurrency ?? Math.floor((options.totalConcurrency ?? 1024) / 2)),
     suspectAfterMs: options.suspectAfterMs ?? 1000,
   });
   const total = slots.options.total;
@@ -173,7 +176,8 @@ export function createDeliveryEngine(deps: EngineDeps, dispatcher: Dispatcher, o
   async function claim(): Promise<ClaimedDelivery[]> {
     const seen = backlog.snapshot();
     const result = await claimDue(deps.store, {
-      now: nowMicros(deps), leaseMicros, capacityOf: slots.capacityOf, total: total - slots.inFlightTotal, rotation: rotation++,
+      now: nowMicros(deps), leaseMicros, capacityOf: slots.capacityOf, total: total - slots.inFlightTotal,
+      suspect: slots.suspect, suspectLeft: slots.options.suspectTotal - slots.inFlightSuspect, rotation: rotation++,
       cluster: clusterLimits,
     });
     if (result.due !== null) backlog.settle(seen, result.due, result.drained);
@@ -185,7 +189,7 @@ export function createDeliveryEngine(deps: EngineDeps, dispatcher: Dispatcher, o
     const c = item.connector;
     let outcome: AttemptOutcome;
     try {
-      outcome = await dispatcher.send({ url: c.url, headers: c.headers, signatureSecret: openSecret(c.signatureSecretSealed) }, item.delivery.body);
+      outcome = await dispatcher.send({ url: c.url, headers: c.headers, signatureSecret: openSecret(c.signatureSecretSealed), probe: slots.suspect(c.id) }, item.delivery.body);
     } catch (err) {
       // The Dispatcher never throws by contract, and the secret opens unless the master key changed; either
       // way the row must not be lost, so it is a failed attempt like any other.

@@ -5,6 +5,12 @@
 // full share keeps the slots (and sockets) for the healthy connectors, while its queued rows wait durably. A new
 // dead endpoint is only known to fail once its first attempts time out, so an attempt in flight for longer than
 // `suspectAfterMs` makes the connector suspect too: a healthy endpoint answers long before.
+//
+// Probes add up, though: 1,000 dead endpoints anywhere, two probes each, held every one of the 1,024 overall slots,
+// and a healthy connector of another project delivered 9 of 116 events. So failing and suspect connectors together
+// may hold only `suspectTotal` slots (half the overall cap by default), whatever their number: the rest stays
+// for the connectors that answer. In a PostgreSQL cluster each process keeps this share of its own slots, so the
+// cluster's failing connectors hold at most the same share of the cluster's.
 import type { Clock } from '../runtime/clock.ts';
 
 export interface SlotOptions {
@@ -14,6 +20,8 @@ export interface SlotOptions {
   perFailingConnector: number;
   /** Attempts in flight overall. */
   total: number;
+  /** Attempts in flight of failing and suspect connectors together (at most `total`). */
+  suspectTotal: number;
   /** An attempt in flight for longer than this makes its connector suspect, ms. */
   suspectAfterMs: number;
 }
@@ -22,6 +30,8 @@ export interface Slots {
   readonly options: Readonly<SlotOptions>;
   /** Slots taken now, all connectors together. */
   readonly inFlightTotal: number;
+  /** Slots taken by connectors that were failing or suspect when they took them. */
+  readonly inFlightSuspect: number;
   /** Takes a slot of the connector (an attempt about to start, or a row handed off to start at commit). */
   take(connectorId: string): void;
   /** Gives a slot back. */
@@ -51,6 +61,9 @@ function earliest(times: number[]): number {
 export function createSlots(clock: Clock, options: SlotOptions): Slots {
   const inFlight = new Map<string, number>();
   let inFlightTotal = 0;
+  /** Per connector, how many of its slots were taken while it was failing or suspect (they count in the share). */
+  const takenSuspect = new Map<string, number>();
+  let inFlightSuspect = 0;
   const failing = new Set<string>();
   const startedAt = new Map<string, number[]>();
 
@@ -65,15 +78,29 @@ export function createSlots(clock: Clock, options: SlotOptions): Slots {
     get inFlightTotal() {
       return inFlightTotal;
     },
+    get inFlightSuspect() {
+      return inFlightSuspect;
+    },
     take(id) {
       inFlight.set(id, (inFlight.get(id) ?? 0) + 1);
       inFlightTotal += 1;
+      if (suspect(id)) {
+        takenSuspect.set(id, (takenSuspect.get(id) ?? 0) + 1);
+        inFlightSuspect += 1;
+      }
     },
     give(id) {
       const n = (inFlight.get(id) ?? 1) - 1;
       if (n <= 0) inFlight.delete(id);
       else inFlight.set(id, n);
       inFlightTotal -= 1;
+      // Which slot ends does not matter: the connector's count of slots taken while suspect goes down first.
+      const s = takenSuspect.get(id) ?? 0;
+      if (s > 0) {
+        if (s === 1) takenSuspect.delete(id);
+        else takenSuspect.set(id, s - 1);
+        inFlightSuspect -= 1;
+      }
     },
     started(id, startMs) {
       let starts = startedAt.get(id);
@@ -101,7 +128,9 @@ export function createSlots(clock: Clock, options: SlotOptions): Slots {
     },
     capacityOf(id, competitors = 1) {
       const share = Math.max(options.perFailingConnector, Math.floor(options.total / Math.max(1, competitors)));
-      return Math.min(suspect(id) ? options.perFailingConnector : options.perConnector, share) - (inFlight.get(id) ?? 0);
+      const own = inFlight.get(id) ?? 0;
+      if (!suspect(id)) return Math.min(options.perConnector, share) - own;
+      return Math.min(Math.min(options.perFailingConnector, share) - own, options.suspectTotal - inFlightSuspect);
     },
   };
 }

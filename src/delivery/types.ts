@@ -7,6 +7,11 @@ export interface PushTarget {
   headers: Record<string, string>;
   /** '' = unsigned. */
   signatureSecret: string;
+  /**
+   * The connector is failing or suspect: its attempt is a probe, and probes to one address together hold at most
+   * half of its connections, so dead paths on a receiver host never take the connections of its healthy ones.
+   */
+  probe?: boolean;
 }
 
 export type AttemptReason =

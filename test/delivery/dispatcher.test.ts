@@ -160,6 +160,22 @@ describe('dispatcher', () => {
       assert.deepEqual(own.requests.map((r) => r.body.toString()).sort(), bodies.map((b) => b.toString()).sort());
     });
 
+    it('probes to a hanging path hold at most half of the address\'s connections: a healthy path on it is served at once', async () => {
+      // 100 connectors to a hanging path once took all 64 connections of a receiver host another tenant pushed to.
+      const shared = await receiver({ reply: (request) => (request.path === '/dead' ? { hang: true } : {}) });
+      const limited = dispatcher({ timeoutMs: 2000, connectionsPerOrigin: 4 });
+      const origin = shared.url.replace(/\/hook$/, '');
+      const probes = Array.from({ length: 10 }, () => limited.send(target(`${origin}/dead`, { probe: true }), BODY));
+      await shared.waitFor(2);
+      const started = performance.now();
+      const healthy = await Promise.all(Array.from({ length: 6 }, () => limited.send(target(`${origin}/live`), BODY)));
+      assert.ok(healthy.every((o) => o.ok), JSON.stringify(healthy.map((o) => o.reason)));
+      assert.ok(performance.now() - started < 1500, 'the healthy path did not wait for the probes to time out');
+      assert.equal(shared.requests.filter((r) => r.path === '/dead').length, 2, 'two probes in flight: half of the 4 connections');
+      const ended = await Promise.all(probes);
+      assert.ok(ended.every((o) => !o.ok && o.reason === 'timeout'));
+    });
+
     it('connects to the vetted address of a host name and checks the certificate against the name', async () => {
       const lookups: string[] = [];
       const named = dispatcher({ lookup: async (host) => { lookups.push(host); return ['127.0.0.1']; } });

@@ -115,7 +115,7 @@ describe('happy', () => {
     assert.equal(patched.status, 200, patched.text);
     await engine.runOnce();
     const call = fake.callsTo(newUrl)[0]!;
-    assert.deepEqual(call.target, { url: newUrl, headers: { 'X-New': '2' }, signatureSecret: 's3cret' });
+    assert.deepEqual(call.target, { url: newUrl, headers: { 'X-New': '2' }, signatureSecret: 's3cret', probe: false });
     assert.deepEqual(call.json.labels, { room: 'before' });
     assert.equal(fake.callsTo(dc.url).length, 0);
     await t.request('DELETE', `/v2/projects/${t.projectId}/dataconnectors/${dc.id}`);
@@ -485,6 +485,39 @@ describe('isolation: fair share', () => {
       // ... and once nothing else is due it may use the rest (the cap is shared, not reserved).
       await settle();
       assert.ok(fake.callsTo(dead.url).length <= 8);
+      fake.release();
+      await run;
+    } finally {
+      await t.close();
+    }
+  });
+});
+
+describe('isolation: many failing connectors', () => {
+  it('failing connectors together hold at most half the overall cap, however many: a healthy one still delivers', async () => {
+    // 1,000 dead endpoints, two probes each, once held all 1,024 slots: here 12 dead ones, one probe each, 8 slots.
+    const { t, fake } = await setup();
+    const engine = createDeliveryEngine(t.deps, fake, { perConnectorConcurrency: 8, failingConnectorConcurrency: 1, totalConcurrency: 8 });
+    try {
+      const dead = [];
+      for (let i = 0; i < 12; i++) dead.push(await createConnector(t));
+      const device = await t.createDevice();
+      await publish(t, device);
+      for (const d of dead) fake.byUrl.set(d.url, 503);
+      await engine.runOnce(); // every dead one is now known to fail
+      const live = await createConnector(t);
+      for (const d of dead) fake.hold(d.url);
+      const lastDead = fake.calls.length;
+      for (let i = 0; i < 4; i++) await publish(t, device);
+      t.clock.advance(60_000); // the dead ones' retries are due too
+      const run = engine.runOnce();
+      await until(() => fake.callsTo(live.url).length >= 4);
+      await settle();
+      assert.equal(fake.callsTo(live.url).length, 4, 'the healthy connector delivers every event while the dead ones hang');
+      const probes = fake.calls.slice(lastDead).filter((c) => c.target.url !== live.url).length;
+      assert.equal(probes, 4, 'four probes in flight (half of 8), not one per failing connector');
+      const sent = fake.calls.slice(lastDead);
+      assert.ok(sent.every((c) => (c.target.probe === true) === (c.target.url !== live.url)), 'the dispatcher is told which attempts are probes');
       fake.release();
       await run;
     } finally {

@@ -24,7 +24,39 @@ const ACTIVE: ConnectorState = { status: 'ACTIVE', failingSince: null };
 const LEASE_MICROS = 60_000_000;
 
 describe('slots', () => {
-  const options = { perConnector: 4, perFailingConnector: 1, total: 6, suspectAfterMs: 1000 };
+  const options = { perConnector: 4, perFailingConnector: 1, total: 6, suspectTotal: 3, suspectAfterMs: 1000 };
+
+  it('failing and suspect connectors together hold at most suspectTotal slots, however many they are', () => {
+    const clock = new FakeClock();
+    const slots = createSlots(clock, options);
+    const dead = ['d1', 'd2', 'd3', 'd4', 'd5'];
+    for (const id of dead) {
+      slots.started(id, clock.now());
+      slots.ended(id, clock.now(), false);
+    }
+    let probes = 0;
+    for (const id of dead) {
+      while (slots.capacityOf(id, dead.length + 1) > 0) {
+        slots.take(id);
+        probes++;
+      }
+    }
+    assert.equal(probes, 3, 'three probes in flight, not one per failing connector');
+    assert.equal(slots.inFlightSuspect, 3);
+    assert.equal(slots.capacityOf('healthy', dead.length + 1), 1, 'the rest of the overall cap stays for a connector that answers');
+    // A slot given back makes room for one more probe, of any failing connector.
+    slots.give('d1');
+    assert.equal(slots.capacityOf('d4', dead.length + 1), 1);
+    // A connector that turns suspect while its slots are in flight: they were taken healthy, so they do not count;
+    // what it takes from now on does.
+    slots.take('h');
+    slots.started('h', clock.now());
+    clock.advance(1001);
+    assert.equal(slots.suspect('h'), true);
+    assert.equal(slots.inFlightSuspect, 2);
+    slots.give('h');
+    assert.equal(slots.inFlightSuspect, 2);
+  });
 
   it('counts slots per connector and overall', () => {
     const slots = createSlots(new FakeClock(), options);
