@@ -38,7 +38,11 @@ export interface DispatcherOptions {
    * Default 64. Probes (attempts of failing or suspect connectors) hold at most half of them together.
    */
   connectionsPerOrigin?: number;
-  /** Concurrent attempts over all origins. Default 1024. Further sends wait their turn, within their deadline. */
+  /**
+   * Concurrent attempts over all origins. Default 1536: the engine's 1024, and the 512 it keeps for connectors that
+   * answer while new dead endpoints hold slots until their timeouts (slots.ts, room). Further sends wait their turn,
+   * within their deadline.
+   */
   maxInFlight?: number;
   /** Host name → addresses. Default: the system resolver (dns.lookup, all addresses). Tests inject fake DNS. */
   lookup?: (hostname: string) => Promise<string[]>;
@@ -222,8 +226,8 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     bodyTimeout: timeoutMs,
     // Redirects are never followed (§6.2): undici 7 follows none unless a redirect interceptor is installed.
   });
-  // Matches the engine's overall cap; the engine decides who gets the slots.
-  const overall = new Gate(options.maxInFlight ?? 1024);
+  // Above the engine's overall cap; the engine decides who gets the slots.
+  const overall = new Gate(options.maxInFlight ?? 1536);
   const perOrigin = new Map<string, Gate>();
   // 100 connectors to a hanging path on a receiver host took all 64 connections to it, and a healthy connector to
   // the same host:port saw 6 of 77 events in 55 s: probes wait here for half of an origin's connections.

@@ -176,8 +176,8 @@ export function createDeliveryEngine(deps: EngineDeps, dispatcher: Dispatcher, o
   async function claim(): Promise<ClaimedDelivery[]> {
     const seen = backlog.snapshot();
     const result = await claimDue(deps.store, {
-      now: nowMicros(deps), leaseMicros, capacityOf: slots.capacityOf, total: total - slots.inFlightTotal,
-      suspect: slots.suspect, suspectLeft: slots.options.suspectTotal - slots.inFlightSuspect, rotation: rotation++,
+      now: nowMicros(deps), leaseMicros, capacityOf: slots.capacityOf, total: slots.room(),
+      suspect: slots.suspect, suspectLeft: slots.options.suspectTotal - Math.max(slots.inFlightSuspect, slots.suspectHeld()), rotation: rotation++,
       cluster: clusterLimits,
     });
     if (result.due !== null) backlog.settle(seen, result.due, result.drained);

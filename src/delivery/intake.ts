@@ -41,7 +41,6 @@ export interface Intake {
 export function createIntake(deps: IntakeDeps): Intake {
   const { store, slots, backlog, lines, leaseMicros } = deps;
   const log = deps.logger;
-  const total = slots.options.total;
   const draining = new Set<string>();
 
   async function drain(id: string): Promise<void> {
@@ -58,7 +57,7 @@ export function createIntake(deps: IntakeDeps): Intake {
         await releaseLine(id);
         return;
       }
-      while (lines.has(id) && slots.inFlightTotal < total && slots.capacityOf(id) > 0) {
+      while (lines.has(id) && slots.room() > 0 && slots.capacityOf(id) > 0) {
         slots.take(id);
         deps.run({ delivery: lines.shift(id)!.delivery, connector: current });
       }
@@ -90,7 +89,7 @@ export function createIntake(deps: IntakeDeps): Intake {
       // Rows queued due go first. On a shared store the store checks that for the whole cluster (leaseIf) when it
       // writes the row, and this process's backlog mark would hold the hand-off back until a claim found nothing
       // due, which under a steady load of rows queued due because of it never happens.
-      if ((deps.cluster !== null || !backlog.has(connectorId)) && slots.inFlightTotal < total) {
+      if ((deps.cluster !== null || !backlog.has(connectorId)) && slots.room() > 0) {
         // The same fair share of the overall cap as a claim gives, here among the connectors the event goes to,
         // so that many new endpoints that turn out dead cannot take every slot before they are found out.
         if (lines.waiting(connectorId) === 0 && slots.capacityOf(connectorId, competitors) > 0) {

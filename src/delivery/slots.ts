@@ -9,7 +9,9 @@
 // Probes add up, though: 1,000 dead endpoints anywhere, two probes each, held every one of the 1,024 overall slots,
 // and a healthy connector of another project delivered 9 of 116 events. So failing and suspect connectors together
 // may hold only `suspectTotal` slots (half the overall cap by default), whatever their number: the rest stays
-// for the connectors that answer. In a PostgreSQL cluster each process keeps this share of its own slots, so the
+// for the connectors that answer. New dead endpoints are only found out once their attempts hang, holding slots
+// taken while their health was unknown until the 10 s timeout: meanwhile the connectors that answer may go past
+// the overall cap, up to their reserve (room()). In a PostgreSQL cluster each process keeps this share of its own slots, so the
 // cluster's failing connectors hold at most the same share of the cluster's.
 import type { Clock } from '../runtime/clock.ts';
 
@@ -32,6 +34,14 @@ export interface Slots {
   readonly inFlightTotal: number;
   /** Slots taken by connectors that were failing or suspect when they took them. */
   readonly inFlightSuspect: number;
+  /**
+   * Attempts that may start now. Within the overall cap; beyond it only for connectors that answer, while slots held
+   * by connectors that turned suspect after taking them (new dead endpoints, until their 10 s timeouts) fill it: the
+   * connectors that answer always have `total - suspectTotal` slots.
+   */
+  room(): number;
+  /** Slots held now by connectors that are failing or suspect now, however they were taken. */
+  suspectHeld(): number;
   /** Takes a slot of the connector (an attempt about to start, or a row handed off to start at commit). */
   take(connectorId: string): void;
   /** Gives a slot back. */
@@ -80,6 +90,17 @@ export function createSlots(clock: Clock, options: SlotOptions): Slots {
     },
     get inFlightSuspect() {
       return inFlightSuspect;
+    },
+    room() {
+      const free = options.total - inFlightTotal;
+      if (free > 0) return free;
+      // Rare: only with the cap full. Slots of connectors that answer, against their reserve.
+      return Math.max(0, options.total - options.suspectTotal - (inFlightTotal - this.suspectHeld()));
+    },
+    suspectHeld() {
+      let held = 0;
+      for (const [id, n] of inFlight) if (suspect(id)) held += n;
+      return held;
     },
     take(id) {
       inFlight.set(id, (inFlight.get(id) ?? 0) + 1);

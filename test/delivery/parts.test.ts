@@ -58,6 +58,23 @@ describe('slots', () => {
     assert.equal(slots.inFlightSuspect, 2);
   });
 
+  it('connectors that answer keep their reserve while slots taken before a connector turned suspect fill the cap', () => {
+    const clock = new FakeClock();
+    const slots = createSlots(clock, options); // total 6, suspectTotal 3: 3 kept for connectors that answer
+    // Six new endpoints of unknown health take every slot, and hang.
+    for (const id of ['n1', 'n2', 'n3', 'n4', 'n5', 'n6']) {
+      slots.take(id);
+      slots.started(id, clock.now());
+    }
+    assert.equal(slots.room(), 0, 'the cap is full, and nobody is known to hang yet');
+    clock.advance(1001); // now they are suspect
+    assert.equal(slots.suspectHeld(), 6);
+    assert.equal(slots.room(), 3, 'a connector that answers may start 3 beyond the cap');
+    slots.take('healthy');
+    slots.take('healthy');
+    assert.equal(slots.room(), 1);
+  });
+
   it('counts slots per connector and overall', () => {
     const slots = createSlots(new FakeClock(), options);
     assert.equal(slots.capacityOf('a'), 4);
