@@ -21,6 +21,8 @@ export { packageVersion };
 
 /** No response headers within this many ms aborts the attempt (§6.4). */
 export const DEFAULT_TIMEOUT_MS = 10_000;
+/** An attempt without response headers this long after it started hangs (as the engine's suspect rule, slots.ts). */
+const HANGING_AFTER_MS = 1000;
 /** The response body is read up to this many bytes and ignored (§6.4). */
 export const MAX_RESPONSE_BODY_BYTES = 64 * 1024;
 
@@ -97,20 +99,20 @@ export function readTrustFiles(caFile: string | null, extraCaFile: string | null
 
 /** FIFO admission: at most `limit` holders; a leaving holder hands its slot straight to the next waiter. */
 class Gate {
-  private active = 0;
-  private readonly waiters: Array<(admitted: boolean) => void> = [];
-  constructor(private readonly limit: number) {}
+  protected active = 0;
+  protected readonly waiters: Array<(admitted: boolean | 'reserve') => void> = [];
+  constructor(protected readonly limit: number) {}
   /** Admits at once when a slot is free (the common case: no promise). */
   tryEnter(): boolean {
     if (this.active >= this.limit) return false;
     this.active++;
     return true;
   }
-  /** Waits for a slot; false (and no slot held) when the waiter's deadline passes first. */
-  wait(waiter: Waiter): Promise<boolean> {
+  /** Waits for a slot; false (and no slot held) when the waiter's deadline passes first; 'reserve': a slot past the limit (OriginGate). */
+  wait(waiter: Waiter): Promise<boolean | 'reserve'> {
     if (waiter.expired) return Promise.resolve(false);
     return new Promise((resolve) => {
-      const admit = (admitted: boolean): void => {
+      const admit = (admitted: boolean | 'reserve'): void => {
         waiter.onExpire = null;
         resolve(admitted);
       };
@@ -123,12 +125,52 @@ class Gate {
     });
   }
   leave(): void {
-    const next = this.waiters.shift();
+    // A holder admitted past the limit (OriginGate) hands nothing on: the slot it leaves was never the limit's.
+    const next = this.active <= this.limit ? this.waiters.shift() : undefined;
     if (next) next(true);
     else this.active--;
   }
   get idle(): boolean {
     return this.active === 0 && this.waiters.length === 0;
+  }
+}
+
+/** What an origin's gate asks of the attempts holding its connections. */
+interface Holder {
+  /** No response headers yet, this long after the attempt started. */
+  hangingAt(nowMs: number): boolean;
+}
+
+/**
+ * An origin's connections. New dead paths on a receiver host are found out only when their attempts hang (their
+ * connectors then probe: probe gates); until their timeouts those attempts hold the connections they took. Then an
+ * attempt that is not a probe may go past the limit, by up to `reserve`, as long as the attempts that do not hang
+ * hold fewer than `limit - reserve`: the healthy paths of the host keep that many connections. Those go through
+ * connections of their own (the reserve agent), so that without hanging attempts an origin has `limit`, as before.
+ */
+class OriginGate extends Gate {
+  readonly holders = new Set<Holder>();
+  constructor(limit: number, private readonly reserve: number) {
+    super(limit);
+  }
+  /** Rare (the limit is reached): counts the holders that hang. */
+  tryOverflow(nowMs: number): boolean {
+    if (!this.overflowOpen(nowMs, this.active)) return false;
+    this.active++;
+    return true;
+  }
+
+  /** A holder past the limit leaves: its slot goes to the next waiter while the hanging ones still hold the limit's. */
+  leaveAt(nowMs: number): void {
+    if (this.active > this.limit && this.waiters.length > 0 && this.overflowOpen(nowMs, this.active - 1)) this.waiters.shift()!('reserve');
+    else this.leave();
+  }
+
+  private overflowOpen(nowMs: number, active: number): boolean {
+    if (active >= this.limit + this.reserve) return false;
+    let hanging = 0;
+    for (const holder of this.holders) if (holder.hangingAt(nowMs)) hanging++;
+    return active - hanging < this.limit - this.reserve;
   }
 }
 
@@ -217,6 +259,10 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     logger,
   );
   const policy = createAddressPolicy(options.config.allowPrivateEndpoints);
+  // 100 connectors to a hanging path on a receiver host took all 64 connections to it, and a healthy connector to
+  // the same host:port saw 6 of 77 events in 55 s: probes wait for half of an origin's connections (probeGates),
+  // and while attempts hang, the others get that half past the limit (OriginGate).
+  const probesPerOrigin = Math.max(1, Math.floor(connectionsPerOrigin / 2));
   const base = buildConnector({ secureContext, rejectUnauthorized: true, timeout: timeoutMs, maxCachedSessions: 1000 });
   const agent = new Agent({
     connect: createGuardedConnector(base, policy, options.lookup ?? systemLookup),
@@ -226,12 +272,17 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     bodyTimeout: timeoutMs,
     // Redirects are never followed (§6.2): undici 7 follows none unless a redirect interceptor is installed.
   });
+  // The connections an origin's gate may add while attempts hang (OriginGate), apart from the others.
+  const reserveAgent = new Agent({
+    connect: createGuardedConnector(base, policy, options.lookup ?? systemLookup),
+    connections: probesPerOrigin,
+    pipelining: 1,
+    headersTimeout: timeoutMs,
+    bodyTimeout: timeoutMs,
+  });
   // Above the engine's overall cap; the engine decides who gets the slots.
   const overall = new Gate(options.maxInFlight ?? 1536);
-  const perOrigin = new Map<string, Gate>();
-  // 100 connectors to a hanging path on a receiver host took all 64 connections to it, and a healthy connector to
-  // the same host:port saw 6 of 77 events in 55 s: probes wait here for half of an origin's connections.
-  const probesPerOrigin = Math.max(1, Math.floor(connectionsPerOrigin / 2));
+  const perOrigin = new Map<string, OriginGate>();
   const probeGates = new Map<string, Gate>();
   // Connector URLs repeat for every event; parse each once (bounded: cleared when it grows past 1000 entries).
   const targets = new Map<string, ParsedTarget | AttemptOutcome>();
@@ -274,7 +325,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
    * The callbacks are methods, not closures, and the attempt is one promise, not one per layer: every push
    * allocates this, and garbage collection was ~16 % of the dispatcher thread.
    */
-  class Attempt implements Waiter {
+  class Attempt implements Waiter, Holder {
     readonly startMs = clock.now();
     readonly timer: NodeJS.Timeout;
     /** The deadline passed (before response headers, or while the body was still arriving). */
@@ -286,7 +337,9 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     private outcome: AttemptOutcome | null = null;
     private received = 0;
     private abortRequest: ((err: Error) => void) | null = null;
-    private gate: Gate | null = null;
+    private gate: OriginGate | null = null;
+    /** Admitted past the origin's limit: sent over the reserve agent's connections. */
+    private viaReserve = false;
     private probeGate: Gate | null = null;
     private holdsOverall = false;
 
@@ -297,6 +350,10 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       private resolve: ((outcome: AttemptOutcome) => void) | null,
     ) {
       this.timer = setTimeout(expireAttempt, timeoutMs, this);
+    }
+
+    hangingAt(nowMs: number): boolean {
+      return !this.headersArrived && nowMs - this.startMs > HANGING_AFTER_MS;
     }
 
     /** Takes a per-origin and an overall slot (at once when free, the common case), then sends; a probe first takes a probe slot of its origin. */
@@ -311,11 +368,14 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       }
       let gate = perOrigin.get(origin);
       if (gate === undefined) {
-        gate = new Gate(connectionsPerOrigin);
+        gate = new OriginGate(connectionsPerOrigin, probesPerOrigin);
         perOrigin.set(origin, gate);
       }
-      if (gate.tryEnter()) {
+      const entered = gate.tryEnter();
+      if (entered || (probeGate === null && gate.tryOverflow(clock.now()))) {
         this.gate = gate;
+        this.viaReserve = !entered;
+        gate.holders.add(this);
         if (overall.tryEnter()) {
           this.holdsOverall = true;
           this.dispatch();
@@ -334,11 +394,14 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       }
       if (this.gate === null) {
         let gate = perOrigin.get(origin);
-        if (gate === undefined) perOrigin.set(origin, (gate = new Gate(connectionsPerOrigin)));
+        if (gate === undefined) perOrigin.set(origin, (gate = new OriginGate(connectionsPerOrigin, probesPerOrigin)));
         if (!gate.tryEnter()) {
-          if (!(await gate.wait(this))) return this.finish(noConnection());
+          const admitted = await gate.wait(this);
+          if (!admitted) return this.finish(noConnection());
+          this.viaReserve = admitted === 'reserve';
         }
         this.gate = gate;
+        gate.holders.add(this);
       }
       if (!(await overall.wait(this))) return this.finish(noConnection());
       this.holdsOverall = true;
@@ -348,7 +411,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     private dispatch(): void {
       try {
         const headers = buildHeaders(this.target, this.body, this.startMs);
-        agent.dispatch({ origin: this.parsed.origin, path: this.parsed.path, method: 'POST', headers, body: this.body }, this);
+        (this.viaReserve ? reserveAgent : agent).dispatch({ origin: this.parsed.origin, path: this.parsed.path, method: 'POST', headers, body: this.body }, this);
       } catch (err) {
         this.onError(err as Error);
       }
@@ -408,7 +471,8 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       if (this.holdsOverall) overall.leave();
       const gate = this.gate;
       if (gate !== null) {
-        gate.leave();
+        gate.holders.delete(this);
+        gate.leaveAt(clock.now());
         if (gate.idle) perOrigin.delete(this.parsed.origin);
       }
       const probeGate = this.probeGate;
@@ -431,7 +495,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     async close() {
       if (closed) return;
       closed = true;
-      await agent.close().catch(() => agent.destroy().catch(() => undefined));
+      await Promise.all([agent, reserveAgent].map((a) => a.close().catch(() => a.destroy().catch(() => undefined))));
     },
   };
 }

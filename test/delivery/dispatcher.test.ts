@@ -176,6 +176,22 @@ describe('dispatcher', () => {
       assert.ok(ended.every((o) => !o.ok && o.reason === 'timeout'));
     });
 
+    it('attempts that hang before anyone knows the path is dead: after a second the healthy path gets connections past the limit', async () => {
+      const shared = await receiver({ reply: (request) => (request.path === '/dead' ? { hang: true } : {}) });
+      const limited = dispatcher({ timeoutMs: 4000, connectionsPerOrigin: 4 });
+      const origin = shared.url.replace(/\/hook$/, '');
+      // Not probes: nothing is known of /dead yet. They take every connection.
+      const unknown = Array.from({ length: 4 }, () => limited.send(target(`${origin}/dead`), BODY));
+      await shared.waitFor(4);
+      clock.advance(1100); // now they hang (the dispatcher's clock; the deadline is a real timer)
+      const started = performance.now();
+      const healthy = await Promise.all(Array.from({ length: 4 }, () => limited.send(target(`${origin}/live`), BODY)));
+      assert.ok(healthy.every((o) => o.ok), JSON.stringify(healthy.map((o) => o.reason)));
+      assert.ok(performance.now() - started < 1500, 'served past the limit, two at a time (the reserve), not after the hanging attempts time out');
+      assert.equal(shared.requests.filter((r) => r.path === '/dead').length, 4, 'the dead path got no more than the limit');
+      await Promise.all(unknown);
+    });
+
     it('connects to the vetted address of a host name and checks the certificate against the name', async () => {
       const lookups: string[] = [];
       const named = dispatcher({ lookup: async (host) => { lookups.push(host); return ['127.0.0.1']; } });
