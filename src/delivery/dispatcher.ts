@@ -21,8 +21,6 @@ export { packageVersion };
 
 /** No response headers within this many ms aborts the attempt (§6.4). */
 export const DEFAULT_TIMEOUT_MS = 10_000;
-/** An attempt without response headers this long after it started hangs (as the engine's suspect rule, slots.ts). */
-const HANGING_AFTER_MS = 1000;
 /** The response body is read up to this many bytes and ignored (§6.4). */
 export const MAX_RESPONSE_BODY_BYTES = 64 * 1024;
 
@@ -97,80 +95,79 @@ export function readTrustFiles(caFile: string | null, extraCaFile: string | null
   return out;
 }
 
-/** FIFO admission: at most `limit` holders; a leaving holder hands its slot straight to the next waiter. */
-class Gate {
-  protected active = 0;
-  protected readonly waiters: Array<(admitted: boolean | 'reserve') => void> = [];
-  constructor(protected readonly limit: number) {}
-  /** Admits at once when a slot is free (the common case: no promise). */
-  tryEnter(): boolean {
-    if (this.active >= this.limit) return false;
-    this.active++;
-    return true;
-  }
-  /** Waits for a slot; false (and no slot held) when the waiter's deadline passes first; 'reserve': a slot past the limit (OriginGate). */
-  wait(waiter: Waiter): Promise<boolean | 'reserve'> {
-    if (waiter.expired) return Promise.resolve(false);
-    return new Promise((resolve) => {
-      const admit = (admitted: boolean | 'reserve'): void => {
-        waiter.onExpire = null;
-        resolve(admitted);
-      };
-      waiter.onExpire = () => {
-        const i = this.waiters.indexOf(admit);
-        if (i >= 0) this.waiters.splice(i, 1);
-        resolve(false);
-      };
-      this.waiters.push(admit);
-    });
-  }
-  leave(): void {
-    // A holder admitted past the limit (OriginGate) hands nothing on: the slot it leaves was never the limit's.
-    const next = this.active <= this.limit ? this.waiters.shift() : undefined;
-    if (next) next(true);
-    else this.active--;
-  }
-  get idle(): boolean {
-    return this.active === 0 && this.waiters.length === 0;
-  }
-}
-
-/** What an origin's gate asks of the attempts holding its connections. */
-interface Holder {
-  /** No response headers yet, this long after the attempt started. */
-  hangingAt(nowMs: number): boolean;
+/** A waiter in a gate's line, and how it is let in. */
+interface InLine {
+  waiter: Waiter;
+  admit(admitted: boolean): void;
 }
 
 /**
- * An origin's connections. New dead paths on a receiver host are found out only when their attempts hang (their
- * connectors then probe: probe gates); until their timeouts those attempts hold the connections they took. Then an
- * attempt that is not a probe may go past the limit, by up to `reserve`, as long as the attempts that do not hang
- * hold fewer than `limit - reserve`: the healthy paths of the host keep that many connections. Those go through
- * connections of their own (the reserve agent), so that without hanging attempts an origin has `limit`, as before.
+ * At most `limit` holders; a leaving holder hands its slot straight to a waiter: the first in line, or, in a fair
+ * gate (an origin's), the first of the URL that holds the fewest slots. 100 connectors to a hanging path on a
+ * receiver host filled the line for its connections, and a healthy path of the same host waited behind all of
+ * them until its attempts timed out; now it is let in as soon as a slot frees.
  */
-class OriginGate extends Gate {
-  readonly holders = new Set<Holder>();
-  constructor(limit: number, private readonly reserve: number) {
-    super(limit);
+class Gate {
+  private active = 0;
+  private readonly waiters: InLine[] = [];
+  /** Slots held per URL (fair gates only). */
+  private readonly held: Map<string, number> | null;
+  constructor(private readonly limit: number, fair = false) {
+    this.held = fair ? new Map() : null;
   }
-  /** Rare (the limit is reached): counts the holders that hang. */
-  tryOverflow(nowMs: number): boolean {
-    if (!this.overflowOpen(nowMs, this.active)) return false;
+  /** Admits at once when a slot is free (the common case: no promise). */
+  tryEnter(waiter: Waiter): boolean {
+    if (this.active >= this.limit) return false;
     this.active++;
+    this.hold(waiter.url, 1);
     return true;
   }
-
-  /** A holder past the limit leaves: its slot goes to the next waiter while the hanging ones still hold the limit's. */
-  leaveAt(nowMs: number): void {
-    if (this.active > this.limit && this.waiters.length > 0 && this.overflowOpen(nowMs, this.active - 1)) this.waiters.shift()!('reserve');
-    else this.leave();
+  /** Waits for a slot; false (and no slot held) when the waiter's deadline passes first. */
+  wait(waiter: Waiter): Promise<boolean> {
+    if (waiter.expired) return Promise.resolve(false);
+    return new Promise((resolve) => {
+      const entry: InLine = {
+        waiter,
+        admit(admitted) {
+          waiter.onExpire = null;
+          resolve(admitted);
+        },
+      };
+      waiter.onExpire = () => {
+        const i = this.waiters.indexOf(entry);
+        if (i >= 0) this.waiters.splice(i, 1);
+        resolve(false);
+      };
+      this.waiters.push(entry);
+    });
   }
-
-  private overflowOpen(nowMs: number, active: number): boolean {
-    if (active >= this.limit + this.reserve) return false;
-    let hanging = 0;
-    for (const holder of this.holders) if (holder.hangingAt(nowMs)) hanging++;
-    return active - hanging < this.limit - this.reserve;
+  leave(waiter: Waiter): void {
+    this.hold(waiter.url, -1);
+    if (this.waiters.length === 0) {
+      this.active--;
+      return;
+    }
+    let next = 0;
+    if (this.held !== null) {
+      // Only with a line, so only when the origin's connections are all taken.
+      let fewest = Infinity;
+      for (let i = 0; i < this.waiters.length && fewest > 0; i++) {
+        const n = this.held.get(this.waiters[i]!.waiter.url) ?? 0;
+        if (n < fewest) [fewest, next] = [n, i];
+      }
+    }
+    const entry = this.waiters.splice(next, 1)[0]!;
+    this.hold(entry.waiter.url, 1);
+    entry.admit(true);
+  }
+  private hold(url: string, n: number): void {
+    if (this.held === null) return;
+    const now = (this.held.get(url) ?? 0) + n;
+    if (now <= 0) this.held.delete(url);
+    else this.held.set(url, now);
+  }
+  get idle(): boolean {
+    return this.active === 0 && this.waiters.length === 0;
   }
 }
 
@@ -223,6 +220,8 @@ interface ParsedTarget {
 
 /** What waits at a gate: the deadline's state, and where the wait leaves the function that stops it. */
 interface Waiter {
+  /** Where it is sent (a fair gate shares its slots among URLs). */
+  readonly url: string;
   /** The deadline passed. */
   expired: boolean;
   /** Stops the current wait for a slot; set by the gate while the waiter waits there. */
@@ -259,10 +258,6 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     logger,
   );
   const policy = createAddressPolicy(options.config.allowPrivateEndpoints);
-  // 100 connectors to a hanging path on a receiver host took all 64 connections to it, and a healthy connector to
-  // the same host:port saw 6 of 77 events in 55 s: probes wait for half of an origin's connections (probeGates),
-  // and while attempts hang, the others get that half past the limit (OriginGate).
-  const probesPerOrigin = Math.max(1, Math.floor(connectionsPerOrigin / 2));
   const base = buildConnector({ secureContext, rejectUnauthorized: true, timeout: timeoutMs, maxCachedSessions: 1000 });
   const agent = new Agent({
     connect: createGuardedConnector(base, policy, options.lookup ?? systemLookup),
@@ -272,17 +267,12 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     bodyTimeout: timeoutMs,
     // Redirects are never followed (§6.2): undici 7 follows none unless a redirect interceptor is installed.
   });
-  // The connections an origin's gate may add while attempts hang (OriginGate), apart from the others.
-  const reserveAgent = new Agent({
-    connect: createGuardedConnector(base, policy, options.lookup ?? systemLookup),
-    connections: probesPerOrigin,
-    pipelining: 1,
-    headersTimeout: timeoutMs,
-    bodyTimeout: timeoutMs,
-  });
   // Above the engine's overall cap; the engine decides who gets the slots.
   const overall = new Gate(options.maxInFlight ?? 1536);
-  const perOrigin = new Map<string, OriginGate>();
+  const perOrigin = new Map<string, Gate>();
+  // 100 connectors to a hanging path on a receiver host took all 64 connections to it, and a healthy connector to
+  // the same host:port saw 6 of 77 events in 55 s: probes wait here for half of an origin's connections.
+  const probesPerOrigin = Math.max(1, Math.floor(connectionsPerOrigin / 2));
   const probeGates = new Map<string, Gate>();
   // Connector URLs repeat for every event; parse each once (bounded: cleared when it grows past 1000 entries).
   const targets = new Map<string, ParsedTarget | AttemptOutcome>();
@@ -325,7 +315,11 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
    * The callbacks are methods, not closures, and the attempt is one promise, not one per layer: every push
    * allocates this, and garbage collection was ~16 % of the dispatcher thread.
    */
-  class Attempt implements Waiter, Holder {
+  class Attempt implements Waiter {
+    get url(): string {
+      return this.target.url;
+    }
+
     readonly startMs = clock.now();
     readonly timer: NodeJS.Timeout;
     /** The deadline passed (before response headers, or while the body was still arriving). */
@@ -337,9 +331,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     private outcome: AttemptOutcome | null = null;
     private received = 0;
     private abortRequest: ((err: Error) => void) | null = null;
-    private gate: OriginGate | null = null;
-    /** Admitted past the origin's limit: sent over the reserve agent's connections. */
-    private viaReserve = false;
+    private gate: Gate | null = null;
     private probeGate: Gate | null = null;
     private holdsOverall = false;
 
@@ -352,10 +344,6 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       this.timer = setTimeout(expireAttempt, timeoutMs, this);
     }
 
-    hangingAt(nowMs: number): boolean {
-      return !this.headersArrived && nowMs - this.startMs > HANGING_AFTER_MS;
-    }
-
     /** Takes a per-origin and an overall slot (at once when free, the common case), then sends; a probe first takes a probe slot of its origin. */
     start(): void {
       const origin = this.parsed.origin;
@@ -363,20 +351,17 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       if (this.target.probe === true) {
         probeGate = probeGates.get(origin) ?? null;
         if (probeGate === null) probeGates.set(origin, (probeGate = new Gate(probesPerOrigin)));
-        if (!probeGate.tryEnter()) return void this.waitForSlots(probeGate, false);
+        if (!probeGate.tryEnter(this)) return void this.waitForSlots(probeGate, false);
         this.probeGate = probeGate;
       }
       let gate = perOrigin.get(origin);
       if (gate === undefined) {
-        gate = new OriginGate(connectionsPerOrigin, probesPerOrigin);
+        gate = new Gate(connectionsPerOrigin, true);
         perOrigin.set(origin, gate);
       }
-      const entered = gate.tryEnter();
-      if (entered || (probeGate === null && gate.tryOverflow(clock.now()))) {
+      if (gate.tryEnter(this)) {
         this.gate = gate;
-        this.viaReserve = !entered;
-        gate.holders.add(this);
-        if (overall.tryEnter()) {
+        if (overall.tryEnter(this)) {
           this.holdsOverall = true;
           this.dispatch();
           return;
@@ -394,14 +379,11 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       }
       if (this.gate === null) {
         let gate = perOrigin.get(origin);
-        if (gate === undefined) perOrigin.set(origin, (gate = new OriginGate(connectionsPerOrigin, probesPerOrigin)));
-        if (!gate.tryEnter()) {
-          const admitted = await gate.wait(this);
-          if (!admitted) return this.finish(noConnection());
-          this.viaReserve = admitted === 'reserve';
+        if (gate === undefined) perOrigin.set(origin, (gate = new Gate(connectionsPerOrigin, true)));
+        if (!gate.tryEnter(this)) {
+          if (!(await gate.wait(this))) return this.finish(noConnection());
         }
         this.gate = gate;
-        gate.holders.add(this);
       }
       if (!(await overall.wait(this))) return this.finish(noConnection());
       this.holdsOverall = true;
@@ -411,7 +393,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     private dispatch(): void {
       try {
         const headers = buildHeaders(this.target, this.body, this.startMs);
-        (this.viaReserve ? reserveAgent : agent).dispatch({ origin: this.parsed.origin, path: this.parsed.path, method: 'POST', headers, body: this.body }, this);
+        agent.dispatch({ origin: this.parsed.origin, path: this.parsed.path, method: 'POST', headers, body: this.body }, this);
       } catch (err) {
         this.onError(err as Error);
       }
@@ -468,16 +450,15 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       if (resolve === null) return;
       this.resolve = null;
       clearTimeout(this.timer);
-      if (this.holdsOverall) overall.leave();
+      if (this.holdsOverall) overall.leave(this);
       const gate = this.gate;
       if (gate !== null) {
-        gate.holders.delete(this);
-        gate.leaveAt(clock.now());
+        gate.leave(this);
         if (gate.idle) perOrigin.delete(this.parsed.origin);
       }
       const probeGate = this.probeGate;
       if (probeGate !== null) {
-        probeGate.leave();
+        probeGate.leave(this);
         if (probeGate.idle) probeGates.delete(this.parsed.origin);
       }
       resolve(outcome);
@@ -495,7 +476,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     async close() {
       if (closed) return;
       closed = true;
-      await Promise.all([agent, reserveAgent].map((a) => a.close().catch(() => a.destroy().catch(() => undefined))));
+      await agent.close().catch(() => agent.destroy().catch(() => undefined));
     },
   };
 }
