@@ -39,6 +39,8 @@ export interface Config {
   streamCaps: Readonly<{ perPrincipal: number; total: number; bufferedBytes: number }>;
   /** Milliseconds a client has to deliver a whole request, headers and body. */
   requestTimeoutMs: number;
+  /** Password checks (scrypt) a process runs at once, in all and per client address (auth/password-check-slots.ts). */
+  passwordChecks: Readonly<{ total: number; perClient: number }>;
   /**
    * Milliseconds a claimed delivery stays leased to its attempt. On PostgreSQL, the rows of a process that died
    * mid-attempt are attempted again once their lease is over; on SQLite, at the next start.
@@ -214,6 +216,22 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: ConfigFl
     problems.push(`SENSORCLOUD_STREAM_MEMORY must be a size of at least 1MiB, like 64MiB or 1GiB, got "${streamMemoryRaw}"`);
   }
 
+  // Below the libuv thread pool, which scrypt shares with file, DNS and other crypto work: checks filling it made
+  // every such call of the process wait behind them (auth/password-check-slots.ts).
+  const threadPoolRaw = pick(undefined, 'UV_THREADPOOL_SIZE') ?? '4';
+  const threadPool = Number(threadPoolRaw);
+  if (!/^\s*\d+\s*$/.test(threadPoolRaw) || threadPool < 2 || threadPool > 1024) {
+    problems.push(`UV_THREADPOOL_SIZE must be a whole number from 2 to 1024 (the threads of Node's libuv pool: password checks need one, and file, DNS and crypto work another), got "${threadPoolRaw}"`);
+  }
+  const passwordChecks = count('SENSORCLOUD_PASSWORD_CHECKS', '2');
+  const passwordChecksPerClient = count('SENSORCLOUD_PASSWORD_CHECKS_PER_CLIENT', '1');
+  if (passwordChecks >= threadPool && threadPool >= 2) {
+    problems.push(`SENSORCLOUD_PASSWORD_CHECKS must be below the ${threadPool} threads of the libuv pool, which file, DNS and crypto work share: at most ${threadPool - 1}, or raise UV_THREADPOOL_SIZE (got ${passwordChecks})`);
+  }
+  if (passwordChecksPerClient > passwordChecks) {
+    problems.push(`SENSORCLOUD_PASSWORD_CHECKS_PER_CLIENT must be at most SENSORCLOUD_PASSWORD_CHECKS (${passwordChecks}), got ${passwordChecksPerClient}`);
+  }
+
   const requestTimeoutSeconds = span('SENSORCLOUD_REQUEST_TIMEOUT', '30s', (s) => s >= 1 && s <= 3600, 'from 1s to 1h, like 30s');
   const leaseSeconds = span('SENSORCLOUD_DELIVERY_LEASE', '60s', (s) => s >= 15 && s <= 3600, "from 15s (longer than an attempt's 10 s) to 1h, like 60s");
 
@@ -229,6 +247,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: ConfigFl
     streamBufferMessages,
     streamCaps: Object.freeze({ perPrincipal: streamsPerCaller, total: streamsMax, bufferedBytes: streamMemoryBytes ?? 0 }),
     requestTimeoutMs: Math.round(requestTimeoutSeconds! * 1000),
+    passwordChecks: Object.freeze({ total: passwordChecks, perClient: passwordChecksPerClient }),
     deliveryLeaseMs: Math.round(leaseSeconds! * 1000),
     demo: flags.demo === true || env.SENSORCLOUD_DEMO === '1' || env.SENSORCLOUD_DEMO === 'true',
     logLevel,

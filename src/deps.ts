@@ -1,5 +1,7 @@
 // The dependency bundle main.ts builds once and passes down. Nothing in the service is a module singleton.
 import type { AccessTokenSigner } from './auth/access-tokens.ts';
+import type { LoginThrottle } from './auth/login-throttle.ts';
+import type { PasswordCheckSlots } from './auth/password-check-slots.ts';
 import type { SecretBox } from './auth/secret-box.ts';
 import type { Config } from './config.ts';
 import type { DeliveryNotices } from './delivery/handoff.ts';
@@ -23,4 +25,6 @@ export interface Deps {
   events: EventPipeline;
   /** What the services tell delivery (a connector's queue was dropped); how the engine works is not theirs. */
   delivery: DeliveryNotices;
+  /** Password logins: the throttle of failed ones, and the checks that may run at once (the state of this process). */
+  logins: { throttle: LoginThrottle; slots: PasswordCheckSlots };
 }

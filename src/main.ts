@@ -2,7 +2,9 @@
 import type { Server } from 'node:http';
 import { join } from 'node:path';
 import { createAccessTokenSigner } from './auth/access-tokens.ts';
+import { loginThrottleFor } from './auth/login-throttle.ts';
 import { loadOrCreateMasterKey, MASTER_KEY_CHECK } from './auth/master-key.ts';
+import { createPasswordCheckSlots } from './auth/password-check-slots.ts';
 import { createSecretBox } from './auth/secret-box.ts';
 import { createApp, type App } from './api/app.ts';
 import { createApiServer, listenApiServer } from './api/http-server.ts';
@@ -59,6 +61,7 @@ export function buildDeps(config: Config, overrides: DepsOverrides = {}): BuiltD
     events: withDeliveryQueue(createEventPipeline({ store, clock, ids, logger }), clock, handoff),
     delivery: handoff,
     handoff,
+    logins: { throttle: loginThrottleFor(store, clock), slots: createPasswordCheckSlots(clock, config.passwordChecks.total, config.passwordChecks.perClient) },
   };
 }
 

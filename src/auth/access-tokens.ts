@@ -1,6 +1,7 @@
 // Bearer access tokens (contract §2.4, §7 #12): a compact HS256 JWT signed with a key derived from the
-// master key, carrying the principal, the key it was minted with and the expiry. Stateless to verify; the
-// authenticator still checks on every request that the principal (and key) exist, so deletion kills tokens.
+// master key, carrying the principal, the key it was minted with, the expiry and, for a user, its token generation.
+// Stateless to verify; the authenticator still checks on every request that the principal (and key) exist and that
+// a user's generation has not moved on, so deletion, sign-out and a password reset kill tokens.
 import { createHmac } from 'node:crypto';
 import { safeEqual } from './secret-box.ts';
 
@@ -15,6 +16,12 @@ export interface AccessTokenClaims {
   kid: string;
   iat: number;
   exp: number;
+  /**
+   * A user's token generation when the token was minted (UserRecord.tokenGeneration): the token is refused once the
+   * user's has moved on (signed out, password reset). Absent on service-account tokens, and on user tokens minted
+   * before generations existed, which count as generation 0.
+   */
+  gen?: number;
 }
 
 const HEADER = Buffer.from(JSON.stringify({ alg: 'HS256', typ: 'JWT' })).toString('base64url');
@@ -44,6 +51,7 @@ export function createAccessTokenSigner(masterKey: Buffer): AccessTokenSigner {
         return null;
       }
       if (typeof claims.sub !== 'string' || typeof claims.exp !== 'number') return null;
+      if (claims.gen !== undefined && typeof claims.gen !== 'number') return null;
       if (nowSeconds > claims.exp + ACCESS_TOKEN_GRACE_SECONDS) return null;
       return claims;
     },

@@ -25,6 +25,11 @@ export interface VerifyAssertionOptions {
   audiences: string[];
   /** The key named by `kid` with its service account, or null when either does not exist. */
   lookupKey(keyId: string): Promise<AssertionKey | null>;
+  /**
+   * Records the assertion's `jti` as used, to be remembered until `expSeconds` (Unix seconds); false when it was used
+   * already. Called last, for an assertion that passed every other check, so a forged one never takes a jti.
+   */
+  useJti?(keyId: string, jti: string, expSeconds: number): Promise<boolean>;
 }
 
 export interface VerifiedAssertion {
@@ -65,7 +70,7 @@ export function normaliseAudience(value: string): string | null {
 
 const isNumber = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
 
-/** Runs checks 1-11 of contract §2.3 in order; throws invalid_grant at the first failure. */
+/** Runs checks 1-11 of contract §2.3 in order, then the jti check; throws invalid_grant at the first failure. */
 export async function verifyAssertion(assertion: string, options: VerifyAssertionOptions): Promise<VerifiedAssertion> {
   // 1. Three base64url segments; header and payload are JSON objects.
   const parts = assertion.split('.');
@@ -120,6 +125,17 @@ export async function verifyAssertion(assertion: string, options: VerifyAssertio
 
   // 11. nbf, when present, is not in the future (beyond the skew).
   if (nbf !== undefined && (!isNumber(nbf) || nbf > now + CLOCK_SKEW_SECONDS)) throw invalid('assertion nbf is in the future or not a number');
+
+  // 12. jti, when present, is a string not used before (RFC 7523 §3 item 7), remembered for as long as check 9 could
+  // pass. Without a jti the window of checks 8-10 is the only bound: existing clients (the documented jose call, this
+  // service's CLI before it sent one) sign none, and some exchange one assertion more than once.
+  const { jti } = claims;
+  if (jti !== undefined) {
+    if (typeof jti !== 'string') throw invalid('assertion jti must be a string');
+    if (options.useJti && !(await options.useJti(key.keyId, jti, exp + CLOCK_SKEW_SECONDS))) {
+      throw invalid('assertion jti was used already: sign a new assertion, with a new jti, for each token request');
+    }
+  }
 
   return { serviceAccountId: key.serviceAccountId, keyId: key.keyId };
 }

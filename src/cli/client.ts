@@ -2,6 +2,7 @@
 // renewed before it expires and once after a 401; Basic Auth when the service account email is unknown), paging
 // (§1.5), `Retry-After` on 429 (§1.11), errors turned into ApiError/AuthError with the API's own message, and the
 // NDJSON event stream (§4.8).
+import { randomUUID } from 'node:crypto';
 import { AuthError, ApiError } from './errors.ts';
 
 export interface Credentials {
@@ -138,6 +139,8 @@ export class ApiClient {
       .setAudience(tokenUrl)
       .setIssuedAt(iat)
       .setExpirationTime(iat + ASSERTION_SECONDS)
+      // A new jti each time: the server takes an assertion with a jti once, so one seen on the way is worth nothing.
+      .setJti(randomUUID())
       .sign(new TextEncoder().encode(secret));
     const form = new URLSearchParams({ grant_type: JWT_BEARER, assertion }).toString();
     const res = await this.send(tokenUrl, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: form });

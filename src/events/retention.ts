@@ -1,10 +1,12 @@
 // History retention (contract §7 #6): events stored longer ago than SENSORCLOUD_EVENT_RETENTION are deleted in
 // small batches, yielding to the event loop between batches, so a large backlog never stalls API requests
-// (SQLite has one writer; each batch is a short statement of its own).
+// (SQLite has one writer; each batch is a short statement of its own). The same pass forgets the JWT-bearer assertion
+// ids past their time (auth/assertion-ids.ts).
 import type { Config } from '../config.ts';
 import { nowMicros, type Clock } from '../runtime/clock.ts';
 import type { Logger } from '../runtime/logger.ts';
 import { createPeriodic } from '../runtime/periodic.ts';
+import { pruneAssertionIds } from '../auth/assertion-ids.ts';
 import { leadsJob } from '../store/cluster.ts';
 import type { Store } from '../store/store.ts';
 
@@ -50,6 +52,8 @@ export function startRetention(deps: RetentionDeps, options: { intervalMs?: numb
     if (!(await leadsJob(deps.store, 'retention'))) return;
     const deleted = await pruneOnce(deps, { batchSize: options.batchSize, shouldStop: () => stopped });
     if (deleted > 0) deps.logger.info({ deleted }, 'event history: pruned events past retention');
+    // The same leader's minute forgets the assertion ids past their time (auth/assertion-ids.ts): a few rows a minute.
+    await pruneAssertionIds(deps);
   }, deps.logger, { failing: 'event history: pruning failed; will retry', recovered: 'event history: pruning works again' }, () => deps.clock.now());
   periodic.start(options.intervalMs ?? DEFAULT_PRUNE_INTERVAL_MS);
   return {

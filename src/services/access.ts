@@ -97,29 +97,37 @@ export async function requireOrganization(
 /**
  * No escalation through an account (contract §2.6): acting as another principal — creating a key for a service
  * account, changing or deleting it or one of its keys, handing out an invitation link that sets a user's password —
- * requires the caller to hold at least every role that principal holds anywhere, pending memberships included (an
- * invitation accepted later makes them count). Otherwise 403, naming what the caller lacks. An organization admin
- * holds every project role in its organization, so it passes for any account that holds roles only there.
+ * requires the caller to hold at least every role that principal holds in `organizationId`, pending memberships
+ * included (an invitation accepted later makes them count). Otherwise 403, naming what the caller lacks. An
+ * organization admin holds every project role in its organization, so it passes for any account that holds roles
+ * only there.
+ *
+ * Only the one organization counts: the one that owns the service account, or the one whose memberships an
+ * invitation link accepts. Another organization's memberships of a service account exist only because the owner
+ * accepted them (its roles there are that organization's offer to whoever the owner lets hold a key), and must not
+ * let that organization block the owner from managing its own account; another organization's memberships of a user
+ * are not accepted by this organization's link.
  */
-export async function requireHoldsRolesOf(repos: Repos, principal: Principal, memberId: string, action: string): Promise<void> {
-  const lacking = await rolesNotHeld(repos, principal, await repos.memberships.listByMember(memberId));
+export async function requireHoldsRolesOf(repos: Repos, principal: Principal, memberId: string, organizationId: string, action: string): Promise<void> {
+  const lacking = await rolesNotHeld(repos, principal, organizationId, await repos.memberships.listByMember(memberId));
   if (lacking !== null) throw forbidden(`${action} requires holding every role the account holds; you lack ${lacking}`);
 }
 
-/** The first membership whose roles the principal does not hold, described; null when it holds them all. */
-async function rolesNotHeld(repos: Repos, principal: Principal, memberships: readonly MembershipRecord[]): Promise<string | null> {
+/** The first membership in the organization whose roles the principal does not hold, described; null when it holds them all. */
+async function rolesNotHeld(repos: Repos, principal: Principal, organizationId: string, memberships: readonly MembershipRecord[]): Promise<string | null> {
   for (const m of memberships) {
     if (m.scopeType === 'organization') {
-      if (m.roles.includes('roles/organization.admin') && !isOrganizationAdmin(principal, m.scopeId)) {
+      if (m.scopeId === organizationId && m.roles.includes('roles/organization.admin') && !isOrganizationAdmin(principal, m.scopeId)) {
         return `roles/organization.admin on ${organizationName(m.scopeId)}`;
       }
       continue;
     }
     const project = await repos.projects.get(m.scopeId);
-    if (!project) continue;
+    if (!project || project.organizationId !== organizationId) continue;
     const held = projectPermissions(principal, project);
     for (const p of projectPermissionsOf(m.roles)) {
-      if (!held.has(p)) return `${m.roles.join(', ')} on ${projectName(m.scopeId)}`;
+      // A project the caller holds nothing in stays unnamed: its id is not the caller's to learn.
+      if (!held.has(p)) return `${m.roles.join(', ')} on ${held.size > 0 ? projectName(m.scopeId) : 'a project you cannot see'}`;
     }
   }
   return null;

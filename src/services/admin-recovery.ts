@@ -19,7 +19,7 @@ export type RecoveryDeps = Pick<Deps, 'config' | 'store' | 'clock' | 'random' | 
 /** Console passwords are at least this long (the same rule as SENSORCLOUD_ADMIN_PASSWORD and invitations). */
 export const MIN_PASSWORD_LENGTH = 12;
 
-/** Sets a console user's password: `password`, or a generated one. Resolves to the password set. */
+/** Sets a console user's password: `password`, or a generated one, and ends its sessions. Resolves to the password set. */
 export async function resetPassword(deps: RecoveryDeps, email: string, password?: string): Promise<{ email: string; password: string }> {
   const user = await deps.store.users.getByEmail(email.toLowerCase());
   if (!user) throw notFound(`no console user has the email ${email}`);
@@ -29,6 +29,8 @@ export async function resetPassword(deps: RecoveryDeps, email: string, password?
   const passwordHash = await hashPassword(next, deps.random);
   await deps.store.transaction(async (tx) => {
     await tx.users.update({ ...user, passwordHash, updateTime: nowMicros(deps) });
+    // A reset is often for a password that leaked: the sessions signed in with it end too.
+    await tx.users.endSessions(user.id);
   });
   return { email: user.email, password: next };
 }

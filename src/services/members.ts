@@ -12,9 +12,10 @@ import { pageRequest, toPage } from '../domain/paging.ts';
 import { PROJECT_ROLES, type OrganizationPermission, type Permission, type ProjectPermission, type RoleName } from '../domain/roles.ts';
 import { formatTimestamp } from '../domain/time.ts';
 import { newToken } from '../runtime/random.ts';
-import type { MembershipRecord, ProjectRecord, ScopeType } from '../store/records.ts';
+import type { MembershipRecord, ProjectRecord, ScopeType, UserRecord } from '../store/records.ts';
 import type { Repos } from '../store/store.ts';
 import { projectPermissions, requireHoldsRolesOf, requireOrganization, requireProject } from './access.ts';
+import { checkPassword } from './password-check.ts';
 import type { Principal } from '../auth/principal.ts';
 
 export interface MemberScope { type: ScopeType; id: string }
@@ -29,12 +30,15 @@ const memberName = (scope: MemberScope, memberId: string) =>
 
 export const hashInviteToken = (token: string) => createHash('sha256').update(token, 'utf8').digest('hex');
 
-/** The wire shape of §3.3, keys in contract order. */
+/**
+ * The wire shape of §3.3, keys in contract order. A PENDING member shows no display name: it may be an account of
+ * another organization that has not accepted, whose name (and whether it exists) is not this scope's to learn.
+ */
 export async function presentMember(repos: Repos, scope: MemberScope, m: MembershipRecord) {
   const account = m.accountType === 'SERVICE_ACCOUNT' ? await repos.serviceAccounts.get(m.memberId) : await repos.users.get(m.memberId);
   return {
     name: memberName(scope, m.memberId),
-    displayName: account?.displayName ?? '',
+    displayName: m.status === 'PENDING' ? '' : account?.displayName ?? '',
     roles: [...m.roles],
     status: m.status,
     email: account?.email ?? '',
@@ -75,24 +79,50 @@ export function parseRoles(scopeType: ScopeType, value: unknown, field = 'roles'
   return [...new Set(list)];
 }
 
+/** The organization of a member scope: the project's, or the organization itself; null for a deleted project. */
+export async function scopeOrganization(repos: Repos, scope: MemberScope): Promise<string | null> {
+  return scope.type === 'organization' ? scope.id : (await repos.projects.get(scope.id))?.organizationId ?? null;
+}
+
+const scopeOf = (m: MembershipRecord): MemberScope => ({ type: m.scopeType, id: m.scopeId });
+
+/** Whether the account holds an ACCEPTED membership of the organization or of one of its projects. */
+async function isAcceptedMemberOf(repos: Repos, memberId: string, organizationId: string): Promise<boolean> {
+  for (const m of await repos.memberships.listByMember(memberId)) {
+    if (m.status === 'ACCEPTED' && (await scopeOrganization(repos, scopeOf(m))) === organizationId) return true;
+  }
+  return false;
+}
+
 /**
- * Adds one membership inside a transaction: existing accounts join at once, unknown emails become pending users.
- * An invitation link activates every membership of its user, so a pending user's unused links are revoked when it
- * gains a membership (or a role): a link handed out earlier, by someone who may not hold the new roles, must not
- * grant them (see requireHoldsRolesOf). The new one comes from whoever may hand it out now.
+ * Adds one membership inside a transaction. Joining an organization takes the member's consent, so an account joins
+ * at once only where it belongs already: a service account in its own organization, a user in an organization it
+ * is an accepted member of. Anyone else gets a PENDING membership, which grants nothing until accepted: a user
+ * through this organization's invitation link, another organization's service account by an admin of its owner
+ * (…/serviceaccounts/{sa}/memberships/…:accept). An unknown email becomes a pending user. The answer for a user
+ * outside the organization is the same whether or not the email has an account (PENDING, no display name): adding
+ * an email does not tell who has one.
+ *
+ * An invitation link accepts every membership its user holds in its organization, so the user's unused links of
+ * this organization are revoked when it gains a pending membership (or a role) here: a link handed out earlier, by
+ * someone who may not hold the new roles, must not grant them (see requireHoldsRolesOf). The new one comes from
+ * whoever may hand it out now. Other organizations' links stay: this one cannot block their invitations.
  */
 async function createMembership(deps: Deps, tx: Repos, scope: MemberScope, email: string, roles: string[], field = 'email'): Promise<MembershipRecord> {
   const now = nowMicros(deps);
+  const organizationId = await scopeOrganization(tx, scope);
+  if (organizationId === null) throw notFound('project not found'); // deleted since the permission check
   let memberId: string;
   let accountType: MembershipRecord['accountType'];
   let status: MembershipRecord['status'];
   const sa = await tx.serviceAccounts.getByEmail(email);
   const user = sa ? null : await tx.users.getByEmail(email);
   if (sa) {
-    [memberId, accountType, status] = [sa.id, 'SERVICE_ACCOUNT', 'ACCEPTED'];
+    const home = await tx.projects.get(sa.projectId);
+    [memberId, accountType, status] = [sa.id, 'SERVICE_ACCOUNT', home?.organizationId === organizationId ? 'ACCEPTED' : 'PENDING'];
   } else if (user) {
-    // A user still pending from an earlier invitation stays pending until it accepts one.
-    [memberId, accountType, status] = [user.id, 'USER', user.active ? 'ACCEPTED' : 'PENDING'];
+    const member = user.active && (await isAcceptedMemberOf(tx, user.id, organizationId));
+    [memberId, accountType, status] = [user.id, 'USER', member ? 'ACCEPTED' : 'PENDING'];
   } else {
     if (email.endsWith(`.serviceaccount.${deps.config.emailDomain}`)) throw badRequest(`${field}: no service account has the email ${email}`);
     memberId = deps.ids.next();
@@ -102,7 +132,7 @@ async function createMembership(deps: Deps, tx: Repos, scope: MemberScope, email
   if (await tx.memberships.get(scope.type, scope.id, memberId)) throw conflict('member already exists');
   const m: MembershipRecord = { scopeType: scope.type, scopeId: scope.id, memberId, accountType, roles, status, createTime: now };
   await tx.memberships.create(m);
-  if (status === 'PENDING') await tx.invites.revokeUnused(memberId, now);
+  if (status === 'PENDING' && accountType === 'USER') await tx.invites.revokeUnused(memberId, organizationId, now);
   return m;
 }
 
@@ -163,7 +193,8 @@ export async function updateMember(
     if (roles) {
       if (!roles.includes(ORGANIZATION_ADMIN)) await guardLastOrganizationAdmin(tx, scope, m, 'demote');
       await tx.memberships.updateRoles(scope.type, scope.id, memberId, roles);
-      if (m.status === 'PENDING') await tx.invites.revokeUnused(memberId, nowMicros(deps));
+      const organizationId = await scopeOrganization(tx, scope);
+      if (m.status === 'PENDING' && m.accountType === 'USER' && organizationId !== null) await tx.invites.revokeUnused(memberId, organizationId, nowMicros(deps));
     }
     return presentMember(tx, scope, { ...m, roles: roles ?? m.roles });
   });
@@ -186,9 +217,17 @@ export async function createInviteUrl(deps: Deps, principal: Principal, scope: M
   await deps.store.transaction(async (tx) => {
     const m = await loadMembership(tx, scope, memberId);
     if (m.status === 'ACCEPTED') throw badRequest('the member has already accepted; there is nothing to invite');
-    // Whoever holds the link sets the user's password and becomes the user, with all its memberships.
-    await requireHoldsRolesOf(tx, principal, m.memberId, 'creating an invitation link for this user');
-    await tx.invites.create({ tokenHash: hashInviteToken(token), userId: m.memberId, expireTime: nowMicros(deps) + INVITE_LIFETIME_MICROS, usedTime: null });
+    if (m.accountType === 'SERVICE_ACCOUNT') {
+      throw badRequest('a service account has no invitation link: an admin of the organization that owns it accepts the membership');
+    }
+    const organizationId = await scopeOrganization(tx, scope);
+    if (organizationId === null) throw notFound('project not found');
+    // Whoever holds the link of a pending user sets its password and becomes the user, with its memberships in this
+    // organization (the ones the link accepts).
+    await requireHoldsRolesOf(tx, principal, m.memberId, organizationId, 'creating an invitation link for this user');
+    await tx.invites.create({
+      tokenHash: hashInviteToken(token), userId: m.memberId, organizationId, expireTime: nowMicros(deps) + INVITE_LIFETIME_MICROS, usedTime: null,
+    });
   });
   return { inviteUrl: `${deps.config.publicUrl}/invite/${token}` };
 }
@@ -273,14 +312,23 @@ export async function batchDeleteMembers(deps: Deps, principal: Principal, names
 
 const invalidInvite = () => badRequest('the invitation token is invalid, used or expired');
 
-/** The unused, unexpired invitation of a token and its still pending user; 400 for anything else. */
+/**
+ * The unused, unexpired invitation of a token, its user and the memberships it accepts (the user's memberships in
+ * the link's organization; every membership for a link made before links were scoped); 400 for anything else.
+ */
 async function openInvite(deps: Deps, repos: Repos, tokenHash: string) {
   const invite = await repos.invites.get(tokenHash);
   if (!invite || invite.usedTime !== null || invite.expireTime <= nowMicros(deps)) throw invalidInvite();
   const user = await repos.users.get(invite.userId);
-  // An active user already chose a password: an older, unused link must not reset it.
-  if (!user || user.active) throw invalidInvite();
-  return { invite, user };
+  if (!user) throw invalidInvite();
+  const memberships: MembershipRecord[] = [];
+  for (const m of await repos.memberships.listByMember(user.id)) {
+    if (invite.organizationId === null || (await scopeOrganization(repos, scopeOf(m))) === invite.organizationId) memberships.push(m);
+  }
+  // An active user already chose a password, and a link never sets it again. An unscoped link was made for a user
+  // still pending, and an active user with nothing pending in the link's organization has nothing left to accept.
+  if (user.active && (invite.organizationId === null || !memberships.some((m) => m.status === 'PENDING'))) throw invalidInvite();
+  return { invite, user, memberships };
 }
 
 export interface InviteJson {
@@ -291,38 +339,65 @@ export interface InviteJson {
 }
 
 /**
- * POST /invites:lookup: whom an invitation link is for and what accepting it grants (every membership of its user),
- * so the invitation page can say so before a password is chosen. The token is the credential, as for accepting.
+ * POST /invites:lookup: whom an invitation link is for and what accepting it grants (the user's memberships in the
+ * link's organization), so the invitation page can say so before a password is chosen. The token is the
+ * credential, as for accepting, and whoever made the link holds it too: so the answer names no other organization's
+ * project, and no display name of a user who has an account already (the same answer as for a new email).
  */
 export async function lookupInvite(deps: Deps, body: { token: string }): Promise<InviteJson> {
-  const { invite, user } = await openInvite(deps, deps.store, hashInviteToken(body.token));
+  const { invite, user, memberships: own } = await openInvite(deps, deps.store, hashInviteToken(body.token));
   const memberships: InviteJson['memberships'] = [];
-  const own = await deps.store.memberships.listByMember(user.id);
   own.sort((a, b) => a.createTime - b.createTime || a.scopeType.localeCompare(b.scopeType) || a.scopeId.localeCompare(b.scopeId));
   for (const m of own) {
     const parent = m.scopeType === 'project' ? await deps.store.projects.get(m.scopeId) : await deps.store.organizations.get(m.scopeId);
     if (!parent) continue;
     memberships.push({ parent: m.scopeType === 'project' ? projectName(m.scopeId) : organizationName(m.scopeId), parentDisplayName: parent.displayName, roles: m.roles });
   }
-  return { email: user.email, displayName: user.displayName, expireTime: formatTimestamp(invite.expireTime), memberships };
+  return { email: user.email, displayName: user.active ? '' : user.displayName, expireTime: formatTimestamp(invite.expireTime), memberships };
 }
 
-/** POST /invites:accept: sets the password, activates the user and accepts all of its memberships. */
-export async function acceptInvite(deps: Deps, body: { token: string; password: string; displayName?: string }): Promise<Record<string, never>> {
+/**
+ * POST /invites:accept: accepts the user's memberships in the link's organization. A pending user sets its
+ * password (and name) and becomes active, as before. A user who is active already (it accepted an invitation
+ * before, maybe another organization's) proves with its password that it is the one accepting: the link alone is
+ * also in the hands of whoever made it, who must not accept for the user, and a link never changes an active user's
+ * password or name. That check is a password login's (checkOwnPassword). `client`: the caller's address.
+ */
+export async function acceptInvite(
+  deps: Deps, body: { token: string; password: string; displayName?: string }, client: string,
+): Promise<Record<string, never>> {
   if (body.password.length < MIN_PASSWORD_LENGTH) throw badRequest(`password must be at least ${MIN_PASSWORD_LENGTH} characters`);
   if (body.password.length > MAX_PASSWORD_LENGTH) throw badRequest(`password must be at most ${MAX_PASSWORD_LENGTH} characters`);
   if (body.displayName !== undefined && body.displayName.length > 256) throw badRequest('displayName must be at most 256 characters');
   const tokenHash = hashInviteToken(body.token);
-  const check = async (repos: Repos) => (await openInvite(deps, repos, tokenHash)).user;
-  await check(deps.store);
-  const passwordHash = await hashPassword(body.password, deps.random); // slow: outside the transaction
+  const { user: found } = await openInvite(deps, deps.store, tokenHash);
+  let passwordHash: string | null = null; // slow either way: outside the transaction
+  if (found.active) await checkOwnPassword(deps, found, body.password, client);
+  else passwordHash = await hashPassword(body.password, deps.random);
   await deps.store.transaction(async (tx) => {
-    const user = await check(tx); // again: another accept may have won the race
+    const { invite, user, memberships } = await openInvite(deps, tx, tokenHash); // again: another accept may have won the race
+    // Activated meanwhile through another organization's link: its password is set, and not by this link.
+    if (user.active !== found.active) throw invalidInvite();
     const now = nowMicros(deps);
     // Used meanwhile by another accept of the same link (its check ran before that one committed): that one won.
     if (!(await tx.invites.markUsed(tokenHash, now))) throw invalidInvite();
-    await tx.users.update({ ...user, passwordHash, active: true, displayName: body.displayName ?? user.displayName, updateTime: now });
-    await tx.memberships.acceptAll(user.id);
+    if (passwordHash !== null) {
+      await tx.users.update({ ...user, passwordHash, active: true, displayName: body.displayName ?? user.displayName, updateTime: now });
+    }
+    if (invite.organizationId === null) await tx.memberships.acceptAll(user.id);
+    else for (const m of memberships) if (m.status === 'PENDING') await tx.memberships.accept(m.scopeType, m.scopeId, user.id);
   });
   return {};
+}
+
+/**
+ * The password of an active user, checked as a login (password-check.ts: bounded and counted by the login
+ * throttle), so that a link's holder cannot guess the password here faster than at the login.
+ */
+async function checkOwnPassword(deps: Deps, user: UserRecord, password: string, client: string): Promise<void> {
+  const right = await checkPassword(deps, user.email, client, password, async () => {
+    const now = await deps.store.users.get(user.id);
+    return now?.active ? now.passwordHash : null;
+  });
+  if (!right) throw badRequest('password: this email has an account already; accepting needs its password');
 }

@@ -148,13 +148,13 @@ export async function updateProject(
 
 /** Deletes an empty project; its service accounts (with keys and memberships everywhere) and memberships go too. */
 export async function deleteProject(deps: Deps, principal: Principal, projectId: string): Promise<Record<string, never>> {
-  await requireProject(deps, principal, projectId, 'project.delete');
+  const { project } = await requireProject(deps, principal, projectId, 'project.delete');
   await deps.store.transaction(async (tx) => {
     const contents = await tx.projects.countContents(projectId);
     if (contents.devices > 0 || contents.dataConnectors > 0) {
       throw badRequest(`project still has ${contents.devices} device(s) and ${contents.dataConnectors} data connector(s); remove them first`);
     }
-    await guardOwnedAccounts(tx, principal, projectId);
+    await guardOwnedAccounts(tx, principal, project.id, project.organizationId);
     await tx.projects.delete(projectId);
   });
   return {};
@@ -162,10 +162,11 @@ export async function deleteProject(deps: Deps, principal: Principal, projectId:
 
 /**
  * Deleting the project deletes its service accounts, so it needs what deleting each of them needs: every role the
- * account holds (no escalation through an account, §2.6), and none may be the last ACCEPTED admin of an
- * organization (§7 #9).
+ * account holds in the project's organization (no escalation through an account, §2.6), and none may be the last
+ * ACCEPTED admin of that organization (§7 #9). Other organizations' memberships of the accounts go with them and
+ * never block the delete (requireHoldsRolesOf).
  */
-async function guardOwnedAccounts(tx: Repos, principal: Principal, projectId: string): Promise<void> {
+async function guardOwnedAccounts(tx: Repos, principal: Principal, projectId: string, organizationId: string): Promise<void> {
   const owned = new Set<string>();
   let after: string | null = null;
   for (;;) {
@@ -174,19 +175,15 @@ async function guardOwnedAccounts(tx: Repos, principal: Principal, projectId: st
     if (batch.length < 500) break;
     after = batch[batch.length - 1]!.id;
   }
-  for (const id of owned) await requireHoldsRolesOf(tx, principal, id, 'deleting this project, which deletes its service accounts,');
-  const removedAdmins = new Map<string, number>();
+  for (const id of owned) await requireHoldsRolesOf(tx, principal, id, organizationId, 'deleting this project, which deletes its service accounts,');
+  let removedAdmins = 0;
   for (const id of owned) {
     for (const m of await tx.memberships.listByMember(id)) {
-      if (m.scopeType === 'organization' && m.status === 'ACCEPTED' && m.roles.includes('roles/organization.admin')) {
-        removedAdmins.set(m.scopeId, (removedAdmins.get(m.scopeId) ?? 0) + 1);
-      }
+      if (m.scopeType === 'organization' && m.scopeId === organizationId && m.status === 'ACCEPTED' && m.roles.includes('roles/organization.admin')) removedAdmins++;
     }
   }
-  for (const [organizationId, removed] of removedAdmins) {
-    if ((await tx.memberships.countAcceptedOrganizationAdmins(organizationId)) <= removed) {
-      throw badRequest(`deleting this project would remove the last organization administrator of ${organizationName(organizationId)} (one of its service accounts)`);
-    }
+  if (removedAdmins > 0 && (await tx.memberships.countAcceptedOrganizationAdmins(organizationId)) <= removedAdmins) {
+    throw badRequest(`deleting this project would remove the last organization administrator of ${organizationName(organizationId)} (one of its service accounts)`);
   }
 }
 

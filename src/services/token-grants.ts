@@ -1,11 +1,11 @@
 // The two grants of POST /oauth2/token (contract §2.3-2.5): a JWT-bearer assertion signed with a service
 // account key, or a console user's email and password. Both mint the same Bearer access token.
 import { ACCESS_TOKEN_LIFETIME_SECONDS } from '../auth/access-tokens.ts';
+import { useAssertionId } from '../auth/assertion-ids.ts';
 import { verifyAssertion, type AssertionKey } from '../auth/jwt-bearer.ts';
-import type { LoginThrottle } from '../auth/login-throttle.ts';
-import { verifyPassword } from '../auth/passwords.ts';
 import type { Deps } from '../deps.ts';
-import { oauthError, tooManyRequests } from '../domain/errors.ts';
+import { oauthError } from '../domain/errors.ts';
+import { checkPassword } from './password-check.ts';
 
 export interface TokenResponse {
   access_token: string;
@@ -13,15 +13,10 @@ export interface TokenResponse {
   expires_in: number;
 }
 
-/**
- * A well-formed scrypt hash of nothing in particular: unknown or pending users are checked against it, so a
- * wrong email costs the same time as a wrong password and does not reveal which emails exist.
- */
-const DUMMY_PASSWORD_HASH = `scrypt$32768$8$1$${'A'.repeat(22)}$${'A'.repeat(43)}`;
-
-function mint(deps: Deps, sub: string, kid: string): TokenResponse {
+/** `gen`: a user's token generation, read with the user (a sign-out meanwhile leaves the token already refused). */
+function mint(deps: Deps, sub: string, kid: string, gen?: number): TokenResponse {
   const iat = Math.floor(deps.clock.now() / 1000);
-  const access_token = deps.tokens.sign({ sub, kid, iat, exp: iat + ACCESS_TOKEN_LIFETIME_SECONDS });
+  const access_token = deps.tokens.sign({ sub, kid, iat, exp: iat + ACCESS_TOKEN_LIFETIME_SECONDS, ...(gen === undefined ? {} : { gen }) });
   return { access_token, token_type: 'Bearer', expires_in: ACCESS_TOKEN_LIFETIME_SECONDS };
 }
 
@@ -39,21 +34,22 @@ export async function exchangeAssertion(deps: Deps, assertion: string, audiences
     nowSeconds: deps.clock.now() / 1000,
     audiences,
     lookupKey: (kid) => lookupAssertionKey(deps, kid),
+    useJti: (keyId, jti, expSeconds) => useAssertionId(deps, keyId, jti, expSeconds),
   });
   return mint(deps, `sa:${verified.serviceAccountId}`, verified.keyId);
 }
 
-/** Password grant for active console users, throttled per email (contract §2.5). */
-export async function exchangePassword(deps: Deps, throttle: LoginThrottle, email: string, password: string): Promise<TokenResponse> {
-  const wait = await throttle.retryAfterSeconds(email);
-  if (wait > 0) throw tooManyRequests(wait, 'too many failed logins for this email; try again later');
-  const user = await deps.store.users.getByEmail(email);
-  const usable = user !== null && user.active && user.passwordHash !== null;
-  const ok = await verifyPassword(password, usable ? user.passwordHash : DUMMY_PASSWORD_HASH);
-  if (!usable || !ok) {
-    await throttle.recordFailure(email);
-    throw oauthError('invalid_grant', 'invalid email or password');
-  }
-  await throttle.recordSuccess(email);
-  return mint(deps, `user:${user.id}`, '');
+/** Password grant for active console users: the check is bounded and throttled (password-check.ts, contract §2.5). */
+export async function exchangePassword(deps: Deps, email: string, password: string, client: string): Promise<TokenResponse> {
+  let userId = '';
+  let generation = 0;
+  const ok = await checkPassword(deps, email, client, password, async () => {
+    const user = await deps.store.users.getByEmail(email);
+    if (user === null || !user.active) return null;
+    userId = user.id;
+    generation = user.tokenGeneration;
+    return user.passwordHash;
+  });
+  if (!ok) throw oauthError('invalid_grant', 'invalid email or password');
+  return mint(deps, `user:${userId}`, '', generation);
 }

@@ -45,6 +45,21 @@ export interface NewDelivery {
   queued?: { id: number; leased: boolean };
 }
 
+/**
+ * What the last `:sync` of a connector queued (delivery/sync.ts): while any of its rows is still queued, another
+ * `:sync` of the same scope queues nothing more.
+ */
+export interface SyncRecord {
+  connectorId: string;
+  /** The least and greatest ids of its rows (rows of other transactions may lie between: ids are never reused). */
+  firstId: number;
+  lastId: number;
+  /** Its rows' enqueue time (micros): tells its rows from others queued meanwhile in the same id range. */
+  enqueueTime: number;
+  /** What it covered, as delivery/sync.ts writes it (the connector's event filter and labels then). */
+  scope: string;
+}
+
 /** One connector's part of a claimMany: as claim()'s connectorId, limit and cap. */
 export interface ClaimAsk {
   connectorId: string;
@@ -171,6 +186,12 @@ export interface DeliveryRepo {
    */
   releaseLeases(now: number, ids?: readonly number[]): Promise<number>;
   count(): Promise<number>;
+  /** The connector's last `:sync`; null when it has had none (deleting the connector forgets it). */
+  lastSync(connectorId: string): Promise<SyncRecord | null>;
+  /** Records the connector's last `:sync`, replacing the one before. */
+  recordSync(sync: SyncRecord): Promise<void>;
+  /** Whether a row of that `:sync` is still queued, leased or not (a bounded read of its id range). */
+  syncQueued(sync: SyncRecord): Promise<boolean>;
 }
 
 export interface ConnectorMetricRepo {

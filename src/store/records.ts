@@ -37,6 +37,12 @@ export interface UserRecord {
   active: boolean;
   createTime: number;
   updateTime: number;
+  /**
+   * Moves each time the user's sessions end (sign-out, a password reset): an access token carries the generation it
+   * was minted under and is refused once this has moved on (auth/authenticate.ts). 0 for a new user; only
+   * UserRepo.endSessions changes it.
+   */
+  tokenGeneration: number;
 }
 
 export interface ServiceAccountRecord {
@@ -73,6 +79,12 @@ export interface MembershipRecord {
 export interface InviteRecord {
   tokenHash: string;
   userId: string;
+  /**
+   * The organization whose memberships of the user the link accepts (the one of the member it was made for): one
+   * organization's link never accepts, nor is revoked by, another's. null: a link made before links were scoped,
+   * which accepts every membership of its user.
+   */
+  organizationId: string | null;
   expireTime: number;
   usedTime: number | null;
 }

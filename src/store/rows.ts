@@ -2,7 +2,7 @@
 // columns alike: JSON settings are text, times are integers. Booleans arrive as 0/1 from SQLite and as booleans
 // from PostgreSQL.
 import type { ConnectorStatus } from '../domain/connector-status.ts';
-import type { DataConnectorRecord, DeliveryRecord } from './connector-repos.ts';
+import type { DataConnectorRecord, DeliveryRecord, SyncRecord } from './connector-repos.ts';
 import type {
   AccountType, EventRecord, InviteRecord, KeyRecord, Location, MembershipRecord, MembershipStatus, OrganizationRecord, ProjectRecord,
   ProjectWithCounts, ScopeType, ServiceAccountRecord, UserRecord,
@@ -24,10 +24,13 @@ export const toProjectWithCounts = (r: ProjectCountsRow): ProjectWithCounts => (
   ...toProject(r), organizationDisplayName: r.organization_display_name, sensorCount: r.sensor_count, cloudConnectorCount: r.ccon_count,
 });
 
-export interface UserRow { id: string; email: string; display_name: string; password_hash: string | null; active: number | boolean; create_time: number; update_time: number }
+export interface UserRow {
+  id: string; email: string; display_name: string; password_hash: string | null; active: number | boolean; create_time: number; update_time: number;
+  token_generation: number;
+}
 export const toUser = (r: UserRow): UserRecord => ({
   id: r.id, email: r.email, displayName: r.display_name, passwordHash: r.password_hash, active: Boolean(r.active),
-  createTime: r.create_time, updateTime: r.update_time,
+  createTime: r.create_time, updateTime: r.update_time, tokenGeneration: r.token_generation,
 });
 
 export interface SaRow { id: string; project_id: string; email: string; display_name: string; enable_basic_auth: number | boolean; create_time: number; update_time: number }
@@ -39,8 +42,10 @@ export const toSa = (r: SaRow): ServiceAccountRecord => ({
 export interface KeyRow { id: string; service_account_id: string; secret_enc: string; create_time: number }
 export const toKey = (r: KeyRow): KeyRecord => ({ id: r.id, serviceAccountId: r.service_account_id, secretEnc: r.secret_enc, createTime: r.create_time });
 
-export interface InviteRow { token_hash: string; user_id: string; expire_time: number; used_time: number | null }
-export const toInvite = (r: InviteRow): InviteRecord => ({ tokenHash: r.token_hash, userId: r.user_id, expireTime: r.expire_time, usedTime: r.used_time });
+export interface InviteRow { token_hash: string; user_id: string; organization_id: string | null; expire_time: number; used_time: number | null }
+export const toInvite = (r: InviteRow): InviteRecord => ({
+  tokenHash: r.token_hash, userId: r.user_id, organizationId: r.organization_id, expireTime: r.expire_time, usedTime: r.used_time,
+});
 
 export interface MembershipRow { scope_type: ScopeType; scope_id: string; member_id: string; account_type: AccountType; roles: string; status: MembershipStatus; create_time: number }
 export const toMembership = (r: MembershipRow): MembershipRecord => ({
@@ -70,4 +75,9 @@ export interface DeliveryRow {
 export const toDelivery = (r: DeliveryRow): DeliveryRecord => ({
   id: r.id, connectorId: r.connector_id, eventId: r.event_id, body: r.body, enqueueTime: r.enqueue_time, dueTime: r.due_time,
   attempts: r.attempts, leaseUntil: r.lease_until,
+});
+
+export interface SyncRow { connector_id: string; first_id: number; last_id: number; enqueue_time: number; scope: string }
+export const toSync = (r: SyncRow): SyncRecord => ({
+  connectorId: r.connector_id, firstId: r.first_id, lastId: r.last_id, enqueueTime: r.enqueue_time, scope: r.scope,
 });

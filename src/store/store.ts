@@ -47,11 +47,21 @@ export interface ProjectRepo {
   countContents(id: string): Promise<{ devices: number; dataConnectors: number }>;
 }
 
+/** A user as created and updated: its token generation is the store's to keep (UserRepo.endSessions). */
+export type UserWrite = Omit<UserRecord, 'tokenGeneration'>;
+
 export interface UserRepo {
-  create(user: UserRecord): Promise<void>;
+  /** A new user, token generation 0. */
+  create(user: UserWrite): Promise<void>;
   get(id: string): Promise<UserRecord | null>;
   getByEmail(email: string): Promise<UserRecord | null>;
-  update(user: UserRecord): Promise<void>;
+  /** Writes the display name, password hash, active flag and update time; leaves the token generation. */
+  update(user: UserWrite): Promise<void>;
+  /**
+   * Ends every session of the user: its token generation moves on, so every access token minted before is refused.
+   * One increment in the database, so an update() written from an older read never moves it back.
+   */
+  endSessions(id: string): Promise<void>;
 }
 
 export interface ServiceAccountRepo {
@@ -85,6 +95,8 @@ export interface MembershipRepo {
   delete(scopeType: ScopeType, scopeId: string, memberId: string): Promise<void>;
   /** Marks every PENDING membership of the member ACCEPTED. */
   acceptAll(memberId: string): Promise<void>;
+  /** Marks one PENDING membership ACCEPTED; false when there is no such pending membership. */
+  accept(scopeType: ScopeType, scopeId: string, memberId: string): Promise<boolean>;
   /** ACCEPTED organization admins of the organization. */
   countAcceptedOrganizationAdmins(organizationId: string): Promise<number>;
 }
@@ -94,8 +106,26 @@ export interface InviteRepo {
   get(tokenHash: string): Promise<InviteRecord | null>;
   /** Marks an unused invitation used; false when it was used already (of two accepting it at once, one wins). */
   markUsed(tokenHash: string, usedTime: number): Promise<boolean>;
-  /** Marks every unused invitation of the user used (revoked); returns how many. */
-  revokeUnused(userId: string, usedTime: number): Promise<number>;
+  /**
+   * Marks the user's unused invitations of one organization used (revoked), with those made before invitations
+   * were scoped (organizationId null); another organization's stay. Returns how many.
+   */
+  revokeUnused(userId: string, organizationId: string, usedTime: number): Promise<number>;
+}
+
+/**
+ * JWT-bearer assertions already exchanged, by key and `jti` (RFC 7523 §3 item 7): an assertion is taken once. Each is
+ * remembered until it could no longer pass the expiry check anyway.
+ */
+export interface AssertionIdRepo {
+  /**
+   * Records the key's assertion `jti` (or a digest of it) as used until `expireTime` (micros). False when it is
+   * recorded already and remembered past `now`: a replay. Of two callers recording the same one at once, in any
+   * processes, exactly one gets true; one remembered only until `now` or earlier is taken as new.
+   */
+  use(keyId: string, jti: string, expireTime: number, now: number): Promise<boolean>;
+  /** Forgets up to `limit` of those remembered until `now` or earlier; returns how many. */
+  deleteExpired(now: number, limit: number): Promise<number>;
 }
 
 export interface DeviceRepo {
@@ -235,6 +265,7 @@ export interface Repos {
   keys: KeyRepo;
   memberships: MembershipRepo;
   invites: InviteRepo;
+  assertionIds: AssertionIdRepo;
   devices: DeviceRepo;
   events: EventRepo;
   dataConnectors: DataConnectorRepo;
@@ -286,18 +317,33 @@ export interface Cluster {
   serviceSessions(): Promise<number>;
   /** A value the cluster shares, set by the first process that asks (first writer wins); returns the stored one. */
   settle(name: string, value: string): Promise<string>;
-  /** Failed password logins of every process, by lower-cased email (the login throttle: auth/login-throttle.ts). */
+  /** Password logins of every process, counted per key (the login throttle: auth/login-throttle.ts). */
   readonly loginFailures: LoginFailures;
 }
 
-/** Failed password logins shared by the processes of a cluster; times in milliseconds. */
+/** A count of the login throttle: the attempts under `key`, of which at most `limit` fall in the window. */
+export interface LoginCount {
+  key: string;
+  limit: number;
+}
+
+/**
+ * Password logins counted per key, before their password is checked, so that attempts racing cannot all pass
+ * (auth/login-throttle.ts); times in milliseconds. A process alone keeps them in memory (auth/login-failures-memory.ts),
+ * the processes of a cluster share them in the database.
+ */
 export interface LoginFailures {
-  /** The times of the email's failures after `since`, latest first, at most `limit` of them. */
-  recent(email: string, since: number, limit: number): Promise<number[]>;
-  /** Records a failure at `at`; failures at or before `since` (of this email, and now and then of every email) go. */
-  record(email: string, at: number, since: number): Promise<void>;
-  /** Forgets the email's failures (a successful login). */
-  clear(email: string): Promise<void>;
+  /**
+   * Counts an attempt at `at` under every key, or under none: only when each key has fewer than its limit of
+   * attempts after `since` (those at or before `since` are forgotten). Atomic: of attempts racing, in this process
+   * or any other, no key gets more than its limit. Null when counted; else the first key that is full and the time
+   * it has room again (when the attempt that filled it leaves the window, whose length is `at - since`).
+   */
+  reserve(counts: readonly LoginCount[], at: number, since: number): Promise<{ key: string; retryAt: number } | null>;
+  /** Takes back one attempt counted under the key at `at` (a login that succeeded was no failure). */
+  forgive(key: string, at: number): Promise<void>;
+  /** Forgets every attempt counted under the key. */
+  clear(key: string): Promise<void>;
 }
 
 export interface Store extends Repos {

@@ -62,11 +62,20 @@ const COMMITTED_ROUTES: [string, string][] = [
   ['DELETE', '/v2/projects/{project}/serviceaccounts/{serviceAccount}'],
   ['GET', '/v2/projects/{project}/serviceaccounts/{serviceAccount}/keys'], ['POST', '/v2/projects/{project}/serviceaccounts/{serviceAccount}/keys'],
   ['GET', '/v2/projects/{project}/serviceaccounts/{serviceAccount}/keys/{key}'], ['DELETE', '/v2/projects/{project}/serviceaccounts/{serviceAccount}/keys/{key}'],
+  ['GET', '/v2/projects/{project}/serviceaccounts/{serviceAccount}/memberships'],
+  ['POST', '/v2/projects/{project}/serviceaccounts/{serviceAccount}/memberships/{parentType}/{parent}:accept'],
+  ['DELETE', '/v2/projects/{project}/serviceaccounts/{serviceAccount}/memberships/{parentType}/{parent}'],
   ['POST', '/oauth2/token'], ['POST', '/oauth2/revoke'], ['GET', '/v2/openapi.json'],
 ];
 const UNAUTHENTICATED = new Set(['POST /v2/invites:accept', 'POST /v2/invites:lookup', 'POST /oauth2/token', 'POST /oauth2/revoke', 'GET /v2/openapi.json']);
-/** POST routes that take no body at all: key creation (any body is ignored, contract §1.2 "no body and no Content-Type"). */
-const NO_BODY = new Set(['POST /v2/projects/{project}/serviceaccounts/{serviceAccount}/keys', 'POST /oauth2/revoke']);
+/**
+ * POST routes that take no body at all: key creation and accepting a membership of a service account (any body is
+ * ignored, contract §1.2 "no body and no Content-Type").
+ */
+const NO_BODY = new Set([
+  'POST /v2/projects/{project}/serviceaccounts/{serviceAccount}/keys', 'POST /oauth2/revoke',
+  'POST /v2/projects/{project}/serviceaccounts/{serviceAccount}/memberships/{parentType}/{parent}:accept',
+]);
 
 type Ids = Record<string, string>;
 const fill = (template: string, ids: Ids) => template.replace(/\{(\w+)\}/g, (_, name: string) => ids[name] ?? `missing-${name}`);
@@ -119,6 +128,7 @@ async function makeFixture(t: TestContext): Promise<Fixture> {
     ids: {
       organization: O, project: P, project2: P2, role: 'project.user', serviceAccount: saId, key: key.body.key.id,
       member: pending.body.name.split('/').pop(), orgMember: orgPending.body.name.split('/').pop(), saMember: saId,
+      parentType: 'projects', parent: P2,
     },
     saKeySecret: key.body.secret,
     pendingEmail: 'pending@example.com',
@@ -134,7 +144,7 @@ function readUrls(ids: Ids): string[] {
     '/v2/projects', `/v2/projects/${P}`, `/v2/projects/${P}/permissions`, `/v2/projects/-/members?memberId=${S}&organization=organizations/${O}`,
     `/v2/projects/${P}/members`, `/v2/projects/${P}/members/${M}`, `/v2/projects/${P}/members/${M}:getInviteUrl`,
     `/v2/projects/${P}/serviceaccounts`, `/v2/projects/${P}/serviceaccounts/${S}`, `/v2/projects/${P}/serviceaccounts/${S}/keys`,
-    `/v2/projects/${P}/serviceaccounts/${S}/keys/${K}`, '/v2/openapi.json', '/healthz',
+    `/v2/projects/${P}/serviceaccounts/${S}/keys/${K}`, `/v2/projects/${P}/serviceaccounts/${S}/memberships`, '/v2/openapi.json', '/healthz',
   ];
 }
 
@@ -146,6 +156,7 @@ function listUrls(ids: Ids): [string, string][] {
     [`/v2/organizations/${O}/members`, 'members'], ['/v2/projects', 'projects'], [`/v2/projects/${P}/permissions`, 'permissions'],
     [`/v2/projects/-/members?memberId=${S}&organization=organizations/${O}`, 'members'], [`/v2/projects/${P}/members`, 'members'],
     [`/v2/projects/${P}/serviceaccounts`, 'serviceAccounts'], [`/v2/projects/${P}/serviceaccounts/${S}/keys`, 'keys'],
+    [`/v2/projects/${P}/serviceaccounts/${S}/memberships`, 'members'],
   ];
 }
 const withQuery = (url: string, q: string) => `${url}${url.includes('?') ? '&' : '?'}${q}`;
@@ -446,6 +457,10 @@ describe('client compatibility (contract §1)', () => {
         ['DELETE', (x) => `/v2/projects/${P}/serviceaccounts/${x}`], ['GET', (x) => `/v2/projects/${P}/serviceaccounts/${x}/keys`],
         ['POST', (x) => `/v2/projects/${P}/serviceaccounts/${x}/keys`],
         ['GET', (x) => `/v2/projects/${P}/serviceaccounts/${S}/keys/${x}`], ['DELETE', (x) => `/v2/projects/${P}/serviceaccounts/${S}/keys/${x}`],
+        ['GET', (x) => `/v2/projects/${P}/serviceaccounts/${x}/memberships`],
+        ['POST', (x) => `/v2/projects/${P}/serviceaccounts/${S}/memberships/projects/${x}:accept`],
+        ['DELETE', (x) => `/v2/projects/${P}/serviceaccounts/${S}/memberships/organizations/${x}`],
+        ['DELETE', (x) => `/v2/projects/${P}/serviceaccounts/${S}/memberships/${x}/${x}`],
       ];
       for (const id of UNKNOWN_IDS) {
         for (const [method, url, body] of templates) {

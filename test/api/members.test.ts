@@ -3,9 +3,9 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { verifyPassword } from '../../src/auth/passwords.ts';
+import { hashPassword, verifyPassword } from '../../src/auth/passwords.ts';
 import { nowMicros } from '../../src/runtime/clock.ts';
-import { createTestContext, type Auth, type TestContext } from '../helpers/context.ts';
+import { createTestContext, type Account, type Auth, type TestContext } from '../helpers/context.ts';
 
 const DAY_MS = 24 * 3600 * 1000;
 const PASSWORD = 'correct horse battery';
@@ -15,6 +15,13 @@ async function createUser(t: TestContext, email: string, displayName = 'Ada'): P
   const now = nowMicros(t.deps);
   await t.deps.store.users.create({ id, email, displayName, passwordHash: null, active: true, createTime: now, updateTime: now });
   return { id, auth: userAuth(t, id) };
+}
+
+/** An ACCEPTED project membership, written to the store: the account belongs to that project's organization. */
+async function joinProject(t: TestContext, memberId: string, projectId: string, accountType: 'USER' | 'SERVICE_ACCOUNT' = 'USER'): Promise<void> {
+  await t.deps.store.memberships.create({
+    scopeType: 'project', scopeId: projectId, memberId, accountType, roles: ['roles/project.user'], status: 'ACCEPTED', createTime: nowMicros(t.deps),
+  });
 }
 
 function userAuth(t: TestContext, id: string): Auth {
@@ -46,9 +53,10 @@ describe('project members', () => {
       assert.equal((await t.request('GET', `/v2/projects/${p}/members`, { auth: sa.auth })).status, 200);
     });
 
-    it('adds an existing user as ACCEPTED', async () => {
+    it('adds a user who is a member of the organization already as ACCEPTED', async () => {
       const p = await t.createProject();
       const user = await createUser(t, 'grace@example.com', 'Grace');
+      await joinProject(t, user.id, t.projectId);
       const res = await t.request('POST', members(p), { body: { email: 'Grace@Example.com', roles: ['roles/project.user', 'roles/project.admin'] } });
       assert.equal(res.status, 200);
       assert.equal(res.body.name, `projects/${p}/members/${user.id}`);
@@ -194,6 +202,7 @@ describe('project members', () => {
       const p = await t.createProject();
       const sa = await t.createServiceAccount({ roles: ['roles/project.user'], memberOf: p });
       const user = await createUser(t, 'accepted@example.com');
+      await joinProject(t, user.id, t.projectId);
       await t.request('POST', members(p), { body: { email: 'accepted@example.com', roles: ['roles/project.user'] } });
       assert.equal((await t.request('GET', `${members(p)}/${sa.id}:getInviteUrl`)).status, 400);
       assert.equal((await t.request('GET', `${members(p)}/${user.id}:getInviteUrl`)).status, 400);
@@ -635,6 +644,275 @@ describe('wildcard project members', () => {
       const skipped = await t.request('POST', '/v2/projects/-/members:batchDelete', { auth: caller.auth, body: { names: [`projects/${p3}/members/${target.id}`] } });
       assert.equal(skipped.status, 200);
       assert.equal((await t.request('GET', `/v2/projects/${p3}/members/${target.id}`)).status, 200);
+    });
+  });
+});
+
+// Two organizations on one installation (security review, finding 5): the bootstrap organization (A, "the owner")
+// and a second one (B) whose admin adds A's accounts and e-mails to its own project. A membership across
+// organizations waits for the member's consent, the owner manages its accounts whatever B did, and no answer names
+// a project the caller cannot see or tells B whether an e-mail has an account.
+describe('memberships across organizations', () => {
+  let t: TestContext;
+  let b: { organizationId: string; projectId: string; admin: Account };
+  before(async () => {
+    t = await createTestContext();
+    b = await secondOrganization(t);
+  });
+  after(() => t.close());
+
+  /** A second organization, with a project and a service account of its own that administers it. */
+  async function secondOrganization(ctx: TestContext) {
+    const now = nowMicros(ctx.deps);
+    const organizationId = ctx.deps.ids.next();
+    await ctx.deps.store.organizations.create({ id: organizationId, displayName: 'Other organization', createTime: now });
+    const projectId = ctx.deps.ids.next();
+    await ctx.deps.store.projects.create({
+      id: projectId, organizationId, displayName: 'Their project', location: { latitude: null, longitude: null, timeLocation: '' }, labels: {}, createTime: now, updateTime: now,
+    });
+    const admin = await ctx.createServiceAccount({ projectId });
+    await ctx.deps.store.memberships.create({
+      scopeType: 'organization', scopeId: organizationId, memberId: admin.id, accountType: 'SERVICE_ACCOUNT', roles: ['roles/organization.admin'], status: 'ACCEPTED', createTime: now,
+    });
+    return { organizationId, projectId, admin };
+  }
+
+  /** B's admin adds the email to B's project (or to B itself). */
+  const addToB = (email: string, roles = ['roles/project.admin'], scope = `projects/${b.projectId}`) =>
+    t.request('POST', `/v2/${scope}/members`, { auth: b.admin.auth, body: { email, roles } });
+  const saName = (sa: Account, projectId = t.projectId) => `projects/${projectId}/serviceaccounts/${sa.id}`;
+  /** Nothing B owns is named: not its project, not the organization. */
+  const namesNothingOfB = (res: { text: string }, where: string) => {
+    assert.ok(!res.text.includes(b.projectId) && !res.text.includes(b.organizationId), `${where} names B: ${res.text}`);
+  };
+
+  describe('service accounts', () => {
+    it("another organization's add is PENDING and grants nothing until an admin of the owner accepts it", async () => {
+      const sa = await t.createServiceAccount();
+      const added = await addToB(sa.email.toUpperCase());
+      assert.equal(added.status, 200, added.text);
+      assert.deepEqual(added.body, {
+        name: `projects/${b.projectId}/members/${sa.id}`, displayName: '', roles: ['roles/project.admin'], status: 'PENDING',
+        email: sa.email, accountType: 'SERVICE_ACCOUNT', createTime: added.body.createTime,
+      });
+      // Pending: the account cannot see B's project, and it has no invitation link.
+      assert.equal((await t.request('GET', `/v2/projects/${b.projectId}`, { auth: sa.auth })).status, 404);
+      assert.deepEqual((await t.request('GET', '/v2/projects', { auth: sa.auth })).body.projects, []);
+      assert.equal((await t.request('GET', `/v2/${added.body.name}:getInviteUrl`, { auth: b.admin.auth })).status, 400);
+
+      // The owner sees the offer under the account, and accepts it.
+      const offers = await t.request('GET', `/v2/${saName(sa)}/memberships`);
+      assert.equal(offers.status, 200, offers.text);
+      assert.deepEqual(offers.body, { members: [added.body], nextPageToken: '' });
+      const accepted = await t.request('POST', `/v2/${saName(sa)}/memberships/projects/${b.projectId}:accept`);
+      assert.equal(accepted.status, 200, accepted.text);
+      assert.deepEqual(accepted.body, { ...added.body, displayName: 'test', status: 'ACCEPTED' });
+      assert.equal((await t.request('GET', `/v2/projects/${b.projectId}`, { auth: sa.auth })).status, 200);
+      assert.equal((await t.request('GET', `/v2/${added.body.name}`, { auth: b.admin.auth })).body.status, 'ACCEPTED');
+      // Accepting again answers the membership as it is.
+      assert.equal((await t.request('POST', `/v2/${saName(sa)}/memberships/projects/${b.projectId}:accept`)).body.status, 'ACCEPTED');
+    });
+
+    it('only admins of the owning project accept; the other organization cannot accept for the owner', async () => {
+      const sa = await t.createServiceAccount();
+      await addToB(sa.email);
+      const url = `/v2/${saName(sa)}/memberships/projects/${b.projectId}:accept`;
+      const user = await t.createServiceAccount({ roles: ['roles/project.user'] });
+      assert.equal((await t.request('POST', url, { auth: user.auth })).status, 403);
+      assert.equal((await t.request('GET', `/v2/${saName(sa)}/memberships`, { auth: user.auth })).status, 403);
+      const them = await t.request('POST', url, { auth: b.admin.auth });
+      assert.equal(them.status, 404);
+      assert.equal((await t.request('GET', `/v2/projects/${b.projectId}/members/${sa.id}`, { auth: b.admin.auth })).body.status, 'PENDING');
+      // A project admin of the owning project is an admin of the account: it may.
+      const projectAdmin = await t.createServiceAccount({ roles: ['roles/project.admin'] });
+      assert.equal((await t.request('POST', url, { auth: projectAdmin.auth })).status, 200);
+    });
+
+    it('the owner renames, keys and deletes its account, and deletes its project, whatever another organization made it', async () => {
+      const p = await t.createProject('Owned');
+      const projectAdmin = await t.createServiceAccount({ projectId: p, roles: ['roles/project.admin'], memberOf: p });
+      const sa = await t.createServiceAccount({ projectId: p });
+      // B makes the account admin of its project (pending) and of B itself (accepted by the owner).
+      await addToB(sa.email);
+      assert.equal((await addToB(sa.email, ['roles/organization.admin'], `organizations/${b.organizationId}`)).status, 200);
+      await t.request('POST', `/v2/${saName(sa, p)}/memberships/organizations/${b.organizationId}:accept`);
+      assert.equal((await t.deps.store.memberships.get('organization', b.organizationId, sa.id))?.status, 'ACCEPTED');
+      for (const caller of [projectAdmin.auth, t.admin]) {
+        const renamed = await t.request('PATCH', `/v2/${saName(sa, p)}`, { auth: caller, body: { displayName: 'renamed' } });
+        assert.equal(renamed.status, 200, renamed.text);
+        const key = await t.request('POST', `/v2/${saName(sa, p)}/keys`, { auth: caller });
+        assert.equal(key.status, 200, key.text);
+        assert.equal((await t.request('DELETE', `/v2/${key.body.key.name}`, { auth: caller })).status, 200);
+      }
+      const deleted = await t.request('DELETE', `/v2/${saName(sa, p)}`, { auth: projectAdmin.auth });
+      assert.equal(deleted.status, 200, deleted.text);
+      // Its memberships in B went with it.
+      assert.deepEqual(await t.deps.store.memberships.listByMember(sa.id), []);
+      assert.equal((await t.request('GET', `/v2/projects/${b.projectId}/members/${sa.id}`, { auth: b.admin.auth })).status, 404);
+
+      // The project: its account is the only admin of a third organization; the owner still deletes it.
+      const doomed = await t.createProject('Doomed');
+      const owned = await t.createServiceAccount({ projectId: doomed });
+      const c = await secondOrganization(t);
+      const offered = await t.request('POST', `/v2/organizations/${c.organizationId}/members`, { auth: c.admin.auth, body: { email: owned.email, roles: ['roles/organization.admin'] } });
+      assert.equal(offered.status, 200, offered.text);
+      assert.equal((await t.request('POST', `/v2/${saName(owned, doomed)}/memberships/organizations/${c.organizationId}:accept`)).status, 200);
+      assert.equal((await t.request('DELETE', `/v2/organizations/${c.organizationId}/members/${c.admin.id}`, { auth: c.admin.auth })).status, 200);
+      await addToB(owned.email);
+      const gone = await t.request('DELETE', `/v2/projects/${doomed}`);
+      assert.equal(gone.status, 200, gone.text);
+      assert.equal(await t.deps.store.serviceAccounts.get(owned.id), null);
+      assert.deepEqual(await t.deps.store.memberships.listByMember(owned.id), [], 'its memberships in B and C went with it');
+    });
+
+    it("the owner removes (declines or leaves) another organization's membership of its account", async () => {
+      const sa = await t.createServiceAccount();
+      await addToB(sa.email);
+      t.clock.advance(1000);
+      await addToB(sa.email, ['roles/organization.admin'], `organizations/${b.organizationId}`);
+      await t.request('POST', `/v2/${saName(sa)}/memberships/organizations/${b.organizationId}:accept`);
+      const first = await t.request('GET', `/v2/${saName(sa)}/memberships?pageSize=1`);
+      const second = await t.request('GET', `/v2/${saName(sa)}/memberships?pageSize=1&pageToken=${first.body.nextPageToken}`);
+      assert.deepEqual([...first.body.members, ...second.body.members].map((m: { name: string; status: string }) => [m.name, m.status]), [
+        [`projects/${b.projectId}/members/${sa.id}`, 'PENDING'], [`organizations/${b.organizationId}/members/${sa.id}`, 'ACCEPTED'],
+      ]);
+      assert.equal(second.body.nextPageToken, '');
+      // B cannot remove through the owner's account, and the owner cannot reach memberships of its own organization here.
+      assert.equal((await t.request('DELETE', `/v2/${saName(sa)}/memberships/projects/${b.projectId}`, { auth: b.admin.auth })).status, 404);
+      await joinProject(t, sa.id, t.projectId, 'SERVICE_ACCOUNT');
+      assert.equal((await t.request('DELETE', `/v2/${saName(sa)}/memberships/projects/${t.projectId}`)).status, 404);
+      assert.equal((await t.request('DELETE', `/v2/${saName(sa)}/memberships/devices/${b.projectId}`)).status, 404);
+      for (const parent of [`projects/${b.projectId}`, `organizations/${b.organizationId}`]) {
+        const removed = await t.request('DELETE', `/v2/${saName(sa)}/memberships/${parent}`);
+        assert.equal(removed.status, 200, removed.text);
+        assert.deepEqual(removed.body, {});
+        assert.equal((await t.request('GET', `/v2/${parent}/members/${sa.id}`, { auth: b.admin.auth })).status, 404);
+        assert.equal((await t.request('DELETE', `/v2/${saName(sa)}/memberships/${parent}`)).status, 404, 'gone');
+      }
+      assert.deepEqual((await t.request('GET', `/v2/${saName(sa)}/memberships`)).body.members, []);
+      assert.ok(await t.deps.store.memberships.get('project', t.projectId, sa.id), 'its own organization stays');
+    });
+
+    it('no answer names a project the caller cannot see', async () => {
+      // Another organization's roles: the owner acts on its account; no answer names B.
+      const sa = await t.createServiceAccount();
+      await addToB(sa.email);
+      await t.request('POST', `/v2/${saName(sa)}/memberships/projects/${b.projectId}:accept`); // accepted: its roles there are real
+      for (const [method, url] of [['POST', `/v2/${saName(sa)}/keys`], ['PATCH', `/v2/${saName(sa)}`]] as const) {
+        const res = await t.request(method, url, { body: method === 'PATCH' ? { displayName: 'x' } : undefined });
+        assert.equal(res.status, 200, res.text);
+        namesNothingOfB(res, `${method} ${url}`);
+      }
+      // Its own organization's project the caller holds nothing in: still refused, but not named.
+      const hidden = await t.createProject('Hidden');
+      const projectAdmin = await t.createServiceAccount({ roles: ['roles/project.admin'] });
+      const target = await t.createServiceAccount();
+      await joinProject(t, target.id, hidden, 'SERVICE_ACCOUNT');
+      const refused = await t.request('POST', `/v2/${saName(target)}/keys`, { auth: projectAdmin.auth });
+      assert.equal(refused.status, 403);
+      assert.ok(!refused.text.includes(hidden), refused.text);
+      assert.match(refused.body.error, /on a project you cannot see/);
+      const visible = await t.createProject('Visible');
+      await joinProject(t, projectAdmin.id, visible, 'SERVICE_ACCOUNT');
+      const target2 = await t.createServiceAccount();
+      await t.deps.store.memberships.create({ scopeType: 'project', scopeId: visible, memberId: target2.id, accountType: 'SERVICE_ACCOUNT', roles: ['roles/project.admin'], status: 'ACCEPTED', createTime: 1 });
+      const named = await t.request('POST', `/v2/${saName(target2)}/keys`, { auth: projectAdmin.auth });
+      assert.equal(named.status, 403);
+      assert.match(named.body.error, new RegExp(`on projects/${visible}`), 'a project the caller sees is named');
+    });
+  });
+
+  describe('users and e-mails', () => {
+    async function activeUser(email: string, displayName: string, password: string) {
+      const id = t.deps.ids.next();
+      const now = nowMicros(t.deps);
+      await t.deps.store.users.create({ id, email, displayName, passwordHash: await hashPassword(password, t.deps.random), active: true, createTime: now, updateTime: now });
+      await joinProject(t, id, t.projectId);
+      return id;
+    }
+    const accept = (body: unknown) => t.request('POST', '/v2/invites:accept', { auth: null, body });
+    const linkOf = async (memberName: string, auth: Auth = t.admin) => {
+      const res = await t.request('GET', `/v2/${memberName}:getInviteUrl`, { auth });
+      assert.equal(res.status, 200, res.text);
+      return tokenOf(res.body.inviteUrl);
+    };
+    const withoutId = (m: { name: string; email: string; createTime: string }) => ({ ...m, name: m.name.slice(0, m.name.lastIndexOf('/')), email: undefined });
+
+    it('adding an e-mail answers the same whether or not it has an account', async () => {
+      await activeUser('alice@example.com', 'Alice', PASSWORD);
+      const existing = await addToB('Alice@Example.com', ['roles/project.user']);
+      const unknown = await addToB('nobody-yet@example.com', ['roles/project.user']);
+      assert.equal(existing.status, 200, existing.text);
+      assert.equal(unknown.status, 200, unknown.text);
+      assert.deepEqual(withoutId(existing.body), withoutId(unknown.body));
+      assert.deepEqual(withoutId(existing.body), {
+        name: `projects/${b.projectId}/members`, displayName: '', roles: ['roles/project.user'], status: 'PENDING', email: undefined,
+        accountType: 'USER', createTime: existing.body.createTime,
+      });
+      assert.equal(existing.body.email, 'alice@example.com');
+      // Reading it back tells no more, and neither does its invitation link.
+      for (const added of [existing, unknown]) {
+        const got = await t.request('GET', `/v2/${added.body.name}`, { auth: b.admin.auth });
+        assert.deepEqual(got.body, added.body);
+      }
+      const looked = await Promise.all([existing, unknown].map(async (added) => {
+        const res = await t.request('POST', '/v2/invites:lookup', { auth: null, body: { token: await linkOf(added.body.name, b.admin.auth) } });
+        assert.equal(res.status, 200, res.text);
+        return { ...res.body, email: undefined };
+      }));
+      assert.deepEqual(looked[0], looked[1]);
+      assert.deepEqual(looked[0].memberships, [{ parent: `projects/${b.projectId}`, parentDisplayName: 'Their project', roles: ['roles/project.user'] }]);
+      assert.equal(looked[0].displayName, '');
+      // In its own organization an account's member is added as before: at once, with its name.
+      const p = await t.createProject();
+      const same = await t.request('POST', `/v2/projects/${p}/members`, { body: { email: 'alice@example.com', roles: ['roles/project.user'] } });
+      assert.equal(same.body.status, 'ACCEPTED');
+      assert.equal(same.body.displayName, 'Alice');
+    });
+
+    it('a user with an account accepts with its own password; the link alone does not, and never changes it', async () => {
+      const id = await activeUser('bob@example.com', 'Bob', PASSWORD);
+      const added = await addToB('bob@example.com', ['roles/project.developer']);
+      assert.equal(added.body.status, 'PENDING');
+      assert.equal((await t.request('GET', `/v2/projects/${b.projectId}`, { auth: userAuth(t, id) })).status, 404, 'grants nothing yet');
+      const token = await linkOf(added.body.name, b.admin.auth);
+      const wrong = await accept({ token, password: 'the inviter guesses this', displayName: 'Mallory' });
+      assert.equal(wrong.status, 400);
+      assert.match(wrong.body.error, /password/);
+      assert.equal((await t.request('GET', `/v2/${added.body.name}`, { auth: b.admin.auth })).body.status, 'PENDING');
+      const ok = await accept({ token, password: PASSWORD, displayName: 'Mallory' });
+      assert.equal(ok.status, 200, ok.text);
+      assert.equal((await t.request('GET', `/v2/${added.body.name}`, { auth: b.admin.auth })).body.status, 'ACCEPTED');
+      assert.equal((await t.request('GET', `/v2/projects/${b.projectId}`, { auth: userAuth(t, id) })).status, 200);
+      const user = (await t.deps.store.users.get(id))!;
+      assert.ok(await verifyPassword(PASSWORD, user.passwordHash), 'the password is unchanged');
+      assert.equal(user.displayName, 'Bob', 'and so is the name');
+      assert.equal((await accept({ token, password: PASSWORD })).status, 400, 'used');
+    });
+
+    it("another organization adding the same e-mail neither blocks nor joins this organization's invitation", async () => {
+      const p = await t.createProject('Ours');
+      const ours = await t.request('POST', `/v2/projects/${p}/members`, { body: { email: 'carol@example.com', roles: ['roles/project.developer'] } });
+      assert.equal(ours.body.status, 'PENDING');
+      const token = await linkOf(ours.body.name);
+      const theirs = await addToB('carol@example.com', ['roles/organization.admin'], `organizations/${b.organizationId}`);
+      assert.equal(theirs.status, 200, theirs.text);
+      // Our link still works, and shows (and accepts) only our membership; a new one may still be made.
+      const fresh = await t.request('GET', `/v2/${ours.body.name}:getInviteUrl`);
+      assert.equal(fresh.status, 200, fresh.text);
+      namesNothingOfB(fresh, 'getInviteUrl');
+      const looked = await t.request('POST', '/v2/invites:lookup', { auth: null, body: { token } });
+      assert.equal(looked.status, 200, looked.text);
+      namesNothingOfB(looked, 'lookup');
+      assert.deepEqual(looked.body.memberships, [{ parent: `projects/${p}`, parentDisplayName: 'Ours', roles: ['roles/project.developer'] }]);
+      assert.equal((await accept({ token, password: PASSWORD, displayName: 'Carol' })).status, 200);
+      const memberId = ours.body.name.split('/')[3];
+      assert.equal((await t.request('GET', `/v2/${ours.body.name}`)).body.status, 'ACCEPTED');
+      assert.equal((await t.deps.store.memberships.get('organization', b.organizationId, memberId))?.status, 'PENDING', "our link does not accept B's offer");
+      // B's own link, with Carol's password, does.
+      const theirsToken = await linkOf(theirs.body.name, b.admin.auth);
+      assert.equal((await accept({ token: theirsToken, password: PASSWORD })).status, 200);
+      assert.equal((await t.deps.store.memberships.get('organization', b.organizationId, memberId))?.status, 'ACCEPTED');
     });
   });
 });

@@ -5,7 +5,9 @@ import { createHmac } from 'node:crypto';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { SignJWT } from 'jose';
 import { hashPassword } from '../../src/auth/passwords.ts';
-import { createLoginThrottle, createSharedLoginThrottle, type LoginThrottle } from '../../src/auth/login-throttle.ts';
+import { createMemoryLoginFailures } from '../../src/auth/login-failures-memory.ts';
+import { createLoginThrottle, type LoginThrottle } from '../../src/auth/login-throttle.ts';
+import { ApiError } from '../../src/domain/errors.ts';
 import { createPostgresStore, type PostgresStore } from '../../src/store/postgres/index.ts';
 import { createTestDatabase } from '../helpers/postgres.ts';
 import { FakeClock } from '../../src/runtime/clock.ts';
@@ -340,51 +342,74 @@ describe('login throttle', () => {
   const shared = async (clock: FakeClock): Promise<LoginThrottle> => {
     db ??= await createTestDatabase();
     store ??= await createPostgresStore(db.url, { poolSize: 2 });
-    return createSharedLoginThrottle(clock, store.cluster!.loginFailures);
+    return createLoginThrottle(clock, store.cluster!.loginFailures);
   };
   const kinds: Array<[string, (clock: FakeClock) => Promise<LoginThrottle>]> = [
-    ['in memory', async (clock) => createLoginThrottle(clock)],
+    ['in memory', async (clock) => createLoginThrottle(clock, createMemoryLoginFailures())],
     ['shared in PostgreSQL', shared],
   ];
+  /** The seconds of the 429 a login is refused with, or 0 when it is counted. */
+  const refusal = async (attempt: Promise<unknown>): Promise<number> => {
+    try {
+      await attempt;
+      return 0;
+    } catch (err) {
+      assert.ok(err instanceof ApiError && err.status === 429, String(err));
+      return err.extra.retryAfterSeconds!;
+    }
+  };
   for (const [kind, make] of kinds) {
-    it(`${kind}: blocks at the 10th failure within 15 min and slides`, async () => {
+    it(`${kind}: refuses a client at its 10th failure for an email within 15 min, and slides`, async () => {
       const clock = new FakeClock(0);
       const throttle = await make(clock);
-      for (let i = 0; i < 9; i++) await throttle.recordFailure('a@b.c');
-      assert.equal(await throttle.retryAfterSeconds('a@b.c'), 0);
+      for (let i = 0; i < 9; i++) await throttle.begin('a@b.c', '192.0.2.1');
       clock.advance(60_000);
-      await throttle.recordFailure('A@B.C');
-      assert.equal(await throttle.retryAfterSeconds('a@b.c'), 14 * 60);
-      assert.equal(await throttle.retryAfterSeconds('other@b.c'), 0, 'another email is not held back');
+      await throttle.begin('A@B.C', '192.0.2.1');
+      assert.equal(await refusal(throttle.begin('a@b.c', '192.0.2.1')), 14 * 60);
+      assert.equal(await refusal(throttle.begin('a@b.c', '192.0.2.2')), 0, 'another client of the email is not held back');
+      assert.equal(await refusal(throttle.begin('other@b.c', '192.0.2.1')), 0, 'another email of the client is not held back');
       clock.advance(14 * 60_000 - 1);
-      assert.equal(await throttle.retryAfterSeconds('a@b.c'), 1);
+      assert.equal(await refusal(throttle.begin('a@b.c', '192.0.2.1')), 1);
       clock.advance(1);
-      assert.equal(await throttle.retryAfterSeconds('a@b.c'), 0);
+      assert.equal(await refusal(throttle.begin('a@b.c', '192.0.2.1')), 0);
     });
 
-    it(`${kind}: a success forgets earlier failures`, async () => {
+    it(`${kind}: a success forgets the client's earlier failures, and is no failure itself`, async () => {
       const throttle = await make(new FakeClock(0));
-      for (let i = 0; i < 9; i++) await throttle.recordFailure('s@b.c');
-      await throttle.recordSuccess('s@b.c');
-      await throttle.recordFailure('s@b.c');
-      assert.equal(await throttle.retryAfterSeconds('s@b.c'), 0);
+      for (let i = 0; i < 9; i++) await throttle.begin('s@b.c', '192.0.2.1');
+      await (await throttle.begin('s@b.c', '192.0.2.1')).succeeded();
+      for (let i = 0; i < 9; i++) await throttle.begin('s@b.c', '192.0.2.1');
+      assert.equal(await refusal(throttle.begin('s@b.c', '192.0.2.1')), 0);
+    });
+
+    it(`${kind}: 50 failures for an email from any number of clients refuse it everywhere`, async () => {
+      const clock = new FakeClock(0);
+      const throttle = await make(clock);
+      for (let i = 0; i < 50; i++) await throttle.begin('spread@b.c', `198.51.100.${i}`);
+      assert.equal(await refusal(throttle.begin('spread@b.c', '203.0.113.1')), 15 * 60);
+      assert.equal(await refusal(throttle.begin('other@b.c', '198.51.100.1')), 0);
+    });
+
+    it(`${kind}: an IPv6 client is its /64`, async () => {
+      const throttle = await make(new FakeClock(0));
+      for (let i = 0; i < 10; i++) await throttle.begin('v6@b.c', `2001:db8:0:1::${i + 1}`);
+      assert.equal(await refusal(throttle.begin('v6@b.c', '2001:db8:0:1:ffff::9')), 15 * 60);
+      assert.equal(await refusal(throttle.begin('v6@b.c', '2001:db8:0:2::1')), 0);
     });
   }
 
-  it('shared in PostgreSQL: failures recorded by one process count at another, and old ones are deleted', async () => {
+  it('shared in PostgreSQL: failures counted by one process count at another, and racing ones are counted one by one', async () => {
     const clock = new FakeClock(0);
     const first = await shared(clock);
-    const otherProcess = await createPostgresStore(db!.url, { poolSize: 2 });
+    const otherProcess = await createPostgresStore(db!.url, { poolSize: 4 });
     after(() => otherProcess.close());
-    const second = createSharedLoginThrottle(clock, otherProcess.cluster!.loginFailures);
-    for (let i = 0; i < 5; i++) await first.recordFailure('spread@b.c');
-    for (let i = 0; i < 5; i++) await second.recordFailure('spread@b.c');
-    assert.equal(await first.retryAfterSeconds('spread@b.c'), 15 * 60);
-    assert.equal(await second.retryAfterSeconds('spread@b.c'), 15 * 60);
-    clock.advance(15 * 60_000);
-    await second.recordFailure('spread@b.c');
-    assert.equal(await first.retryAfterSeconds('spread@b.c'), 0);
-    const { rows } = await store!.pool.query<{ n: number }>("SELECT count(*)::int AS n FROM login_failures WHERE email = 'spread@b.c'");
-    assert.equal(rows[0]!.n, 1, 'the failures that left the window went with the next one');
+    const second = createLoginThrottle(clock, otherProcess.cluster!.loginFailures);
+    for (let i = 0; i < 5; i++) await first.begin('spread@x.c', '192.0.2.1');
+    for (let i = 0; i < 5; i++) await second.begin('spread@x.c', '192.0.2.1');
+    assert.equal(await refusal(first.begin('spread@x.c', '192.0.2.1')), 15 * 60);
+    assert.equal(await refusal(second.begin('spread@x.c', '192.0.2.1')), 15 * 60);
+    // Both processes at once, 20 attempts each: 10 are counted between them.
+    const raced = await Promise.all(Array.from({ length: 40 }, (_, i) => refusal((i % 2 ? first : second).begin('race@x.c', '192.0.2.7'))));
+    assert.equal(raced.filter((wait) => wait === 0).length, 10);
   });
 });

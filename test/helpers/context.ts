@@ -37,6 +37,8 @@ export interface RequestOptions {
   headers?: Record<string, string>;
   /** Send this string as the raw body (for malformed-JSON tests). */
   rawBody?: string;
+  /** The client's IP address, as the server sees it (default 127.0.0.1). */
+  remoteAddress?: string;
 }
 
 export interface Account {
@@ -106,7 +108,7 @@ export async function createTestContext(options: ContextOptions = {}): Promise<T
         headers['content-type'] ??= 'application/json';
       }
       // Through the server's request listener, as a real request goes: the lean :publish path first, then fastify.
-      const res = await inject(listener, { method: method as 'GET', url, headers, payload });
+      const res = await inject(listener, { method: method as 'GET', url, headers, payload, remoteAddress: opts.remoteAddress });
       let body: unknown = undefined;
       try {
         body = res.body === '' ? undefined : JSON.parse(res.body);

@@ -10,9 +10,11 @@ import { deliveryContract } from './contract/deliveries.ts';
 import { deviceContract } from './contract/devices.ts';
 import { eventContract } from './contract/events.ts';
 import type { OpenStore } from './contract/fixtures.ts';
+import { loginFailureContract } from './contract/login-failures.ts';
 import { connectorMetricContract } from './contract/metrics.ts';
 import { organizationContract, projectContract } from './contract/projects.ts';
 import { sealedContract } from './contract/sealed.ts';
+import { sessionContract } from './contract/sessions.ts';
 import { transactionContract } from './contract/transactions.ts';
 
 export type { OpenStore } from './contract/fixtures.ts';
@@ -28,7 +30,9 @@ export function storeContract(name: string, open: OpenStore): void {
     deliveryContract(open);
     connectorMetricContract(open);
     sealedContract(open);
+    sessionContract(open);
     transactionContract(open);
     concurrencyContract(open);
+    loginFailureContract(open);
   });
 }

@@ -66,6 +66,18 @@ describe('config: event stream limits', () => {
   });
 });
 
+describe('config: password checks at once', () => {
+  it('defaults, below the libuv thread pool, and no more per client than in all', () => {
+    assert.deepEqual({ ...loadConfig({}).passwordChecks }, { total: 2, perClient: 1 });
+    assert.deepEqual({ ...loadConfig({ SENSORCLOUD_PASSWORD_CHECKS: '3', SENSORCLOUD_PASSWORD_CHECKS_PER_CLIENT: '3' }).passwordChecks }, { total: 3, perClient: 3 });
+    assert.deepEqual({ ...loadConfig({ SENSORCLOUD_PASSWORD_CHECKS: '7', UV_THREADPOOL_SIZE: '8' }).passwordChecks }, { total: 7, perClient: 1 });
+    assert.throws(() => loadConfig({ SENSORCLOUD_PASSWORD_CHECKS: '4' }), /SENSORCLOUD_PASSWORD_CHECKS must be below the 4 threads of the libuv pool.*at most 3, or raise UV_THREADPOOL_SIZE \(got 4\)/);
+    assert.throws(() => loadConfig({ SENSORCLOUD_PASSWORD_CHECKS: '2', SENSORCLOUD_PASSWORD_CHECKS_PER_CLIENT: '3' }), /SENSORCLOUD_PASSWORD_CHECKS_PER_CLIENT must be at most SENSORCLOUD_PASSWORD_CHECKS \(2\), got 3/);
+    assert.throws(() => loadConfig({ SENSORCLOUD_PASSWORD_CHECKS: '0' }), /SENSORCLOUD_PASSWORD_CHECKS must be a whole number of at least 1, got "0"/);
+    assert.throws(() => loadConfig({ UV_THREADPOOL_SIZE: 'lots' }), /UV_THREADPOOL_SIZE must be a whole number from 2 to 1024/);
+  });
+});
+
 describe('config files', () => {
   it('refuses an unreadable or non-PEM SENSORCLOUD_CA_FILE at start', () => {
     assert.throws(() => loadConfig({ SENSORCLOUD_CA_FILE: '/nonexistent/ca.pem' }), /SENSORCLOUD_CA_FILE .* cannot be read/);

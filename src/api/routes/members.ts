@@ -20,7 +20,7 @@ export const MemberSchema = Type.Object({
 });
 const MemberList = Type.Object({ members: Type.Array(MemberSchema), nextPageToken: Type.String() });
 const AddBody = Type.Object({
-  email: Type.String({ description: 'user or service account email; an unknown email creates a pending invitation' }),
+  email: Type.String({ description: 'user or service account email; one that is not a member of the organization yet gets a PENDING membership (an invitation)' }),
   roles: Type.Array(Type.String(), { description: 'roles/<role>' }),
 });
 const PatchBody = Type.Object({ roles: Type.Optional(Type.Array(Type.String())) });

@@ -1,13 +1,15 @@
 // POST /oauth2/token (contract §2.3-2.5): form-encoded (or JSON) body, OAuth error codes, never a 401.
-// Requests are rate limited by client IP in the app hook; failed password logins are throttled per email here.
+// Requests are rate limited by client IP in the app hook; password logins are throttled and bounded in token-grants.ts.
 import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import { loginThrottleFor } from '../../auth/login-throttle.ts';
 import type { Deps } from '../../deps.ts';
-import { forbidden, oauthError } from '../../domain/errors.ts';
+import { authenticate } from '../../auth/authenticate.ts';
+import { ApiError, forbidden, oauthError } from '../../domain/errors.ts';
 import { exchangeAssertion, exchangePassword } from '../../services/token-grants.ts';
 import type { App } from '../types.ts';
-import { CONSOLE_HEADER, CONSOLE_HEADER_VALUE, checkOrigin, clearedSessionCookie, hasConsoleHeader, sessionCookie } from '../console-session.ts';
+import {
+  CONSOLE_HEADER, CONSOLE_HEADER_VALUE, checkOrigin, clearedSessionCookie, hasConsoleHeader, readSessionCookie, sessionCookie,
+} from '../console-session.ts';
 
 export const JWT_BEARER_GRANT = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
 export const PASSWORD_GRANT = 'password';
@@ -71,8 +73,6 @@ function acceptedAudiences(deps: Deps, request: FastifyRequest): string[] {
 }
 
 export function registerOauthRoutes(app: App, deps: Deps): void {
-  const throttle = loginThrottleFor(deps.store, deps.clock);
-
   app.post('/oauth2/token', {
     schema: { body: TokenRequestSchema },
     validatorCompiler: () => () => true, // the schema is documentation; the raw body is checked by parseTokenRequest
@@ -100,7 +100,7 @@ export function registerOauthRoutes(app: App, deps: Deps): void {
     } else if (grantType === PASSWORD_GRANT) {
       const username = required(fields, 'username');
       const password = required(fields, 'password');
-      token = await exchangePassword(deps, throttle, username.trim().toLowerCase(), password);
+      token = await exchangePassword(deps, username.trim().toLowerCase(), password, request.ip);
     } else {
       throw oauthError('unsupported_grant_type', 'grant_type must be urn:ietf:params:oauth:grant-type:jwt-bearer or password');
     }
@@ -110,14 +110,40 @@ export function registerOauthRoutes(app: App, deps: Deps): void {
     return { token_type: token.token_type, expires_in: token.expires_in };
   });
 
-  // Sign-out of the console (RFC 7009's endpoint name): clears the session cookie. Access tokens are stateless
-  // and end at their expiry; a console token was never readable by scripts, so dropping the cookie ends it.
+  // Sign-out of the console (RFC 7009's endpoint name): clears the session cookie and ends the user's sessions, so
+  // the token stops working everywhere at once (a copy taken from the browser included), not at its expiry.
   app.post('/oauth2/revoke', {
-    config: { auth: false, rawBody: true, summary: 'End the web console session: clears its cookie (needs X-Requested-With: sensorcloud-console)', response: Type.Object({}) },
+    config: {
+      auth: false, rawBody: true, response: Type.Object({}),
+      summary: "End the web console session: clears its cookie and ends the user's sessions (needs X-Requested-With: sensorcloud-console)",
+    },
   }, async (request, reply) => {
     if (!hasConsoleHeader(request.headers)) throw forbidden(`sign-out needs the header ${CONSOLE_HEADER}: ${CONSOLE_HEADER_VALUE}`);
     checkOrigin(request.headers, deps.config.publicUrl, request.protocol);
+    await endSessionsOf(deps, request.headers.authorization ?? cookieAuthorization(request.headers.cookie));
     reply.header('Set-Cookie', clearedSessionCookie(deps.config.publicUrl)).header('Cache-Control', 'no-store');
     return {};
   });
+}
+
+function cookieAuthorization(cookieHeader: string | undefined): string | undefined {
+  const token = readSessionCookie(cookieHeader);
+  return token === undefined ? undefined : `Bearer ${token}`;
+}
+
+/**
+ * Ends the sessions of the user whose token the request carries (UserRepo.endSessions). Only a token that still
+ * works does: one already ended, expired or forged ends nothing (a stolen old token cannot sign its user out again
+ * and again), and neither does a service account's (its tokens end with its key). Sign-out still clears the cookie.
+ */
+async function endSessionsOf(deps: Deps, authorization: string | undefined): Promise<void> {
+  if (authorization === undefined) return;
+  let principal;
+  try {
+    principal = await authenticate(deps, authorization);
+  } catch (err) {
+    if (err instanceof ApiError && err.status === 401) return;
+    throw err;
+  }
+  if (principal.kind === 'user') await deps.store.users.endSessions(principal.id);
 }

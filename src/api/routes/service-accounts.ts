@@ -2,12 +2,15 @@
 import { Type } from 'typebox';
 import type { FastifyRequest } from 'fastify';
 import type { Deps } from '../../deps.ts';
+import { notFound } from '../../domain/errors.ts';
 import { keyName, serviceAccountName } from '../../domain/names.ts';
 import { formatTimestamp } from '../../domain/time.ts';
+import type { MemberScope } from '../../services/members.ts';
 import * as service from '../../services/service-accounts.ts';
 import type { KeyRecord, ServiceAccountRecord } from '../../store/records.ts';
 import type { App } from '../types.ts';
 import { PagingQuery, UpdateMaskQuery, noBodyIsEmpty, parseUpdateMask, principalOf } from '../http.ts';
+import { MemberSchema } from './members.ts';
 
 export const ServiceAccountSchema = Type.Object({
   name: Type.String(), email: Type.String(), displayName: Type.String(), enableBasicAuth: Type.Boolean(),
@@ -31,10 +34,18 @@ export const presentServiceAccount = (sa: ServiceAccountRecord) => ({
 
 const presentKey = (projectId: string, k: KeyRecord) => ({ name: keyName(projectId, k.serviceAccountId, k.id), id: k.id, createTime: formatTimestamp(k.createTime) });
 
-type Params = { project: string; serviceAccount: string; key: string };
+type Params = { project: string; serviceAccount: string; key: string; parentType: string; parent: string };
 const paramsOf = (request: FastifyRequest) => request.params as Params;
 
 const SA_PATH = '/v2/projects/:project/serviceaccounts/:serviceAccount';
+/** A membership of the account in another organization, named by its parent: …/memberships/projects/{q} or …/memberships/organizations/{o}. */
+const MEMBERSHIP_PATH = `${SA_PATH}/memberships/:parentType/:parent`;
+
+function parentOf(params: Params): MemberScope {
+  if (params.parentType === 'projects') return { type: 'project', id: params.parent };
+  if (params.parentType === 'organizations') return { type: 'organization', id: params.parent };
+  throw notFound('membership not found');
+}
 
 export function registerServiceAccountRoutes(app: App, deps: Deps): void {
   app.get('/v2/projects/:project/serviceaccounts', {
@@ -73,6 +84,32 @@ export function registerServiceAccountRoutes(app: App, deps: Deps): void {
     const { project, serviceAccount } = paramsOf(request);
     await service.deleteServiceAccount(deps, principalOf(request), project, serviceAccount);
     return {};
+  });
+
+  app.get(`${SA_PATH}/memberships`, {
+    schema: { querystring: Type.Object(PagingQuery) },
+    config: {
+      summary: "The service account's memberships in other organizations: PENDING until accepted here, granting nothing until then",
+      response: Type.Object({ members: Type.Array(MemberSchema), nextPageToken: Type.String() }),
+    },
+  }, async (request) => {
+    const { project, serviceAccount } = paramsOf(request);
+    return service.listForeignMemberships(deps, principalOf(request), project, serviceAccount, request.query);
+  });
+
+  // No body is expected and any body is ignored, as for creating a key.
+  app.post(`${MEMBERSHIP_PATH}/@accept`, {
+    config: { rawBody: true, summary: "Accept another organization's membership of the service account", response: MemberSchema },
+  }, async (request) => {
+    const params = paramsOf(request);
+    return service.acceptForeignMembership(deps, principalOf(request), params.project, params.serviceAccount, parentOf(params));
+  });
+
+  app.delete(MEMBERSHIP_PATH, {
+    config: { summary: "Decline or leave another organization's membership of the service account", response: Type.Object({}) },
+  }, async (request) => {
+    const params = paramsOf(request);
+    return service.removeForeignMembership(deps, principalOf(request), params.project, params.serviceAccount, parentOf(params));
   });
 
   app.get(`${SA_PATH}/keys`, {

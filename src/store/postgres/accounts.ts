@@ -1,6 +1,6 @@
-// Users, service accounts, their keys and invitations on PostgreSQL. Writes to the first three move the auth
-// version through triggers.
-import type { InviteRepo, KeyRepo, ServiceAccountRepo, UserRepo } from '../store.ts';
+// Users, service accounts, their keys, invitations and used assertion ids on PostgreSQL. Writes to the first three
+// move the auth version through triggers.
+import type { AssertionIdRepo, InviteRepo, KeyRepo, ServiceAccountRepo, UserRepo } from '../store.ts';
 import type { Sql } from './db.ts';
 import { toInvite, toKey, toSa, toUser, type InviteRow, type KeyRow, type SaRow, type UserRow } from '../rows.ts';
 
@@ -27,6 +27,31 @@ export function createUserRepo(sql: Sql): UserRepo {
       await sql.run(
         'UPDATE users SET display_name = $1, password_hash = $2, active = $3, update_time = $4 WHERE id = $5',
         [u.displayName, u.passwordHash, u.active, u.updateTime, u.id],
+      );
+    },
+    async endSessions(id) {
+      // The users trigger moves the auth version: every process drops its cached principals at its next request.
+      await sql.run('UPDATE users SET token_generation = token_generation + 1 WHERE id = $1', [id]);
+    },
+  };
+}
+
+export function createAssertionIdRepo(sql: Sql): AssertionIdRepo {
+  return {
+    async use(keyId, jti, expireTime, now) {
+      // The unique key decides between processes; a row remembered until `now` or earlier is taken over (as SQLite).
+      return (await sql.run(
+        `INSERT INTO used_assertions (key_id, jti, expire_time) VALUES ($1, $2, $3)
+         ON CONFLICT (key_id, jti) DO UPDATE SET expire_time = excluded.expire_time WHERE used_assertions.expire_time <= $4`,
+        [keyId, jti, expireTime, now],
+      )) > 0;
+    },
+    async deleteExpired(now, limit) {
+      // The outer condition again: a row taken over by use() meanwhile is checked anew after its lock, and stays.
+      return sql.run(
+        `DELETE FROM used_assertions WHERE expire_time <= $1
+           AND (key_id, jti) IN (SELECT key_id, jti FROM used_assertions WHERE expire_time <= $1 LIMIT $2)`,
+        [now, limit],
       );
     },
   };
@@ -110,7 +135,10 @@ export function createKeyRepo(sql: Sql): KeyRepo {
 export function createInviteRepo(sql: Sql): InviteRepo {
   return {
     async create(i) {
-      await sql.run('INSERT INTO invites (token_hash, user_id, expire_time, used_time) VALUES ($1, $2, $3, $4)', [i.tokenHash, i.userId, i.expireTime, i.usedTime]);
+      await sql.run(
+        'INSERT INTO invites (token_hash, user_id, organization_id, expire_time, used_time) VALUES ($1, $2, $3, $4, $5)',
+        [i.tokenHash, i.userId, i.organizationId, i.expireTime, i.usedTime],
+      );
     },
     async get(tokenHash) {
       const [r] = await sql.query<InviteRow>('SELECT * FROM invites WHERE token_hash = $1', [tokenHash]);
@@ -119,8 +147,11 @@ export function createInviteRepo(sql: Sql): InviteRepo {
     async markUsed(tokenHash, usedTime) {
       return (await sql.run('UPDATE invites SET used_time = $1 WHERE token_hash = $2 AND used_time IS NULL', [usedTime, tokenHash])) > 0;
     },
-    async revokeUnused(userId, usedTime) {
-      return sql.run('UPDATE invites SET used_time = $1 WHERE user_id = $2 AND used_time IS NULL', [usedTime, userId]);
+    async revokeUnused(userId, organizationId, usedTime) {
+      return sql.run(
+        'UPDATE invites SET used_time = $1 WHERE user_id = $2 AND used_time IS NULL AND (organization_id = $3 OR organization_id IS NULL)',
+        [usedTime, userId, organizationId],
+      );
     },
   };
 }

@@ -8,7 +8,7 @@ import { connectTimeoutMs } from '../../runtime/database-url.ts';
 import { createFailureLog } from '../../runtime/failure-log.ts';
 import type { Logger } from '../../runtime/logger.ts';
 import type { Cluster, LoginFailures } from '../store.ts';
-import { prepareSession, SERVICE_APPLICATION_NAME, WAIT_AS_LONG_AS_IT_TAKES } from './db.ts';
+import { asUnavailable, prepareSession, SERVICE_APPLICATION_NAME, sqlOn, unreachable, WAIT_AS_LONG_AS_IT_TAKES } from './db.ts';
 import { PackedValues, packedText } from './packed-values.ts';
 
 /** A 64-bit advisory lock key per name (the namespace keeps clear of keys other software may take). */
@@ -22,8 +22,19 @@ const channelName = (channel: string) => {
   return `sensorcloud_${channel}`;
 };
 const RECONNECT_MS = 1_000;
-/** How often a process deletes the failed logins of every email that left the window (migration 008). */
+/** How often a process deletes the login attempts of every key whose window has passed (migration 012). */
 const LOGIN_SWEEP_MS = 60_000;
+/**
+ * Counts an attempt under a key ($1) at $2 if fewer than $4 of its attempts are later than $3 (the others go). The
+ * upsert locks the key's row and reads it as the last attempt to commit left it, so attempts racing, in any process,
+ * are counted one after another and none passes the limit.
+ */
+const RESERVE_LOGIN = `INSERT INTO login_attempts AS a (key, times, last) VALUES ($1, ARRAY[$2::bigint], $2)
+  ON CONFLICT (key) DO UPDATE
+  SET times = ARRAY(SELECT t FROM unnest(a.times) AS t WHERE t > $3 UNION ALL SELECT $2::bigint ORDER BY 1), last = greatest(a.last, $2)
+  WHERE (SELECT count(*) FROM unnest(a.times) AS t WHERE t > $3) < $4`;
+/** The attempt whose leaving the window gives a full key ($1, limit $3) room again: the limit-th latest. */
+const FILLED_AT = 'SELECT t AS at FROM login_attempts, unnest(times) AS t WHERE key = $1 AND t > $2 ORDER BY t DESC OFFSET $3 - 1 LIMIT 1';
 const noLog = () => undefined;
 const PUBLISH_MANY = `SELECT pg_notify($1, ${packedText(2, 's', 'l')}) FROM unnest($3::int[], $4::int[]) WITH ORDINALITY AS u(s, l, n) ORDER BY n`;
 
@@ -93,22 +104,49 @@ export function createPostgresCluster(pool: pg.Pool, url: string, logger?: Pick<
 
   let loginSweptAt = -Infinity;
   const loginFailures: LoginFailures = {
-    async recent(email, since, limit) {
-      const { rows } = await pool.query<{ at: string | number }>('SELECT at FROM login_failures WHERE email = $1 AND at > $2 ORDER BY at DESC LIMIT $3', [email, since, limit]);
-      return rows.map((r) => Number(r.at));
+    async reserve(counts, at, since) {
+      // The keys whose window has passed go once a minute (those of emails and addresses never tried again).
+      if (performance.now() - loginSweptAt >= LOGIN_SWEEP_MS) {
+        loginSweptAt = performance.now();
+        await sqlOn(pool).run('DELETE FROM login_attempts WHERE last <= $1', [since]);
+      }
+      let client: pg.PoolClient;
+      try {
+        client = await pool.connect();
+      } catch (err) {
+        throw unreachable(err, pool);
+      }
+      let broken = false;
+      try {
+        const sql = sqlOn(client);
+        await client.query('BEGIN');
+        for (const { key, limit } of counts) {
+          // Each key's row stays locked to the end: when a later key is full, the rollback takes back what the earlier
+          // ones counted, before any other attempt could see it.
+          if ((await sql.run(RESERVE_LOGIN, [key, at, since, limit])) > 0) continue;
+          const [full] = await sql.query<{ at: number }>(FILLED_AT, [key, since, limit]);
+          await client.query('ROLLBACK');
+          return { key, retryAt: (full?.at ?? since) + (at - since) };
+        }
+        await client.query('COMMIT');
+        return null;
+      } catch (err) {
+        await client.query('ROLLBACK').catch(() => {
+          broken = true;
+        });
+        throw asUnavailable(err, pool);
+      } finally {
+        client.release(broken ? true : undefined);
+      }
     },
-    async record(email, at, since) {
-      // The email's failures that left the window go with each new one; every email's once a minute (those of
-      // emails never tried again).
-      const sweep = performance.now() - loginSweptAt >= LOGIN_SWEEP_MS;
-      if (sweep) loginSweptAt = performance.now();
-      await pool.query(
-        'WITH gone AS (DELETE FROM login_failures WHERE at <= $3 AND (email = $1 OR $4)) INSERT INTO login_failures (email, at) VALUES ($1, $2)',
-        [email, at, since, sweep],
+    async forgive(key, at) {
+      await sqlOn(pool).run(
+        'UPDATE login_attempts SET times = times[:array_position(times, $2::bigint) - 1] || times[array_position(times, $2::bigint) + 1:] WHERE key = $1 AND $2::bigint = ANY (times)',
+        [key, at],
       );
     },
-    async clear(email) {
-      await pool.query('DELETE FROM login_failures WHERE email = $1', [email]);
+    async clear(key) {
+      await sqlOn(pool).run('DELETE FROM login_attempts WHERE key = $1', [key]);
     },
   };
 

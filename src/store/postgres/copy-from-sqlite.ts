@@ -13,8 +13,8 @@ import { createPostgresStore } from './index.ts';
 
 /** The tables copied, parents before the rows that name them. */
 const TABLES = [
-  'organizations', 'users', 'projects', 'service_accounts', 'service_account_keys', 'memberships', 'invites',
-  'devices', 'events', 'data_connectors', 'deliveries', 'connector_metrics', 'delivery_counters',
+  'organizations', 'users', 'projects', 'service_accounts', 'service_account_keys', 'memberships', 'invites', 'used_assertions',
+  'devices', 'events', 'data_connectors', 'deliveries', 'connector_syncs', 'connector_metrics', 'delivery_counters',
 ] as const;
 /** SQLite's own tables and the schema's version, which the PostgreSQL database keeps for itself. */
 const NOT_COPIED = new Set(['schema_migrations', 'sqlite_sequence']);

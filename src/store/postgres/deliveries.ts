@@ -7,7 +7,7 @@ import type { DeliveryRecord, DeliveryRepo, InFlightCap, NewDelivery } from '../
 import type { Sql } from './db.ts';
 import { HeldOutcomes } from './held-outcomes.ts';
 import { packedBytes, PackedValues } from './packed-values.ts';
-import { toDelivery, type DeliveryRow } from '../rows.ts';
+import { toDelivery, toSync, type DeliveryRow, type SyncRow } from '../rows.ts';
 
 /**
  * The CTEs that queue rows (ending in `dl`, which returns each new row's id and whether it is leased), their
@@ -198,6 +198,26 @@ export function createDeliveryRepo(sql: Sql): DeliveryRepo {
     async count() {
       const [r] = await sql.query<{ n: number }>('SELECT count(*) AS n FROM deliveries');
       return r!.n;
+    },
+    async lastSync(connectorId) {
+      const [r] = await sql.query<SyncRow>('SELECT * FROM connector_syncs WHERE connector_id = $1', [connectorId]);
+      return r ? toSync(r) : null;
+    },
+    async recordSync(s) {
+      await sql.run(
+        `INSERT INTO connector_syncs (connector_id, first_id, last_id, enqueue_time, scope) VALUES ($1, $2, $3, $4, $5)
+         ON CONFLICT (connector_id) DO UPDATE SET first_id = excluded.first_id, last_id = excluded.last_id,
+           enqueue_time = excluded.enqueue_time, scope = excluded.scope`,
+        [s.connectorId, s.firstId, s.lastId, s.enqueueTime, s.scope],
+      );
+    },
+    async syncQueued(s) {
+      // Along the primary key: the sync's rows and whatever other transactions queued between them, never the backlog.
+      const rows = await sql.query(
+        'SELECT 1 FROM deliveries WHERE id BETWEEN $1 AND $2 AND connector_id = $3 AND enqueue_time = $4 LIMIT 1',
+        [s.firstId, s.lastId, s.connectorId, s.enqueueTime],
+      );
+      return rows.length > 0;
     },
   };
 }

@@ -6,7 +6,7 @@ import { unavailable } from '../../domain/errors.ts';
 import { connectTimeoutMs, driverUrl } from '../../runtime/database-url.ts';
 import type { Logger } from '../../runtime/logger.ts';
 import type { Repos, Store, TransactionOptions } from '../store.ts';
-import { createInviteRepo, createKeyRepo, createServiceAccountRepo, createUserRepo } from './accounts.ts';
+import { createAssertionIdRepo, createInviteRepo, createKeyRepo, createServiceAccountRepo, createUserRepo } from './accounts.ts';
 import { createPostgresCluster } from './cluster.ts';
 import { createConnectorMetricRepo } from './connector-metrics.ts';
 import { ConfigCache, type ConfigView } from './config-cache.ts';
@@ -35,6 +35,7 @@ const makers: { [K in keyof Repos]: (sql: Sql, view: ConfigView, locking: RowLoc
   keys: (sql) => createKeyRepo(sql),
   memberships: (sql) => createMembershipRepo(sql),
   invites: (sql) => createInviteRepo(sql),
+  assertionIds: (sql) => createAssertionIdRepo(sql),
   devices: (sql, _view, locking) => createDeviceRepo(sql, locking),
   events: (sql) => createEventRepo(sql),
   dataConnectors: (sql, view) => createDataConnectorRepo(sql, view),

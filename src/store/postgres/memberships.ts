@@ -39,6 +39,12 @@ export function createMembershipRepo(sql: Sql): MembershipRepo {
     async acceptAll(memberId) {
       await sql.run(`UPDATE memberships SET status = 'ACCEPTED' WHERE member_id = $1 AND status = 'PENDING'`, [memberId]);
     },
+    async accept(scopeType, scopeId, memberId) {
+      return (await sql.run(
+        `UPDATE memberships SET status = 'ACCEPTED' WHERE scope_type = $1 AND scope_id = $2 AND member_id = $3 AND status = 'PENDING'`,
+        [scopeType, scopeId, memberId],
+      )) > 0;
+    },
     async countAcceptedOrganizationAdmins(organizationId) {
       const [r] = await sql.query<{ n: number }>(
         `SELECT count(*) AS n FROM memberships WHERE scope_type = 'organization' AND scope_id = $1 AND status = 'ACCEPTED'

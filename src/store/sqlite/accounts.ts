@@ -1,5 +1,6 @@
-// Users, service accounts, their keys and invitations on SQLite. Writes to the first three bump db.authWrites.
-import type { InviteRepo, KeyRepo, ServiceAccountRepo, UserRepo } from '../store.ts';
+// Users, service accounts, their keys, invitations and used assertion ids on SQLite. Writes to the first three bump
+// db.authWrites.
+import type { AssertionIdRepo, InviteRepo, KeyRepo, ServiceAccountRepo, UserRepo } from '../store.ts';
 import type { SqliteDb } from './db.ts';
 import { toInvite, toKey, toSa, toUser, type InviteRow, type KeyRow, type SaRow, type UserRow } from '../rows.ts';
 
@@ -26,6 +27,27 @@ export function createUserRepo(db: SqliteDb): UserRepo {
         'UPDATE users SET display_name = ?, password_hash = ?, active = ?, update_time = ? WHERE id = ?',
         u.displayName, u.passwordHash, u.active ? 1 : 0, u.updateTime, u.id,
       );
+    },
+    async endSessions(id) {
+      db.authWrites++;
+      db.run('UPDATE users SET token_generation = token_generation + 1 WHERE id = ?', id);
+    },
+  };
+}
+
+export function createAssertionIdRepo(db: SqliteDb): AssertionIdRepo {
+  return {
+    async use(keyId, jti, expireTime, now) {
+      // A row remembered until `now` or earlier is an assertion that could not pass the expiry check any more: one
+      // with the same jti now is a new one, taken (the periodic prune may not have run yet).
+      return db.run(
+        `INSERT INTO used_assertions (key_id, jti, expire_time) VALUES (?, ?, ?)
+         ON CONFLICT (key_id, jti) DO UPDATE SET expire_time = excluded.expire_time WHERE used_assertions.expire_time <= ?`,
+        keyId, jti, expireTime, now,
+      ).changes > 0;
+    },
+    async deleteExpired(now, limit) {
+      return db.run('DELETE FROM used_assertions WHERE rowid IN (SELECT rowid FROM used_assertions WHERE expire_time <= ? LIMIT +?)', now, limit).changes;
     },
   };
 }
@@ -99,7 +121,10 @@ export function createKeyRepo(db: SqliteDb): KeyRepo {
 export function createInviteRepo(db: SqliteDb): InviteRepo {
   return {
     async create(i) {
-      db.run('INSERT INTO invites (token_hash, user_id, expire_time, used_time) VALUES (?, ?, ?, ?)', i.tokenHash, i.userId, i.expireTime, i.usedTime);
+      db.run(
+        'INSERT INTO invites (token_hash, user_id, organization_id, expire_time, used_time) VALUES (?, ?, ?, ?, ?)',
+        i.tokenHash, i.userId, i.organizationId, i.expireTime, i.usedTime,
+      );
     },
     async get(tokenHash) {
       const r = db.get<InviteRow>('SELECT * FROM invites WHERE token_hash = ?', tokenHash);
@@ -108,8 +133,11 @@ export function createInviteRepo(db: SqliteDb): InviteRepo {
     async markUsed(tokenHash, usedTime) {
       return db.run('UPDATE invites SET used_time = ? WHERE token_hash = ? AND used_time IS NULL', usedTime, tokenHash).changes > 0;
     },
-    async revokeUnused(userId, usedTime) {
-      return db.run('UPDATE invites SET used_time = ? WHERE user_id = ? AND used_time IS NULL', usedTime, userId).changes;
+    async revokeUnused(userId, organizationId, usedTime) {
+      return db.run(
+        'UPDATE invites SET used_time = ? WHERE user_id = ? AND used_time IS NULL AND (organization_id = ? OR organization_id IS NULL)',
+        usedTime, userId, organizationId,
+      ).changes;
     },
   };
 }

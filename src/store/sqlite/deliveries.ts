@@ -3,7 +3,7 @@
 // range on (connector_id, due_time).
 import type { DeliveryRecord, DeliveryRepo, NewDelivery } from '../connector-repos.ts';
 import { toJson, type SqliteDb } from './db.ts';
-import { toDelivery, type DeliveryRow } from '../rows.ts';
+import { toDelivery, toSync, type DeliveryRow, type SyncRow } from '../rows.ts';
 
 // Loose index scan: one seek per connector that has queued rows, however long its backlog is.
 const CONNECTORS_WITH_DUE = `
@@ -112,6 +112,25 @@ export function createDeliveryRepo(db: SqliteDb): DeliveryRepo {
     },
     async count() {
       return db.get<{ n: number }>('SELECT count(*) AS n FROM deliveries')!.n;
+    },
+    async lastSync(connectorId) {
+      const r = db.get<SyncRow>('SELECT * FROM connector_syncs WHERE connector_id = ?', connectorId);
+      return r ? toSync(r) : null;
+    },
+    async recordSync(s) {
+      db.run(
+        `INSERT INTO connector_syncs (connector_id, first_id, last_id, enqueue_time, scope) VALUES (?, ?, ?, ?, ?)
+         ON CONFLICT (connector_id) DO UPDATE SET first_id = excluded.first_id, last_id = excluded.last_id,
+           enqueue_time = excluded.enqueue_time, scope = excluded.scope`,
+        s.connectorId, s.firstId, s.lastId, s.enqueueTime, s.scope,
+      );
+    },
+    async syncQueued(s) {
+      // Along the primary key: the sync's rows and whatever other transactions queued between them, never the backlog.
+      return db.get(
+        'SELECT 1 FROM deliveries WHERE id BETWEEN ? AND ? AND connector_id = ? AND enqueue_time = ? LIMIT 1',
+        s.firstId, s.lastId, s.connectorId, s.enqueueTime,
+      ) !== undefined;
     },
   };
 }

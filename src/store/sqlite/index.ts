@@ -5,7 +5,7 @@ import { unavailable } from '../../domain/errors.ts';
 import type { Logger } from '../../runtime/logger.ts';
 import { createPrivateFile, makePrivate } from '../private-file.ts';
 import type { Repos, Store, TransactionOptions } from '../store.ts';
-import { createInviteRepo, createKeyRepo, createServiceAccountRepo, createUserRepo } from './accounts.ts';
+import { createAssertionIdRepo, createInviteRepo, createKeyRepo, createServiceAccountRepo, createUserRepo } from './accounts.ts';
 import { startCheckpointer, type CheckpointOptions } from './checkpointer.ts';
 import { Lock, SqliteDb } from './db.ts';
 import { createDeviceRepo } from './devices.ts';
@@ -26,6 +26,7 @@ function createRepos(db: SqliteDb): Repos {
     keys: createKeyRepo(db),
     memberships: createMembershipRepo(db),
     invites: createInviteRepo(db),
+    assertionIds: createAssertionIdRepo(db),
     devices: createDeviceRepo(db),
     events: createEventRepo(db),
     dataConnectors: createDataConnectorRepo(db),

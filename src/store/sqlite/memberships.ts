@@ -41,6 +41,13 @@ export function createMembershipRepo(db: SqliteDb): MembershipRepo {
       db.authWrites++;
       db.run(`UPDATE memberships SET status = 'ACCEPTED' WHERE member_id = ? AND status = 'PENDING'`, memberId);
     },
+    async accept(scopeType, scopeId, memberId) {
+      db.authWrites++;
+      return db.run(
+        `UPDATE memberships SET status = 'ACCEPTED' WHERE scope_type = ? AND scope_id = ? AND member_id = ? AND status = 'PENDING'`,
+        scopeType, scopeId, memberId,
+      ).changes > 0;
+    },
     async countAcceptedOrganizationAdmins(organizationId) {
       return db.get<{ n: number }>(
         `SELECT count(*) AS n FROM memberships WHERE scope_type = 'organization' AND scope_id = ? AND status = 'ACCEPTED'

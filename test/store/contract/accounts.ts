@@ -203,6 +203,18 @@ export function accountContract(open: OpenStore): void {
       assert.equal((await store().memberships.get('project', p.id, v))?.status, 'PENDING');
     });
 
+    it('accept marks one PENDING membership ACCEPTED, and says whether there was one', async () => {
+      const p = await seedProject(store());
+      const u = await member();
+      const rows = [membership('project', p.id, u, { status: 'PENDING' }), membership('organization', p.organizationId, u, { status: 'PENDING' })];
+      for (const m of rows) await store().memberships.create(m);
+      assert.equal(await store().memberships.accept('project', p.id, u), true);
+      assert.deepEqual(await store().memberships.get('project', p.id, u), { ...rows[0], status: 'ACCEPTED' });
+      assert.equal((await store().memberships.get('organization', p.organizationId, u))?.status, 'PENDING');
+      assert.equal(await store().memberships.accept('project', p.id, u), false, 'accepted already');
+      assert.equal(await store().memberships.accept('project', 'missing', u), false);
+    });
+
     it('counts the ACCEPTED organization admins of one organization only', async () => {
       const p = await seedProject(store());
       const org = p.organizationId;
@@ -229,9 +241,12 @@ export function accountContract(open: OpenStore): void {
     it('round-trips an invitation by token hash; markUsed records when it was used', async () => {
       const u = user({ active: false });
       await store().users.create(u);
-      const invite = { tokenHash: id('h'), userId: u.id, expireTime: T0 + 1000, usedTime: null };
+      const invite = { tokenHash: id('h'), userId: u.id, organizationId: id('o'), expireTime: T0 + 1000, usedTime: null };
       await store().invites.create(invite);
       assert.deepEqual(await store().invites.get(invite.tokenHash), invite);
+      const unscoped = { ...invite, tokenHash: id('h'), organizationId: null };
+      await store().invites.create(unscoped);
+      assert.deepEqual(await store().invites.get(unscoped.tokenHash), unscoped);
       assert.equal(await store().invites.get('missing'), null);
       assert.equal(await store().invites.markUsed(invite.tokenHash, T0 + 10), true);
       assert.deepEqual(await store().invites.get(invite.tokenHash), { ...invite, usedTime: T0 + 10 });
@@ -239,18 +254,21 @@ export function accountContract(open: OpenStore): void {
       assert.deepEqual(await store().invites.get(invite.tokenHash), { ...invite, usedTime: T0 + 10 });
     });
 
-    it('revokeUnused marks the user\'s unused invitations used and counts them; used ones and other users\' stay', async () => {
+    it('revokeUnused marks the user\'s unused invitations of one organization (and unscoped ones) used and counts them', async () => {
       const [u, v] = [user({ active: false }), user({ active: false })];
       for (const x of [u, v]) await store().users.create(x);
-      const invite = (userId: string, usedTime: number | null = null) => ({ tokenHash: id('h'), userId, expireTime: T0 + 1000, usedTime });
-      const [open1, open2, used, others] = [invite(u.id), invite(u.id), invite(u.id, T0 + 1), invite(v.id)];
-      for (const i of [open1, open2, used, others]) await store().invites.create(i);
-      assert.equal(await store().invites.revokeUnused(u.id, T0 + 50), 2);
+      const [org, otherOrg] = [id('o'), id('o')];
+      const invite = (userId: string, usedTime: number | null = null, organizationId: string | null = org) =>
+        ({ tokenHash: id('h'), userId, organizationId, expireTime: T0 + 1000, usedTime });
+      const [open1, unscoped, used, others, otherOrgs] = [invite(u.id), invite(u.id, null, null), invite(u.id, T0 + 1), invite(v.id), invite(u.id, null, otherOrg)];
+      for (const i of [open1, unscoped, used, others, otherOrgs]) await store().invites.create(i);
+      assert.equal(await store().invites.revokeUnused(u.id, org, T0 + 50), 2);
       assert.equal((await store().invites.get(open1.tokenHash))?.usedTime, T0 + 50);
-      assert.equal((await store().invites.get(open2.tokenHash))?.usedTime, T0 + 50);
+      assert.equal((await store().invites.get(unscoped.tokenHash))?.usedTime, T0 + 50);
       assert.equal((await store().invites.get(used.tokenHash))?.usedTime, T0 + 1);
       assert.equal((await store().invites.get(others.tokenHash))?.usedTime, null);
-      assert.equal(await store().invites.revokeUnused(u.id, T0 + 60), 0);
+      assert.equal((await store().invites.get(otherOrgs.tokenHash))?.usedTime, null, "another organization's link stays");
+      assert.equal(await store().invites.revokeUnused(u.id, org, T0 + 60), 0);
     });
   });
 
@@ -279,6 +297,12 @@ export function accountContract(open: OpenStore): void {
         ['memberships.create', (s) => s.memberships.create(m)],
         ['memberships.updateRoles', (s) => s.memberships.updateRoles('project', p.id, u.id, ['roles/project.admin'])],
         ['memberships.acceptAll', (s) => s.memberships.acceptAll(u.id)],
+        ['memberships.accept', async (s) => {
+          await s.memberships.create(membership('organization', p.organizationId, u.id, { status: 'PENDING' }));
+          const created = await s.authVersion(); // the create moved it: the accept must move it again
+          assert.equal(await s.memberships.accept('organization', p.organizationId, u.id), true);
+          assert.notEqual(await s.authVersion(), created, 'accept moved it');
+        }],
         ['memberships.delete', (s) => s.memberships.delete('project', p.id, u.id)],
         ['serviceAccounts.delete', (s) => s.serviceAccounts.delete(sa.id)],
         ['projects.delete', (s) => s.projects.delete(p.id)],
@@ -309,7 +333,7 @@ export function accountContract(open: OpenStore): void {
         ['deliveries.insert', (s) => s.deliveries.insert([row(c.id, T0)])],
         ['connectorMetrics.add', (s) => s.connectorMetrics.add(c.id, T0, 1, 0, new Map([['612', 1]]))],
         ['connectorMetrics.addCounters', (s) => s.connectorMetrics.addCounters({ 'x_total{outcome="ack"}': 1 })],
-        ['invites.create', (s) => s.invites.create({ tokenHash: id('h'), userId: u.id, expireTime: T0, usedTime: null })],
+        ['invites.create', (s) => s.invites.create({ tokenHash: id('h'), userId: u.id, organizationId: p.organizationId, expireTime: T0, usedTime: null })],
         ['an event in a transaction', (s) => s.transaction(async (tx) => { await tx.events.insert(event(d, T0 + 5)); })],
         ['reads', async (s) => {
           await s.users.get(u.id);

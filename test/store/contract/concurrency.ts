@@ -137,7 +137,7 @@ export function concurrencyContract(open: OpenStore): void {
     it('of transactions marking one invitation used at once, exactly one succeeds', async () => {
       const u = user({ active: false });
       await store().users.create(u);
-      const invite = { tokenHash: `race-${u.id}`, userId: u.id, expireTime: T0 + MINUTE, usedTime: null };
+      const invite = { tokenHash: `race-${u.id}`, userId: u.id, organizationId: null, expireTime: T0 + MINUTE, usedTime: null };
       await store().invites.create(invite);
       // Each reads it first, as the accept does: on a backend with concurrent writers several may find it unused.
       const results = await Promise.all(Array.from({ length: 6 }, (_, i) => store().transaction(async (tx) => {

@@ -59,7 +59,7 @@ export const project = (organizationId: string, over: Partial<ProjectRecord> = {
 
 export const user = (over: Partial<UserRecord> = {}): UserRecord => {
   const userId = id('u');
-  return { id: userId, email: `${userId}@example.com`, displayName: 'U', passwordHash: null, active: true, createTime: T0, updateTime: T0, ...over };
+  return { id: userId, email: `${userId}@example.com`, displayName: 'U', passwordHash: null, active: true, createTime: T0, updateTime: T0, tokenGeneration: 0, ...over };
 };
 
 export const serviceAccount = (projectId: string, over: Partial<ServiceAccountRecord> = {}): ServiceAccountRecord => {
