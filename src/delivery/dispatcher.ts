@@ -103,28 +103,26 @@ interface InLine {
 
 /**
  * At most `limit` holders; a leaving holder hands its slot straight to a waiter: the first in line, or, in a fair
- * gate (an origin's), the first of the URL that holds the fewest slots. 100 connectors to a hanging path on a
- * receiver host filled the line for its connections, and a healthy path of the same host waited behind all of
- * them until its attempts timed out; now it is let in as soon as a slot frees.
+ * gate (an origin's), the first of the next URL in turn among those waiting. 100 connectors to a hanging path on a
+ * receiver host filled the line for its connections, and a healthy path of the same host waited behind all of them
+ * until its attempts timed out; now each waiting URL gets its turn as slots free.
  */
 class Gate {
   private active = 0;
-  private readonly waiters: InLine[] = [];
-  /** Slots held per URL (fair gates only). */
-  private readonly held: Map<string, number> | null;
-  constructor(private readonly limit: number, fair = false) {
-    this.held = fair ? new Map() : null;
-  }
+  /** The line of each URL ('' for all, in a gate that is not fair), and the URLs in turn. */
+  private readonly lines = new Map<string, InLine[]>();
+  private readonly turns: string[] = [];
+  constructor(private readonly limit: number, private readonly fair = false) {}
   /** Admits at once when a slot is free (the common case: no promise). */
-  tryEnter(waiter: Waiter): boolean {
+  tryEnter(): boolean {
     if (this.active >= this.limit) return false;
     this.active++;
-    this.hold(waiter.url, 1);
     return true;
   }
   /** Waits for a slot; false (and no slot held) when the waiter's deadline passes first. */
   wait(waiter: Waiter): Promise<boolean> {
     if (waiter.expired) return Promise.resolve(false);
+    const key = this.fair ? waiter.url : '';
     return new Promise((resolve) => {
       const entry: InLine = {
         waiter,
@@ -134,40 +132,37 @@ class Gate {
         },
       };
       waiter.onExpire = () => {
-        const i = this.waiters.indexOf(entry);
-        if (i >= 0) this.waiters.splice(i, 1);
+        const line = this.lines.get(key);
+        const i = line?.indexOf(entry) ?? -1;
+        if (i >= 0) line!.splice(i, 1);
+        if (line?.length === 0) {
+          this.lines.delete(key);
+          this.turns.splice(this.turns.indexOf(key), 1);
+        }
         resolve(false);
       };
-      this.waiters.push(entry);
+      let line = this.lines.get(key);
+      if (line === undefined) {
+        this.lines.set(key, (line = []));
+        this.turns.push(key);
+      }
+      line.push(entry);
     });
   }
-  leave(waiter: Waiter): void {
-    this.hold(waiter.url, -1);
-    if (this.waiters.length === 0) {
+  leave(): void {
+    const key = this.turns.shift();
+    if (key === undefined) {
       this.active--;
       return;
     }
-    let next = 0;
-    if (this.held !== null) {
-      // Only with a line, so only when the origin's connections are all taken.
-      let fewest = Infinity;
-      for (let i = 0; i < this.waiters.length && fewest > 0; i++) {
-        const n = this.held.get(this.waiters[i]!.waiter.url) ?? 0;
-        if (n < fewest) [fewest, next] = [n, i];
-      }
-    }
-    const entry = this.waiters.splice(next, 1)[0]!;
-    this.hold(entry.waiter.url, 1);
+    const line = this.lines.get(key)!;
+    const entry = line.shift()!;
+    if (line.length > 0) this.turns.push(key);
+    else this.lines.delete(key);
     entry.admit(true);
   }
-  private hold(url: string, n: number): void {
-    if (this.held === null) return;
-    const now = (this.held.get(url) ?? 0) + n;
-    if (now <= 0) this.held.delete(url);
-    else this.held.set(url, now);
-  }
   get idle(): boolean {
-    return this.active === 0 && this.waiters.length === 0;
+    return this.active === 0 && this.turns.length === 0;
   }
 }
 
@@ -220,7 +215,7 @@ interface ParsedTarget {
 
 /** What waits at a gate: the deadline's state, and where the wait leaves the function that stops it. */
 interface Waiter {
-  /** Where it is sent (a fair gate shares its slots among URLs). */
+  /** Where it is sent (a fair gate takes turns among URLs). */
   readonly url: string;
   /** The deadline passed. */
   expired: boolean;
@@ -351,7 +346,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       if (this.target.probe === true) {
         probeGate = probeGates.get(origin) ?? null;
         if (probeGate === null) probeGates.set(origin, (probeGate = new Gate(probesPerOrigin)));
-        if (!probeGate.tryEnter(this)) return void this.waitForSlots(probeGate, false);
+        if (!probeGate.tryEnter()) return void this.waitForSlots(probeGate, false);
         this.probeGate = probeGate;
       }
       let gate = perOrigin.get(origin);
@@ -359,9 +354,9 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
         gate = new Gate(connectionsPerOrigin, true);
         perOrigin.set(origin, gate);
       }
-      if (gate.tryEnter(this)) {
+      if (gate.tryEnter()) {
         this.gate = gate;
-        if (overall.tryEnter(this)) {
+        if (overall.tryEnter()) {
           this.holdsOverall = true;
           this.dispatch();
           return;
@@ -380,7 +375,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       if (this.gate === null) {
         let gate = perOrigin.get(origin);
         if (gate === undefined) perOrigin.set(origin, (gate = new Gate(connectionsPerOrigin, true)));
-        if (!gate.tryEnter(this)) {
+        if (!gate.tryEnter()) {
           if (!(await gate.wait(this))) return this.finish(noConnection());
         }
         this.gate = gate;
@@ -450,15 +445,15 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       if (resolve === null) return;
       this.resolve = null;
       clearTimeout(this.timer);
-      if (this.holdsOverall) overall.leave(this);
+      if (this.holdsOverall) overall.leave();
       const gate = this.gate;
       if (gate !== null) {
-        gate.leave(this);
+        gate.leave();
         if (gate.idle) perOrigin.delete(this.parsed.origin);
       }
       const probeGate = this.probeGate;
       if (probeGate !== null) {
-        probeGate.leave(this);
+        probeGate.leave();
         if (probeGate.idle) probeGates.delete(this.parsed.origin);
       }
       resolve(outcome);

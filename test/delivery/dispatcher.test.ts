@@ -176,7 +176,7 @@ describe('dispatcher', () => {
       assert.ok(ended.every((o) => !o.ok && o.reason === 'timeout'));
     });
 
-    it('a freed connection goes to the waiting URL that holds the fewest: a healthy path does not wait behind a slow one\'s line', async () => {
+    it('a freed connection goes to the waiting URLs in turn: a healthy path does not wait behind a slow one\'s line', async () => {
       const shared = await receiver({ reply: (request) => (request.path === '/slow' ? { delayMs: 400 } : {}) });
       const limited = dispatcher({ connectionsPerOrigin: 2 });
       const origin = shared.url.replace(/\/hook$/, '');
