@@ -242,6 +242,13 @@ function rawHeader(rawHeaders: Buffer[], name: string): string | undefined {
   return undefined;
 }
 
+/** The gate of `origin` in `gates`, made when there is none (a gate goes once it is idle). */
+function gateOf(gates: Map<string, Gate>, origin: string, limit: number, fair: boolean): Gate {
+  let gate = gates.get(origin);
+  if (gate === undefined) gates.set(origin, (gate = new Gate(limit, fair)));
+  return gate;
+}
+
 export function createDispatcher(options: DispatcherOptions): Dispatcher {
   const { clock, ids, logger } = options;
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
@@ -339,21 +346,18 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       this.timer = setTimeout(expireAttempt, timeoutMs, this);
     }
 
-    /** Takes a per-origin and an overall slot (at once when free, the common case), then sends; a probe first takes a probe slot of its origin. */
+    /**
+     * Takes its origin's probe slot if it is a probe, then a per-origin and an overall slot (at once when free, the
+     * common case), then sends.
+     */
     start(): void {
       const origin = this.parsed.origin;
-      let probeGate: Gate | null = null;
       if (this.target.probe === true) {
-        probeGate = probeGates.get(origin) ?? null;
-        if (probeGate === null) probeGates.set(origin, (probeGate = new Gate(probesPerOrigin)));
-        if (!probeGate.tryEnter()) return void this.waitForSlots(probeGate, false);
+        const probeGate = gateOf(probeGates, origin, probesPerOrigin, false);
+        if (!probeGate.tryEnter()) return void this.waitForSlots(probeGate);
         this.probeGate = probeGate;
       }
-      let gate = perOrigin.get(origin);
-      if (gate === undefined) {
-        gate = new Gate(connectionsPerOrigin, true);
-        perOrigin.set(origin, gate);
-      }
+      const gate = gateOf(perOrigin, origin, connectionsPerOrigin, true);
       if (gate.tryEnter()) {
         this.gate = gate;
         if (overall.tryEnter()) {
@@ -362,22 +366,21 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
           return;
         }
       }
-      void this.waitForSlots(probeGate, true);
+      void this.waitForSlots(null);
     }
 
-    /** Waiting for a free connection counts against the deadline, so every send settles within about twice the timeout. */
-    private async waitForSlots(probeGate: Gate | null, probeHeld: boolean): Promise<void> {
-      const origin = this.parsed.origin;
-      if (probeGate !== null && !probeHeld) {
+    /**
+     * Waits for the slots it does not hold yet (`probeGate`: the probe slot it still needs). Waiting for a free
+     * connection counts against the deadline, so every send settles within about twice the timeout.
+     */
+    private async waitForSlots(probeGate: Gate | null): Promise<void> {
+      if (probeGate !== null) {
         if (!(await probeGate.wait(this))) return this.finish(noConnection());
         this.probeGate = probeGate;
       }
       if (this.gate === null) {
-        let gate = perOrigin.get(origin);
-        if (gate === undefined) perOrigin.set(origin, (gate = new Gate(connectionsPerOrigin, true)));
-        if (!gate.tryEnter()) {
-          if (!(await gate.wait(this))) return this.finish(noConnection());
-        }
+        const gate = gateOf(perOrigin, this.parsed.origin, connectionsPerOrigin, true);
+        if (!gate.tryEnter() && !(await gate.wait(this))) return this.finish(noConnection());
         this.gate = gate;
       }
       if (!(await overall.wait(this))) return this.finish(noConnection());

@@ -97,11 +97,12 @@ function createAnnouncer(cluster: Store['cluster'], log: Logger): () => void {
 
 export function createDeliveryEngine(deps: EngineDeps, dispatcher: Dispatcher, options: EngineOptions = {}): DeliveryEngine {
   const perConnector = options.perConnectorConcurrency ?? 64;
+  const totalConcurrency = options.totalConcurrency ?? 1024;
   const slots = createSlots(deps.clock, {
     perConnector,
     perFailingConnector: Math.min(perConnector, options.failingConnectorConcurrency ?? 2),
-    total: options.totalConcurrency ?? 1024,
-    suspectTotal: Math.min(options.totalConcurrency ?? 1024, options.failingTotalConcurrency ?? Math.floor((options.totalConcurrency ?? 1024) / 2)),
+    total: totalConcurrency,
+    suspectTotal: Math.min(totalConcurrency, options.failingTotalConcurrency ?? Math.floor(totalConcurrency / 2)),
     suspectAfterMs: options.suspectAfterMs ?? 1000,
   });
   const total = slots.options.total;

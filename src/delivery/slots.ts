@@ -11,8 +11,8 @@
 // may hold only `suspectTotal` slots (half the overall cap by default), whatever their number: the rest stays
 // for the connectors that answer. New dead endpoints are only found out once their attempts hang, holding slots
 // taken while their health was unknown until the 10 s timeout: meanwhile the connectors that answer may go past
-// the overall cap, up to their reserve (room()). In a PostgreSQL cluster each process keeps this share of its own slots, so the
-// cluster's failing connectors hold at most the same share of the cluster's.
+// the overall cap, up to their reserve (room()). In a PostgreSQL cluster each process keeps this share of its own
+// slots, so the cluster's failing connectors hold at most the same share of the cluster's.
 import type { Clock } from '../runtime/clock.ts';
 
 export interface SlotOptions {
