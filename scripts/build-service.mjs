@@ -53,7 +53,7 @@ export async function buildService() {
   mkdirSync(join(service, 'migrations'));
   cpSync(join(root, 'src/store/sqlite/migrations'), join(service, 'migrations'), { recursive: true });
   cpSync(join(root, 'src/store/postgres/migrations'), join(service, 'postgres-migrations'), { recursive: true });
-  cpSync(join(root, 'src/store/sqlite/checkpoint-worker.mjs'), join(service, 'checkpoint-worker.mjs'));
+  cpSync(join(root, 'src/store/sqlite/operations/checkpoint-worker.mjs'), join(service, 'checkpoint-worker.mjs'));
   // Dated when the build started, so that a source saved during the build leaves the bundle stale.
   writeFileSync(marker, '');
   utimesSync(marker, started, started);

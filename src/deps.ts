@@ -10,7 +10,7 @@ import type { Clock } from './runtime/clock.ts';
 import type { IdGenerator } from './runtime/ids.ts';
 import type { Logger } from './runtime/logger.ts';
 import type { Random } from './runtime/random.ts';
-import type { Store } from './store/store.ts';
+import type { Store } from './store/contract/store.ts';
 
 export interface Deps {
   config: Config;

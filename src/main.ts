@@ -24,12 +24,12 @@ import { createIdGenerator } from './runtime/ids.ts';
 import { createLogger, type Logger } from './runtime/logger.ts';
 import { systemRandom, type Random } from './runtime/random.ts';
 import { bootstrapIfEmpty } from './services/bootstrap.ts';
-import { MASTER_KEY_CHECK_SETTING } from './store/cluster.ts';
-import { explainDataDirError, lockDataDir, prepareDataDir } from './store/data-dir.ts';
-import { openConfiguredStore } from './store/open.ts';
+import { MASTER_KEY_CHECK_SETTING } from './store/jobs/cluster.ts';
+import { explainDataDirError, lockDataDir, prepareDataDir } from './store/operations/data-dir.ts';
+import { openConfiguredStore } from './store/operations/open.ts';
 import { createSqliteStore } from './store/sqlite/index.ts';
 import { StartupError } from './runtime/startup-error.ts';
-import type { Store } from './store/store.ts';
+import type { Store } from './store/contract/store.ts';
 
 export interface DepsOverrides {
   clock?: Clock;

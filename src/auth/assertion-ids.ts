@@ -3,7 +3,7 @@
 // retention job forgets the ones past their time.
 import { nowMicros, type Clock } from '../runtime/clock.ts';
 import { sha256 } from '../runtime/sha256.ts';
-import type { Store } from '../store/store.ts';
+import type { Store } from '../store/contract/store.ts';
 
 /** Rows per delete statement of the prune. */
 const PRUNE_BATCH = 1000;

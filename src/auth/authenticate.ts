@@ -1,7 +1,7 @@
 // Turns an Authorization header into a Principal (contract §2.1-2.4): Basic for service accounts with
 // enableBasicAuth, Bearer for tokens minted by /oauth2/token. Anything else is a 401.
 import type { Clock } from '../runtime/clock.ts';
-import type { Store } from '../store/store.ts';
+import type { Store } from '../store/contract/store.ts';
 import type { AccessTokenSigner } from './access-tokens.ts';
 import { unauthenticated } from '../domain/errors.ts';
 import type { Principal } from './principal.ts';

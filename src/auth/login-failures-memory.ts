@@ -1,7 +1,7 @@
 // The login throttle's counts kept in this process's memory: a store one process owns (SQLite) has no cluster to
 // share them with, and a restart forgets them. Each call runs to its end before any other (no await in between),
 // so attempts racing are counted one by one, as PostgreSQL's row locks count those of a cluster.
-import type { LoginFailures } from '../store/store.ts';
+import type { LoginFailures } from '../store/contract/store.ts';
 
 /** How often the keys whose window has passed are forgotten, in the callers' milliseconds. */
 const SWEEP_MS = 60_000;

@@ -13,7 +13,7 @@
 // would allow N times the attempts.
 import type { Clock } from '../runtime/clock.ts';
 import { tooManyRequests } from '../domain/errors.ts';
-import type { LoginFailures, Store } from '../store/store.ts';
+import type { LoginFailures, Store } from '../store/contract/store.ts';
 import { clientKey } from './client-address.ts';
 import { createMemoryLoginFailures } from './login-failures-memory.ts';
 

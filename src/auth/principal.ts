@@ -1,6 +1,6 @@
 // Who is calling: a service account (through one of its keys) or a console user, with the memberships
 // loaded once per request so permission checks need no further reads.
-import type { MembershipRecord } from '../store/records.ts';
+import type { MembershipRecord } from '../store/contract/records.ts';
 
 export type Principal =
   | { kind: 'serviceAccount'; id: string; email: string; projectId: string; keyId: string; memberships: MembershipRecord[] }

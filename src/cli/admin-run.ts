@@ -13,10 +13,10 @@ import { createIdGenerator } from '../runtime/ids.ts';
 import { systemRandom } from '../runtime/random.ts';
 import { StartupError } from '../runtime/startup-error.ts';
 import { createRecoveryKey, resealSecrets, resetPassword, type RecoveryDeps } from '../services/admin-recovery.ts';
-import { lockDataDir } from '../store/data-dir.ts';
-import { openConfiguredStore } from '../store/open.ts';
+import { lockDataDir } from '../store/operations/data-dir.ts';
+import { openConfiguredStore } from '../store/operations/open.ts';
 import { createSqliteStore } from '../store/sqlite/index.ts';
-import type { Store } from '../store/store.ts';
+import type { Store } from '../store/contract/store.ts';
 import { UsageError } from './errors.ts';
 import { Output } from './output.ts';
 import { createPrompter } from './prompt.ts';
@@ -158,7 +158,7 @@ export async function runCopyToPostgres(options: AdminOptions, command: Command)
   if (!existsSync(database) || !existsSync(config.masterKeyFile)) {
     throw new UsageError(`no Sensor Cloud installation in ${config.dataDir} (no sensorcloud.db and master.key): point ${config.sources.dataDir} at its data dir`);
   }
-  const { CopyRefused, copySqliteToPostgres } = await import('../store/postgres/copy-from-sqlite.ts');
+  const { CopyRefused, copySqliteToPostgres } = await import('../store/postgres/operations/copy-from-sqlite.ts');
   let copied: Record<string, number>;
   try {
     const lock = lockDataDir(config.dataDir, config.sources.dataDir);

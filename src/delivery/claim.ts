@@ -1,8 +1,8 @@
 // Claiming due queue rows under a lease (the engine's read of the queue when rows were not handed off: retries,
 // backlogs, `:sync`), and the queue's maintenance: the 12-hour drop and dropping a connector's whole queue.
-import type { ClaimAsk, DataConnectorRecord, DeliveryRecord, InFlightCap } from '../store/connector-repos.ts';
-import { inPieces } from '../store/in-pieces.ts';
-import type { Repos, Store } from '../store/store.ts';
+import type { ClaimAsk, DataConnectorRecord, DeliveryRecord, InFlightCap } from '../store/contract/connector-repos.ts';
+import { inPieces } from '../store/jobs/in-pieces.ts';
+import type { Repos, Store } from '../store/contract/store.ts';
 import { series } from './metrics.ts';
 import { RETENTION_MICROS } from './retry.ts';
 
@@ -146,7 +146,7 @@ export function dropExpired(tx: Repos, now: number, limit = 10_000): Promise<num
   return tx.deliveries.deleteExpired(now - RETENTION_MICROS, now, limit);
 }
 
-/** Rows of a queue dropped per transaction (store/in-pieces.ts): ~11 ms of SQLite's writer, ~6 ms on PostgreSQL. */
+/** Rows of a queue dropped per transaction (store/jobs/in-pieces.ts): ~11 ms of SQLite's writer, ~6 ms on PostgreSQL. */
 export const DROP_PIECE = 10_000;
 
 /**

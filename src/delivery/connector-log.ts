@@ -7,7 +7,7 @@
 import { dataConnectorName } from '../domain/names.ts';
 import type { Clock } from '../runtime/clock.ts';
 import type { Logger } from '../runtime/logger.ts';
-import type { DataConnectorRecord } from '../store/connector-repos.ts';
+import type { DataConnectorRecord } from '../store/contract/connector-repos.ts';
 import type { AttemptOutcome } from './types.ts';
 
 export const CONNECTOR_LOG_INTERVAL_MS = 60_000;

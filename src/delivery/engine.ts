@@ -10,7 +10,7 @@ import type { EventPipeline } from '../events/pipeline.ts';
 import { nowMicros, type Clock } from '../runtime/clock.ts';
 import { createFailureLog } from '../runtime/failure-log.ts';
 import type { Logger } from '../runtime/logger.ts';
-import type { Store } from '../store/store.ts';
+import type { Store } from '../store/contract/store.ts';
 import { Backlog } from './backlog.ts';
 import { claimDue, leaseHalfOver, type ClaimedDelivery } from './claim.ts';
 import type { HandoffPort } from './handoff.ts';
@@ -21,7 +21,7 @@ import { createConnectorLog } from './connector-log.ts';
 import { createOpenedSecrets } from './opened-secrets.ts';
 import { createOutcomeRecorder, type Finished, type RunReport } from './outcomes.ts';
 import { createSlots } from './slots.ts';
-import { leadsJob } from '../store/cluster.ts';
+import { leadsJob } from '../store/jobs/cluster.ts';
 import type { AttemptOutcome, Dispatcher } from './types.ts';
 
 export type { RunReport } from './outcomes.ts';

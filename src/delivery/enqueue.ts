@@ -3,7 +3,7 @@
 // (handoff.ts), so an event is stored and queued, or neither.
 import type { EventConsumer, EventPipeline } from '../events/pipeline.ts';
 import { nowMicros, type Clock } from '../runtime/clock.ts';
-import type { DataConnectorRecord } from '../store/connector-repos.ts';
+import type { DataConnectorRecord } from '../store/contract/connector-repos.ts';
 import type { HandoffPort } from './handoff.ts';
 import { rowsFor } from './push-body.ts';
 

@@ -1,7 +1,7 @@
 // The hand-off of fresh queue rows from the event pipeline to the running delivery engine, and the one notice the
 // services give delivery. Owned here, so neither the services nor the dependency bundle know how the engine works:
 // the composition root makes one port and gives it to the enqueue consumer, the engine and the services.
-import type { DataConnectorRecord, NewDelivery } from '../store/connector-repos.ts';
+import type { DataConnectorRecord, NewDelivery } from '../store/contract/connector-repos.ts';
 import type { ClaimedDelivery } from './claim.ts';
 
 /**

@@ -1,6 +1,6 @@
 // The engine's periodic housekeeping: the 12-hour drop of unacknowledged rows (contract §6.5) and metric buckets
 // past the 3-hour window, in bounded batches, so one pass never holds the writer for long.
-import type { Repos } from '../store/store.ts';
+import type { Repos } from '../store/contract/store.ts';
 import { dropExpired } from './claim.ts';
 import { pruneMetrics, series } from './metrics.ts';
 

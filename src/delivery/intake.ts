@@ -4,7 +4,7 @@
 import type { Clock } from '../runtime/clock.ts';
 import { nowMicros } from '../runtime/clock.ts';
 import type { Logger } from '../runtime/logger.ts';
-import type { Store } from '../store/store.ts';
+import type { Store } from '../store/contract/store.ts';
 import type { Backlog } from './backlog.ts';
 import { inFlightCap, leaseHalfOver, type ClaimedDelivery, type InFlightLimits } from './claim.ts';
 import type { DeliveryHandoff } from './handoff.ts';

@@ -3,7 +3,7 @@
 // the p99 by nearest rank comes from buckets instead of one row per attempt. Also the service-wide Prometheus
 // counters, written in the same transaction as the outcomes they count.
 import { formatDuration, formatTimestamp } from '../domain/time.ts';
-import type { Repos } from '../store/store.ts';
+import type { Repos } from '../store/contract/store.ts';
 import type { AttemptReason } from './types.ts';
 
 export const METRICS_WINDOW_MICROS = 3 * 3600 * 1_000_000;

@@ -1,8 +1,8 @@
 // The push body (contract §6.2) and the queue rows of an event: built once, at enqueue, and sent unchanged on
 // every attempt. Shared with `sensorcloud listen`, which forwards exactly what a connector pushes.
 import type { EmittedEvent } from '../events/types.ts';
-import type { DataConnectorRecord, NewDelivery } from '../store/connector-repos.ts';
-import type { DeviceRecord } from '../store/records.ts';
+import type { DataConnectorRecord, NewDelivery } from '../store/contract/connector-repos.ts';
+import type { DeviceRecord } from '../store/contract/records.ts';
 
 const PING = 'ping';
 

@@ -1,6 +1,6 @@
 // `:sync` (contract §6.7): the latest event of each type of each device of the project, queued for one connector.
-import type { DataConnectorRecord, NewDelivery } from '../store/connector-repos.ts';
-import type { Repos } from '../store/store.ts';
+import type { DataConnectorRecord, NewDelivery } from '../store/contract/connector-repos.ts';
+import type { Repos } from '../store/contract/store.ts';
 import { buildPushBody } from './push-body.ts';
 
 /**

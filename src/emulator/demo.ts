@@ -5,12 +5,12 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createPeriodic } from '../runtime/periodic.ts';
-import { leadsJob } from '../store/cluster.ts';
+import { leadsJob } from '../store/jobs/cluster.ts';
 import type { Deps } from '../deps.ts';
 import { nowMicros } from '../runtime/clock.ts';
 import { DEVICE_TYPES } from '../domain/device-types.ts';
 import { formatTimestamp } from '../domain/time.ts';
-import type { DeviceRecord } from '../store/records.ts';
+import type { DeviceRecord } from '../store/contract/records.ts';
 import { createEmulatedDevice } from './devices.ts';
 
 export const DEMO_LABEL = 'demo';

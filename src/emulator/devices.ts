@@ -7,8 +7,8 @@ import { DEVICE_TYPES, DEVICE_TYPE_NAMES } from '../domain/device-types.ts';
 import { badRequest, notFound } from '../domain/errors.ts';
 import { MAX_LABELS_PER_DEVICE, labelKeyProblem, labelValueProblem } from '../domain/labels.ts';
 import { applyLabels, findProjectDevice, requireEmulated } from '../services/devices.ts';
-import { inPieces } from '../store/in-pieces.ts';
-import type { DeviceRecord } from '../store/records.ts';
+import { inPieces } from '../store/jobs/in-pieces.ts';
+import type { DeviceRecord } from '../store/contract/records.ts';
 
 /** The label every emulated device carries; the reference SDK and the console recognise emulated devices by it. */
 export const VIRTUAL_SENSOR_LABEL = 'virtual-sensor';
@@ -89,7 +89,7 @@ export const HISTORY_PIECE = 5_000;
 
 /**
  * Deletes an emulated device with its history and `reported`; deliveries already queued are kept. The history goes
- * first, a piece per transaction (store/in-pieces.ts); then the device with the events published meanwhile. Should
+ * first, a piece per transaction (store/jobs/in-pieces.ts); then the device with the events published meanwhile. Should
  * the process stop in the middle, the device is still there with the rest of its history, and a DELETE again ends it.
  */
 export async function deleteEmulatedDevice(deps: Deps, projectId: string, deviceId: string): Promise<void> {

@@ -5,13 +5,13 @@
 // Due-ness is read from the store (the event time of the latest networkStatus / connectionStatus in
 // `reported`), so restarts do not burst and several processes agree; time comes from deps.clock only.
 import { createPeriodic } from '../runtime/periodic.ts';
-import { leadsJob } from '../store/cluster.ts';
+import { leadsJob } from '../store/jobs/cluster.ts';
 import type { Deps } from '../deps.ts';
 import { nowMicros } from '../runtime/clock.ts';
 import { DEFAULT_CLOUD_CONNECTOR_ID, DEFAULT_RSSI, DEFAULT_SIGNAL_STRENGTH } from '../domain/event-data.ts';
 import { formatTimestamp } from '../domain/time.ts';
 import type { Emit } from '../events/pipeline.ts';
-import type { DeviceRecord } from '../store/records.ts';
+import type { DeviceRecord } from '../store/contract/records.ts';
 
 export interface Heartbeats {
   /** Emits the heartbeats that are due now (per deps.clock); resolves to the number of events emitted. */

@@ -15,9 +15,9 @@
 // A process that starts sends every event for its first 3 s, until it has heard the hellos of the others.
 import { createFailureLog } from '../runtime/failure-log.ts';
 import type { Logger } from '../runtime/logger.ts';
-import { messageRoom, packMessages, type MessageItem } from '../store/cluster.ts';
-import type { DeviceRecord } from '../store/records.ts';
-import type { Store } from '../store/store.ts';
+import { messageRoom, packMessages, type MessageItem } from '../store/jobs/cluster.ts';
+import type { DeviceRecord } from '../store/contract/records.ts';
+import type { Store } from '../store/contract/store.ts';
 import type { ClusterHold, EventPipeline } from './pipeline.ts';
 import type { DeviceEvent, EmittedEvent } from './types.ts';
 

@@ -8,8 +8,8 @@ import { formatTimestamp } from '../domain/time.ts';
 import { nowMicros, type Clock } from '../runtime/clock.ts';
 import type { IdGenerator } from '../runtime/ids.ts';
 import type { Logger } from '../runtime/logger.ts';
-import type { DeviceRecord } from '../store/records.ts';
-import type { Repos, Store } from '../store/store.ts';
+import type { DeviceRecord } from '../store/contract/records.ts';
+import type { Repos, Store } from '../store/contract/store.ts';
 import type { DeviceEvent, EmittedEvent } from './types.ts';
 
 /** Callbacks a consumer leaves for when the emitting transaction is over; they run synchronously and must not throw. */

@@ -7,8 +7,8 @@ import { nowMicros, type Clock } from '../runtime/clock.ts';
 import type { Logger } from '../runtime/logger.ts';
 import { createPeriodic } from '../runtime/periodic.ts';
 import { pruneAssertionIds } from '../auth/assertion-ids.ts';
-import { leadsJob } from '../store/cluster.ts';
-import type { Store } from '../store/store.ts';
+import { leadsJob } from '../store/jobs/cluster.ts';
+import type { Store } from '../store/contract/store.ts';
 
 export const DEFAULT_PRUNE_BATCH_SIZE = 1000;
 /** How often the background pass runs; retention is counted in days, so a minute is plenty fine-grained. */

@@ -1,5 +1,5 @@
 // The event envelope (contract §5.1) and what the pipeline hands to consumers and subscribers.
-import type { DeviceRecord } from '../store/records.ts';
+import type { DeviceRecord } from '../store/contract/records.ts';
 
 /** Key order is part of the wire contract: eventId, targetName, eventType, data, timestamp. */
 export interface DeviceEvent {

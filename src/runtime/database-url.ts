@@ -21,7 +21,7 @@ export const isDatabaseUrl = (text: string): boolean => parse(text) !== null;
 
 /**
  * Whether the URL names its connections' application_name. node-postgres would take it over the service's own
- * (`sensorcloud`), by which admin commands tell that a serve process is connected (../store/postgres/cluster.ts).
+ * (`sensorcloud`), by which admin commands tell that a serve process is connected (../store/postgres/repos/cluster.ts).
  */
 export const setsApplicationName = (text: string): boolean => parse(text)?.searchParams.has('application_name') ?? false;
 

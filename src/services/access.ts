@@ -6,8 +6,8 @@ import { concreteProjectId, organizationName, projectName } from '../domain/name
 import {
   ORGANIZATION_ADMIN_PERMISSIONS, PROJECT_ADMIN_PERMISSIONS, projectPermissionsOf, type OrganizationPermission, type Permission, type ProjectPermission,
 } from '../domain/roles.ts';
-import type { MembershipRecord, OrganizationRecord, ProjectRecord } from '../store/records.ts';
-import type { Repos } from '../store/store.ts';
+import type { MembershipRecord, OrganizationRecord, ProjectRecord } from '../store/contract/records.ts';
+import type { Repos } from '../store/contract/store.ts';
 import type { Principal } from '../auth/principal.ts';
 
 const accepted = (p: Principal) => p.memberships.filter((m) => m.status === 'ACCEPTED');

@@ -11,7 +11,7 @@ import { nowMicros } from '../runtime/clock.ts';
 import { badRequest, notFound } from '../domain/errors.ts';
 import { keyName, serviceAccountName } from '../domain/names.ts';
 import { newSecret, newToken } from '../runtime/random.ts';
-import type { ServiceAccountRecord } from '../store/records.ts';
+import type { ServiceAccountRecord } from '../store/contract/records.ts';
 import { MAX_KEYS_PER_SERVICE_ACCOUNT } from './service-accounts.ts';
 
 export type RecoveryDeps = Pick<Deps, 'config' | 'store' | 'clock' | 'random' | 'ids' | 'secretBox'>;

@@ -16,8 +16,8 @@ import { readConnectorMetrics, readConnectorMetricsHistory, type ConnectorMetric
 import { dropQueue, dropRest } from '../delivery/claim.ts';
 import { enqueueSync } from '../delivery/sync.ts';
 import { checkUrlForWrite } from '../delivery/ssrf.ts';
-import type { DataConnectorRecord } from '../store/connector-repos.ts';
-import type { Repos } from '../store/store.ts';
+import type { DataConnectorRecord } from '../store/contract/connector-repos.ts';
+import type { Repos } from '../store/contract/store.ts';
 import { requireProject } from './access.ts';
 import type { Principal } from '../auth/principal.ts';
 

@@ -3,7 +3,7 @@
 // of 100 spent most of its time there), and the page assembled as UTF-8 bytes.
 import { presentReported } from '../domain/device-types.ts';
 import { deviceName } from '../domain/names.ts';
-import type { DeviceListingRow } from '../store/store.ts';
+import type { DeviceListingRow } from '../store/contract/store.ts';
 
 /** Served `reported` texts per device type, keyed by the stored text; a pure function's memo, so bounded and shared. */
 const reportedMemo = new Map<string, Map<string, string>>();
@@ -33,7 +33,7 @@ export function presentDeviceJson(d: DeviceListingRow): string {
   return `{"name":${JSON.stringify(deviceName(d.projectId, d.id))},"type":${JSON.stringify(d.type)},"productNumber":${JSON.stringify(d.productNumber)},"labels":${d.labelsJson},"reported":${presentReportedJson(d.type, d.reportedJson)}}`;
 }
 
-/** UTF-8 of rows the store hands out again from its page cache (frozen rows only; see store/sqlite/device-query.ts). */
+/** UTF-8 of rows the store hands out again from its page cache (frozen rows only; see store/sqlite/repos/device-query.ts). */
 const encoded = new WeakMap<DeviceListingRow, Buffer>();
 
 function deviceJsonBytes(d: DeviceListingRow): Buffer {

@@ -6,8 +6,8 @@ import { labelKeyProblem, parseLabelFilter } from '../domain/labels.ts';
 import { idFromName } from '../domain/names.ts';
 import { MAX_PAGE_BYTES, pageRequest, toPage } from '../domain/paging.ts';
 import { sha256 } from '../runtime/sha256.ts';
-import type { ProjectRecord } from '../store/records.ts';
-import type { DeviceListingRow, DeviceQuery, DeviceSort, DeviceSortValue } from '../store/store.ts';
+import type { ProjectRecord } from '../store/contract/records.ts';
+import type { DeviceListingRow, DeviceQuery, DeviceSort, DeviceSortValue } from '../store/contract/store.ts';
 import { projectPermissions, readableScopes, requireProject } from './access.ts';
 import type { Principal } from '../auth/principal.ts';
 

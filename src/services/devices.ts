@@ -9,8 +9,8 @@ import { checkBatchSize } from '../domain/batches.ts';
 import { MAX_LABELS_MESSAGE, MAX_LABELS_PER_DEVICE, labelKeyProblem, labelValueProblem } from '../domain/labels.ts';
 import { concreteProjectId, deviceName, labelName, parseDeviceName } from '../domain/names.ts';
 import type { Emit } from '../events/pipeline.ts';
-import type { DeviceRecord } from '../store/records.ts';
-import type { Repos } from '../store/store.ts';
+import type { DeviceRecord } from '../store/contract/records.ts';
+import type { Repos } from '../store/contract/store.ts';
 import { projectPermissions, requireProject } from './access.ts';
 import type { Principal } from '../auth/principal.ts';
 

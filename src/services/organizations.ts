@@ -5,7 +5,7 @@ import type { Deps } from '../deps.ts';
 import { badRequest } from '../domain/errors.ts';
 import { organizationName } from '../domain/names.ts';
 import { pageRequest, toPage } from '../domain/paging.ts';
-import type { OrganizationRecord } from '../store/records.ts';
+import type { OrganizationRecord } from '../store/contract/records.ts';
 import { readableScopes, requireOrganization } from './access.ts';
 
 /** The wire shape of §3.1. */

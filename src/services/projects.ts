@@ -6,8 +6,8 @@ import { badRequest, notFound } from '../domain/errors.ts';
 import { labelKeyProblem, labelValueProblem } from '../domain/labels.ts';
 import { concreteProjectId, idFromName, organizationName, projectName } from '../domain/names.ts';
 import { pageRequest, toPage } from '../domain/paging.ts';
-import type { Location, ProjectWithCounts } from '../store/records.ts';
-import type { Repos } from '../store/store.ts';
+import type { Location, ProjectWithCounts } from '../store/contract/records.ts';
+import type { Repos } from '../store/contract/store.ts';
 import { readableScopes, requireHoldsRolesOf, requireOrganization, requireProject } from './access.ts';
 import type { Principal } from '../auth/principal.ts';
 

@@ -5,7 +5,7 @@ import { nowMicros } from '../runtime/clock.ts';
 import { normalizePublishBody } from '../domain/event-data.ts';
 import { findProjectDevice, requireEmulated } from './devices.ts';
 import type { EmittedEvent } from '../events/types.ts';
-import type { DeviceRecord } from '../store/records.ts';
+import type { DeviceRecord } from '../store/contract/records.ts';
 import { requireProject } from './access.ts';
 import type { Principal } from '../auth/principal.ts';
 

@@ -1,4 +1,4 @@
-// The device list's prebuilt body (services/device-json.ts) and its page cache (store/sqlite/device-query.ts): the
+// The device list's prebuilt body (services/device-json.ts) and its page cache (store/sqlite/repos/device-query.ts): the
 // bytes must be exactly JSON.stringify of the presentDevice objects and the newline every JSON body ends with, and
 // every device write must show at once.
 import assert from 'node:assert/strict';
@@ -6,7 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import { nowMicros } from '../../src/runtime/clock.ts';
 import { presentDevice } from '../../src/services/devices.ts';
 import { devicePageBody, presentDeviceJson, presentReportedJson } from '../../src/services/device-json.ts';
-import type { DeviceRecord } from '../../src/store/records.ts';
+import type { DeviceRecord } from '../../src/store/contract/records.ts';
 import { createTestContext, type TestContext } from '../helpers/context.ts';
 
 /** Label keys and values chosen to break a naive serializer. */

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { nowMicros } from '../../src/runtime/clock.ts';
-import type { DeviceRecord } from '../../src/store/records.ts';
+import type { DeviceRecord } from '../../src/store/contract/records.ts';
 import { createTestContext, type TestContext } from '../helpers/context.ts';
 
 const idOf = (d: { name: string }) => d.name.split('/').pop()!;

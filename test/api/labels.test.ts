@@ -2,7 +2,7 @@
 // labelsChanged event each real change stores in the history.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { DeviceRecord } from '../../src/store/records.ts';
+import type { DeviceRecord } from '../../src/store/contract/records.ts';
 import { createTestContext, type TestContext } from '../helpers/context.ts';
 
 describe('labels', () => {

@@ -5,7 +5,7 @@ import { describe, it } from 'node:test';
 import { claimDue } from '../../src/delivery/claim.ts';
 import { RETENTION_MICROS } from '../../src/delivery/retry.ts';
 import { nowMicros } from '../../src/runtime/clock.ts';
-import type { Repos, Store } from '../../src/store/store.ts';
+import type { Repos, Store } from '../../src/store/contract/store.ts';
 import { createTestContext, type TestContext } from '../helpers/context.ts';
 
 async function connector(t: TestContext): Promise<string> {

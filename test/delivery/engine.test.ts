@@ -6,7 +6,7 @@ import { nowMicros } from '../../src/runtime/clock.ts';
 import { createDeliveryEngine, type DeliveryEngine, type EngineOptions } from '../../src/delivery/engine.ts';
 import { formatTimestamp } from '../../src/domain/time.ts';
 import { pruneOnce } from '../../src/events/retention.ts';
-import type { DeviceRecord } from '../../src/store/records.ts';
+import type { DeviceRecord } from '../../src/store/contract/records.ts';
 import { createTestContext, type ContextOptions, type TestContext } from '../helpers/context.ts';
 import { createSqliteStore } from '../../src/store/sqlite/index.ts';
 import { createPostgresTestStore } from '../helpers/store.ts';

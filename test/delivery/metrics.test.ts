@@ -6,7 +6,7 @@ import { nowMicros } from '../../src/runtime/clock.ts';
 import { createDeliveryEngine } from '../../src/delivery/engine.ts';
 import { addToHistogram, attemptCounterDeltas, HISTOGRAM_RELATIVE_ERROR, histogramKey, histogramValue, nearestRank, type AttemptSample, type Histogram } from '../../src/delivery/metrics.ts';
 import { formatTimestamp } from '../../src/domain/time.ts';
-import type { DeviceRecord } from '../../src/store/records.ts';
+import type { DeviceRecord } from '../../src/store/contract/records.ts';
 import { createTestContext, type TestContext } from '../helpers/context.ts';
 import { FakeDispatcher } from '../helpers/fake-dispatcher.ts';
 

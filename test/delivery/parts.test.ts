@@ -12,8 +12,8 @@ import { RETENTION_MS } from '../../src/delivery/retry.ts';
 import { createSlots } from '../../src/delivery/slots.ts';
 import type { AttemptOutcome } from '../../src/delivery/types.ts';
 import { FakeClock, nowMicros } from '../../src/runtime/clock.ts';
-import type { Store } from '../../src/store/store.ts';
-import type { DataConnectorRecord } from '../../src/store/connector-repos.ts';
+import type { Store } from '../../src/store/contract/store.ts';
+import type { DataConnectorRecord } from '../../src/store/contract/connector-repos.ts';
 import { createTestContext, type TestContext } from '../helpers/context.ts';
 
 const ok: AttemptOutcome = { ok: true, reason: 'ack', status: 200, responseTimeMs: 5, message: '200' };

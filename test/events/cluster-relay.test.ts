@@ -8,8 +8,8 @@ import { startClusterRelay, type RelayTiming } from '../../src/events/cluster-re
 import type { ClusterHold, EventPipeline, EventSubscriber } from '../../src/events/pipeline.ts';
 import type { EmittedEvent } from '../../src/events/types.ts';
 import { createLogger } from '../../src/runtime/logger.ts';
-import type { DeviceRecord } from '../../src/store/records.ts';
-import type { Cluster, Store } from '../../src/store/store.ts';
+import type { DeviceRecord } from '../../src/store/contract/records.ts';
+import type { Cluster, Store } from '../../src/store/contract/store.ts';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

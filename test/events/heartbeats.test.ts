@@ -7,7 +7,7 @@ import { formatTimestamp } from '../../src/domain/time.ts';
 import { createDemo, DEMO_DEVICES, findBootstrapProject } from '../../src/emulator/demo.ts';
 import { createHeartbeats } from '../../src/emulator/heartbeats.ts';
 import type { EmittedEvent } from '../../src/events/types.ts';
-import type { DeviceRecord } from '../../src/store/records.ts';
+import type { DeviceRecord } from '../../src/store/contract/records.ts';
 import { createTestContext, type TestContext } from '../helpers/context.ts';
 
 const WEEK_MICROS = 7 * 86400 * 1_000_000;

@@ -7,7 +7,7 @@ import { nowMicros } from '../../src/runtime/clock.ts';
 import { parsePingInterval } from '../../src/api/routes/stream.ts';
 import { StreamMessage } from '../../src/events/fan-out.ts';
 import { formatTimestamp } from '../../src/domain/time.ts';
-import type { DeviceRecord } from '../../src/store/records.ts';
+import type { DeviceRecord } from '../../src/store/contract/records.ts';
 import { createTestContext, type Auth, type TestContext } from '../helpers/context.ts';
 
 const ID = /^[0-9a-v]{20}$/;

@@ -14,8 +14,8 @@ import { FakeClock } from '../../src/runtime/clock.ts';
 import { createSilentLogger } from '../../src/runtime/logger.ts';
 import { newSecret } from '../../src/runtime/random.ts';
 import { bootstrapIfEmpty, type BootstrapFile } from '../../src/services/bootstrap.ts';
-import type { DeviceRecord } from '../../src/store/records.ts';
-import type { Store } from '../../src/store/store.ts';
+import type { DeviceRecord } from '../../src/store/contract/records.ts';
+import type { Store } from '../../src/store/contract/store.ts';
 import { createTestStore } from './store.ts';
 
 export type Auth =

@@ -7,7 +7,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createPostgresStore } from '../../src/store/postgres/index.ts';
 import { createSqliteStore } from '../../src/store/sqlite/index.ts';
-import type { Repos, Store } from '../../src/store/store.ts';
+import type { Repos, Store } from '../../src/store/contract/store.ts';
 import { createTestDatabase } from './postgres.ts';
 
 export const TEST_STORE_KINDS = ['sqlite', 'postgres'] as const;

@@ -1,11 +1,11 @@
-// The device versions processes tell each other (store/postgres/device-hints.ts), on an in-memory channel that
+// The device versions processes tell each other (store/postgres/batching/device-hints.ts), on an in-memory channel that
 // delivers every message to every subscriber, the sender too, as NOTIFY does. Real timers: a send waits at most
 // 10 ms, so each check waits a little longer than that.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { createDeviceHints } from '../../src/store/postgres/device-hints.ts';
-import { DeviceVersions, type DeviceVersion } from '../../src/store/postgres/device-versions.ts';
-import type { Cluster } from '../../src/store/store.ts';
+import { createDeviceHints } from '../../src/store/postgres/batching/device-hints.ts';
+import { DeviceVersions, type DeviceVersion } from '../../src/store/postgres/batching/device-versions.ts';
+import type { Cluster } from '../../src/store/contract/store.ts';
 import { device } from './contract/fixtures.ts';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -1,11 +1,11 @@
-// The group commit's gap between batches (store/postgres/group-commit.ts, GroupCommitOptions.gapMs), against a fake
+// The group commit's gap between batches (store/postgres/batching/group-commit.ts, GroupCommitOptions.gapMs), against a fake
 // pool: transactions requested while a gap runs wait for it and share one batch; without a gap each batch starts as
 // soon as the one before ended. Real timers, with margins wide enough for a busy machine.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type pg from 'pg';
-import { createGroupCommit } from '../../src/store/postgres/group-commit.ts';
-import type { Repos } from '../../src/store/store.ts';
+import { createGroupCommit } from '../../src/store/postgres/batching/group-commit.ts';
+import type { Repos } from '../../src/store/contract/store.ts';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

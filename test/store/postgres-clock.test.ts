@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import pg from 'pg';
-import { clockDifferenceMs, startClockWatch } from '../../src/store/postgres/clock-check.ts';
+import { clockDifferenceMs, startClockWatch } from '../../src/store/postgres/operations/clock-check.ts';
 import { createPostgresStore } from '../../src/store/postgres/index.ts';
 import { capturedLog } from '../helpers/captured-log.ts';
 import { createTestDatabase } from '../helpers/postgres.ts';

@@ -1,4 +1,4 @@
-// PostgreSQL only: the read cache of projects and active connectors (store/postgres/config-cache.ts) across two
+// PostgreSQL only: the read cache of projects and active connectors (store/postgres/repos/config-cache.ts) across two
 // stores on one database (two processes): a change committed by one is seen by the other's next read after it
 // checks the versions, as every authenticated request does first; a transaction reads its own writes.
 import assert from 'node:assert/strict';

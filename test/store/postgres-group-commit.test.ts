@@ -1,12 +1,12 @@
-// PostgreSQL only: the group commit of rerunnable transactions (store/postgres/group-commit.ts) and the writes its
+// PostgreSQL only: the group commit of rerunnable transactions (store/postgres/batching/group-commit.ts) and the writes its
 // batches hold to the end (write-behind.ts). What a batch does when a device it reads is held by another
 // transaction, when the write of what it held fails, and that a batch reads what it holds.
 import assert from 'node:assert/strict';
 import pg from 'pg';
 import { after, before, describe, it } from 'node:test';
 import { createPostgresStore, type PostgresStore } from '../../src/store/postgres/index.ts';
-import type { DeviceRecord } from '../../src/store/records.ts';
-import type { Repos } from '../../src/store/store.ts';
+import type { DeviceRecord } from '../../src/store/contract/records.ts';
+import type { Repos } from '../../src/store/contract/store.ts';
 import { createTestDatabase } from '../helpers/postgres.ts';
 import { device, event, row, seedConnector, T0 } from './contract/fixtures.ts';
 

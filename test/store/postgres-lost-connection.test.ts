@@ -5,7 +5,7 @@ import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
 import { ApiError } from '../../src/domain/errors.ts';
 import { createPostgresStore, type PostgresStore } from '../../src/store/postgres/index.ts';
-import type { Repos } from '../../src/store/store.ts';
+import type { Repos } from '../../src/store/contract/store.ts';
 import { createTestDatabase } from '../helpers/postgres.ts';
 import { device, event, organization, row, seedConnector, T0 } from './contract/fixtures.ts';
 

@@ -3,9 +3,9 @@
 // at once. The queue and the metrics have no foreign keys, so no organization or project is needed.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { DeliveryRecord, NewDelivery } from '../../src/store/connector-repos.ts';
+import type { DeliveryRecord, NewDelivery } from '../../src/store/contract/connector-repos.ts';
 import { createPostgresStore, type PostgresStore } from '../../src/store/postgres/index.ts';
-import { startQueueVacuum } from '../../src/store/postgres/queue-vacuum.ts';
+import { startQueueVacuum } from '../../src/store/postgres/operations/queue-vacuum.ts';
 import pg from 'pg';
 import { capturedLog } from '../helpers/captured-log.ts';
 import { createTestDatabase } from '../helpers/postgres.ts';

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, describe, it } from 'node:test';
-import { HISTORY_SQL } from '../../src/store/sqlite/events.ts';
+import { HISTORY_SQL } from '../../src/store/sqlite/repos/events.ts';
 import { createSqliteStore } from '../../src/store/sqlite/index.ts';
 import { storeContract } from './contract.ts';
 

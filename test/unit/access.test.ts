@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { projectPermissions } from '../../src/services/access.ts';
 import type { Principal } from '../../src/auth/principal.ts';
-import type { MembershipRecord } from '../../src/store/records.ts';
+import type { MembershipRecord } from '../../src/store/contract/records.ts';
 
 const membership = (scopeType: 'project' | 'organization', scopeId: string, roles: string[]): MembershipRecord => ({
   scopeType, scopeId, memberId: 'u1', accountType: 'USER', roles, status: 'ACCEPTED', createTime: 0,

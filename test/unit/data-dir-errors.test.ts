@@ -1,11 +1,11 @@
-// The one-line start-up errors for a data dir whose files cannot be opened (store/data-dir.ts), a full disk first:
+// The one-line start-up errors for a data dir whose files cannot be opened (store/operations/data-dir.ts), a full disk first:
 // SQLite says "database or disk is full" or, opening a database, only "disk I/O error".
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { explainDataDirError, freeBytes } from '../../src/store/data-dir.ts';
+import { explainDataDirError, freeBytes } from '../../src/store/operations/data-dir.ts';
 
 const failure = (code: string, message = 'failed') => Object.assign(new Error(message), { code });
 

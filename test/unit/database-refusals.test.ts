@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { plainTcp } from '../../src/runtime/database-url.ts';
-import { explainConnectError } from '../../src/store/open.ts';
+import { explainConnectError } from '../../src/store/operations/open.ts';
 
 const refused = (message: string) => Object.assign(new Error(message), { code: '28000' });
 const TLS = "add sslmode=verify-full&sslrootcert=<the CA certificate that signed the server's> to the URL";

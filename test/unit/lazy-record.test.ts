@@ -1,8 +1,8 @@
-// The PostgreSQL store's lazily made records (store/postgres/lazy-record.ts): values made once, on first use, and
+// The PostgreSQL store's lazily made records (store/postgres/repos/lazy-record.ts): values made once, on first use, and
 // the record otherwise seen as a plain object of them (a caller may spread a transaction's repos).
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { lazyRecord } from '../../src/store/postgres/lazy-record.ts';
+import { lazyRecord } from '../../src/store/postgres/repos/lazy-record.ts';
 
 describe('lazyRecord', () => {
   it('makes each value once, on first use, and only the ones used', () => {

@@ -1,8 +1,8 @@
-// Which statements find nothing when a parameter holds NUL (both stores, src/store/nul-text.ts): those that only
+// Which statements find nothing when a parameter holds NUL (both stores, src/store/sql/nul-text.ts): those that only
 // read or delete, whatever their shape; every statement that inserts or updates rows is refused instead.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { findsNothing, holdsNul } from '../../src/store/nul-text.ts';
+import { findsNothing, holdsNul } from '../../src/store/sql/nul-text.ts';
 
 describe('text holding NUL in a statement', () => {
   it('finds nothing in a read or a delete, however it is written', () => {

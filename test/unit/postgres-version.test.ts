@@ -2,7 +2,7 @@
 // use what came with 12), a warning from 12 to 14 (not tested), nothing from 15 on (what the tests run against).
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { checkVersion } from '../../src/store/postgres/server-check.ts';
+import { checkVersion } from '../../src/store/postgres/operations/server-check.ts';
 import { capturedLog } from '../helpers/captured-log.ts';
 
 /** A connection to a server of this version, as the two settings read it. */

@@ -7,7 +7,7 @@ import { keyName, serviceAccountName } from '../../domain/names.ts';
 import { formatTimestamp } from '../../domain/time.ts';
 import type { MemberScope } from '../../services/members.ts';
 import * as service from '../../services/service-accounts.ts';
-import type { KeyRecord, ServiceAccountRecord } from '../../store/records.ts';
+import type { KeyRecord, ServiceAccountRecord } from '../../store/contract/records.ts';
 import type { App } from '../types.ts';
 import { PagingQuery, UpdateMaskQuery, noBodyIsEmpty, parseUpdateMask, principalOf } from '../http.ts';
 import { MemberSchema } from './members.ts';

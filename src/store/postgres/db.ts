@@ -11,10 +11,10 @@ import { connectTimeoutMs } from '../../runtime/database-url.ts';
 import type { Logger } from '../../runtime/logger.ts';
 import { DiskFull } from '../../runtime/disk-full.ts';
 import { spaced } from '../../runtime/spaced.ts';
-import { migrationFiles, newerMigrations } from '../migrations.ts';
-import { findsNothing, nulRefused } from '../nul-text.ts';
+import { migrationFiles, newerMigrations } from '../sql/migrations.ts';
+import { findsNothing, nulRefused } from '../sql/nul-text.ts';
 import { withArrayLiterals } from './array-literal.ts';
-import { usePasswordFile } from './password-file.ts';
+import { usePasswordFile } from './operations/password-file.ts';
 
 /** Something that runs SQL: the pool (each call on any free connection) or one transaction's connection. */
 export interface Sql {

@@ -9,10 +9,10 @@ import { unavailable } from '../../domain/errors.ts';
 import type { Logger } from '../../runtime/logger.ts';
 import { StartupError } from '../../runtime/startup-error.ts';
 import { DiskFull } from '../../runtime/disk-full.ts';
-import { freeBytes } from '../data-dir.ts';
-import { migrationFiles, newerMigrations } from '../migrations.ts';
-import { findsNothing, holdsNul, nulRefused } from '../nul-text.ts';
-import { CacheRegistry } from './read-cache.ts';
+import { freeBytes } from '../operations/data-dir.ts';
+import { migrationFiles, newerMigrations } from '../sql/migrations.ts';
+import { findsNothing, holdsNul, nulRefused } from '../sql/nul-text.ts';
+import { CacheRegistry } from './repos/read-cache.ts';
 
 type Statement = Database.Statement<unknown[], unknown>;
 

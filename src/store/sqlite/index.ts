@@ -3,19 +3,19 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { unavailable } from '../../domain/errors.ts';
 import type { Logger } from '../../runtime/logger.ts';
-import { createPrivateFile, makePrivate } from '../private-file.ts';
-import type { Repos, Store, TransactionOptions } from '../store.ts';
-import { createAssertionIdRepo, createInviteRepo, createKeyRepo, createServiceAccountRepo, createUserRepo } from './accounts.ts';
-import { startCheckpointer, type CheckpointOptions } from './checkpointer.ts';
+import { createPrivateFile, makePrivate } from '../operations/private-file.ts';
+import type { Repos, Store, TransactionOptions } from '../contract/store.ts';
+import { createAssertionIdRepo, createInviteRepo, createKeyRepo, createServiceAccountRepo, createUserRepo } from './repos/accounts.ts';
+import { startCheckpointer, type CheckpointOptions } from './operations/checkpointer.ts';
 import { Lock, SqliteDb } from './db.ts';
-import { createDeviceRepo } from './devices.ts';
-import { createEventRepo } from './events.ts';
-import { createConnectorMetricRepo } from './connector-metrics.ts';
-import { createDataConnectorRepo } from './data-connectors.ts';
-import { createDeliveryRepo } from './deliveries.ts';
-import { createMembershipRepo } from './memberships.ts';
-import { createOrganizationRepo, createProjectRepo } from './organizations.ts';
-import { createSealedRepo } from './sealed.ts';
+import { createDeviceRepo } from './repos/devices.ts';
+import { createEventRepo } from './repos/events.ts';
+import { createConnectorMetricRepo } from './repos/connector-metrics.ts';
+import { createDataConnectorRepo } from './repos/data-connectors.ts';
+import { createDeliveryRepo } from './repos/deliveries.ts';
+import { createMembershipRepo } from './repos/memberships.ts';
+import { createOrganizationRepo, createProjectRepo } from './repos/organizations.ts';
+import { createSealedRepo } from './repos/sealed.ts';
 
 function createRepos(db: SqliteDb): Repos {
   return {

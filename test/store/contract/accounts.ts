@@ -2,7 +2,7 @@
 // every write that can change whom a credential authenticates as, and stay put under event traffic).
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { Store } from '../../../src/store/store.ts';
+import type { Store } from '../../../src/store/contract/store.ts';
 import {
   connector, device, event, id, key, membership, organization, project, row, seedProject, serviceAccount, T0, user, useStore, type OpenStore,
 } from './fixtures.ts';

@@ -5,8 +5,8 @@
 // neither, and concurrent increments of metrics and counters are all counted.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { DeliveryRecord } from '../../../src/store/connector-repos.ts';
-import type { Store } from '../../../src/store/store.ts';
+import type { DeliveryRecord } from '../../../src/store/contract/connector-repos.ts';
+import type { Store } from '../../../src/store/contract/store.ts';
 import { MINUTE, row, seedConnector, seedProject, serviceAccount, sorted, T0, user, useStore, type OpenStore } from './fixtures.ts';
 
 const CLAIMERS = 8;

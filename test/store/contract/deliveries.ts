@@ -3,7 +3,7 @@
 // leaves the row due again. Rows are queued (as the service does) in enqueue-time order.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { DeliveryRecord } from '../../../src/store/connector-repos.ts';
+import type { DeliveryRecord } from '../../../src/store/contract/connector-repos.ts';
 import { row, seedConnector, sorted, useStore, withFreshStore, type OpenStore } from './fixtures.ts';
 
 const idsOf = (rows: DeliveryRecord[]) => sorted(rows.map((r) => r.id));

@@ -2,8 +2,8 @@
 // (every filter, every sort, descending, missing values last, ties on the id, cursors, the byte bound).
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
-import type { DeviceRecord } from '../../../src/store/records.ts';
-import type { DeviceListingRow, DeviceQuery, DeviceSort } from '../../../src/store/store.ts';
+import type { DeviceRecord } from '../../../src/store/contract/records.ts';
+import type { DeviceListingRow, DeviceQuery, DeviceSort } from '../../../src/store/contract/store.ts';
 import { device, event, project, seedProject, T0, useStore, type OpenStore } from './fixtures.ts';
 
 export function deviceContract(open: OpenStore): void {

@@ -5,8 +5,8 @@ import { describe, it } from 'node:test';
 import { FakeClock } from '../../../src/runtime/clock.ts';
 import { createIdGenerator } from '../../../src/runtime/ids.ts';
 import { SeededRandom } from '../../../src/runtime/random.ts';
-import type { DeviceRecord, EventRecord } from '../../../src/store/records.ts';
-import type { EventHistoryQuery, Store } from '../../../src/store/store.ts';
+import type { DeviceRecord, EventRecord } from '../../../src/store/contract/records.ts';
+import type { EventHistoryQuery, Store } from '../../../src/store/contract/store.ts';
 import { device, event, project, seedProject, T0, useStore, withFreshStore, type OpenStore } from './fixtures.ts';
 
 export function eventContract(open: OpenStore): void {

@@ -2,11 +2,11 @@
 // foreign keys (an organization before its projects, a project before its devices, service accounts and
 // connectors, a connector before its queue rows and metrics). Written against the Store interface only.
 import { after, before } from 'node:test';
-import type { DataConnectorRecord, NewDelivery } from '../../../src/store/connector-repos.ts';
+import type { DataConnectorRecord, NewDelivery } from '../../../src/store/contract/connector-repos.ts';
 import type {
   DeviceRecord, EventRecord, KeyRecord, MembershipRecord, OrganizationRecord, ProjectRecord, ServiceAccountRecord, UserRecord,
-} from '../../../src/store/records.ts';
-import type { Store } from '../../../src/store/store.ts';
+} from '../../../src/store/contract/records.ts';
+import type { Store } from '../../../src/store/contract/store.ts';
 
 /** Opens a new, empty store each time it is called (a fresh file, database or schema). */
 export type OpenStore = () => Promise<Store> | Store;

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { createMemoryLoginFailures } from '../../../src/auth/login-failures-memory.ts';
-import type { LoginFailures } from '../../../src/store/store.ts';
+import type { LoginFailures } from '../../../src/store/contract/store.ts';
 import { useStore, type OpenStore } from './fixtures.ts';
 
 const WINDOW = 15 * 60_000;

@@ -2,7 +2,7 @@
 // delivery counters.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { Repos } from '../../../src/store/store.ts';
+import type { Repos } from '../../../src/store/contract/store.ts';
 import { MINUTE, seedConnector, T0, useStore, withFreshStore, type OpenStore } from './fixtures.ts';
 
 const B0 = T0; // a bucket start (T0 is on a minute)

@@ -1,7 +1,7 @@
 // Store contract: organizations and projects (lists, filters, counts, the cascade of a project delete).
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
-import type { ProjectListFilter } from '../../../src/store/store.ts';
+import type { ProjectListFilter } from '../../../src/store/contract/store.ts';
 import {
   connector, device, key, membership, organization, project, seedProject, serviceAccount, T0, user, useStore, withFreshStore, type OpenStore,
 } from './fixtures.ts';

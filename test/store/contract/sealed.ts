@@ -2,7 +2,7 @@
 // listed; replacing one changes that value alone, read back through the owning repository (caches included).
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { SealedValue } from '../../../src/store/store.ts';
+import type { SealedValue } from '../../../src/store/contract/store.ts';
 import { key, seedConnector, seedProject, serviceAccount, withFreshStore, type OpenStore } from './fixtures.ts';
 
 export function sealedContract(open: OpenStore): void {

@@ -1,0 +1,136 @@
+// The delivery queue on SQLite. One writer claims in batches: a claim sets lease_until and pushes due_time to
+// the lease end, so a row whose process died mid-attempt becomes due again by itself, and "due" stays a plain
+// range on (connector_id, due_time).
+import type { DeliveryRecord, DeliveryRepo, NewDelivery } from '../../contract/connector-repos.ts';
+import { toJson, type SqliteDb } from '../db.ts';
+import { toDelivery, toSync, type DeliveryRow, type SyncRow } from '../../sql/rows.ts';
+
+// Loose index scan: one seek per connector that has queued rows, however long its backlog is.
+const CONNECTORS_WITH_DUE = `
+  WITH RECURSIVE c(id) AS (
+    SELECT (SELECT connector_id FROM deliveries ORDER BY connector_id LIMIT 1)
+    UNION ALL
+    SELECT (SELECT connector_id FROM deliveries WHERE connector_id > c.id ORDER BY connector_id LIMIT 1) FROM c WHERE c.id IS NOT NULL
+  )
+  SELECT id FROM c WHERE id IS NOT NULL
+    AND EXISTS (SELECT 1 FROM deliveries d WHERE d.connector_id = c.id AND d.due_time <= ? AND d.enqueue_time > ?)`;
+
+export function createDeliveryRepo(db: SqliteDb): DeliveryRepo {
+  // leaseIf is ignored: one process owns the store, and its engine counts its own attempts.
+  const insert = (rows: NewDelivery[]) => rows.map((r) => {
+    const id = Number(db.run(
+      'INSERT INTO deliveries (connector_id, event_id, body, enqueue_time, due_time, attempts, lease_until) VALUES (?, ?, ?, ?, ?, 0, ?)',
+      r.connectorId, r.eventId, r.body, r.enqueueTime, r.dueTime, r.leaseUntil ?? null,
+    ).lastInsertRowid);
+    r.queued = { id, leased: r.leaseUntil != null };
+    return id;
+  });
+  // Leases up to `limit` due rows of one connector, earliest due first (DeliveryRepo.claim; no cap: see above).
+  const claim = async (connectorId: string, now: number, enqueuedAfter: number, leaseUntil: number, limit: number): Promise<DeliveryRecord[]> =>
+    db
+      .all<DeliveryRow>(
+        `UPDATE deliveries SET lease_until = ?, due_time = ?
+         WHERE id IN (SELECT id FROM deliveries WHERE connector_id = ? AND due_time <= ? AND enqueue_time > ? ORDER BY due_time, id LIMIT +?)
+         RETURNING *`,
+        leaseUntil, leaseUntil, connectorId, now, enqueuedAfter, limit,
+      )
+      .map(toDelivery)
+      .sort((a, b) => a.id - b.id);
+  const deleteMany = (ids: readonly number[]) => {
+    let n = 0;
+    for (const id of ids) n += db.run('DELETE FROM deliveries WHERE id = ?', id).changes;
+    return n;
+  };
+  return {
+    async insert(rows) {
+      return insert(rows);
+    },
+    async add(rows) {
+      insert(rows);
+    },
+    async connectorsWithDue(now, enqueuedAfter) {
+      return db.all<{ id: string }>(CONNECTORS_WITH_DUE, now, enqueuedAfter).map((r) => r.id);
+    },
+    claim,
+    async claimMany(asks, total, now, enqueuedAfter, leaseUntil) {
+      const out: DeliveryRecord[][] = [];
+      let left = total;
+      for (const ask of asks) {
+        const rows = left > 0 ? await claim(ask.connectorId, now, enqueuedAfter, leaseUntil, Math.min(ask.limit, left)) : [];
+        left -= rows.length;
+        out.push(rows);
+      }
+      return out;
+    },
+    async get(id) {
+      const r = db.get<DeliveryRow>('SELECT * FROM deliveries WHERE id = ?', id);
+      return r ? toDelivery(r) : null;
+    },
+    async delete(id, leaseUntil) {
+      if (leaseUntil === undefined) return db.run('DELETE FROM deliveries WHERE id = ?', id).changes > 0;
+      return db.run('DELETE FROM deliveries WHERE id = ? AND lease_until IS ?', id, leaseUntil).changes > 0;
+    },
+    async deleteMany(ids) {
+      return deleteMany(ids);
+    },
+    async deleteCounted(ids, series) {
+      const n = deleteMany(ids);
+      if (n > 0) {
+        db.run('INSERT INTO delivery_counters (series, value) VALUES (?, ?) ON CONFLICT (series) DO UPDATE SET value = value + excluded.value', series, n);
+      }
+    },
+    async reschedule(id, attempts, dueTime, leaseUntil) {
+      return db.run('UPDATE deliveries SET attempts = ?, due_time = ?, lease_until = NULL WHERE id = ? AND lease_until IS ?', attempts, dueTime, id, leaseUntil).changes > 0;
+    },
+    async deleteByConnector(connectorId, limit) {
+      return db.run(
+        'DELETE FROM deliveries WHERE id IN (SELECT id FROM deliveries WHERE connector_id = ? LIMIT +?)', connectorId, limit,
+      ).changes;
+    },
+    async deleteExpired(enqueuedAtOrBefore, now, limit) {
+      // Rows are queued with enqueue_time = now and ids in insert order, so the expired rows are the lowest ids:
+      // a walk along the primary key up to the first row not yet expired finds them, without an index on
+      // enqueue_time, which was one more B-tree written for every row queued. (Should the clock step back, rows
+      // queued after the step are dropped with the ones before it: late by the size of the step, and never
+      // attempted meanwhile, since a claim skips expired rows.) A row in flight (lease not yet over) may finish
+      // its attempt; its outcome drops it.
+      return db.run(
+        `DELETE FROM deliveries WHERE id IN (
+           SELECT id FROM deliveries
+           WHERE id < coalesce((SELECT id FROM deliveries WHERE enqueue_time > ? ORDER BY id LIMIT 1), 9223372036854775807)
+             AND (lease_until IS NULL OR lease_until <= ?)
+           ORDER BY id LIMIT +?)`,
+        enqueuedAtOrBefore, now, limit,
+      ).changes;
+    },
+    async releaseLeases(now, ids) {
+      if (ids === undefined) return db.run('UPDATE deliveries SET lease_until = NULL, due_time = ? WHERE lease_until IS NOT NULL', now).changes;
+      return db.run(
+        'UPDATE deliveries SET lease_until = NULL, due_time = ? WHERE id IN (SELECT value FROM json_each(?)) AND lease_until IS NOT NULL',
+        now, toJson(ids),
+      ).changes;
+    },
+    async count() {
+      return db.get<{ n: number }>('SELECT count(*) AS n FROM deliveries')!.n;
+    },
+    async lastSync(connectorId) {
+      const r = db.get<SyncRow>('SELECT * FROM connector_syncs WHERE connector_id = ?', connectorId);
+      return r ? toSync(r) : null;
+    },
+    async recordSync(s) {
+      db.run(
+        `INSERT INTO connector_syncs (connector_id, first_id, last_id, enqueue_time, scope) VALUES (?, ?, ?, ?, ?)
+         ON CONFLICT (connector_id) DO UPDATE SET first_id = excluded.first_id, last_id = excluded.last_id,
+           enqueue_time = excluded.enqueue_time, scope = excluded.scope`,
+        s.connectorId, s.firstId, s.lastId, s.enqueueTime, s.scope,
+      );
+    },
+    async syncQueued(s) {
+      // Along the primary key: the sync's rows and whatever other transactions queued between them, never the backlog.
+      return db.get(
+        'SELECT 1 FROM deliveries WHERE id BETWEEN ? AND ? AND connector_id = ? AND enqueue_time = ? LIMIT 1',
+        s.firstId, s.lastId, s.connectorId, s.enqueueTime,
+      ) !== undefined;
+    },
+  };
+}
