@@ -7,7 +7,7 @@
 //
 // Events are sent only while another process has a stream open. Sent to no one, they were a NOTIFY transaction
 // every 10 ms, each flushed to disk, and every event's message read back by its own process: at saturation, one
-// process, ~6 µs of the service's and ~6 µs of PostgreSQL's CPU per event (docs/benchmarks.md). So every process
+// process, ~6 µs of the service's and ~6 µs of PostgreSQL's CPU per event (docs/benchmarks-log.md). So every process
 // says hello once a second, saying whether it has streams open, and a process that heard of none in the last 3 s
 // sends nothing (RelayTiming). A stream that opens where no stream was open asks the others first: it answers (its
 // headers go out) once each process heard in the last 3 s has acknowledged (or after 1 s: one that died), and each

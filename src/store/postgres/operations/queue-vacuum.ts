@@ -8,7 +8,7 @@
 //
 // A vacuum never gives the table's space back (see VACUUM below), so a backlog leaves the table as large as it made
 // it: 250 MB after 400,000 rows, and then delivery to 32 connectors at endpoints answering after 500 ms ran at
-// 25-68 % of its rate, PostgreSQL spending 3-11 times the CPU per push (docs/benchmarks.md), until the table was
+// 25-68 % of its rate, PostgreSQL spending 3-11 times the CPU per push (docs/benchmarks-log.md), until the table was
 // rewritten (`VACUUM FULL`: 96 ms for the queue nearly empty). So once a minute the leader also looks at
 // the table's size, and rewrites a table that is large and nearly empty. The rewrite holds the table's lock, and
 // every statement of the queue waits for it; it is only tried when the rows left are few (the copy is short), and

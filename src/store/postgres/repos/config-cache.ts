@@ -4,7 +4,7 @@
 // the start of every authenticated request, so a request sees every change committed before it began. Reads outside
 // a request (heartbeats, the engine) use the cache only within a second of the last check, and read the database
 // otherwise. A transaction that wrote either table reads past the cache (it must see its own writes); its commit
-// clears it. Measured: the two reads were 2 of the ~11 round trips of a published event (docs/benchmarks.md).
+// clears it. Measured: the two reads were 2 of the ~11 round trips of a published event (docs/benchmarks-log.md).
 import type { DataConnectorRecord } from '../../contract/connector-repos.ts';
 import type { ProjectRecord } from '../../contract/records.ts';
 
