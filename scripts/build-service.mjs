@@ -1,6 +1,6 @@
 // Bundles the service with esbuild into dist/service/: the `sensorcloud` command (cli.js; `serve` and the client
 // commands in chunks loaded as they are needed) and the dispatcher thread's entry, with the files a bundle cannot
-// hold beside it (SQL migrations, the checkpoint worker). One bundle instead of ~900 modules (typebox alone is ~700)
+// hold beside it (SQL files, the checkpoint worker). One bundle instead of ~900 modules (typebox alone is ~700)
 // took `npm start` from ~1.0 s to ~0.4 s until /healthz answered, on an existing data dir. Run by `npm run build`,
 // and by `npm test` when a source is newer than the bundle (serviceBundleStale), since every test that starts the
 // service or the CLI runs this bundle, the artefact users run.
@@ -49,10 +49,12 @@ export async function buildService() {
     banner: { js: "import { createRequire as __sensorcloudRequire } from 'node:module'; const require = __sensorcloudRequire(import.meta.url);" },
     logLevel: 'warning',
   });
-  // Files the bundle finds beside itself (store/sqlite/db.ts and checkpointer.ts name them relative to their module).
+  // Files the bundle finds beside itself (store/sqlite/db.ts, store/postgres/db.ts and checkpointer.ts name them
+  // relative to their module).
   mkdirSync(join(service, 'migrations'));
   cpSync(join(root, 'src/store/sqlite/migrations'), join(service, 'migrations'), { recursive: true });
   cpSync(join(root, 'src/store/postgres/migrations'), join(service, 'postgres-migrations'), { recursive: true });
+  cpSync(join(root, 'src/store/postgres/functions'), join(service, 'postgres-functions'), { recursive: true });
   cpSync(join(root, 'src/store/sqlite/operations/checkpoint-worker.mjs'), join(service, 'checkpoint-worker.mjs'));
   // Dated when the build started, so that a source saved during the build leaves the bundle stale.
   writeFileSync(marker, '');

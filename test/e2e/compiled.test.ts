@@ -12,6 +12,7 @@ import { after, describe, it } from 'node:test';
 import { startReceiver } from '../helpers/receiver.ts';
 import { CLI_COMMAND, ROOT, assertServiceBuilt, freePort } from '../helpers/serve-process.ts';
 import { testTls } from '../helpers/tls.ts';
+import { until } from '../helpers/until.ts';
 
 describe('happy', () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'sensorcloud-compiled-'));
@@ -31,11 +32,10 @@ describe('happy', () => {
       let out = '';
       child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
       child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
-      const deadline = Date.now() + 30_000;
-      while (!/listening on/.test(out)) {
-        assert.ok(Date.now() < deadline && child.exitCode === null, `the compiled service did not start: ${out}`);
-        await new Promise((r) => setTimeout(r, 50));
-      }
+      await until('the compiled service to start', () => {
+        assert.equal(child.exitCode, null, `the compiled service did not start: ${out}`);
+        return /listening on/.test(out);
+      }, 30_000);
       const boot = JSON.parse(readFileSync(join(dataDir, 'bootstrap.json'), 'utf8'));
       const auth = `Basic ${Buffer.from(`${boot.serviceAccount.keyId}:${boot.serviceAccount.secret}`).toString('base64')}`;
       const call = async (method: string, path: string, body?: unknown) => {
@@ -47,10 +47,7 @@ describe('happy', () => {
       await call('POST', `${boot.project}/dataconnectors`, { type: 'HTTP_PUSH', httpConfig: { url: receiver.url, signatureSecret: 's3cret' } });
       const device = await call('POST', `${boot.project}/devices`, { type: 'touch' });
       await call('POST', `${device.name}:publish`, { touch: {} });
-      while (receiver.requests.length === 0) {
-        assert.ok(Date.now() < deadline + 30_000, 'no push arrived');
-        await new Promise((r) => setTimeout(r, 50));
-      }
+      await until('a push to arrive', () => receiver.requests.length > 0, 30_000);
       const push = receiver.requests[0]!;
       assert.equal(JSON.parse(push.body.toString()).event.targetName, device.name);
       assert.ok(push.headers['x-service-signature'], 'the push is signed');

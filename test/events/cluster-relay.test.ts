@@ -10,8 +10,8 @@ import type { EmittedEvent } from '../../src/events/types.ts';
 import { createLogger } from '../../src/runtime/logger.ts';
 import type { DeviceRecord } from '../../src/store/contract/records.ts';
 import type { Cluster, Store } from '../../src/store/contract/store.ts';
+import { sleep } from '../helpers/until.ts';
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 const device: DeviceRecord = {
   id: 'd1', projectId: 'p1', type: 'temperature', productNumber: '102150', labels: { room: 'a' }, reported: {},

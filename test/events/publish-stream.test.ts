@@ -7,6 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import { DEVICE_TYPES, DEVICE_TYPE_NAMES } from '../../src/domain/device-types.ts';
 import { createTestContext, type TestContext } from '../helpers/context.ts';
 import { MINIMAL } from '../helpers/event-bodies.ts';
+import { sleep } from '../helpers/until.ts';
 
 interface Reader { contentType: string; events: string[]; close(): void }
 
@@ -71,7 +72,7 @@ describe('publish → stream, every device type × event type', () => {
       }
       // Bounded wait for the streams to catch up (they are written after each commit).
       for (let i = 0; i < 250 && (ndjson.events.length < published.length || sse.events.length < published.length); i++) {
-        await new Promise((r) => setTimeout(r, 20));
+        await sleep(20);
       }
       assert.equal(ndjson.events.length, published.length);
       assert.deepEqual(sse.events, ndjson.events, 'both framings carry the same events in the same order');

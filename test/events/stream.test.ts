@@ -9,6 +9,7 @@ import { StreamMessage } from '../../src/events/fan-out.ts';
 import { formatTimestamp } from '../../src/domain/time.ts';
 import type { DeviceRecord } from '../../src/store/contract/records.ts';
 import { createTestContext, type Auth, type TestContext } from '../helpers/context.ts';
+import { sleep, until } from '../helpers/until.ts';
 
 const ID = /^[0-9a-v]{20}$/;
 const TS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/;
@@ -87,10 +88,6 @@ async function readAll(s: Stream): Promise<any> {
   return JSON.parse(s.text());
 }
 
-async function waitFor(cond: () => boolean, what: string): Promise<void> {
-  for (let i = 0; i < 250 && !cond(); i++) await new Promise((r) => setTimeout(r, 20));
-  assert.ok(cond(), `timed out waiting for ${what}`);
-}
 
 describe('event stream', () => {
   let t: TestContext;
@@ -270,7 +267,7 @@ describe('event stream', () => {
       const s = await open(streamPath());
       assert.equal(t.app.eventStreams.openCount(), before + 1);
       s.close();
-      await waitFor(() => t.app.eventStreams.openCount() === before, 'the stream to be released');
+      await until('the stream to be released', () => t.app.eventStreams.openCount() === before, { everyMs: 20 });
       await touch(a); // nothing left to write to
     });
   });
@@ -370,7 +367,7 @@ describe('event stream', () => {
           let again = await open(streamPath(), { auth: member.auth });
           for (let i = 0; i < 250 && again.status === 429; i++) {
             await readAll(again);
-            await new Promise((r) => setTimeout(r, 20));
+            await sleep(20);
             again = await open(streamPath(), { auth: member.auth });
           }
           assert.equal(again.status, 200, 'a closed stream frees its place');

@@ -12,6 +12,7 @@ import { after } from 'node:test';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { ROOT, freePort, serve } from './serve-process.ts';
 import { testTls } from './tls.ts';
+import { sleep } from './until.ts';
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const SCREENSHOT_DIR = process.env.UPDATE_DOCS_SCREENSHOTS === '1' ? join(ROOT, 'docs', 'console') : join(ROOT, 'test-artifacts', 'console');
@@ -49,7 +50,7 @@ export async function ensureConsoleBuilt(): Promise<void> {
       mkdirSync(join(ROOT, 'dist'), { recursive: true });
       mkdirSync(LOCK);
     } catch {
-      await new Promise((r) => setTimeout(r, 500)); // another file is building
+      await sleep(500); // another file is building
       continue;
     }
     try {

@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { freePort } from './serve-process.ts';
+import { sleep } from './until.ts';
 
 const BIN = '/usr/sbin/pgbouncer';
 
@@ -80,7 +81,7 @@ export async function startPgBouncer(options: PgBouncerOptions): Promise<PgBounc
       stop();
       throw new Error('PgBouncer did not answer within 5 s');
     }
-    await new Promise((r) => setTimeout(r, 50));
+    await sleep(50);
   }
   return { url, stop };
 }

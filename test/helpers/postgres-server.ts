@@ -8,6 +8,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
+import { sleep } from './until.ts';
 
 export interface PostgresServer {
   /** postgres://postgres@127.0.0.1:<port>/postgres: a superuser on the maintenance database (with its password, if set). */
@@ -105,7 +106,7 @@ export async function startPostgresServer(options: StartOptions = {}): Promise<P
       await probe.end().catch(() => undefined);
       if (refused) break;
       if (tries === 100) throw new Error('the server still takes connections without a password');
-      await new Promise((r) => setTimeout(r, 50));
+      await sleep(50);
     }
   }
   let stopped = false;

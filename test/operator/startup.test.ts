@@ -19,6 +19,7 @@ import { startPostgresServer, type PostgresServer } from '../helpers/postgres-se
 import { freePort, serve, spawnCli } from '../helpers/serve-process.ts';
 import { testTls } from '../helpers/tls.ts';
 import { cleanEnv, runCli, type Finished } from './cli-process.ts';
+import { sleep, until } from '../helpers/until.ts';
 
 const root = mkdtempSync(join(tmpdir(), 'sensorcloud-startup-'));
 after(() => rmSync(root, { recursive: true, force: true }));
@@ -50,11 +51,10 @@ async function startAndAnnounce(env: Record<string, string>): Promise<{ line: Re
   let out = '';
   child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
-  const deadline = Date.now() + 30_000;
-  while (!/listening on/.test(out)) {
-    assert.ok(Date.now() < deadline && child.exitCode === null, `the service did not start: ${out}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  await until('the service to start', () => {
+    assert.equal(child.exitCode, null, `the service did not start: ${out}`);
+    return /listening on/.test(out);
+  }, 30_000);
   const line = out.split('\n').find((l) => /listening on/.test(l))!;
   return {
     line: JSON.parse(line) as Record<string, string>,
@@ -538,11 +538,7 @@ describe('PostgreSQL over TLS, and on its Unix socket', () => {
       } finally {
         server.resume();
       }
-      const deadline = Date.now() + 30_000;
-      while ((await fetch(`${base}/healthz`)).status !== 200) {
-        assert.ok(Date.now() < deadline, '/healthz recovers after the restart');
-        await new Promise((r) => setTimeout(r, 100));
-      }
+      await until('/healthz to recover after the restart', async () => (await fetch(`${base}/healthz`)).status === 200, { timeoutMs: 30_000, everyMs: 100 });
       assert.equal((await create()).status, 200);
     } finally {
       await service.stop();

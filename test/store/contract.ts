@@ -2,6 +2,8 @@
 // second backend runs it unchanged: `storeContract('postgres', () => createPostgresStore(freshSchemaUrl()))`.
 // `open` must give a new, empty store at each call: each part of the suite opens one for its tests, and the
 // tests of service-wide operations (counts, retention passes, releasing every lease) open one of their own.
+// A store several processes share (`exclusive: false`) must also pass the shared part (contract/shared.ts):
+// `openShared` makes a new, empty database on which each open() is one more process's store.
 import { describe } from 'node:test';
 import { accountContract } from './contract/accounts.ts';
 import { concurrencyContract } from './contract/concurrency.ts';
@@ -15,11 +17,13 @@ import { connectorMetricContract } from './contract/metrics.ts';
 import { organizationContract, projectContract } from './contract/projects.ts';
 import { sealedContract } from './contract/sealed.ts';
 import { sessionContract } from './contract/sessions.ts';
+import { sharingContract, type OpenSharedStore } from './contract/shared.ts';
 import { transactionContract } from './contract/transactions.ts';
 
 export type { OpenStore } from './contract/fixtures.ts';
+export type { OpenSharedStore, SharedDatabase } from './contract/shared.ts';
 
-export function storeContract(name: string, open: OpenStore): void {
+export function storeContract(name: string, open: OpenStore, openShared?: OpenSharedStore): void {
   describe(`Store contract: ${name}`, () => {
     organizationContract(open);
     projectContract(open);
@@ -34,5 +38,6 @@ export function storeContract(name: string, open: OpenStore): void {
     transactionContract(open);
     concurrencyContract(open);
     loginFailureContract(open);
+    sharingContract(open, openShared);
   });
 }

@@ -7,8 +7,8 @@ import { createDeviceHints } from '../../src/store/postgres/batching/device-hint
 import { DeviceVersions, type DeviceVersion } from '../../src/store/postgres/batching/device-versions.ts';
 import type { Cluster } from '../../src/store/contract/store.ts';
 import { device } from './contract/fixtures.ts';
+import { sleep } from '../helpers/until.ts';
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** One channel's NOTIFY in memory: each message reaches every subscriber, in order, on a later turn. */
 function channel() {

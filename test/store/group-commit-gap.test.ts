@@ -6,8 +6,8 @@ import { describe, it } from 'node:test';
 import type pg from 'pg';
 import { createGroupCommit } from '../../src/store/postgres/batching/group-commit.ts';
 import type { Repos } from '../../src/store/contract/store.ts';
+import { sleep } from '../helpers/until.ts';
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** A group commit on a pool whose connections answer at once; records when each batch began and how big it was. */
 function fakeGroupCommit(gapMs: number) {

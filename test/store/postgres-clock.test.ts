@@ -8,8 +8,8 @@ import { clockDifferenceMs, startClockWatch } from '../../src/store/postgres/ope
 import { createPostgresStore } from '../../src/store/postgres/index.ts';
 import { capturedLog } from '../helpers/captured-log.ts';
 import { createTestDatabase } from '../helpers/postgres.ts';
+import { sleep } from '../helpers/until.ts';
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('postgres: this machine\'s clock against the database server\'s', () => {
   it('a start 30 s ahead or behind is refused, naming how far and what to do, before any table is made', async () => {

@@ -9,6 +9,7 @@ import type { DeviceRecord } from '../../src/store/contract/records.ts';
 import type { Repos } from '../../src/store/contract/store.ts';
 import { createTestDatabase } from '../helpers/postgres.ts';
 import { device, event, row, seedConnector, T0 } from './contract/fixtures.ts';
+import { sleep } from '../helpers/until.ts';
 
 describe('postgres: group commit', () => {
   let drop: () => Promise<void>;
@@ -48,7 +49,7 @@ describe('postgres: group commit', () => {
       await client.query('BEGIN');
       await client.query('SELECT 1 FROM devices WHERE id = $1 FOR UPDATE', [held!.id]);
       const waiting = Promise.all([publish(c.id, held!, T0), publish(c.id, free!, T0 + 1)]);
-      await new Promise((r) => setTimeout(r, 300));
+      await sleep(300);
       assert.deepEqual([await countOf(held!), await countOf(free!)], [undefined, undefined]);
       await client.query('COMMIT');
       await waiting;
@@ -249,7 +250,7 @@ describe('postgres: batches of devices this process knows run unlocked', () => {
       for (let i = 0; i < 100; i++) {
         const { rows } = await client.query<{ n: number }>('SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()');
         if (rows[0]!.n === 0) break;
-        await new Promise((resolve) => setTimeout(resolve, 50));
+        await sleep(50);
       }
       await client.query('SELECT pg_stat_clear_snapshot()');
       return (await client.query<{ n: number }>('SELECT deadlocks::int AS n FROM pg_stat_database WHERE datname = current_database()')).rows[0]!.n;
@@ -378,7 +379,7 @@ describe('postgres: device versions heard from another process', () => {
       await bump(a, d, T0 + 200);
       assert.equal(await heard, true, 'a told its version of the device');
       // The listener heard a's message; b's connection got it at the same moment, give its process a turn or two.
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      await sleep(100);
       const sent: string[] = [];
       const connect = b.pool.connect.bind(b.pool) as (...args: unknown[]) => Promise<pg.PoolClient>;
       (b.pool as { connect: unknown }).connect = async (...args: unknown[]) => {

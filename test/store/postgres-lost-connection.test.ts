@@ -8,6 +8,7 @@ import { createPostgresStore, type PostgresStore } from '../../src/store/postgre
 import type { Repos } from '../../src/store/contract/store.ts';
 import { createTestDatabase } from '../helpers/postgres.ts';
 import { device, event, organization, row, seedConnector, T0 } from './contract/fixtures.ts';
+import { sleep } from '../helpers/until.ts';
 
 function deferred(): { promise: Promise<void>; resolve(): void } {
   let resolve!: () => void;
@@ -63,7 +64,7 @@ describe('postgres: a connection lost mid-transaction', () => {
     await written.promise;
     assert.equal(await killOpenTransactions(), 1);
     // The connection's end reaches the client while no statement of it runs: it must not take the process down.
-    await new Promise((r) => setTimeout(r, 200));
+    await sleep(200);
     go.resolve();
     await assert.rejects(tx, refusedUnavailable);
     assert.equal(await store.organizations.get(first.id), null, 'nothing of the transaction kept');
@@ -101,7 +102,7 @@ describe('postgres: a connection lost mid-transaction', () => {
     const results = Promise.allSettled([0, 1, 2, 3].map(publish));
     await reached.promise;
     assert.ok((await killOpenTransactions()) >= 1, 'the batch was inside a transaction');
-    await new Promise((r) => setTimeout(r, 200));
+    await sleep(200);
     held = false;
     go.resolve();
     // None had committed (COMMIT never sent): each is run again, not refused.

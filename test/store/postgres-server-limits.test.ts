@@ -12,6 +12,7 @@ import type { Repos } from '../../src/store/contract/store.ts';
 import { capturedLog } from '../helpers/captured-log.ts';
 import { createTestDatabase, runAlone, testPostgresUrl } from '../helpers/postgres.ts';
 import { device, event, organization, row, seedConnector, T0 } from './contract/fixtures.ts';
+import { sleep } from '../helpers/until.ts';
 
 /** The lock under which the schema is migrated (src/store/postgres/db.ts). */
 const MIGRATION_LOCK = 7_140_219_001;
@@ -68,10 +69,10 @@ describe('postgres: a server with statement_timeout = 1s and lock_timeout = 300m
     const order: string[] = [];
     const first = a.cluster!.withLock('bootstrap', async () => {
       order.push('a in');
-      await new Promise((r) => setTimeout(r, 1_500));
+      await sleep(1_500);
       order.push('a out');
     });
-    await new Promise((r) => setTimeout(r, 100));
+    await sleep(100);
     const second = b.cluster!.withLock('bootstrap', async () => {
       order.push('b in');
     });
@@ -191,7 +192,7 @@ describe('postgres: a user allowed 3 connections, a pool of 6', () => {
       await t.organizations.create(org);
       await held;
     })));
-    await new Promise((r) => setTimeout(r, 500));
+    await sleep(500);
     go();
     const settled = await settling;
     const refused = settled.filter((r) => r.status === 'rejected');

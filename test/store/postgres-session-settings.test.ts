@@ -10,7 +10,7 @@ import { createPostgresStore, type PostgresStore } from '../../src/store/postgre
 import { capturedLog } from '../helpers/captured-log.ts';
 import { createTestDatabase } from '../helpers/postgres.ts';
 import { startPostgresServer, type PostgresServer } from '../helpers/postgres-server.ts';
-import { until } from '../helpers/until.ts';
+import { until, sleep } from '../helpers/until.ts';
 import { organization, row, seedConnector, T0 } from './contract/fixtures.ts';
 
 describe('postgres: a server that ends idle sessions after 1 s', () => {
@@ -41,11 +41,10 @@ describe('postgres: a server that ends idle sessions after 1 s', () => {
     other.on('error', () => (ended = true));
     await other.connect();
 
-    await new Promise((r) => setTimeout(r, 2_500));
+    await sleep(2_500);
     assert.ok(ended, 'a session left idle was ended by the server');
     await a.cluster!.publish('probe', ['after the idle time']);
-    const deadline = Date.now() + 5_000;
-    while (heard.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    await until('the message on the listening connection', () => heard.length > 0, { timeoutMs: 5_000, everyMs: 20 });
     assert.deepEqual(heard, ['after the idle time'], 'the listening connection stayed open');
     assert.equal(await a.organizations.count(), 0, 'a pooled connection left idle still answers');
     assert.equal(await b.transaction((tx) => tx.organizations.count()), 0);
@@ -158,7 +157,7 @@ describe('postgres: a server that accepts only reads for a while', () => {
     for (let i = 0; i < 5; i++) await assert.rejects(s.organizations.create(organization()), refusedAsReadOnly);
     assert.equal(await healthy(), false);
     // The cluster connection tries again every second, each session closed as soon as it is found read-only.
-    await new Promise((r) => setTimeout(r, 1_500));
+    await sleep(1_500);
     const { rows } = await admin.query(
       "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = 'read_only_for_a_while' AND backend_start < now() - interval '1 second'",
     );

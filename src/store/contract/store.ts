@@ -1,6 +1,10 @@
-// The Store: one narrow, async interface over the database, grouped by resource. Every backend (SQLite now,
-// PostgreSQL later) implements it and passes the same contract suite (test/store/contract.ts).
-// transaction(fn) gives fn the same repositories bound to one transaction: all or nothing.
+// The Store: one narrow, async interface over the database, grouped by resource. Both backends, SQLite (one process
+// owns it) and PostgreSQL (several processes share it), implement it and pass the same contract suite
+// (test/store/contract.ts). transaction(fn) gives fn the same repositories bound to one transaction: all or nothing.
+// A new backend implements the primitives: transaction, ping, authVersion and close, a Cluster when it is shared,
+// and every repository method except the few derived ones defaults.ts builds from the others (DeliveryRepo add,
+// deleteMany, deleteCounted and claimMany; DataConnectorRepo getMany), which it overrides only to go faster.
+// getForUpdate is a primitive: a plain get() where one process owns the store, a row lock where several share it.
 import type {
   DeviceRecord, EventRecord, InviteRecord, KeyRecord, LatestEvent, MembershipRecord, OrganizationRecord, ProjectRecord, ProjectWithCounts,
   ScopeType, ServiceAccountRecord, UserRecord,

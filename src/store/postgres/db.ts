@@ -1,8 +1,8 @@
 // The PostgreSQL connection pool (node-postgres): named prepared statements, bigint and numeric columns read as
 // JS numbers (times are microseconds, below 2^53), and the numbered migrations, applied once per database under
-// an advisory lock whichever process starts first.
+// an advisory lock whichever process starts first, then the schema's functions as functions/ holds them.
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
@@ -341,15 +341,43 @@ export async function migrate(pool: pg.Pool, logger?: Pick<Logger, 'info' | 'war
       }
       if (upgrading) logger?.info({ migration: file, ms: Date.now() - started }, 'database schema upgraded');
     }
+    // At every start, but never over the functions of a newer release (a function changed comes with a migration,
+    // functions/README.md): a process of the release before, restarted during a rolling upgrade, would undo them.
+    if (newer.length === 0) await applyFunctions(client);
   } finally {
     await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]).catch(() => undefined);
     client.release(true);
   }
 }
 
-/** Beside this module: `migrations/` in the sources, `postgres-migrations/` beside the bundle (scripts/build.mjs). */
+/**
+ * Each function of the schema as functions/ holds it (CREATE OR REPLACE, one file per function; the rules of a change
+ * are in functions/README.md), in one transaction: whatever the migrations left, the database ends with these.
+ * Idempotent; a function replaced keeps its oid, so the triggers that name one keep working.
+ */
+async function applyFunctions(client: pg.ClientBase): Promise<void> {
+  await client.query('BEGIN');
+  try {
+    for (const { sql } of functionFiles()) await client.query(sql);
+    await client.query('COMMIT');
+  } catch (err) {
+    await client.query('ROLLBACK');
+    throw err;
+  }
+}
+
+/** The files of functions/, by name: `<function>.sql` and its text. */
+export function functionFiles(): Array<{ file: string; sql: string }> {
+  const dir = besideModule('functions', 'postgres-functions');
+  return readdirSync(dir).filter((f) => f.endsWith('.sql')).sort().map((file) => ({ file, sql: readFileSync(join(dir, file), 'utf8') }));
+}
+
 function migrationsDir(): string {
+  return besideModule('migrations', 'postgres-migrations');
+}
+
+/** A folder beside this module: `source` in the sources, `bundled` beside the bundle (scripts/build-service.mjs). */
+function besideModule(source: string, bundled: string): string {
   const here = dirname(fileURLToPath(import.meta.url));
-  const bundled = join(here, 'postgres-migrations');
-  return existsSync(bundled) ? bundled : join(here, 'migrations');
+  return existsSync(join(here, bundled)) ? join(here, bundled) : join(here, source);
 }

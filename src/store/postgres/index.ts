@@ -1,6 +1,6 @@
 // The PostgreSQL Store, shared by several processes: a connection pool, one connection per transaction, and one
 // read cache, of projects and active connectors, checked against a version every process's writes move
-// (config-cache.ts; see docs/architecture.md). Not exclusive: a delivery lease ends only when its time is up.
+// (config-cache.ts; see docs/postgres-store.md). Not exclusive: a delivery lease ends only when its time is up.
 import type pg from 'pg';
 import { unavailable } from '../../domain/errors.ts';
 import { connectTimeoutMs, driverUrl } from '../../runtime/database-url.ts';

@@ -18,6 +18,7 @@ import { createOrganizationRepo, createProjectRepo } from './repos/organizations
 import { createSealedRepo } from './repos/sealed.ts';
 
 function createRepos(db: SqliteDb): Repos {
+  const connectorMetrics = createConnectorMetricRepo(db);
   return {
     organizations: createOrganizationRepo(db),
     projects: createProjectRepo(db),
@@ -30,8 +31,8 @@ function createRepos(db: SqliteDb): Repos {
     devices: createDeviceRepo(db),
     events: createEventRepo(db),
     dataConnectors: createDataConnectorRepo(db),
-    deliveries: createDeliveryRepo(db),
-    connectorMetrics: createConnectorMetricRepo(db),
+    deliveries: createDeliveryRepo(db, connectorMetrics),
+    connectorMetrics,
     sealed: createSealedRepo(db),
   };
 }

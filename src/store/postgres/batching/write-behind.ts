@@ -11,11 +11,11 @@
 // written (Watch.writes), so if it throws the batch is undone and run again item by item.
 //
 // A batch whose devices were all read before (device-versions.ts) may run `unlocked`: outside a transaction, its
-// devices taken from there instead of read and locked, and the flush its only statement, which first locks each
-// device it read (written or not), in id order, and fails as a whole unless every one still has the version it was
-// read at (migration 006). Any statement besides the flush (a device it did not name, any other write) throws
-// NeedsLock: the batch runs again the locking way. A batch of outcomes may run unlocked too (it names no devices):
-// its flush is the outcomes' one statement.
+// devices taken from there instead of read and locked, and the flush its only statement, which first locks each device
+// it read (written or not), in id order, and fails as a whole unless every one still has the version it was read at
+// (../functions/sensorcloud_devices_fresh.sql). Any statement besides the flush (a device it did not name, any other
+// write) throws NeedsLock: the batch runs again the locking way. A batch of outcomes may run unlocked too (it names no
+// devices): its flush is the outcomes' one statement.
 import type { NewDelivery } from '../../contract/connector-repos.ts';
 import type { DeviceRecord, EventRecord, LatestEvent } from '../../contract/records.ts';
 import type { Repos } from '../../contract/store.ts';
@@ -28,13 +28,13 @@ import { lazyRecord } from '../repos/lazy-record.ts';
 import { HeldOutcomes } from './held-outcomes.ts';
 import { PackedValues, packedText } from './packed-values.ts';
 
-// One statement, whatever the batch holds (empty arrays write nothing), so it is prepared once per connection (in
-// two forms: with the locks that queued leased rows under a cap need, deliveries.ts, and without). A device updated
-// twice in a batch is written once, with its last state: one statement cannot update a row twice. An unlocked
-// batch's devices ($16-$18: each device it read, written or not, with the version it was read at) are locked and
-// checked first, before any other lock is taken (`ok`, migration 006: every lock-taking part depends on it); a
-// locking batch passes none, its devices being locked already. The event bodies and the devices' states are in the
-// packed parameter $1 (packed-values.ts), as are the queue rows' bodies.
+// One statement, whatever the batch holds (empty arrays write nothing), so it is prepared once per connection (in two
+// forms: with the locks that queued leased rows under a cap need, deliveries.ts, and without). A device updated twice
+// in a batch is written once, with its last state: one statement cannot update a row twice. An unlocked batch's devices
+// ($16-$18: each device it read, written or not, with the version it was read at) are locked and checked first, before
+// any other lock is taken (`ok`, sensorcloud_devices_fresh in ../functions/sensorcloud_devices_fresh.sql: every
+// lock-taking part depends on it); a locking batch passes none, its devices being locked already. The event bodies and
+// the devices' states are in the packed parameter $1 (packed-values.ts), as are the queue rows' bodies.
 const flushSql = (withLocks: boolean) => `
   WITH ok AS (
     SELECT sensorcloud_devices_fresh($16::text[], $17::text[], $18::bigint[]) AS fresh

@@ -1,10 +1,11 @@
-// Projects and each project's active data connectors, read by every publish (the access check and the fan-out), kept
-// in memory and checked against the database's config version: a counter that statement triggers move on every
-// write to projects and data_connectors, by any process (migration 002). The store reads it with the auth version at
-// the start of every authenticated request, so a request sees every change committed before it began. Reads outside
-// a request (heartbeats, the engine) use the cache only within a second of the last check, and read the database
-// otherwise. A transaction that wrote either table reads past the cache (it must see its own writes); its commit
-// clears it. Measured: the two reads were 2 of the ~11 round trips of a published event (docs/benchmarks-log.md).
+// Projects and each project's active data connectors, read by every publish (the access check and the fan-out), kept in
+// memory and checked against the database's config version: a counter that statement triggers move on every write to
+// projects and data_connectors, by any process (../functions/bump_config_version.sql). The store reads it with the auth
+// version at the start of every authenticated request, so a request sees every change committed before it began. Reads
+// outside a request (heartbeats, the engine) use the cache only within a second of the last check, and read the
+// database otherwise. A transaction that wrote either table reads past the cache (it must see its own writes); its
+// commit clears it. Measured: the two reads were 2 of the ~11 round trips of a published event
+// (docs/benchmarks-log.md).
 import type { DataConnectorRecord } from '../../contract/connector-repos.ts';
 import type { ProjectRecord } from '../../contract/records.ts';
 

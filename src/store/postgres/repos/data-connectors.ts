@@ -8,6 +8,7 @@
 // before the other committed and undo it, so getForUpdate() locks the row until the commit: the second reader
 // waits and reads what the first wrote. Plain reads (the claim's, say) lock nothing.
 import type { DataConnectorRecord, DataConnectorRepo } from '../../contract/connector-repos.ts';
+import { withDataConnectorDefaults } from '../../contract/defaults.ts';
 import type { Sql } from '../db.ts';
 import { cachedRead, cachedWrite, type ConfigView } from './config-cache.ts';
 import { toConnector, type ConnectorRow } from '../../sql/rows.ts';
@@ -16,7 +17,7 @@ import { toConnector, type ConnectorRow } from '../../sql/rows.ts';
 const GET_FOR_UPDATE = 'SELECT * FROM data_connectors WHERE id = $1 FOR NO KEY UPDATE';
 
 export function createDataConnectorRepo(sql: Sql, view?: ConfigView): DataConnectorRepo {
-  return {
+  return withDataConnectorDefaults({
     async create(c) {
       await cachedWrite(view, () => sql.run(
         `INSERT INTO data_connectors (id, project_id, display_name, status, events, labels, url, headers, signature_secret, failing_since, create_time, update_time)
@@ -28,12 +29,6 @@ export function createDataConnectorRepo(sql: Sql, view?: ConfigView): DataConnec
     async get(id) {
       const [r] = await sql.query<ConnectorRow>('SELECT * FROM data_connectors WHERE id = $1', [id]);
       return r ? toConnector(r) : null;
-    },
-    async getMany(ids) {
-      const out = new Map<string, DataConnectorRecord>();
-      if (ids.length === 0) return out;
-      for (const r of await sql.query<ConnectorRow>('SELECT * FROM data_connectors WHERE id = ANY($1::text[])', [ids])) out.set(r.id, toConnector(r));
-      return out;
     },
     async getForUpdate(id) {
       const [r] = await sql.query<ConnectorRow>(GET_FOR_UPDATE, [id]);
@@ -75,5 +70,13 @@ export function createDataConnectorRepo(sql: Sql, view?: ConfigView): DataConnec
       for (const r of await sql.query<{ status: string; n: number }>('SELECT status, count(*) AS n FROM data_connectors GROUP BY status')) out[r.status] = r.n;
       return out;
     },
-  };
+  }, {
+    // One read instead of one per connector (the default's).
+    async getMany(ids) {
+      const out = new Map<string, DataConnectorRecord>();
+      if (ids.length === 0) return out;
+      for (const r of await sql.query<ConnectorRow>('SELECT * FROM data_connectors WHERE id = ANY($1::text[])', [ids])) out.set(r.id, toConnector(r));
+      return out;
+    },
+  });
 }

@@ -2,22 +2,25 @@
 // or leased (until lease_until; due_time is then the lease end, as on SQLite), so a row whose process died
 // mid-attempt becomes due again by itself when its lease ends. Claims read a partial index of the waiting rows and
 // the index of the leased ones; claims of one connector, and writes of rows queued leased, take the connector's
-// claim lock, so the cluster-wide per-connector limit holds (both in migration 003).
+// claim lock, so the cluster-wide per-connector limit holds (both in migration 003). The SQL functions called here
+// are in ../functions/, one file each (named at each call), with what each does and why.
 import type { DeliveryRecord, DeliveryRepo, InFlightCap, NewDelivery } from '../../contract/connector-repos.ts';
+import { withDeliveryDefaults } from '../../contract/defaults.ts';
 import type { Sql } from '../db.ts';
+import { createConnectorMetricRepo } from './connector-metrics.ts';
 import { HeldOutcomes } from '../batching/held-outcomes.ts';
 import { packedBytes, PackedValues } from '../batching/packed-values.ts';
 import { toDelivery, toSync, type DeliveryRow, type SyncRow } from '../../sql/rows.ts';
 
 /**
- * The CTEs that queue rows (ending in `dl`, which returns each new row's id and whether it is leased), their
- * parameters from $p on (queueColumns). ORDER BY ord makes the ids follow the input order (the sequence is drawn row
- * by row as the rows arrive), so the ids sorted ascending are the rows' ids in order. With `capped`, rows queued
- * leased under NewDelivery.leaseIf first take their connectors' claim locks and count what is in flight
- * (migration 003); a row whose lease does not fit, or whose connector has a row due, is queued due at its enqueue
- * time instead. The rank counts the rows of a connector in this statement that ask for a lease under a cap.
- * The bodies are in the packed parameter $packed (packed-values.ts). `after`: a CTE of the statement whose locks
- * must be taken before the connectors' (write-behind.ts).
+ * The CTEs that queue rows (ending in `dl`, which returns each new row's id and whether it is leased), their parameters
+ * from $p on (queueColumns). ORDER BY ord makes the ids follow the input order (the sequence is drawn row by row as the
+ * rows arrive), so the ids sorted ascending are the rows' ids in order. With `capped`, rows queued leased under
+ * NewDelivery.leaseIf first take their connectors' claim locks and count what is in flight (sensorcloud_lock_in_flight,
+ * ../functions/sensorcloud_lock_in_flight.sql); a row whose lease does not fit, or whose connector has a row due, is
+ * queued due at its enqueue time instead. The rank counts the rows of a connector in this statement that ask for a
+ * lease under a cap. The bodies are in the packed parameter $packed (packed-values.ts). `after`: a CTE of the statement
+ * whose locks must be taken before the connectors' (write-behind.ts).
  */
 export function queueRowsSql(p: number, packed: number, capped: boolean, after?: string): string {
   const u = `unnest($${p}::text[], $${p + 1}::text[], $${p + 2}::int[], $${p + 3}::int[], $${p + 4}::bigint[], $${p + 5}::bigint[], $${p + 6}::bigint[], $${p + 7}::int[], $${p + 8}::int[])
@@ -46,7 +49,10 @@ export function queueRowsSql(p: number, packed: number, capped: boolean, after?:
     RETURNING id, lease_until IS NOT NULL AS leased)`;
 }
 
-/** The rows these caps name as ended (InFlightCap.ended), ascending: an event batch's count searches them (migration 009). */
+/**
+ * The rows these caps name as ended (InFlightCap.ended), ascending: an event batch's count searches them
+ * (../functions/sensorcloud_lock_in_flight.sql).
+ */
 const endedIds = (caps: ReadonlyArray<InFlightCap | undefined>): number[] =>
   caps.flatMap((cap) => (cap?.ended ? [...cap.ended] : [])).sort((a, b) => a - b);
 
@@ -87,16 +93,16 @@ export function markQueued(rows: readonly NewDelivery[], written: Array<{ id: nu
   return written.map((w) => w.id);
 }
 
-// Which connectors have rows due: a function (migration 007), planned with index scans only, whatever the table's
-// statistics say.
+// Which connectors have rows due: a function (../functions/sensorcloud_connectors_with_due.sql), planned with index
+// scans only, whatever the table's statistics say.
 const CONNECTORS_WITH_DUE = 'SELECT c AS id FROM sensorcloud_connectors_with_due($1, $2) AS c';
 
-// Lock, count and claim in one statement (migration 003), waiting for the connector's lock, which writes of
-// rows queued leased take too: the cluster-wide per-connector limit (DeliveryRepo.claim's cap). Without a cap,
-// the same statement with no limit but `limit`.
+// Lock, count and claim in one statement (../functions/sensorcloud_claim.sql), waiting for the connector's lock,
+// which writes of rows queued leased take too: the cluster-wide per-connector limit (DeliveryRepo.claim's cap).
+// Without a cap, the same statement with no limit but `limit`.
 const CLAIM = 'SELECT * FROM sensorcloud_claim($1, $2, $3, $4, $5, $6, $7, $8, $9)';
 const NO_CAP = 2 ** 31 - 1;
-// The claims of several connectors in one statement (migration 011).
+// The claims of several connectors in one statement (../functions/sensorcloud_claim_many.sql).
 const CLAIM_MANY = 'SELECT * FROM sensorcloud_claim_many($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)';
 
 /** claim()'s cap as the statements take it: the most in flight, the most while one hangs, and the hanging cutoff. */
@@ -125,18 +131,18 @@ const DELETE_BY_CONNECTOR = `
 const INSERT = `WITH ${queueRowsSql(2, 1, false)} SELECT id, leased FROM dl`;
 const INSERT_CAPPED = `WITH ${queueRowsSql(2, 1, true)} SELECT id, leased FROM dl`;
 
+/**
+ * add is the default (insert; a group-commit batch holds it to the batch's end instead: write-behind.ts); deleteMany,
+ * deleteCounted and claimMany are overrides of the defaults, one statement each instead of one per row or claim.
+ */
 export function createDeliveryRepo(sql: Sql): DeliveryRepo {
-  const insert = async (rows: NewDelivery[]) => {
-    if (rows.length === 0) return [];
-    const locks = capped(rows);
-    const packed = new PackedValues();
-    const columns = queueColumns(rows, locks, packed);
-    return markQueued(rows, await sql.query<{ id: number; leased: boolean }>(locks ? INSERT_CAPPED : INSERT, [packed.bytes(), ...columns]));
-  };
-  return {
-    insert,
-    async add(rows) {
-      await insert(rows);
+  return withDeliveryDefaults({
+    async insert(rows) {
+      if (rows.length === 0) return [];
+      const locks = capped(rows);
+      const packed = new PackedValues();
+      const columns = queueColumns(rows, locks, packed);
+      return markQueued(rows, await sql.query<{ id: number; leased: boolean }>(locks ? INSERT_CAPPED : INSERT, [packed.bytes(), ...columns]));
     },
     async connectorsWithDue(now, enqueuedAfter) {
       return (await sql.query<{ id: string }>(CONNECTORS_WITH_DUE, [now, enqueuedAfter])).map((r) => r.id);
@@ -145,20 +151,6 @@ export function createDeliveryRepo(sql: Sql): DeliveryRepo {
       const rows = await sql.query<DeliveryRow>(CLAIM, [connectorId, now, enqueuedAfter, leaseUntil, limit, ...capColumns(cap), endedIds([cap])]);
       return rows.map(toDelivery).sort((a, b) => a.id - b.id);
     },
-    async claimMany(asks, total, now, enqueuedAfter, leaseUntil) {
-      if (asks.length === 0 || total <= 0) return asks.map(() => []);
-      const caps = asks.map((a) => capColumns(a.cap));
-      const ended = asks.flatMap((a) => [...(a.cap?.ended ?? [])].map((id) => [id, a.connectorId] as const));
-      const ids = asks.map((a) => a.connectorId);
-      const rows = await sql.query<DeliveryRow>(CLAIM_MANY, [
-        // Sorted byte-wise, as every process sorts the connector locks it takes (queueColumns).
-        ids, [...ids].sort(), asks.map((a) => a.limit), caps.map((c) => c[0]), caps.map((c) => c[1]), caps.map((c) => c[2]),
-        total, now, enqueuedAfter, leaseUntil, ended.map(([id]) => id), ended.map(([, c]) => c),
-      ]);
-      const byConnector = new Map<string, DeliveryRecord[]>(ids.map((id) => [id, []]));
-      for (const r of rows) byConnector.get(r.connector_id)!.push(toDelivery(r));
-      return ids.map((id) => byConnector.get(id)!.sort((a, b) => a.id - b.id));
-    },
     async get(id) {
       const [r] = await sql.query<DeliveryRow>('SELECT * FROM deliveries WHERE id = $1', [id]);
       return r ? toDelivery(r) : null;
@@ -166,16 +158,6 @@ export function createDeliveryRepo(sql: Sql): DeliveryRepo {
     async delete(id, leaseUntil) {
       if (leaseUntil === undefined) return (await sql.run('DELETE FROM deliveries WHERE id = $1', [id])) > 0;
       return (await sql.run('DELETE FROM deliveries WHERE id = $1 AND lease_until IS NOT DISTINCT FROM $2', [id, leaseUntil])) > 0;
-    },
-    async deleteMany(ids) {
-      if (ids.length === 0) return 0;
-      return sql.run('DELETE FROM deliveries WHERE id = ANY($1::bigint[])', [ids]);
-    },
-    async deleteCounted(ids, series) {
-      // The statement a batch of outcomes writes what it holds with: the count goes into the counter in SQL.
-      const held = new HeldOutcomes();
-      held.deleteCounted(ids, series);
-      if (ids.length > 0) await held.write(sql);
     },
     async reschedule(id, attempts, dueTime, leaseUntil) {
       return (await sql.run(
@@ -219,5 +201,30 @@ export function createDeliveryRepo(sql: Sql): DeliveryRepo {
       );
       return rows.length > 0;
     },
-  };
+  }, () => createConnectorMetricRepo(sql), {
+    async claimMany(asks, total, now, enqueuedAfter, leaseUntil) {
+      if (asks.length === 0 || total <= 0) return asks.map(() => []);
+      const caps = asks.map((a) => capColumns(a.cap));
+      const ended = asks.flatMap((a) => [...(a.cap?.ended ?? [])].map((id) => [id, a.connectorId] as const));
+      const ids = asks.map((a) => a.connectorId);
+      const rows = await sql.query<DeliveryRow>(CLAIM_MANY, [
+        // Sorted byte-wise, as every process sorts the connector locks it takes (queueColumns).
+        ids, [...ids].sort(), asks.map((a) => a.limit), caps.map((c) => c[0]), caps.map((c) => c[1]), caps.map((c) => c[2]),
+        total, now, enqueuedAfter, leaseUntil, ended.map(([id]) => id), ended.map(([, c]) => c),
+      ]);
+      const byConnector = new Map<string, DeliveryRecord[]>(ids.map((id) => [id, []]));
+      for (const r of rows) byConnector.get(r.connector_id)!.push(toDelivery(r));
+      return ids.map((id) => byConnector.get(id)!.sort((a, b) => a.id - b.id));
+    },
+    async deleteMany(ids) {
+      if (ids.length === 0) return 0;
+      return sql.run('DELETE FROM deliveries WHERE id = ANY($1::bigint[])', [ids]);
+    },
+    async deleteCounted(ids, series) {
+      // The statement a batch of outcomes writes what it holds with: the count goes into the counter in SQL.
+      const held = new HeldOutcomes();
+      held.deleteCounted(ids, series);
+      if (ids.length > 0) await held.write(sql);
+    },
+  });
 }

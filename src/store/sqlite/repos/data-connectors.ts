@@ -1,5 +1,6 @@
 // Data connectors on SQLite.
 import type { DataConnectorRecord, DataConnectorRepo } from '../../contract/connector-repos.ts';
+import { withDataConnectorDefaults } from '../../contract/defaults.ts';
 import { toJson, type SqliteDb } from '../db.ts';
 import { toConnector, type ConnectorRow } from '../../sql/rows.ts';
 
@@ -15,7 +16,8 @@ export function createDataConnectorRepo(db: SqliteDb): DataConnectorRepo {
     const r = db.get<ConnectorRow>('SELECT * FROM data_connectors WHERE id = ?', id);
     return r ? toConnector(r) : null;
   });
-  return {
+  // getMany is the default: get() of each, from the cache.
+  return withDataConnectorDefaults({
     async create(c) {
       invalidate();
       db.run(
@@ -26,14 +28,6 @@ export function createDataConnectorRepo(db: SqliteDb): DataConnectorRepo {
       );
     },
     get: read,
-    async getMany(ids) {
-      const out = new Map<string, DataConnectorRecord>();
-      for (const id of ids) {
-        const c = await read(id);
-        if (c) out.set(id, c);
-      }
-      return out;
-    },
     // One writer: nothing can change the row before this transaction commits.
     getForUpdate: read,
     async listByProject(projectId, range) {
@@ -70,5 +64,5 @@ export function createDataConnectorRepo(db: SqliteDb): DataConnectorRepo {
       for (const r of db.all<{ status: string; n: number }>('SELECT status, count(*) AS n FROM data_connectors GROUP BY status')) out[r.status] = r.n;
       return out;
     },
-  };
+  });
 }

@@ -1,7 +1,8 @@
 // The delivery queue on SQLite. One writer claims in batches: a claim sets lease_until and pushes due_time to
 // the lease end, so a row whose process died mid-attempt becomes due again by itself, and "due" stays a plain
 // range on (connector_id, due_time).
-import type { DeliveryRecord, DeliveryRepo, NewDelivery } from '../../contract/connector-repos.ts';
+import type { ConnectorMetricRepo, DeliveryRepo } from '../../contract/connector-repos.ts';
+import { withDeliveryDefaults } from '../../contract/defaults.ts';
 import { toJson, type SqliteDb } from '../db.ts';
 import { toDelivery, toSync, type DeliveryRow, type SyncRow } from '../../sql/rows.ts';
 
@@ -15,52 +16,34 @@ const CONNECTORS_WITH_DUE = `
   SELECT id FROM c WHERE id IS NOT NULL
     AND EXISTS (SELECT 1 FROM deliveries d WHERE d.connector_id = c.id AND d.due_time <= ? AND d.enqueue_time > ?)`;
 
-export function createDeliveryRepo(db: SqliteDb): DeliveryRepo {
-  // leaseIf is ignored: one process owns the store, and its engine counts its own attempts.
-  const insert = (rows: NewDelivery[]) => rows.map((r) => {
-    const id = Number(db.run(
-      'INSERT INTO deliveries (connector_id, event_id, body, enqueue_time, due_time, attempts, lease_until) VALUES (?, ?, ?, ?, ?, 0, ?)',
-      r.connectorId, r.eventId, r.body, r.enqueueTime, r.dueTime, r.leaseUntil ?? null,
-    ).lastInsertRowid);
-    r.queued = { id, leased: r.leaseUntil != null };
-    return id;
-  });
-  // Leases up to `limit` due rows of one connector, earliest due first (DeliveryRepo.claim; no cap: see above).
-  const claim = async (connectorId: string, now: number, enqueuedAfter: number, leaseUntil: number, limit: number): Promise<DeliveryRecord[]> =>
-    db
-      .all<DeliveryRow>(
-        `UPDATE deliveries SET lease_until = ?, due_time = ?
-         WHERE id IN (SELECT id FROM deliveries WHERE connector_id = ? AND due_time <= ? AND enqueue_time > ? ORDER BY due_time, id LIMIT +?)
-         RETURNING *`,
-        leaseUntil, leaseUntil, connectorId, now, enqueuedAfter, limit,
-      )
-      .map(toDelivery)
-      .sort((a, b) => a.id - b.id);
-  const deleteMany = (ids: readonly number[]) => {
-    let n = 0;
-    for (const id of ids) n += db.run('DELETE FROM deliveries WHERE id = ?', id).changes;
-    return n;
-  };
-  return {
+/** `metrics`: the connector metric repo of the same connection (deleteCounted's counter: defaults.ts). */
+export function createDeliveryRepo(db: SqliteDb, metrics: ConnectorMetricRepo): DeliveryRepo {
+  // add, deleteMany, deleteCounted and claimMany are the defaults (a statement per row or claim costs no round trip
+  // here). leaseIf and claim's cap are ignored: one process owns the store, and its engine counts its own attempts.
+  return withDeliveryDefaults({
     async insert(rows) {
-      return insert(rows);
-    },
-    async add(rows) {
-      insert(rows);
+      return rows.map((r) => {
+        const id = Number(db.run(
+          'INSERT INTO deliveries (connector_id, event_id, body, enqueue_time, due_time, attempts, lease_until) VALUES (?, ?, ?, ?, ?, 0, ?)',
+          r.connectorId, r.eventId, r.body, r.enqueueTime, r.dueTime, r.leaseUntil ?? null,
+        ).lastInsertRowid);
+        r.queued = { id, leased: r.leaseUntil != null };
+        return id;
+      });
     },
     async connectorsWithDue(now, enqueuedAfter) {
       return db.all<{ id: string }>(CONNECTORS_WITH_DUE, now, enqueuedAfter).map((r) => r.id);
     },
-    claim,
-    async claimMany(asks, total, now, enqueuedAfter, leaseUntil) {
-      const out: DeliveryRecord[][] = [];
-      let left = total;
-      for (const ask of asks) {
-        const rows = left > 0 ? await claim(ask.connectorId, now, enqueuedAfter, leaseUntil, Math.min(ask.limit, left)) : [];
-        left -= rows.length;
-        out.push(rows);
-      }
-      return out;
+    async claim(connectorId, now, enqueuedAfter, leaseUntil, limit) {
+      return db
+        .all<DeliveryRow>(
+          `UPDATE deliveries SET lease_until = ?, due_time = ?
+           WHERE id IN (SELECT id FROM deliveries WHERE connector_id = ? AND due_time <= ? AND enqueue_time > ? ORDER BY due_time, id LIMIT +?)
+           RETURNING *`,
+          leaseUntil, leaseUntil, connectorId, now, enqueuedAfter, limit,
+        )
+        .map(toDelivery)
+        .sort((a, b) => a.id - b.id);
     },
     async get(id) {
       const r = db.get<DeliveryRow>('SELECT * FROM deliveries WHERE id = ?', id);
@@ -69,15 +52,6 @@ export function createDeliveryRepo(db: SqliteDb): DeliveryRepo {
     async delete(id, leaseUntil) {
       if (leaseUntil === undefined) return db.run('DELETE FROM deliveries WHERE id = ?', id).changes > 0;
       return db.run('DELETE FROM deliveries WHERE id = ? AND lease_until IS ?', id, leaseUntil).changes > 0;
-    },
-    async deleteMany(ids) {
-      return deleteMany(ids);
-    },
-    async deleteCounted(ids, series) {
-      const n = deleteMany(ids);
-      if (n > 0) {
-        db.run('INSERT INTO delivery_counters (series, value) VALUES (?, ?) ON CONFLICT (series) DO UPDATE SET value = value + excluded.value', series, n);
-      }
     },
     async reschedule(id, attempts, dueTime, leaseUntil) {
       return db.run('UPDATE deliveries SET attempts = ?, due_time = ?, lease_until = NULL WHERE id = ? AND lease_until IS ?', attempts, dueTime, id, leaseUntil).changes > 0;
@@ -132,5 +106,5 @@ export function createDeliveryRepo(db: SqliteDb): DeliveryRepo {
         s.firstId, s.lastId, s.connectorId, s.enqueueTime,
       ) !== undefined;
     },
-  };
+  }, () => metrics);
 }
