@@ -1,12 +1,11 @@
 // `npm test`: one throwaway PostgreSQL server for the whole run (test/helpers/postgres-server.ts), then
 // 1. every suite, on SQLite (the default store), the PostgreSQL-only suites using that server too;
-// 2. the suites that go through the Store (api, events, delivery, e2e) again with SENSORCLOUD_TEST_STORE=postgres,
-//    but for the engine's single-process tests (below).
-// Arguments replace the file list of pass 1 (and skip pass 2): `npm test -- test/api/devices.test.ts`.
+// 2. the suites that go through the Store (api, events, delivery, e2e) again with SENSORCLOUD_TEST_STORE=postgres.
+// Arguments (files, or folders of test/) replace the file list of pass 1 (and skip pass 2): `npm test -- test/api/devices.test.ts`.
 // Tests that start the service or the CLI run the built dist/service/ (test/helpers/serve-process.ts): it is
 // bundled again first when a source is newer, so a developer's edit is what the tests run.
 import { spawnSync } from 'node:child_process';
-import { readdirSync } from 'node:fs';
+import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { buildService, serviceBundleStale } from './build-service.mjs';
 import { startPostgresServer } from '../test/helpers/postgres-server.ts';
@@ -38,7 +37,8 @@ const run = (label: string, list: string[], env: NodeJS.ProcessEnv): number => {
 
 let status = 0;
 try {
-  const args = process.argv.slice(2);
+  // A folder stands for its test files (node --test would find none in it on Node 20).
+  const args = process.argv.slice(2).flatMap((a) => (statSync(join(root, a), { throwIfNoEntry: false })?.isDirectory() ? files([a.replace(/^test\//, '').replace(/\/$/, '')]) : [a]));
   status = run('every suite (SQLite store; PostgreSQL-only suites on the test server)', args.length > 0 ? args : files(allDirs), {});
   if (args.length === 0) {
     const second = run('the API, event, delivery and end-to-end suites on PostgreSQL (SENSORCLOUD_TEST_STORE=postgres)', files(['api', 'events', 'delivery', 'e2e']), { SENSORCLOUD_TEST_STORE: 'postgres' });

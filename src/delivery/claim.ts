@@ -45,7 +45,7 @@ export interface InFlightLimits {
 
 /**
  * Whether less than half of a row's lease is left at `now` (micros; `leaseMicros` is the whole lease): another
- * process may claim the row before an attempt begun now ends. Such a row's attempt is not begun (engine.ts, a line's
+ * process may claim the row before an attempt begun now ends. Such a row's attempt is not begun (attempts.ts, a line's
  * rows in intake.ts), and its acknowledgement is recorded as late (outcomes.ts).
  */
 export const leaseHalfOver = (leaseUntil: number, now: number, leaseMicros: number): boolean => leaseUntil - now < leaseMicros / 2;
@@ -83,7 +83,7 @@ export async function claimDue(store: Store, o: ClaimOptions): Promise<ClaimResu
   if (free.length === 0) return { items: [], due: new Set(due), drained };
   // In the rotation's order, only the connectors the total can reach: the others would be read (and, on a shared
   // store, locked) for nothing. With 10,000 connectors, reading every one with rows due at each claim (thousands)
-  // raised the memory benchmark's peak to 303-329 MB, against 269-299 MB this way (docs/architecture.md).
+  // raised the memory benchmark's peak to 303-329 MB, against 269-299 MB this way (docs/delivery-engine.md).
   // Failing and suspect connectors share what is left of their bound: each one's capacity alone would let a
   // thousand of them fill the claim (slots.ts).
   const start = o.rotation % free.length;

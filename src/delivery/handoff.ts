@@ -11,7 +11,7 @@ import type { ClaimedDelivery } from './claim.ts';
  * main thread's CPU per event fell by ~13 %). When every slot of a connector that answers is taken, the row waits
  * in the engine's line for the next one, leased too (at saturation, two thirds of the rows were claimed again:
  * ~7 % of the main thread). The row is durable before the attempt starts, exactly as a claimed one; after a crash
- * its lease is released at the next start (engine.ts) and it is attempted again.
+ * its lease is released at the next start (pump.ts) and it is attempted again.
  *
  * On a store several processes share, the lease is taken under the cluster's per-connector limit (`leaseIf`): the
  * store may queue the row due instead, and the reservation is then given back. There are no lines there: a row

@@ -271,7 +271,7 @@ describe('a cluster of serve processes on PostgreSQL', () => {
     // and pushes them; the receiver holds B's pushes open for 6 s and answers 200. A, resumed meanwhile, finds its
     // push timeouts (10 s) passed and records three failures: they must leave B's leases alone (released, the rows
     // would come due and be pushed a third time while B's attempts are open). A late acknowledgement cannot be
-    // brought about this way (its timeout fires first when the process runs again): parts.test.ts covers it.
+    // brought about this way (its timeout fires first when the process runs again): outcomes.test.ts covers it.
     const EVENTS = 3;
     const B_HOLD_MS = 6_000;
     const db = await createTestDatabase();
