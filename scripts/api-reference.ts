@@ -92,7 +92,7 @@ export function renderApiReference(doc: OpenApiDocument): string {
   const out: string[] = [
     '# API reference',
     '',
-    '<!-- Generated from /v2/openapi.json by `npm run docs:api`; edit the route schemas, not this page. -->',
+    '<!-- Generated from /v2/openapi.json by `npm run docs:api`; edit the schemas in src/wire/ and the routes, not this page. -->',
     '',
     'Every operation of the `/v2` API and the token endpoint, grouped as in the OpenAPI document the server serves at',
     '`/v2/openapi.json` (load it into any OpenAPI tool or client generator; each operation has an `operationId` and a',

@@ -1,6 +1,5 @@
 // Small helpers shared by the route files.
 import type { FastifyRequest } from 'fastify';
-import { Type } from 'typebox';
 import { unauthenticated } from '../domain/errors.ts';
 import type { Principal } from '../auth/principal.ts';
 
@@ -10,12 +9,6 @@ export function principalOf(request: FastifyRequest): Principal {
   return request.principal;
 }
 
-/** Paging query parameters, as strings (the query parser never coerces; services parse and validate). */
-export const PagingQuery = {
-  pageSize: Type.Optional(Type.String({ description: 'Items per page: default 100, maximum 1000' })),
-  pageToken: Type.Optional(Type.String({ description: 'nextPageToken of the previous page' })),
-};
-
 /**
  * An empty body is no body (contract §1.2), and where a route's body is optional no body means "no fields": a
  * create without one takes the defaults, a PATCH without one changes nothing (the IaC provider sends such PATCHes
@@ -23,10 +16,6 @@ export const PagingQuery = {
  */
 export const noBodyIsEmpty = async (request: FastifyRequest): Promise<void> => {
   if (request.body === undefined) request.body = {};
-};
-
-export const UpdateMaskQuery = {
-  updateMask: Type.Optional(Type.String({ description: 'Comma-separated list of the fields to apply' })),
 };
 
 /** Parses update_mask: null when absent or empty (apply every field present). */

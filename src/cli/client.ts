@@ -3,6 +3,7 @@
 // (§1.5), `Retry-After` on 429 (§1.11), errors turned into ApiError/AuthError with the API's own message, and the
 // NDJSON event stream (§4.8).
 import { randomUUID } from 'node:crypto';
+import type { TokenResponse } from '../wire/oauth.ts';
 import { AuthError, ApiError } from './errors.ts';
 
 export interface Credentials {
@@ -147,7 +148,8 @@ export class ApiClient {
     const body = await readJson(res);
     if (res.status === 400 || res.status === 401) throw new AuthError(`the server refused the credentials of key ${keyId}: ${errorMessage(body, res.status)}`);
     if (res.status !== 200) throw new ApiError(`token request failed: ${errorMessage(body, res.status)}`, res.status);
-    const { access_token: token, expires_in: expiresIn } = body as { access_token: string; expires_in: number };
+    // A JWT-bearer answer always carries the token (only a console login can ask for it in a cookie instead).
+    const { access_token: token, expires_in: expiresIn } = body as Required<TokenResponse>;
     // expires_in counts from now (the moment it was received, §2.4).
     const cached = { token, expiresAt: Date.now() + expiresIn * 1000 };
     this.tokens?.set(this.tokenKey, cached);

@@ -3,6 +3,7 @@
 // an id or a full name (`projects/…/devices/…`), in --project, else the profile's default project, else the only
 // project the credentials see.
 import type { Command } from 'commander';
+import type { ProjectList } from '../wire/projects.ts';
 import { ApiClient } from './client.ts';
 import { UsageError } from './errors.ts';
 import { Output } from './output.ts';
@@ -65,7 +66,7 @@ export class Context {
     if (this.options.project) return projectIdOf(this.options.project);
     const fromSettings = this.settings().project;
     if (fromSettings) return projectIdOf(fromSettings);
-    const visible = await this.client.call<{ projects: Array<{ name: string }>; nextPageToken: string }>('GET', 'projects', { query: { pageSize: 2 } });
+    const visible = await this.client.call<ProjectList>('GET', 'projects', { query: { pageSize: 2 } });
     if (visible.projects.length === 1) return projectIdOf(visible.projects[0]!.name);
     if (visible.projects.length === 0) throw new UsageError('the credentials see no project; pass --project');
     throw new UsageError('the credentials see several projects: pass --project <id>, or set a default with `sensorcloud login --project <id>`');

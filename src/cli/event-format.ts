@@ -1,12 +1,9 @@
 // How events are printed: one table line for people, and the CSV rows of `events export` (NDJSON is the API's JSON).
 
-export interface ApiEvent {
-  eventId: string;
-  targetName: string;
-  eventType: string;
-  data: unknown;
-  timestamp: string;
-}
+import type { DeviceEvent } from '../wire/events.ts';
+
+/** An event as the API serves it (history, stream). */
+export type ApiEvent = DeviceEvent;
 
 /** The event's own data: `data[eventType]` (labelsChanged's data is not keyed by its type). */
 export function innerData(event: ApiEvent): unknown {

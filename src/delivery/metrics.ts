@@ -4,6 +4,7 @@
 // counters, written in the same transaction as the outcomes they count.
 import { formatDuration, formatTimestamp } from '../domain/time.ts';
 import type { Repos } from '../store/contract/store.ts';
+import type { ConnectorMetrics, MetricsHistoryBucket } from '../wire/data-connectors.ts';
 import type { AttemptReason } from './types.ts';
 
 export const METRICS_WINDOW_MICROS = 3 * 3600 * 1_000_000;
@@ -59,13 +60,6 @@ export function nearestRank(hist: ReadonlyMap<string, number>, q: number): numbe
   return entries[entries.length - 1]!.value;
 }
 
-export interface ConnectorMetrics {
-  successCount: number;
-  errorCount: number;
-  /** "<seconds>s" with 3 decimals; "0.000s" when there was no successful attempt. */
-  latency99p: string;
-}
-
 /** The `:metrics` answer: attempts of the buckets overlapping the last 3 hours (so 3 h to 3 h + 1 min back). */
 export async function readConnectorMetrics(repos: Repos, connectorId: string, now: number): Promise<ConnectorMetrics> {
   const buckets = await repos.connectorMetrics.listSince(connectorId, bucketStartOf(now - METRICS_WINDOW_MICROS));
@@ -79,14 +73,6 @@ export async function readConnectorMetrics(repos: Repos, connectorId: string, no
   }
   const p99 = nearestRank(hist, 0.99);
   return { successCount, errorCount, latency99p: formatDuration(p99 === null ? 0 : p99 / 1_000_000) };
-}
-
-/** One minute of a connector's delivery attempts, as `:metricsHistory` serves it. */
-export interface MetricsHistoryBucket {
-  /** Start of the minute, RFC 3339. */
-  startTime: string;
-  successCount: number;
-  errorCount: number;
 }
 
 /**

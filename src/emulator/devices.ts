@@ -9,24 +9,11 @@ import { MAX_LABELS_PER_DEVICE, labelKeyProblem, labelValueProblem } from '../do
 import { applyLabels, findProjectDevice, requireEmulated } from '../services/devices.ts';
 import { inPieces } from '../store/jobs/in-pieces.ts';
 import type { DeviceRecord } from '../store/contract/records.ts';
+import type { EmulatedDeviceInput, EmulatedDeviceReplacement } from '../wire/emulator.ts';
 
 /** The label every emulated device carries; the reference SDK and the console recognise emulated devices by it. */
 export const VIRTUAL_SENSOR_LABEL = 'virtual-sensor';
 export const MAX_PRODUCT_NUMBER_LENGTH = 64;
-
-export interface EmulatedDeviceInput {
-  type: string;
-  labels?: Record<string, string>;
-  /** Overrides the per-type default (§5.5). */
-  productNumber?: string;
-}
-
-export interface EmulatedDeviceReplacement {
-  /** Must equal the device's type when present. */
-  type?: string;
-  /** The new label set (virtual-sensor is always kept). Absent = no labels besides virtual-sensor. */
-  labels?: Record<string, string>;
-}
 
 /** Label rules of §3.8 (shared with the label endpoints), plus the virtual-sensor marker. Keeps the given order. */
 export function emulatedLabels(input: unknown): Record<string, string> {

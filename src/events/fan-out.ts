@@ -3,6 +3,7 @@
 // each event is serialised and framed at most once however many streams receive it: the streams write the same
 // bytes, so a message buffered for 500 slow readers is held once, not 500 times.
 import { parseLabelFilter, type LabelFilter } from '../domain/labels.ts';
+import type { ProjectStreamQuery } from '../wire/events.ts';
 import type { EventPipeline } from './pipeline.ts';
 import type { EmittedEvent } from './types.ts';
 
@@ -17,13 +18,8 @@ export interface StreamFilter {
   labelFilters: ReadonlyArray<LabelFilter>;
 }
 
-export interface StreamFilterInput {
-  deviceIds?: string[];
-  deviceTypes?: string[];
-  productNumbers?: string[];
-  eventTypes?: string[];
-  labelFilters?: string[];
-}
+/** A stream query's filters, as the API takes them. */
+export type StreamFilterInput = Omit<ProjectStreamQuery, 'pingInterval'>;
 
 /** One stream message, `{"result":{"event":…}}`, with its bytes for each framing made once, when first asked. */
 export class StreamMessage {

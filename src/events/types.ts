@@ -1,14 +1,9 @@
 // The event envelope (contract §5.1) and what the pipeline hands to consumers and subscribers.
 import type { DeviceRecord } from '../store/contract/records.ts';
+import type { DeviceEvent } from '../wire/events.ts';
 
-/** Key order is part of the wire contract: eventId, targetName, eventType, data, timestamp. */
-export interface DeviceEvent {
-  eventId: string;
-  targetName: string;
-  eventType: string;
-  data: unknown;
-  timestamp: string;
-}
+/** The envelope on the wire; key order is part of the contract (wire/events.ts). */
+export type { DeviceEvent };
 
 export interface EmittedEvent {
   event: DeviceEvent;

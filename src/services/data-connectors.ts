@@ -12,17 +12,21 @@ import { badRequest, notFound } from '../domain/errors.ts';
 import { dataConnectorName } from '../domain/names.ts';
 import { pageRequest, toPage } from '../domain/paging.ts';
 import { formatTimestamp } from '../domain/time.ts';
-import { readConnectorMetrics, readConnectorMetricsHistory, type ConnectorMetrics, type MetricsHistoryBucket } from '../delivery/metrics.ts';
+import { readConnectorMetrics, readConnectorMetricsHistory } from '../delivery/metrics.ts';
 import { dropQueue, dropRest } from '../delivery/claim.ts';
 import { enqueueSync } from '../delivery/sync.ts';
 import { checkUrlForWrite } from '../delivery/ssrf.ts';
 import type { DataConnectorRecord } from '../store/contract/connector-repos.ts';
 import type { Repos } from '../store/contract/store.ts';
+import {
+  MAX_DISPLAY_NAME_LENGTH, type ConnectorMetrics, type DataConnector, type DataConnectorInput, type DataConnectorList, type HttpConfigInput,
+  type MetricsHistoryBucket,
+} from '../wire/data-connectors.ts';
+import type { PageQuery } from '../wire/paging.ts';
 import { requireProject } from './access.ts';
 import type { Principal } from '../auth/principal.ts';
 
 export const MAX_CONNECTORS_PER_PROJECT = 100;
-export const MAX_DISPLAY_NAME_LENGTH = 256;
 export const MAX_LABELS = 100;
 export const MAX_HEADERS = 50;
 export const MAX_HEADER_NAME_LENGTH = 256;
@@ -31,38 +35,6 @@ export const MAX_SECRET_LENGTH = 256;
 export const CONNECTOR_TYPE = 'HTTP_PUSH';
 
 const KNOWN_EVENT_TYPES = new Set<string>(EVENT_TYPES);
-
-export interface HttpConfigInput {
-  url?: string;
-  headers?: Record<string, string>;
-  signatureSecret?: string;
-}
-
-/** The request body, null-valued keys already dropped (contract §1.2). */
-export interface DataConnectorInput {
-  type?: string;
-  displayName?: string;
-  status?: string;
-  events?: string[];
-  labels?: string[];
-  httpConfig?: HttpConfigInput;
-  [other: string]: unknown;
-}
-
-/** The wire shape (contract §3.9); every key always present. */
-export interface DataConnectorView {
-  name: string;
-  displayName: string;
-  type: string;
-  status: string;
-  events: string[];
-  labels: string[];
-  httpConfig: { url: string; signatureSecret: string; headers: Record<string, string> };
-  createTime: string;
-  updateTime: string;
-}
-
-interface PageQuery { pageSize?: unknown; pageToken?: string }
 
 // ---- validation (each names the field) ----
 
@@ -144,7 +116,7 @@ function checkHttpConfig(v: unknown): HttpConfigInput {
 
 // ---- presentation ----
 
-export function presentDataConnector(deps: Pick<Deps, 'secretBox'>, c: DataConnectorRecord, reveal: boolean): DataConnectorView {
+export function presentDataConnector(deps: Pick<Deps, 'secretBox'>, c: DataConnectorRecord, reveal: boolean): DataConnector {
   const headers: Record<string, string> = {};
   for (const [k, v] of Object.entries(c.headers)) headers[k] = reveal ? v : '';
   const secret = reveal && c.signatureSecretSealed !== '' ? deps.secretBox.open(c.signatureSecretSealed) : '';
@@ -201,7 +173,7 @@ function logTransition(deps: Deps, c: DataConnectorRecord, from: string, princip
 
 // ---- use cases ----
 
-export async function listDataConnectors(deps: Deps, principal: Principal, projectId: string, query: PageQuery) {
+export async function listDataConnectors(deps: Deps, principal: Principal, projectId: string, query: PageQuery): Promise<DataConnectorList> {
   const { permissions } = await requireProject(deps, principal, projectId, 'dataconnector.read');
   const filters = `dataconnectors:${projectId}`;
   const page = pageRequest(query, filters);
@@ -211,7 +183,7 @@ export async function listDataConnectors(deps: Deps, principal: Principal, proje
   return { dataConnectors: items.map((c) => presentDataConnector(deps, c, reveal)), nextPageToken };
 }
 
-export async function createDataConnector(deps: Deps, principal: Principal, projectId: string, input: DataConnectorInput): Promise<DataConnectorView> {
+export async function createDataConnector(deps: Deps, principal: Principal, projectId: string, input: DataConnectorInput): Promise<DataConnector> {
   await requireProject(deps, principal, projectId, 'dataconnector.create');
   if (input.type === undefined) throw badRequest(`type is required: ${CONNECTOR_TYPE}`);
   checkType(input);
@@ -243,7 +215,7 @@ export async function createDataConnector(deps: Deps, principal: Principal, proj
   return view;
 }
 
-export async function getDataConnector(deps: Deps, principal: Principal, projectId: string, connectorId: string): Promise<DataConnectorView> {
+export async function getDataConnector(deps: Deps, principal: Principal, projectId: string, connectorId: string): Promise<DataConnector> {
   const { connector, reveal } = await requireConnector(deps, principal, projectId, connectorId, 'dataconnector.read');
   return presentDataConnector(deps, connector, reveal);
 }
@@ -272,7 +244,7 @@ function parseMask(mask: Set<string> | null): Set<string> | null {
  */
 export async function updateDataConnector(
   deps: Deps, principal: Principal, projectId: string, connectorId: string, input: DataConnectorInput, rawMask: Set<string> | null,
-): Promise<DataConnectorView> {
+): Promise<DataConnector> {
   const { connector: current } = await requireConnector(deps, principal, projectId, connectorId, 'dataconnector.update');
   checkType(input);
   const mask = parseMask(rawMask);

@@ -8,22 +8,9 @@ import { MAX_PAGE_BYTES, pageRequest, toPage } from '../domain/paging.ts';
 import { sha256 } from '../runtime/sha256.ts';
 import type { ProjectRecord } from '../store/contract/records.ts';
 import type { DeviceListingRow, DeviceQuery, DeviceSort, DeviceSortValue } from '../store/contract/store.ts';
+import type { DeviceListParams } from '../wire/devices.ts';
 import { projectPermissions, readableScopes, requireProject } from './access.ts';
 import type { Principal } from '../auth/principal.ts';
-
-/** Query parameters of GET /projects/{p}/devices, after camel-casing (src/api/query.ts). */
-export interface DeviceListParams {
-  deviceIds?: string[];
-  deviceTypes?: string[];
-  productNumbers?: string[];
-  labelFilters?: string[];
-  query?: string;
-  orderBy?: string;
-  organization?: string;
-  projects?: string[];
-  pageSize?: string;
-  pageToken?: string;
-}
 
 export interface DeviceOrder {
   sort: DeviceSort;

@@ -11,11 +11,15 @@ import { concreteProjectId, deviceName, labelName, parseDeviceName } from '../do
 import type { Emit } from '../events/pipeline.ts';
 import type { DeviceRecord } from '../store/contract/records.ts';
 import type { Repos } from '../store/contract/store.ts';
+import type {
+  BatchError as WireBatchError, BatchUpdateDevicesRequest, BatchUpdateDevicesResponse, Device, Label, LabelInput, LabelPatch,
+  TransferDevicesRequest, TransferDevicesResponse,
+} from '../wire/devices.ts';
 import { projectPermissions, requireProject } from './access.ts';
 import type { Principal } from '../auth/principal.ts';
 
 /** The wire shape of §3.7, keys in contract order. */
-export function presentDevice(d: DeviceRecord) {
+export function presentDevice(d: DeviceRecord): Device {
   return {
     name: deviceName(d.projectId, d.id),
     type: d.type,
@@ -24,10 +28,9 @@ export function presentDevice(d: DeviceRecord) {
     reported: presentReported(d.type, d.reported),
   };
 }
-export type DeviceJson = ReturnType<typeof presentDevice>;
 
 /** The wire shape of §3.8. */
-export const presentLabel = (d: Pick<DeviceRecord, 'projectId' | 'id'>, key: string, value: string) => ({
+export const presentLabel = (d: Pick<DeviceRecord, 'projectId' | 'id'>, key: string, value: string): Label => ({
   name: labelName(d.projectId, d.id, key), key, value,
 });
 
@@ -95,7 +98,7 @@ export function requireEmulated(device: DeviceRecord): DeviceRecord {
 }
 
 export async function addLabel(
-  deps: Deps, principal: Principal, projectParam: string, deviceId: string, body: { key?: unknown; value?: unknown },
+  deps: Deps, principal: Principal, projectParam: string, deviceId: string, body: LabelInput,
 ): Promise<{ device: DeviceRecord; key: string; value: string }> {
   const projectId = concreteProjectId(projectParam);
   await requireProject(deps, principal, projectId, 'device.update');
@@ -122,7 +125,7 @@ function checkPathKey(key: string): void {
 
 export async function updateLabel(
   deps: Deps, principal: Principal, projectParam: string, deviceId: string, key: string,
-  body: { key?: unknown; value?: unknown }, mask: Set<string> | null,
+  body: LabelPatch, mask: Set<string> | null,
 ): Promise<{ device: DeviceRecord; key: string; value: string }> {
   const projectId = concreteProjectId(projectParam);
   await requireProject(deps, principal, projectId, 'device.update');
@@ -156,20 +159,12 @@ export async function deleteLabel(deps: Deps, principal: Principal, projectParam
 }
 
 export type BatchErrorCode = 'INVALID_ARGUMENT' | 'NOT_FOUND' | 'PERMISSION_DENIED' | 'INTERNAL_ERROR';
-export interface BatchError {
-  device: string;
-  status: { code: BatchErrorCode; message: string };
-}
+/** The wire's batch error, its code narrowed to the ones this service gives. */
+export type BatchError = WireBatchError & { status: { code: BatchErrorCode } };
 const batchError = (device: string, code: BatchErrorCode, message: string): BatchError => ({ device, status: { code, message } });
 
-export interface BatchUpdateBody {
-  devices?: unknown;
-  addLabels?: unknown;
-  removeLabels?: unknown;
-}
-
 /** Labels on many devices (§4.6 batchUpdate rules): per-device errors, one transaction, one event per changed device. */
-export async function batchUpdateLabels(deps: Deps, principal: Principal, projectParam: string, body: BatchUpdateBody): Promise<{ batchErrors: BatchError[] }> {
+export async function batchUpdateLabels(deps: Deps, principal: Principal, projectParam: string, body: BatchUpdateDevicesRequest): Promise<BatchUpdateDevicesResponse> {
   const projectId = concreteProjectId(projectParam);
   await requireProject(deps, principal, projectId, 'device.update');
   const { devices, addLabels, removeLabels } = body;
@@ -241,8 +236,8 @@ export async function batchUpdateLabels(deps: Deps, principal: Principal, projec
  * No labelsChanged is emitted; queued deliveries stay with the source's connectors.
  */
 export async function transferDevices(
-  deps: Deps, principal: Principal, targetParam: string, body: { devices?: unknown },
-): Promise<{ transferredDevices: string[]; transferErrors: BatchError[] }> {
+  deps: Deps, principal: Principal, targetParam: string, body: TransferDevicesRequest,
+): Promise<TransferDevicesResponse> {
   const targetId = concreteProjectId(targetParam);
   await requireProject(deps, principal, targetId, 'device.transfer');
   const { devices } = body;

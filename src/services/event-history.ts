@@ -6,24 +6,17 @@ import { EVENT_TYPES } from '../domain/device-types.ts';
 import { badRequest } from '../domain/errors.ts';
 import { MAX_PAGE_BYTES, pageRequest, toPage } from '../domain/paging.ts';
 import { parseTimestamp } from '../domain/time.ts';
+import type { DeviceEvent, DeviceEventList, EventHistoryParams } from '../wire/events.ts';
 import { findProjectDevice } from './devices.ts';
 import { requireProject } from './access.ts';
 import type { Principal } from '../auth/principal.ts';
 
 export const DEFAULT_HISTORY_WINDOW_MICROS = 24 * 3600 * 1_000_000;
 
-export interface EventHistoryParams {
-  eventTypes?: string[];
-  startTime?: string;
-  endTime?: string;
-  pageSize?: string;
-  pageToken?: string;
-}
-
 /** Returns the stored events (as served) and the next page token. */
 export async function listDeviceEvents(
   deps: Deps, principal: Principal, projectId: string, deviceId: string, params: EventHistoryParams,
-): Promise<{ events: unknown[]; nextPageToken: string }> {
+): Promise<DeviceEventList> {
   await requireProject(deps, principal, projectId, 'device.read');
   await findProjectDevice(deps.store, projectId, deviceId);
 
@@ -51,5 +44,5 @@ export async function listDeviceEvents(
 
   const rows = await deps.store.events.listByDevice({ deviceId, eventTypes, startTime, endTime, before, limit: page.pageSize + 1, maxBytes: MAX_PAGE_BYTES });
   const { items, nextPageToken } = toPage(rows, page, (r) => [r.timestamp, r.id, startTime, endTime], filters, (r) => r.body.length);
-  return { events: items.map((r) => JSON.parse(r.body) as unknown), nextPageToken };
+  return { events: items.map((r) => JSON.parse(r.body) as DeviceEvent), nextPageToken };
 }

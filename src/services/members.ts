@@ -14,6 +14,11 @@ import { formatTimestamp } from '../domain/time.ts';
 import { newToken } from '../runtime/random.ts';
 import type { MembershipRecord, ProjectRecord, ScopeType, UserRecord } from '../store/contract/records.ts';
 import type { Repos } from '../store/contract/store.ts';
+import type { AcceptInviteRequest, Invitation, LookupInviteRequest } from '../wire/invites.ts';
+import type {
+  AddMemberRequest, BatchCreateItem, BatchCreateMembersResponse, InviteUrl, Member, MemberList, MemberPatch, MemberProjectsQuery,
+} from '../wire/members.ts';
+import type { PageQuery } from '../wire/paging.ts';
 import { projectPermissions, requireHoldsRolesOf, requireOrganization, requireProject } from './access.ts';
 import { checkPassword } from './password-check.ts';
 import type { Principal } from '../auth/principal.ts';
@@ -34,7 +39,7 @@ export const hashInviteToken = (token: string) => createHash('sha256').update(to
  * The wire shape of §3.3, keys in contract order. A PENDING member shows no display name: it may be an account of
  * another organization that has not accepted, whose name (and whether it exists) is not this scope's to learn.
  */
-export async function presentMember(repos: Repos, scope: MemberScope, m: MembershipRecord) {
+export async function presentMember(repos: Repos, scope: MemberScope, m: MembershipRecord): Promise<Member> {
   const account = m.accountType === 'SERVICE_ACCOUNT' ? await repos.serviceAccounts.get(m.memberId) : await repos.users.get(m.memberId);
   return {
     name: memberName(scope, m.memberId),
@@ -46,7 +51,6 @@ export async function presentMember(repos: Repos, scope: MemberScope, m: Members
     createTime: formatTimestamp(m.createTime),
   };
 }
-export type MemberJson = Awaited<ReturnType<typeof presentMember>>;
 
 async function requireScope(deps: Deps, principal: Principal, scope: MemberScope, permission: ProjectPermission & OrganizationPermission): Promise<void> {
   if (scope.type === 'project') await requireProject(deps, principal, scope.id, permission);
@@ -152,7 +156,7 @@ async function guardLastOrganizationAdmin(tx: Repos, scope: MemberScope, m: Memb
   }
 }
 
-export async function listMembers(deps: Deps, principal: Principal, scope: MemberScope, query: { pageSize?: string; pageToken?: string }) {
+export async function listMembers(deps: Deps, principal: Principal, scope: MemberScope, query: PageQuery): Promise<MemberList> {
   await requireScope(deps, principal, scope, 'membership.read');
   const page = pageRequest(query, 'members');
   const after = page.after ? ([Number(page.after[0]), String(page.after[1])] as [number, string]) : null;
@@ -164,14 +168,14 @@ export async function listMembers(deps: Deps, principal: Principal, scope: Membe
   return { members, nextPageToken };
 }
 
-export async function addMember(deps: Deps, principal: Principal, scope: MemberScope, body: { email: string; roles: string[] }): Promise<MemberJson> {
+export async function addMember(deps: Deps, principal: Principal, scope: MemberScope, body: AddMemberRequest): Promise<Member> {
   await requireScope(deps, principal, scope, 'membership.create');
   const email = parseEmail(body.email);
   const roles = parseRoles(scope.type, body.roles);
   return deps.store.transaction(async (tx) => presentMember(tx, scope, await createMembership(deps, tx, scope, email, roles)));
 }
 
-export async function getMember(deps: Deps, principal: Principal, scope: MemberScope, memberId: string): Promise<MemberJson> {
+export async function getMember(deps: Deps, principal: Principal, scope: MemberScope, memberId: string): Promise<Member> {
   await requireScope(deps, principal, scope, 'membership.read');
   return presentMember(deps.store, scope, await loadMembership(deps.store, scope, memberId));
 }
@@ -180,8 +184,8 @@ export async function getMember(deps: Deps, principal: Principal, scope: MemberS
 const MEMBER_READ_ONLY_PATHS = new Set(['name', 'displayName', 'display_name', 'status', 'email', 'accountType', 'account_type', 'createTime', 'create_time']);
 
 export async function updateMember(
-  deps: Deps, principal: Principal, scope: MemberScope, memberId: string, body: { roles?: string[] }, mask: Set<string> | null,
-): Promise<MemberJson> {
+  deps: Deps, principal: Principal, scope: MemberScope, memberId: string, body: MemberPatch, mask: Set<string> | null,
+): Promise<Member> {
   await requireScope(deps, principal, scope, 'membership.update');
   for (const path of mask ?? []) {
     if (path !== 'roles' && !MEMBER_READ_ONLY_PATHS.has(path)) throw badRequest(`update_mask: unknown field "${path}"`);
@@ -211,7 +215,7 @@ export async function removeMember(deps: Deps, principal: Principal, scope: Memb
 }
 
 /** A random single-use link valid 7 days; only the token's SHA-256 is stored. */
-export async function createInviteUrl(deps: Deps, principal: Principal, scope: MemberScope, memberId: string): Promise<{ inviteUrl: string }> {
+export async function createInviteUrl(deps: Deps, principal: Principal, scope: MemberScope, memberId: string): Promise<InviteUrl> {
   await requireScope(deps, principal, scope, 'membership.create');
   const token = newToken(deps.random, 32);
   await deps.store.transaction(async (tx) => {
@@ -233,9 +237,7 @@ export async function createInviteUrl(deps: Deps, principal: Principal, scope: M
 }
 
 /** GET /projects/-/members: one member's project memberships in an organization, where the caller holds membership.read. */
-export async function listMemberProjects(
-  deps: Deps, principal: Principal, query: { memberId?: string; organization?: string; pageSize?: string; pageToken?: string },
-) {
+export async function listMemberProjects(deps: Deps, principal: Principal, query: MemberProjectsQuery): Promise<MemberList> {
   if (query.memberId === undefined) throw badRequest('memberId is required with the wildcard project');
   if (query.organization === undefined) throw badRequest('organization is required with the wildcard project');
   const organizationId = idFromName(query.organization, 'organizations', 'organization');
@@ -271,13 +273,11 @@ async function resolveMemberId(repos: Repos, raw: string): Promise<string | null
   return raw.slice(raw.lastIndexOf('/') + 1);
 }
 
-export interface BatchCreateItem { project: string; email: string; roles: string[] }
-
 /** POST /projects/-/members:batchCreate: in item order, in one transaction; the first failing item decides. */
-export async function batchCreateMembers(deps: Deps, principal: Principal, items: BatchCreateItem[]): Promise<{ members: MemberJson[] }> {
+export async function batchCreateMembers(deps: Deps, principal: Principal, items: BatchCreateItem[]): Promise<BatchCreateMembersResponse> {
   checkBatchSize(items, 'members');
   return deps.store.transaction(async (tx) => {
-    const out: MemberJson[] = [];
+    const out: Member[] = [];
     for (const [i, item] of items.entries()) {
       const projectId = concreteProjectId(idFromName(item.project, 'projects', `members[${i}].project`));
       const email = parseEmail(item.email, `members[${i}].email`);
@@ -331,22 +331,15 @@ async function openInvite(deps: Deps, repos: Repos, tokenHash: string) {
   return { invite, user, memberships };
 }
 
-export interface InviteJson {
-  email: string;
-  displayName: string;
-  expireTime: string;
-  memberships: { parent: string; parentDisplayName: string; roles: string[] }[];
-}
-
 /**
  * POST /invites:lookup: whom an invitation link is for and what accepting it grants (the user's memberships in the
  * link's organization), so the invitation page can say so before a password is chosen. The token is the
  * credential, as for accepting, and whoever made the link holds it too: so the answer names no other organization's
  * project, and no display name of a user who has an account already (the same answer as for a new email).
  */
-export async function lookupInvite(deps: Deps, body: { token: string }): Promise<InviteJson> {
+export async function lookupInvite(deps: Deps, body: LookupInviteRequest): Promise<Invitation> {
   const { invite, user, memberships: own } = await openInvite(deps, deps.store, hashInviteToken(body.token));
-  const memberships: InviteJson['memberships'] = [];
+  const memberships: Invitation['memberships'] = [];
   own.sort((a, b) => a.createTime - b.createTime || a.scopeType.localeCompare(b.scopeType) || a.scopeId.localeCompare(b.scopeId));
   for (const m of own) {
     const parent = m.scopeType === 'project' ? await deps.store.projects.get(m.scopeId) : await deps.store.organizations.get(m.scopeId);
@@ -363,9 +356,7 @@ export async function lookupInvite(deps: Deps, body: { token: string }): Promise
  * also in the hands of whoever made it, who must not accept for the user, and a link never changes an active user's
  * password or name. That check is a password login's (checkOwnPassword). `client`: the caller's address.
  */
-export async function acceptInvite(
-  deps: Deps, body: { token: string; password: string; displayName?: string }, client: string,
-): Promise<Record<string, never>> {
+export async function acceptInvite(deps: Deps, body: AcceptInviteRequest, client: string): Promise<Record<string, never>> {
   if (body.password.length < MIN_PASSWORD_LENGTH) throw badRequest(`password must be at least ${MIN_PASSWORD_LENGTH} characters`);
   if (body.password.length > MAX_PASSWORD_LENGTH) throw badRequest(`password must be at most ${MAX_PASSWORD_LENGTH} characters`);
   if (body.displayName !== undefined && body.displayName.length > 256) throw badRequest('displayName must be at most 256 characters');

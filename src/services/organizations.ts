@@ -5,15 +5,16 @@ import type { Deps } from '../deps.ts';
 import { badRequest } from '../domain/errors.ts';
 import { organizationName } from '../domain/names.ts';
 import { pageRequest, toPage } from '../domain/paging.ts';
+import type { Organization, OrganizationList } from '../wire/organizations.ts';
+import type { PageQuery } from '../wire/paging.ts';
 import type { OrganizationRecord } from '../store/contract/records.ts';
 import { readableScopes, requireOrganization } from './access.ts';
 
 /** The wire shape of §3.1. */
-export const presentOrganization = (o: OrganizationRecord) => ({ name: organizationName(o.id), displayName: o.displayName });
-export type OrganizationJson = ReturnType<typeof presentOrganization>;
+export const presentOrganization = (o: OrganizationRecord): Organization => ({ name: organizationName(o.id), displayName: o.displayName });
 
 /** Readable: organizations where the caller is admin, or holds a role in one of its projects. */
-export async function listOrganizations(deps: Deps, principal: Principal, query: { pageSize?: string; pageToken?: string }) {
+export async function listOrganizations(deps: Deps, principal: Principal, query: PageQuery): Promise<OrganizationList> {
   const page = pageRequest(query);
   const scopes = readableScopes(principal);
   const ids = new Set(scopes.organizationIds);
@@ -28,7 +29,7 @@ export async function listOrganizations(deps: Deps, principal: Principal, query:
   return { organizations: items.map(presentOrganization), nextPageToken };
 }
 
-export async function getOrganization(deps: Deps, principal: Principal, organizationId: string): Promise<OrganizationJson> {
+export async function getOrganization(deps: Deps, principal: Principal, organizationId: string): Promise<Organization> {
   const { organization } = await requireOrganization(deps, principal, organizationId, 'organization.read');
   return presentOrganization(organization);
 }

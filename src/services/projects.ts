@@ -8,6 +8,9 @@ import { concreteProjectId, idFromName, organizationName, projectName } from '..
 import { pageRequest, toPage } from '../domain/paging.ts';
 import type { Location, ProjectWithCounts } from '../store/contract/records.ts';
 import type { Repos } from '../store/contract/store.ts';
+import type {
+  CreateProjectRequest, LocationInput, Project, ProjectLabelBatch, ProjectList, ProjectListQuery, ProjectPatch,
+} from '../wire/projects.ts';
 import { readableScopes, requireHoldsRolesOf, requireOrganization, requireProject } from './access.ts';
 import type { Principal } from '../auth/principal.ts';
 
@@ -16,10 +19,8 @@ const MAX_DISPLAY_NAME = 256;
 const MAX_TIME_LOCATION = 256;
 const MAX_LABELS = 100;
 
-export interface LocationInput { latitude?: number; longitude?: number; timeLocation?: string }
-
 /** The wire shape of §3.2, keys in contract order. */
-export function presentProject(p: ProjectWithCounts) {
+export function presentProject(p: ProjectWithCounts): Project {
   return {
     name: projectName(p.id),
     displayName: p.displayName,
@@ -32,7 +33,6 @@ export function presentProject(p: ProjectWithCounts) {
     labels: { ...p.labels },
   };
 }
-export type ProjectJson = ReturnType<typeof presentProject>;
 
 function parseDisplayName(value: unknown, field = 'displayName'): string {
   if (typeof value !== 'string' || value.length < 1 || value.length > MAX_DISPLAY_NAME) {
@@ -73,9 +73,7 @@ async function loadProject(repos: Repos, id: string): Promise<ProjectWithCounts>
   return p;
 }
 
-export async function listProjects(
-  deps: Deps, principal: Principal, query: { organization?: string; query?: string; pageSize?: string; pageToken?: string },
-) {
+export async function listProjects(deps: Deps, principal: Principal, query: ProjectListQuery): Promise<ProjectList> {
   const organizationId = query.organization === undefined ? undefined : idFromName(query.organization, 'organizations', 'organization');
   const filters = JSON.stringify([organizationId ?? '', query.query ?? '']);
   const page = pageRequest(query, filters);
@@ -87,9 +85,7 @@ export async function listProjects(
   return { projects: items.map(presentProject), nextPageToken };
 }
 
-export async function createProject(
-  deps: Deps, principal: Principal, body: { organization: string; displayName: string; location?: LocationInput },
-): Promise<ProjectJson> {
+export async function createProject(deps: Deps, principal: Principal, body: CreateProjectRequest): Promise<Project> {
   const organizationId = idFromName(body.organization, 'organizations', 'organization');
   await requireOrganization(deps, principal, organizationId, 'project.create');
   const displayName = parseDisplayName(body.displayName);
@@ -101,7 +97,7 @@ export async function createProject(
   return presentProject(await loadProject(deps.store, id));
 }
 
-export async function getProject(deps: Deps, principal: Principal, projectId: string): Promise<ProjectJson> {
+export async function getProject(deps: Deps, principal: Principal, projectId: string): Promise<Project> {
   await requireProject(deps, principal, projectId, 'project.read');
   return presentProject(await loadProject(deps.store, projectId));
 }
@@ -113,11 +109,9 @@ const READ_ONLY_PATHS = new Set([
 const UPDATABLE_PATHS = new Set(['displayName', 'location', 'location.latitude', 'location.longitude', 'location.timeLocation']);
 const camel = (path: string) => path.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
 
-export interface ProjectPatch { displayName?: string; organization?: string; location?: LocationInput }
-
 export async function updateProject(
   deps: Deps, principal: Principal, projectId: string, body: ProjectPatch, mask: Set<string> | null,
-): Promise<ProjectJson> {
+): Promise<Project> {
   const { project } = await requireProject(deps, principal, projectId, 'project.update');
   if (body.organization !== undefined && idFromName(body.organization, 'organizations', 'organization') !== project.organizationId) {
     throw badRequest('organization is immutable; a project cannot move to another organization');
@@ -191,8 +185,6 @@ function checkLabelKey(key: string, field: string): void {
   const problem = labelKeyProblem(key);
   if (problem) throw badRequest(`${field}: ${problem} (${JSON.stringify(key.slice(0, 130))})`);
 }
-
-export interface ProjectLabelBatch { projects: string[]; addLabels?: Record<string, string>; removeLabels?: string[] }
 
 /** POST /projects:batchUpdate: labels on many projects, all or nothing; removals apply before additions. */
 export async function batchUpdateProjectLabels(deps: Deps, principal: Principal, body: ProjectLabelBatch): Promise<Record<string, never>> {

@@ -10,18 +10,13 @@ import { newSecret } from '../runtime/random.ts';
 import type { KeyRecord, MembershipRecord, ServiceAccountRecord } from '../store/contract/records.ts';
 import type { Repos } from '../store/contract/store.ts';
 import { requireHoldsRolesOf, requireProject } from './access.ts';
-import { presentMember, scopeOrganization, type MemberJson, type MemberScope } from './members.ts';
+import type { Member, MemberList } from '../wire/members.ts';
+import type { PageQuery } from '../wire/paging.ts';
+import { MAX_DISPLAY_NAME_LENGTH, type ServiceAccountInput } from '../wire/service-accounts.ts';
+import { presentMember, scopeOrganization, type MemberScope } from './members.ts';
 import type { Principal } from '../auth/principal.ts';
 
 export const MAX_KEYS_PER_SERVICE_ACCOUNT = 10;
-export const MAX_DISPLAY_NAME_LENGTH = 256;
-
-export interface ServiceAccountInput {
-  displayName?: string;
-  enableBasicAuth?: boolean;
-}
-
-interface PageQuery { pageSize?: unknown; pageToken?: string }
 
 /** Paths update_mask may name. Read-only fields are accepted and ignored, like in the body (contract §1.2). */
 const MASK_FIELDS = new Set(['displayName', 'enableBasicAuth']);
@@ -197,7 +192,7 @@ export async function deleteKey(deps: Deps, principal: Principal, projectId: str
 /** The account's memberships in other organizations, PENDING and ACCEPTED, in the member shape (§3.3), in creation order. */
 export async function listForeignMemberships(
   deps: Deps, principal: Principal, projectId: string, serviceAccountId: string, query: PageQuery,
-): Promise<{ members: MemberJson[]; nextPageToken: string }> {
+): Promise<MemberList> {
   const { sa, organizationId } = await requireOwnedServiceAccount(deps, principal, projectId, serviceAccountId, 'serviceaccount.read');
   const filters = `memberships:${sa.id}`;
   const page = pageRequest(query, filters);
@@ -222,7 +217,7 @@ export async function listForeignMemberships(
     if (owner !== null && owner !== organizationId) foreign.push(m);
   }
   const { items, nextPageToken } = toPage(foreign, page, key, filters);
-  const members: MemberJson[] = [];
+  const members: Member[] = [];
   for (const m of items) members.push(await presentMember(deps.store, { type: m.scopeType, id: m.scopeId }, m));
   return { members, nextPageToken };
 }
@@ -238,7 +233,7 @@ async function loadForeignMembership(repos: Repos, serviceAccountId: string, org
 /** Accepts a PENDING membership in another organization (an ACCEPTED one is answered as it is). */
 export async function acceptForeignMembership(
   deps: Deps, principal: Principal, projectId: string, serviceAccountId: string, parent: MemberScope,
-): Promise<MemberJson> {
+): Promise<Member> {
   const { sa, organizationId } = await requireOwnedServiceAccount(
     deps, principal, projectId, serviceAccountId, 'serviceaccount.update', 'accepting a membership of this service account',
   );

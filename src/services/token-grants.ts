@@ -5,16 +5,14 @@ import { useAssertionId } from '../auth/assertion-ids.ts';
 import { verifyAssertion, type AssertionKey } from '../auth/jwt-bearer.ts';
 import type { Deps } from '../deps.ts';
 import { oauthError } from '../domain/errors.ts';
+import type { TokenResponse } from '../wire/oauth.ts';
 import { checkPassword } from './password-check.ts';
 
-export interface TokenResponse {
-  access_token: string;
-  token_type: 'Bearer';
-  expires_in: number;
-}
+/** A minted token: the answer of the token endpoint, its access_token always there (the route may move it to a cookie). */
+export type MintedToken = Required<TokenResponse>;
 
 /** `gen`: a user's token generation, read with the user (a sign-out meanwhile leaves the token already refused). */
-function mint(deps: Deps, sub: string, kid: string, gen?: number): TokenResponse {
+function mint(deps: Deps, sub: string, kid: string, gen?: number): MintedToken {
   const iat = Math.floor(deps.clock.now() / 1000);
   const access_token = deps.tokens.sign({ sub, kid, iat, exp: iat + ACCESS_TOKEN_LIFETIME_SECONDS, ...(gen === undefined ? {} : { gen }) });
   return { access_token, token_type: 'Bearer', expires_in: ACCESS_TOKEN_LIFETIME_SECONDS };
@@ -29,7 +27,7 @@ async function lookupAssertionKey(deps: Deps, keyId: string): Promise<AssertionK
 }
 
 /** JWT-bearer grant: enableBasicAuth plays no part here (contract §2.3). */
-export async function exchangeAssertion(deps: Deps, assertion: string, audiences: string[]): Promise<TokenResponse> {
+export async function exchangeAssertion(deps: Deps, assertion: string, audiences: string[]): Promise<MintedToken> {
   const verified = await verifyAssertion(assertion, {
     nowSeconds: deps.clock.now() / 1000,
     audiences,
@@ -40,7 +38,7 @@ export async function exchangeAssertion(deps: Deps, assertion: string, audiences
 }
 
 /** Password grant for active console users: the check is bounded and throttled (password-check.ts, contract §2.5). */
-export async function exchangePassword(deps: Deps, email: string, password: string, client: string): Promise<TokenResponse> {
+export async function exchangePassword(deps: Deps, email: string, password: string, client: string): Promise<MintedToken> {
   let userId = '';
   let generation = 0;
   const ok = await checkPassword(deps, email, client, password, async () => {

@@ -49,7 +49,7 @@ describe('happy', () => {
     }
   });
 
-  it('a client command loads none of the service: no fastify, better-sqlite3 or pino', () => {
+  it('a client command loads none of the service: no fastify, better-sqlite3, pino or typebox (it takes the wire types as types)', () => {
     // What `node bin/sensorcloud.js projects list` loads before any lazy import: cli.js and the chunks it imports
     // statically; their source maps name every file bundled into them.
     const dir = join(ROOT, 'dist', 'service');
@@ -69,7 +69,7 @@ describe('happy', () => {
       }
     }
     assert.ok(packages.has('commander'), `the check sees bundled packages: ${[...packages].join(', ')}`);
-    for (const heavy of ['fastify', 'better-sqlite3', 'pino', 'pg', 'undici']) assert.ok(!packages.has(heavy), `${heavy} is loaded by every client command`);
+    for (const heavy of ['fastify', 'better-sqlite3', 'pino', 'pg', 'undici', 'typebox']) assert.ok(!packages.has(heavy), `${heavy} is loaded by every client command`);
     assert.doesNotMatch([...loaded].map((f) => readFileSync(join(dir, f), 'utf8')).join('\n'), /from "better-sqlite3"/);
   });
 

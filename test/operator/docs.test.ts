@@ -1,6 +1,7 @@
 // The documentation stands alone (issue 22): README.md and docs/**/*.md link only to files of the repository that
 // exist (and to headings that exist in them), cite nothing outside it, list every setting of src/config.ts, and the
-// API reference is what `npm run docs:api` writes from the served OpenAPI document.
+// API reference is what `npm run docs:api` writes from the served OpenAPI document. The code tour of
+// docs/architecture.md names every folder of src/, and nothing that does not exist.
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
@@ -40,6 +41,27 @@ function anchorOf(heading: string): string {
 function anchors(file: string): Set<string> {
   const text = prose(readFileSync(file, 'utf8'));
   return new Set([...[...text.matchAll(/^#{1,6} (.+)$/gm)].map((m) => anchorOf(m[1]!)), ...[...text.matchAll(/<a id="([^"]+)">/g)].map((m) => m[1]!)]);
+}
+
+/** Every folder under `dir`, as a path relative to ROOT with `/` separators and a trailing `/`. */
+function folders(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    if (!statSync(path).isDirectory()) return [];
+    return [`${relative(ROOT, path).split(sep).join('/')}/`, ...folders(path)];
+  });
+}
+
+/**
+ * The paths the code tour names: the items of the list under `## Code tour`, each starting with a path of src/ in
+ * backticks (`src/api/` for a folder, `src/main.ts` for a file; a file's item may name more files after it).
+ */
+function tourEntries(text: string): string[] {
+  const section = /^## Code tour\n([\s\S]*?)(?=^## |(?![\s\S]))/m.exec(text)?.[1] ?? '';
+  return [...section.matchAll(/^- (`src\/[^`]*`.*)$/gm)].flatMap((m) => {
+    const first = /^`(src\/[^`]*)`/.exec(m[1]!)![1]!;
+    return first.endsWith('/') ? [first] : [...m[1]!.matchAll(/`(src\/[^`]*\.[a-z]+)`/g)].map((f) => f[1]!);
+  });
 }
 
 describe('happy', () => {
@@ -86,6 +108,15 @@ describe('happy', () => {
     assert.equal(readFileSync(REFERENCE_FILE, 'utf8'), expected, 'docs/api-reference.md is stale: run npm run docs:api');
     assert.match(expected, /### `POST \/v2\/projects\/\{project\}\/devices\/\{device\}:publish`/);
   });
+
+  it('the code tour of docs/architecture.md names every folder of src/, and only folders and files that exist', () => {
+    const named = tourEntries(readFileSync(join(ROOT, 'docs', 'architecture.md'), 'utf8'));
+    assert.ok(named.includes('src/api/') && named.includes('src/main.ts'), 'the tour is found and parsed');
+    const missing = folders(join(ROOT, 'src')).filter((folder) => !named.includes(folder));
+    assert.deepEqual(missing, [], 'folders of src/ the code tour does not name: add a line for each');
+    const absent = named.filter((path) => !existsSync(join(ROOT, path)) || statSync(join(ROOT, path)).isDirectory() !== path.endsWith('/'));
+    assert.deepEqual(absent, [], 'the code tour names folders or files that do not exist');
+  });
 });
 
 describe('sad', () => {
@@ -94,5 +125,10 @@ describe('sad', () => {
     assert.deepEqual(links(sample), ['missing.md', '../../etc/passwd', '#here', 'https://example.org/']);
     assert.equal(anchorOf('`sensorcloud listen`: receive pushes on your laptop'), 'sensorcloud-listen-receive-pushes-on-your-laptop');
     assert.equal(anchorOf('Recovery: `sensorcloud admin`'), 'recovery-sensorcloud-admin');
+  });
+
+  it('the code tour parser reads only the list items of the tour that start with a path of src/', () => {
+    const sample = '## Code tour\n\nIntro naming `src/nowhere/`.\n\n- `src/a/`: a folder, see `src/b/`.\n- `src/main.ts`: the root; `src/deps.ts` too.\n- not `src/c/`\n\n## Next\n\n- `src/d/`: another section\n';
+    assert.deepEqual(tourEntries(sample), ['src/a/', 'src/main.ts', 'src/deps.ts']);
   });
 });

@@ -1,5 +1,5 @@
 // The import graph of src/ runs one way (docs/architecture.md): cli → main → api → services → events, delivery,
-// auth → store → domain, runtime. A module imports only from its own layer or below, and no chain of imports comes
+// auth, receiver → store → domain, runtime, wire. A module imports only from its own layer or below, and no chain of imports comes
 // back to where it started. Read from the sources' own import statements (types included: a type import ties
 // two modules as surely as a value import).
 import assert from 'node:assert/strict';
@@ -18,7 +18,7 @@ export const LAYERS: ReadonlyArray<{ name: string; members: string[] }> = [
   { name: 'services', members: ['services/', 'emulator/', 'deps.ts'] },
   { name: 'engines', members: ['events/', 'delivery/', 'auth/', 'receiver/'] },
   { name: 'store', members: ['store/'] },
-  { name: 'base', members: ['domain/', 'runtime/', 'config.ts'] },
+  { name: 'base', members: ['domain/', 'runtime/', 'config.ts', 'wire/'] },
 ];
 
 function layerOf(file: string): number {

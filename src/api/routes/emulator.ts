@@ -7,27 +7,10 @@ import { createEmulatedDevice, deleteEmulatedDevice, replaceEmulatedDevice } fro
 import { requireProject } from '../../services/access.ts';
 import { presentDevice } from '../../services/devices.ts';
 import { publishAsCaller } from '../../services/publish.ts';
+import { DeviceSchema } from '../../wire/devices.ts';
+import { EmulatedDeviceInputSchema, EmulatedDeviceReplacementSchema, PublishRequestSchema } from '../../wire/emulator.ts';
 import type { App } from '../types.ts';
 import { noBodyIsEmpty, principalOf } from '../http.ts';
-import { DeviceSchema } from './devices.ts';
-
-const Labels = Type.Record(Type.String(), Type.String());
-
-const CreateBody = Type.Object({
-  type: Type.String({ description: 'Device type, e.g. temperature, humidity, ccon' }),
-  labels: Type.Optional(Labels),
-  productNumber: Type.Optional(Type.String({ description: 'Overrides the default product number of the type' })),
-});
-
-const ReplaceBody = Type.Object({
-  type: Type.Optional(Type.String({ description: 'Must equal the device type' })),
-  labels: Type.Optional(Labels),
-});
-
-const PublishBody = Type.Object({}, {
-  description: 'Exactly one key, the event type, with its data: {"temperature":{"value":21.5}}',
-  additionalProperties: true,
-});
 
 type Params = { project: string; device: string };
 const paramsOf = (request: FastifyRequest) => request.params as Params;
@@ -36,7 +19,7 @@ const DEVICE_PATH = '/v2/projects/:project/devices/:device';
 
 export function registerEmulatorRoutes(app: App, deps: Deps): void {
   app.post('/v2/projects/:project/devices', {
-    schema: { body: CreateBody },
+    schema: { body: EmulatedDeviceInputSchema },
     config: { summary: 'Create an emulated device', response: DeviceSchema },
   }, async (request) => {
     const { project } = paramsOf(request);
@@ -45,7 +28,7 @@ export function registerEmulatorRoutes(app: App, deps: Deps): void {
   });
 
   app.put(DEVICE_PATH, {
-    schema: { body: ReplaceBody },
+    schema: { body: EmulatedDeviceReplacementSchema },
     config: { summary: 'Replace the labels of an emulated device (emits labelsChanged when they change)', response: DeviceSchema },
   }, async (request) => {
     const { project, device } = paramsOf(request);
@@ -65,7 +48,7 @@ export function registerEmulatorRoutes(app: App, deps: Deps): void {
   app.post(`${DEVICE_PATH}/@publish`, {
     // No body is "no keys": the publish rules then name the problem (§5.3).
     preValidation: noBodyIsEmpty,
-    schema: { body: PublishBody },
+    schema: { body: PublishRequestSchema },
     config: { summary: 'Publish an event from an emulated device', response: Type.Object({}) },
   }, async (request) => {
     const { project, device } = paramsOf(request);

@@ -1,20 +1,16 @@
 // Roles (contract §4.4): any authenticated caller may read them.
-import { Type } from 'typebox';
 import type { Deps } from '../../deps.ts';
 import { badRequest, notFound } from '../../domain/errors.ts';
 import { pageRequest, toPage } from '../../domain/paging.ts';
 import { ROLES, findRole } from '../../domain/roles.ts';
+import { PageQuerySchema } from '../../wire/paging.ts';
+import { RoleListSchema, RoleSchema } from '../../wire/roles.ts';
 import type { App } from '../types.ts';
-import { PagingQuery } from '../http.ts';
-
-export const RoleSchema = Type.Object({
-  name: Type.String(), displayName: Type.String(), description: Type.String(), permissions: Type.Array(Type.String()),
-});
 
 export function registerRoleRoutes(app: App, _deps: Deps): void {
   app.get('/v2/roles', {
-    schema: { querystring: Type.Object(PagingQuery) },
-    config: { summary: 'List roles', response: Type.Object({ roles: Type.Array(RoleSchema), nextPageToken: Type.String() }) },
+    schema: { querystring: PageQuerySchema },
+    config: { summary: 'List roles', response: RoleListSchema },
   }, async (request) => {
     const page = pageRequest(request.query, 'roles');
     const index = page.after ? ROLES.findIndex((r) => r.name === page.after![0]) : -1;

@@ -8,22 +8,16 @@ import { formatTimestamp } from '../../domain/time.ts';
 import type { MemberScope } from '../../services/members.ts';
 import * as service from '../../services/service-accounts.ts';
 import type { KeyRecord, ServiceAccountRecord } from '../../store/contract/records.ts';
+import { MemberListSchema, MemberSchema } from '../../wire/members.ts';
+import { PageQuerySchema, UpdateMaskQuerySchema } from '../../wire/paging.ts';
+import {
+  CreateKeyResponseSchema, KeyListSchema, KeySchema, ServiceAccountInputSchema, ServiceAccountListSchema, ServiceAccountSchema,
+  type Key, type ServiceAccount,
+} from '../../wire/service-accounts.ts';
 import type { App } from '../types.ts';
-import { PagingQuery, UpdateMaskQuery, noBodyIsEmpty, parseUpdateMask, principalOf } from '../http.ts';
-import { MemberSchema } from './members.ts';
+import { noBodyIsEmpty, parseUpdateMask, principalOf } from '../http.ts';
 
-export const ServiceAccountSchema = Type.Object({
-  name: Type.String(), email: Type.String(), displayName: Type.String(), enableBasicAuth: Type.Boolean(),
-  createTime: Type.String(), updateTime: Type.String(),
-});
-export const KeySchema = Type.Object({ name: Type.String(), id: Type.String(), createTime: Type.String() });
-
-const ServiceAccountBody = Type.Object({
-  displayName: Type.Optional(Type.String({ maxLength: service.MAX_DISPLAY_NAME_LENGTH })),
-  enableBasicAuth: Type.Optional(Type.Boolean()),
-});
-
-export const presentServiceAccount = (sa: ServiceAccountRecord) => ({
+export const presentServiceAccount = (sa: ServiceAccountRecord): ServiceAccount => ({
   name: serviceAccountName(sa.projectId, sa.id),
   email: sa.email,
   displayName: sa.displayName,
@@ -32,7 +26,7 @@ export const presentServiceAccount = (sa: ServiceAccountRecord) => ({
   updateTime: formatTimestamp(sa.updateTime),
 });
 
-const presentKey = (projectId: string, k: KeyRecord) => ({ name: keyName(projectId, k.serviceAccountId, k.id), id: k.id, createTime: formatTimestamp(k.createTime) });
+const presentKey = (projectId: string, k: KeyRecord): Key => ({ name: keyName(projectId, k.serviceAccountId, k.id), id: k.id, createTime: formatTimestamp(k.createTime) });
 
 type Params = { project: string; serviceAccount: string; key: string; parentType: string; parent: string };
 const paramsOf = (request: FastifyRequest) => request.params as Params;
@@ -49,8 +43,8 @@ function parentOf(params: Params): MemberScope {
 
 export function registerServiceAccountRoutes(app: App, deps: Deps): void {
   app.get('/v2/projects/:project/serviceaccounts', {
-    schema: { querystring: Type.Object(PagingQuery) },
-    config: { summary: 'List the service accounts owned by the project', response: Type.Object({ serviceAccounts: Type.Array(ServiceAccountSchema), nextPageToken: Type.String() }) },
+    schema: { querystring: PageQuerySchema },
+    config: { summary: 'List the service accounts owned by the project', response: ServiceAccountListSchema },
   }, async (request) => {
     const { items, nextPageToken } = await service.listServiceAccounts(deps, principalOf(request), paramsOf(request).project, request.query);
     return { serviceAccounts: items.map(presentServiceAccount), nextPageToken };
@@ -58,7 +52,7 @@ export function registerServiceAccountRoutes(app: App, deps: Deps): void {
 
   app.post('/v2/projects/:project/serviceaccounts', {
     preValidation: noBodyIsEmpty,
-    schema: { body: ServiceAccountBody },
+    schema: { body: ServiceAccountInputSchema },
     config: { summary: 'Create a service account (no rights until added as a member)', response: ServiceAccountSchema },
   }, async (request) => {
     const sa = await service.createServiceAccount(deps, principalOf(request), paramsOf(request).project, request.body);
@@ -72,7 +66,7 @@ export function registerServiceAccountRoutes(app: App, deps: Deps): void {
 
   app.patch(SA_PATH, {
     preValidation: noBodyIsEmpty,
-    schema: { body: ServiceAccountBody, querystring: Type.Object(UpdateMaskQuery) },
+    schema: { body: ServiceAccountInputSchema, querystring: UpdateMaskQuerySchema },
     config: { summary: 'Update displayName and enableBasicAuth of a service account', response: ServiceAccountSchema },
   }, async (request) => {
     const { project, serviceAccount } = paramsOf(request);
@@ -87,10 +81,10 @@ export function registerServiceAccountRoutes(app: App, deps: Deps): void {
   });
 
   app.get(`${SA_PATH}/memberships`, {
-    schema: { querystring: Type.Object(PagingQuery) },
+    schema: { querystring: PageQuerySchema },
     config: {
       summary: "The service account's memberships in other organizations: PENDING until accepted here, granting nothing until then",
-      response: Type.Object({ members: Type.Array(MemberSchema), nextPageToken: Type.String() }),
+      response: MemberListSchema,
     },
   }, async (request) => {
     const { project, serviceAccount } = paramsOf(request);
@@ -113,8 +107,8 @@ export function registerServiceAccountRoutes(app: App, deps: Deps): void {
   });
 
   app.get(`${SA_PATH}/keys`, {
-    schema: { querystring: Type.Object(PagingQuery) },
-    config: { summary: 'List the keys of a service account (never their secrets)', response: Type.Object({ keys: Type.Array(KeySchema), nextPageToken: Type.String() }) },
+    schema: { querystring: PageQuerySchema },
+    config: { summary: 'List the keys of a service account (never their secrets)', response: KeyListSchema },
   }, async (request) => {
     const { project, serviceAccount } = paramsOf(request);
     const { items, nextPageToken } = await service.listKeys(deps, principalOf(request), project, serviceAccount, request.query);
@@ -123,7 +117,7 @@ export function registerServiceAccountRoutes(app: App, deps: Deps): void {
 
   // No body is expected and any body is ignored, malformed or not: rawBody keeps the JSON parser out of it.
   app.post(`${SA_PATH}/keys`, {
-    config: { rawBody: true, summary: 'Create a key; the secret is returned only in this response', response: Type.Object({ key: KeySchema, secret: Type.String() }) },
+    config: { rawBody: true, summary: 'Create a key; the secret is returned only in this response', response: CreateKeyResponseSchema },
   }, async (request) => {
     const { project, serviceAccount } = paramsOf(request);
     const { key, secret } = await service.createKey(deps, principalOf(request), project, serviceAccount);

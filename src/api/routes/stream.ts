@@ -6,7 +6,6 @@
 // (stream-budget.ts).
 import type { ServerResponse } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { Type } from 'typebox';
 import type { Deps } from '../../deps.ts';
 import { nowMicros } from '../../runtime/clock.ts';
 import { badRequest, tooManyRequests } from '../../domain/errors.ts';
@@ -15,6 +14,7 @@ import { formatTimestamp, tryParseDuration } from '../../domain/time.ts';
 import { StreamMessage, compileStreamFilter, createFanOut, resultMessage, type FanOut, type StreamFilter } from '../../events/fan-out.ts';
 import type { ClusterHold } from '../../events/pipeline.ts';
 import { requireStreamScope } from '../../services/devices.ts';
+import { DeviceStreamQuerySchema, ProjectStreamQuerySchema, StreamMessageSchema, type ProjectStreamQuery } from '../../wire/events.ts';
 import type { App } from '../types.ts';
 import { principalOf } from '../http.ts';
 import { QUEUED_MESSAGE_OVERHEAD_BYTES, createStreamBudget, type BudgetedStream, type StreamBudget } from '../stream-budget.ts';
@@ -65,24 +65,6 @@ export function parsePingInterval(raw: string | undefined): number {
   return Math.min(PING_INTERVAL.maxSeconds, Math.max(PING_INTERVAL.minSeconds, seconds));
 }
 
-const Filters = {
-  deviceIds: Type.Optional(Type.Array(Type.String(), { description: 'Device IDs (repeated key)' })),
-  deviceTypes: Type.Optional(Type.Array(Type.String(), { description: 'Device types (repeated key)' })),
-  labelFilters: Type.Optional(Type.Array(Type.String(), { description: '`key=value` for an exact value, `key` for presence (repeated key)' })),
-  productNumbers: Type.Optional(Type.Array(Type.String(), { description: 'Product numbers (repeated key)' })),
-};
-const Common = {
-  eventTypes: Type.Optional(Type.Array(Type.String(), { description: 'Event types (repeated key)' })),
-  pingInterval: Type.Optional(Type.String({ description: 'Seconds between pings: "10s", "1.5s" or a number; default 10, clamped to 1-60' })),
-};
-const StreamMessageSchema = Type.Object({
-  result: Type.Object({
-    event: Type.Object({ eventId: Type.String(), targetName: Type.String(), eventType: Type.String(), data: Type.Unknown(), timestamp: Type.String() }),
-  }),
-});
-
-type StreamQuery = { deviceIds?: string[]; deviceTypes?: string[]; labelFilters?: string[]; productNumbers?: string[]; eventTypes?: string[]; pingInterval?: string };
-
 export function registerStreamRoutes(app: App, deps: Deps): void {
   const limits: StreamLimits = { ...DEFAULT_STREAM_LIMITS, maxBufferedMessages: deps.config.streamBufferMessages };
   const budget = createStreamBudget({ ...deps.config.streamCaps });
@@ -112,7 +94,7 @@ export function registerStreamRoutes(app: App, deps: Deps): void {
   const handle = async (request: FastifyRequest, reply: FastifyReply, projectId: string, deviceId: string | null): Promise<void> => {
     const principal = principalOf(request);
     await requireStreamScope(deps, principal, projectId, deviceId);
-    const query = request.query as StreamQuery;
+    const query = request.query as ProjectStreamQuery;
     const pingSeconds = parsePingInterval(query.pingInterval);
     const filter = deviceId === null
       ? compileStreamFilter(projectId, query)
@@ -135,7 +117,7 @@ export function registerStreamRoutes(app: App, deps: Deps): void {
   };
 
   app.get('/v2/projects/:project/devices/@stream', {
-    schema: { querystring: Type.Object({ ...Filters, ...Common }) },
+    schema: { querystring: ProjectStreamQuerySchema },
     config: { streamErrors: true, summary: 'Stream new events of the devices in a project (NDJSON, or SSE with Accept: text/event-stream)', response: StreamMessageSchema },
   }, async (request, reply) => {
     const { project } = request.params as { project: string };
@@ -143,7 +125,7 @@ export function registerStreamRoutes(app: App, deps: Deps): void {
   });
 
   app.get('/v2/projects/:project/devices/:device/@stream', {
-    schema: { querystring: Type.Object(Common) },
+    schema: { querystring: DeviceStreamQuerySchema },
     config: { streamErrors: true, summary: 'Stream new events of one device (NDJSON, or SSE with Accept: text/event-stream)', response: StreamMessageSchema },
   }, async (request, reply) => {
     const { project, device } = request.params as { project: string; device: string };

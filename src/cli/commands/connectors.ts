@@ -3,32 +3,21 @@
 // secret the CLI generated itself is shown, once, by the command that made it.
 import { randomBytes } from 'node:crypto';
 import type { Command } from 'commander';
+import type { DataConnector, DataConnectorInput, DataConnectorMetrics } from '../../wire/data-connectors.ts';
 import { collect, collectList, parseHeaders } from '../arguments.ts';
 import { action, example, idOf, type Context } from '../context.ts';
 import { UsageError } from '../errors.ts';
 
-interface Connector {
-  name: string;
-  displayName: string;
-  type: string;
-  status: string;
-  events: string[];
-  labels: string[];
-  httpConfig: { url: string; signatureSecret: string; headers: Record<string, string> };
-  createTime: string;
-  updateTime: string;
-}
-
 export const REDACTED = '<redacted>';
 
 /** The connector as printed: a set secret and every header value replaced by `<redacted>`, "" kept (unsigned). */
-export function redactConnector(c: Connector): Connector {
+export function redactConnector(c: DataConnector): DataConnector {
   const headers = Object.fromEntries(Object.keys(c.httpConfig.headers ?? {}).map((k) => [k, REDACTED]));
   return { ...c, httpConfig: { ...c.httpConfig, signatureSecret: c.httpConfig.signatureSecret ? REDACTED : '', headers } };
 }
 
 /** `generatedSecret`: a secret this command made, shown this once (in the JSON document with --json). */
-function printConnector(ctx: Context, raw: Connector, generatedSecret?: string): void {
+function printConnector(ctx: Context, raw: DataConnector, generatedSecret?: string): void {
   const c = redactConnector(raw);
   if (generatedSecret !== undefined) {
     ctx.out.warn('the generated signature secret is shown only this once: give it to the receiver now');
@@ -44,7 +33,7 @@ function printConnector(ctx: Context, raw: Connector, generatedSecret?: string):
   if (generatedSecret !== undefined) ctx.out.line(`${ctx.out.bold('signature secret')}  ${generatedSecret}`);
 }
 
-const statusPaint = (text: string, c: Connector, out: Context['out']) => (c.status === 'ACTIVE' ? out.green(text) : c.status === 'SYSTEM_DISABLED' ? out.red(text) : out.yellow(text));
+const statusPaint = (text: string, c: DataConnector, out: Context['out']) => (c.status === 'ACTIVE' ? out.green(text) : c.status === 'SYSTEM_DISABLED' ? out.red(text) : out.yellow(text));
 
 /** A new signature secret: 32 random bytes, hex. */
 export const generateSecret = () => randomBytes(32).toString('hex');
@@ -82,7 +71,7 @@ export function registerConnectorCommands(program: Command): void {
   const connectors = program.command('connectors').description('data connectors: HTTPS pushes of the project\'s device events');
 
   example(connectors.command('list').description('data connectors of the project').action(action(async (ctx: Context) => {
-    const items = (await ctx.client.list<Connector>(`projects/${await ctx.project()}/dataconnectors`, 'dataConnectors')).map(redactConnector);
+    const items = (await ctx.client.list<DataConnector>(`projects/${await ctx.project()}/dataconnectors`, 'dataConnectors')).map(redactConnector);
     ctx.out.list(items, [
       { header: 'ID', value: (c) => idOf(c.name) },
       { header: 'DISPLAY NAME', value: (c) => c.displayName },
@@ -93,7 +82,7 @@ export function registerConnectorCommands(program: Command): void {
   })), 'sensorcloud connectors list');
 
   example(connectors.command('get <connector>').description('one data connector (its secret is never shown)').action(action(async (ctx: Context, connector: string) => {
-    printConnector(ctx, await ctx.client.call<Connector>('GET', await ctx.name(connector, 'dataconnectors')));
+    printConnector(ctx, await ctx.client.call<DataConnector>('GET', await ctx.name(connector, 'dataconnectors')));
   })), 'sensorcloud connectors get cvq2b1r0l4l9s3f2a9m0');
 
   example(writeOptions(connectors.command('create'))
@@ -102,12 +91,12 @@ export function registerConnectorCommands(program: Command): void {
     .option('--disabled', 'create it USER_DISABLED')
     .action(action(async (ctx: Context, o: WriteOptions & { url: string }) => {
       const { secret, generated } = secretOf(o);
-      const body = {
+      const body: DataConnectorInput = {
         type: 'HTTP_PUSH', displayName: o.displayName ?? '', status: o.disabled ? 'USER_DISABLED' : 'ACTIVE',
         events: o.events ?? [], labels: o.labelKeys ?? [],
         httpConfig: { url: o.url, signatureSecret: secret ?? '', headers: parseHeaders(o.header) },
       };
-      const c = await ctx.client.call<Connector>('POST', `projects/${await ctx.project()}/dataconnectors`, { body });
+      const c = await ctx.client.call<DataConnector>('POST', `projects/${await ctx.project()}/dataconnectors`, { body });
       printConnector(ctx, c, generated ? secret : undefined);
     })), 'sensorcloud connectors create --url https://example.org/hook --generate-secret --events touch,temperature --label-keys name');
 
@@ -133,12 +122,12 @@ export function registerConnectorCommands(program: Command): void {
       if (o.header || o.clearHeaders) (httpConfig.headers = parseHeaders(o.header)), mask.push('httpConfig.headers');
       if (mask.length === 0) throw new UsageError('nothing to change: see `sensorcloud connectors update --help`');
       if (Object.keys(httpConfig).length) body.httpConfig = httpConfig;
-      const c = await ctx.client.call<Connector>('PATCH', await ctx.name(connector, 'dataconnectors'), { query: { updateMask: mask.join(',') }, body });
+      const c = await ctx.client.call<DataConnector>('PATCH', await ctx.name(connector, 'dataconnectors'), { query: { updateMask: mask.join(',') }, body });
       printConnector(ctx, c, generated ? secret : undefined);
     })), 'sensorcloud connectors update cvq2b1r0l4l9s3f2a9m0 --events touch --label-keys name,room');
 
   const setStatus = (status: 'ACTIVE' | 'USER_DISABLED') => action(async (ctx: Context, connector: string) => {
-    const c = await ctx.client.call<Connector>('PATCH', await ctx.name(connector, 'dataconnectors'), { query: { updateMask: 'status' }, body: { status } });
+    const c = await ctx.client.call<DataConnector>('PATCH', await ctx.name(connector, 'dataconnectors'), { query: { updateMask: 'status' }, body: { status } });
     if (ctx.out.json || ctx.out.quiet) return printConnector(ctx, c);
     ctx.out.line(`${c.name} is ${c.status}.`);
   });
@@ -153,7 +142,7 @@ export function registerConnectorCommands(program: Command): void {
   })), 'sensorcloud connectors sync cvq2b1r0l4l9s3f2a9m0');
 
   example(connectors.command('metrics <connector>').description('successes, errors and p99 latency of the last 3 hours').action(action(async (ctx: Context, connector: string) => {
-    const res = await ctx.client.call<{ metrics: { successCount: number; errorCount: number; latency99p: string } }>('GET', `${await ctx.name(connector, 'dataconnectors')}:metrics`);
+    const res = await ctx.client.call<DataConnectorMetrics>('GET', `${await ctx.name(connector, 'dataconnectors')}:metrics`);
     const m = res.metrics;
     ctx.out.record(res, [
       ['successCount', String(m.successCount)],

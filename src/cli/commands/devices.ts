@@ -1,11 +1,14 @@
 // `devices`: list (every filter of the API, across projects too), get, labels (set/remove on one device, batch on
 // many), transfer, and the emulator's create and delete under their everyday names.
 import type { Command } from 'commander';
+import type {
+  BatchUpdateDevicesRequest, BatchUpdateDevicesResponse, Device, Label, TransferDevicesRequest, TransferDevicesResponse,
+} from '../../wire/devices.ts';
 import { collect, parseInteger, parsePairs } from '../arguments.ts';
 import { action, example, idOf, type Context } from '../context.ts';
 import { ApiError, UsageError } from '../errors.ts';
 import { createEmulatedDevice, deleteEmulatedDevice, withCreateOptions } from './emulator.ts';
-import { deviceColumns, organizationName, printDevice, type Device } from './resources.ts';
+import { deviceColumns, organizationName, printDevice } from './resources.ts';
 
 interface ListOptions {
   type?: string[];
@@ -69,7 +72,7 @@ export function registerDeviceCommands(program: Command): void {
     .description('add labels, or change their values')
     .action(action(async (ctx: Context, device: string, pairs: string[]) => {
       const name = await ctx.name(device, 'devices');
-      const results: Array<{ name: string; key: string; value: string }> = [];
+      const results: Label[] = [];
       for (const [key, value] of Object.entries(parsePairs(pairs, 'a label'))) {
         try {
           results.push(await ctx.client.call('POST', `${name}/labels`, { body: { key, value } }));
@@ -97,8 +100,8 @@ export function registerDeviceCommands(program: Command): void {
       if (!o.add && !o.remove) throw new UsageError('give --add key=value or --remove key');
       const names = await Promise.all(list.map((d) => ctx.name(d, 'devices')));
       const project = `projects/${await ctx.project()}`;
-      const body = { devices: names, addLabels: o.add ? parsePairs(o.add, '--add') : undefined, removeLabels: o.remove };
-      const res = await ctx.client.call<{ batchErrors: Array<{ device: string; status: { code: string; message: string } }> }>('POST', `${project}/devices:batchUpdate`, { body });
+      const body: BatchUpdateDevicesRequest = { devices: names, addLabels: o.add ? parsePairs(o.add, '--add') : undefined, removeLabels: o.remove };
+      const res = await ctx.client.call<BatchUpdateDevicesResponse>('POST', `${project}/devices:batchUpdate`, { body });
       if (ctx.out.json) return ctx.out.printJson(res);
       for (const e of res.batchErrors) ctx.out.error(`${e.device}: ${e.status.code} ${e.status.message}`);
       if (!ctx.out.quiet) ctx.out.line(`Labels changed on ${names.length - res.batchErrors.length} of ${names.length} devices.`);
@@ -112,8 +115,8 @@ export function registerDeviceCommands(program: Command): void {
       const target = o.to.startsWith('projects/') ? o.to : `projects/${o.to}`;
       // A bare id is looked up in every readable project, to name its source project.
       const names = await Promise.all(list.map(async (d) => (d.startsWith('projects/') ? d : (await ctx.client.call<Device>('GET', `projects/-/devices/${d}`)).name)));
-      const res = await ctx.client.call<{ transferredDevices: string[]; transferErrors: Array<{ device: string; status: { code: string; message: string } }> }>(
-        'POST', `${target}/devices:transfer`, { body: { devices: names } });
+      const body: TransferDevicesRequest = { devices: names };
+      const res = await ctx.client.call<TransferDevicesResponse>('POST', `${target}/devices:transfer`, { body });
       if (ctx.out.json) return ctx.out.printJson(res);
       for (const e of res.transferErrors) ctx.out.error(`${e.device}: ${e.status.code} ${e.status.message}`);
       if (ctx.out.quiet) for (const n of res.transferredDevices) ctx.out.line(n);

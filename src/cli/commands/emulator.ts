@@ -3,10 +3,12 @@
 // same commands under their everyday names.
 import type { Command } from 'commander';
 import { DEVICE_TYPE_NAMES } from '../../domain/device-types.ts';
+import type { Device } from '../../wire/devices.ts';
+import type { EmulatedDeviceInput, EmulatedDeviceReplacement } from '../../wire/emulator.ts';
 import { collect, oneOf, parsePairs } from '../arguments.ts';
 import { action, example, idOf, type Context } from '../context.ts';
 import { addPublishOptions, publishBody } from '../publish-options.ts';
-import { printDevice, type Device } from './resources.ts';
+import { printDevice } from './resources.ts';
 
 export const withCreateOptions = (command: Command) => command
   .requiredOption('--type <type>', `device type: ${DEVICE_TYPE_NAMES.join(', ')}`)
@@ -14,7 +16,7 @@ export const withCreateOptions = (command: Command) => command
   .option('--product-number <number>', "override the type's default product number");
 
 export async function createEmulatedDevice(ctx: Context, o: { type: string; label?: string[]; productNumber?: string }): Promise<void> {
-  const body = { type: oneOf(o.type, DEVICE_TYPE_NAMES, '--type'), labels: parsePairs(o.label, '--label'), productNumber: o.productNumber };
+  const body: EmulatedDeviceInput = { type: oneOf(o.type, DEVICE_TYPE_NAMES, '--type'), labels: parsePairs(o.label, '--label'), productNumber: o.productNumber };
   printDevice(ctx, await ctx.client.call<Device>('POST', `projects/${await ctx.project()}/devices`, { body }));
 }
 
@@ -48,7 +50,8 @@ export function registerEmulatorCommands(program: Command): void {
     .action(action(async (ctx: Context, device: string, o: { label?: string[] }) => {
       const name = await ctx.name(device, 'devices');
       const current = await ctx.client.call<Device>('GET', name);
-      printDevice(ctx, await ctx.client.call<Device>('PUT', name, { body: { type: current.type, labels: parsePairs(o.label, '--label') } }));
+      const body: EmulatedDeviceReplacement = { type: current.type, labels: parsePairs(o.label, '--label') };
+      printDevice(ctx, await ctx.client.call<Device>('PUT', name, { body }));
     })), 'sensorcloud emulator update emucvq2b1b0l4l9s3f2a9h0 --label name="Room 5" --label room=5');
 
   example(emulator.command('delete <device>').description('delete an emulated device with its history').action(action(deleteEmulatedDevice)),

@@ -1,6 +1,7 @@
 // `invites accept`: what an invited person does with the link from `members invite-url` (POST /v2/invites:accept,
 // the API's only call without credentials). The password is asked, never an option.
 import type { Command } from 'commander';
+import type { AcceptInviteRequest } from '../../wire/invites.ts';
 import { action, example, type Context } from '../context.ts';
 import { ApiClient } from '../client.ts';
 import { UsageError } from '../errors.ts';
@@ -31,7 +32,7 @@ export function registerInviteCommands(program: Command): void {
       } finally {
         prompter.close();
       }
-      const body = { token, password, ...(o.displayName ? { displayName: o.displayName } : {}) };
+      const body: AcceptInviteRequest = { token, password, ...(o.displayName ? { displayName: o.displayName } : {}) };
       ctx.out.done(await client.call('POST', 'invites:accept', { body, anonymous: true }), 'Invitation accepted: sign in to the console with your email and this password.');
     })), 'sensorcloud invites accept http://127.0.0.1:8080/invite/3f9c…');
 }

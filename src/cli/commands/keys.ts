@@ -1,15 +1,9 @@
 // `keys`: the key pairs of a service account. The secret is printed once, by `keys create`, with a warning; no
 // other command can show it again (the API never returns it twice).
 import type { Command } from 'commander';
+import type { CreateKeyResponse, Key, ServiceAccount } from '../../wire/service-accounts.ts';
 import { action, example, idOf, type Context } from '../context.ts';
 import { UsageError } from '../errors.ts';
-import type { ServiceAccount } from './service-accounts.ts';
-
-interface Key {
-  name: string;
-  id: string;
-  createTime: string;
-}
 
 /** A key's full name: a full name as it is, else the key id under --service-account. */
 async function keyName(ctx: Context, key: string, serviceAccount: string | undefined): Promise<string> {
@@ -38,7 +32,7 @@ export function registerKeyCommands(program: Command): void {
     .description('create a key; its secret is printed now and never again')
     .action(action(async (ctx: Context, sa: string) => {
       const account = await ctx.name(sa, 'serviceaccounts');
-      const res = await ctx.client.call<{ key: Key; secret: string }>('POST', `${account}/keys`);
+      const res = await ctx.client.call<CreateKeyResponse>('POST', `${account}/keys`);
       if (ctx.out.json) {
         ctx.out.printJson(res);
       } else if (ctx.out.quiet) {

@@ -2,6 +2,8 @@
 // against the server before it saves anything, and never prints the secret.
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
+import type { Project, ProjectList } from '../../wire/projects.ts';
+import type { Key, ServiceAccount } from '../../wire/service-accounts.ts';
 import { ApiClient } from '../client.ts';
 import { action, example, projectIdOf, type Context } from '../context.ts';
 import { ApiError, AuthError, UsageError } from '../errors.ts';
@@ -34,8 +36,8 @@ function fromBootstrap(path: string): Profile {
  * administers; null when it cannot see itself (then the profile keeps using Basic Auth).
  */
 async function discoverEmail(client: ApiClient, keyId: string): Promise<string | null> {
-  for await (const project of client.pages<{ name: string }>('projects', 'projects')) {
-    let accounts: Array<{ name: string; email: string }>;
+  for await (const project of client.pages<Project>('projects', 'projects')) {
+    let accounts: ServiceAccount[];
     try {
       accounts = await client.list(`${project.name}/serviceaccounts`, 'serviceAccounts');
     } catch (err) {
@@ -43,7 +45,7 @@ async function discoverEmail(client: ApiClient, keyId: string): Promise<string |
       throw err;
     }
     for (const account of accounts) {
-      const keys = await client.list<{ id: string }>(`${account.name}/keys`, 'keys');
+      const keys = await client.list<Key>(`${account.name}/keys`, 'keys');
       if (keys.some((k) => k.id === keyId)) return account.email;
     }
   }
@@ -88,7 +90,7 @@ async function login(ctx: Context, options: LoginOptions): Promise<void> {
     tokens: createFileTokenStore(configDir(ctx.env)),
   });
   // The check: a token exchange (or a Basic call) and one listing.
-  const visible = await client.call<{ projects: Array<{ name: string }> }>('GET', 'projects', { query: { pageSize: 2 } });
+  const visible = await client.call<ProjectList>('GET', 'projects', { query: { pageSize: 2 } });
   if (ctx.options.project) profile.project = projectIdOf(ctx.options.project);
   else if (!profile.project && visible.projects.length === 1) profile.project = projectIdOf(visible.projects[0]!.name);
 

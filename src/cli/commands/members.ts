@@ -1,10 +1,11 @@
 // `members`: project members and invitations (an unknown email becomes a pending invitation), one member's
 // memberships across an organization, and the all-or-nothing batches over several projects.
 import type { Command } from 'commander';
+import type { BatchCreateMembersRequest, BatchCreateMembersResponse, InviteUrl, Member } from '../../wire/members.ts';
 import { collect } from '../arguments.ts';
 import { action, example, projectIdOf, roleName, type Context } from '../context.ts';
 import { UsageError } from '../errors.ts';
-import { memberColumns, memberFields, organizationName, printInviteUrl, resolveMember, type Member } from './resources.ts';
+import { memberColumns, memberFields, organizationName, printInviteUrl, resolveMember } from './resources.ts';
 
 const roles = (list: string[]) => list.map(roleName);
 
@@ -46,7 +47,7 @@ export function registerMemberCommands(program: Command): void {
 
   example(members.command('invite-url <member>').description('the invitation link of a pending member (valid 7 days)').action(action(async (ctx: Context, member: string) => {
     const name = await resolveMember(ctx, `projects/${await ctx.project()}`, member);
-    printInviteUrl(ctx, await ctx.client.call('GET', `${name}:getInviteUrl`));
+    printInviteUrl(ctx, await ctx.client.call<InviteUrl>('GET', `${name}:getInviteUrl`));
   })), 'sensorcloud members invite-url alice@example.org');
 
   example(members.command('memberships <member-id>')
@@ -67,8 +68,8 @@ export function registerMemberCommands(program: Command): void {
     .requiredOption('--to <project>', 'a project to add it to (repeatable)', collect)
     .requiredOption('--role <role>', 'user, developer or admin; repeatable', collect)
     .action(action(async (ctx: Context, email: string, o: { to: string[]; role: string[] }) => {
-      const body = { members: o.to.map((p) => ({ project: `projects/${projectIdOf(p)}`, email, roles: roles(o.role) })) };
-      const res = await ctx.client.call<{ members: Member[] }>('POST', 'projects/-/members:batchCreate', { body });
+      const body: BatchCreateMembersRequest = { members: o.to.map((p) => ({ project: `projects/${projectIdOf(p)}`, email, roles: roles(o.role) })) };
+      const res = await ctx.client.call<BatchCreateMembersResponse>('POST', 'projects/-/members:batchCreate', { body });
       if (ctx.out.json) return ctx.out.printJson(res);
       ctx.out.list(res.members, memberColumns, (m) => m.name, 'members');
     })), 'sensorcloud members batch-add ops@example.org --to p1 --to p2 --role user');

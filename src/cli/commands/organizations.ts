@@ -1,8 +1,10 @@
 // `organizations`: list, get, permissions, and organization members (organization admins, incl. invitations).
 import type { Command } from 'commander';
+import type { InviteUrl, Member } from '../../wire/members.ts';
+import type { Organization } from '../../wire/organizations.ts';
 import { collect } from '../arguments.ts';
 import { action, example, idOf, roleName, type Context } from '../context.ts';
-import { memberColumns, memberFields, organizationName, printInviteUrl, resolveMember, type Member, type Organization } from './resources.ts';
+import { memberColumns, memberFields, organizationName, printInviteUrl, resolveMember } from './resources.ts';
 
 export function registerOrganizationCommands(program: Command): void {
   const orgs = program.command('organizations').alias('orgs').description('organizations and their members');
@@ -73,6 +75,6 @@ export function registerOrganizationCommands(program: Command): void {
     .option('--organization <organization>', 'organization (default: the only one visible)')
     .action(action(async (ctx: Context, member: string, o: { organization?: string }) => {
       const name = await resolveMember(ctx, await organizationName(ctx, o.organization), member);
-      printInviteUrl(ctx, await ctx.client.call('GET', `${name}:getInviteUrl`));
+      printInviteUrl(ctx, await ctx.client.call<InviteUrl>('GET', `${name}:getInviteUrl`));
     })), 'sensorcloud organizations members invite-url ops@example.org');
 }

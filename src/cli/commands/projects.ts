@@ -1,23 +1,12 @@
 // `projects`: list, get, create, update, delete, permissions, labels (projects:batchUpdate) and `use` (the
 // profile's default project).
 import type { Command } from 'commander';
+import type { CreateProjectRequest, LocationInput, Project, ProjectLabelBatch, ProjectPatch } from '../../wire/projects.ts';
 import { collect, parseNumber, parsePairs } from '../arguments.ts';
 import { action, example, idOf, projectIdOf, type Context } from '../context.ts';
 import { UsageError } from '../errors.ts';
 import { readProfiles, writeProfiles } from '../profiles.ts';
 import { organizationName } from './resources.ts';
-
-interface Project {
-  name: string;
-  displayName: string;
-  organization: string;
-  organizationDisplayName: string;
-  sensorCount: number;
-  cloudConnectorCount: number;
-  inventory: boolean;
-  location: { latitude: number | null; longitude: number | null; timeLocation: string };
-  labels: Record<string, string>;
-}
 
 const labelsText = (labels: Record<string, string>) => Object.entries(labels).map(([k, v]) => (v === '' ? k : `${k}=${v}`)).join(', ');
 
@@ -37,7 +26,7 @@ interface LocationOptions {
   timeLocation?: string;
 }
 
-function locationOf(o: LocationOptions): Record<string, unknown> | undefined {
+function locationOf(o: LocationOptions): LocationInput | undefined {
   if (o.latitude === undefined && o.longitude === undefined && o.timeLocation === undefined) return undefined;
   return {
     ...(o.latitude !== undefined ? { latitude: parseNumber(o.latitude, '--latitude') } : {}),
@@ -83,7 +72,7 @@ export function registerProjectCommands(program: Command): void {
     .description('create a project in an organization')
     .option('--organization <organization>', 'organization (default: the only one visible)')
     .action(action(async (ctx: Context, displayName: string, o: LocationOptions & { organization?: string }) => {
-      const body = { organization: await organizationName(ctx, o.organization), displayName, location: locationOf(o) };
+      const body: CreateProjectRequest = { organization: await organizationName(ctx, o.organization), displayName, location: locationOf(o) };
       printProject(ctx, await ctx.client.call<Project>('POST', 'projects', { body }));
     })), 'sensorcloud projects create "Warehouse 2" --time-location Europe/Oslo');
 
@@ -96,7 +85,7 @@ export function registerProjectCommands(program: Command): void {
       if (mask.length === 0) throw new UsageError('nothing to change: give --display-name, --latitude, --longitude or --time-location');
       // The mask names only what was given (location.latitude …), so the rest of the location stays as it is.
       const name = await projectArg(ctx, project);
-      const body = { ...(o.displayName !== undefined ? { displayName: o.displayName } : {}), ...(location ? { location } : {}) };
+      const body: ProjectPatch = { ...(o.displayName !== undefined ? { displayName: o.displayName } : {}), ...(location ? { location } : {}) };
       const updateMask = mask.join(',');
       printProject(ctx, await ctx.client.call<Project>('PATCH', name, { query: { updateMask }, body }));
     })), 'sensorcloud projects update --display-name "Warehouse two"');
@@ -118,7 +107,7 @@ export function registerProjectCommands(program: Command): void {
     .option('--remove <key>', 'label key to remove (repeatable)', collect)
     .action(action(async (ctx: Context, list: string[], o: { add?: string[]; remove?: string[] }) => {
       if (!o.add && !o.remove) throw new UsageError('give --add key=value or --remove key');
-      const body = { projects: list.map((p) => `projects/${projectIdOf(p)}`), addLabels: o.add ? parsePairs(o.add, '--add') : undefined, removeLabels: o.remove };
+      const body: ProjectLabelBatch = { projects: list.map((p) => `projects/${projectIdOf(p)}`), addLabels: o.add ? parsePairs(o.add, '--add') : undefined, removeLabels: o.remove };
       ctx.out.done(await ctx.client.call('POST', 'projects:batchUpdate', { body }), `Labels changed on ${list.length} project${list.length === 1 ? '' : 's'}.`);
     })), 'sensorcloud projects labels p1 p2 --add env=prod --remove draft');
 

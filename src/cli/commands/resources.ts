@@ -1,18 +1,11 @@
 // What several command groups show and resolve alike: members (of projects and organizations), organization
 // names, and devices. A module of its own, so the command groups import it instead of each other.
+import type { Device } from '../../wire/devices.ts';
+import type { InviteUrl, Member } from '../../wire/members.ts';
+import type { OrganizationList } from '../../wire/organizations.ts';
 import { idOf, type Context } from '../context.ts';
 import { UsageError } from '../errors.ts';
 import type { Column } from '../output.ts';
-
-export interface Member {
-  name: string;
-  displayName: string;
-  roles: string[];
-  status: string;
-  email: string;
-  accountType: string;
-  createTime: string;
-}
 
 export const memberColumns: Column<Member>[] = [
   { header: 'ID', value: (m) => idOf(m.name) },
@@ -42,14 +35,9 @@ export async function resolveMember(ctx: Context, parent: string, input: string)
   return `${parent}/members/${input}`;
 }
 
-export function printInviteUrl(ctx: Context, response: { inviteUrl: string }): void {
+export function printInviteUrl(ctx: Context, response: InviteUrl): void {
   if (ctx.out.json) return ctx.out.printJson(response);
   ctx.out.line(response.inviteUrl);
-}
-
-export interface Organization {
-  name: string;
-  displayName: string;
 }
 
 /** `organizations/o` or `o`; when omitted, the only organization the credentials see. */
@@ -59,17 +47,9 @@ export async function organizationName(ctx: Context, input: string | undefined):
     if (!/^[A-Za-z0-9_.~-]+$/.test(id)) throw new UsageError(`"${input}" is not an organization id or name`);
     return `organizations/${id}`;
   }
-  const page = await ctx.client.call<{ organizations: Organization[] }>('GET', 'organizations', { query: { pageSize: 2 } });
+  const page = await ctx.client.call<OrganizationList>('GET', 'organizations', { query: { pageSize: 2 } });
   if (page.organizations.length === 1) return page.organizations[0]!.name;
   throw new UsageError(page.organizations.length === 0 ? 'the credentials see no organization' : 'the credentials see several organizations: name one');
-}
-
-export interface Device {
-  name: string;
-  type: string;
-  productNumber: string;
-  labels: Record<string, string>;
-  reported: Record<string, unknown>;
 }
 
 const labelsText = (labels: Record<string, string>) => Object.entries(labels).map(([k, v]) => (v === '' ? k : `${k}=${v}`)).join(', ');

@@ -1,13 +1,7 @@
 // `roles`: the four roles and their permissions.
 import type { Command } from 'commander';
+import type { Role } from '../../wire/roles.ts';
 import { action, example, roleName, type Context } from '../context.ts';
-
-interface Role {
-  name: string;
-  displayName: string;
-  description: string;
-  permissions: string[];
-}
 
 export function registerRoleCommands(program: Command): void {
   const roles = program.command('roles').description('roles and their permissions');

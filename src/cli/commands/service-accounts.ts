@@ -1,16 +1,8 @@
 // `service-accounts`: the machine identities owned by a project (project admin for everything, reads included).
 import { Command, Option } from 'commander';
+import type { ServiceAccount, ServiceAccountInput } from '../../wire/service-accounts.ts';
 import { action, example, idOf, type Context } from '../context.ts';
 import { UsageError } from '../errors.ts';
-
-export interface ServiceAccount {
-  name: string;
-  email: string;
-  displayName: string;
-  enableBasicAuth: boolean;
-  createTime: string;
-  updateTime: string;
-}
 
 export function printServiceAccount(ctx: Context, a: ServiceAccount): void {
   ctx.out.record(a, [
@@ -41,7 +33,7 @@ export function registerServiceAccountCommands(program: Command): void {
     .option('--display-name <name>', 'display name')
     .option('--basic-auth', 'allow Basic Auth with its keys (OAuth2 tokens always work)')
     .action(action(async (ctx: Context, o: { displayName?: string; basicAuth?: boolean }) => {
-      const body = { displayName: o.displayName ?? '', enableBasicAuth: o.basicAuth === true };
+      const body: ServiceAccountInput = { displayName: o.displayName ?? '', enableBasicAuth: o.basicAuth === true };
       const a = await ctx.client.call<ServiceAccount>('POST', `projects/${await ctx.project()}/serviceaccounts`, { body });
       printServiceAccount(ctx, a);
       ctx.out.note(`Next: \`sensorcloud members add ${a.email} --role developer\` and \`sensorcloud keys create ${idOf(a.name)}\`.`);
@@ -53,7 +45,7 @@ export function registerServiceAccountCommands(program: Command): void {
     .addOption(new Option('--basic-auth', 'allow Basic Auth'))
     .addOption(new Option('--no-basic-auth', 'refuse Basic Auth'))
     .action(action(async (ctx: Context, sa: string, o: { displayName?: string; basicAuth?: boolean }) => {
-      const body: Record<string, unknown> = {};
+      const body: ServiceAccountInput = {};
       if (o.displayName !== undefined) body.displayName = o.displayName;
       if (o.basicAuth !== undefined) body.enableBasicAuth = o.basicAuth;
       if (Object.keys(body).length === 0) throw new UsageError('nothing to change: give --display-name, --basic-auth or --no-basic-auth');

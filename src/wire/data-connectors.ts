@@ -1,0 +1,68 @@
+// Data connectors on the wire (contract §3.9, §4.9): the connector (every key always present), its list, the body
+// of create and patch, and the :metrics and :metricsHistory answers.
+import { Type, type Static } from 'typebox';
+
+export const MAX_DISPLAY_NAME_LENGTH = 256;
+
+/** signatureSecret and header values are "" for callers without dataconnector.update (contract §7 #1). */
+export const HttpConfigSchema = Type.Object({
+  url: Type.String(), signatureSecret: Type.String(), headers: Type.Record(Type.String(), Type.String()),
+});
+export type HttpConfig = Static<typeof HttpConfigSchema>;
+
+export const DataConnectorSchema = Type.Object({
+  name: Type.String(), displayName: Type.String(), type: Type.String(), status: Type.String(),
+  events: Type.Array(Type.String()), labels: Type.Array(Type.String()), httpConfig: HttpConfigSchema,
+  createTime: Type.String(), updateTime: Type.String(),
+});
+export type DataConnector = Static<typeof DataConnectorSchema>;
+
+export const DataConnectorListSchema = Type.Object({ dataConnectors: Type.Array(DataConnectorSchema), nextPageToken: Type.String() });
+export type DataConnectorList = Static<typeof DataConnectorListSchema>;
+
+export const HttpConfigInputSchema = Type.Object({
+  url: Type.Optional(Type.String({ description: 'https:// endpoint' })),
+  headers: Type.Optional(Type.Record(Type.String(), Type.String())),
+  signatureSecret: Type.Optional(Type.String({ description: '"" = unsigned' })),
+});
+export type HttpConfigInput = Static<typeof HttpConfigInputSchema>;
+
+// Types only; the service validates meaning and names the field. Unknown keys (name, createTime, null configs
+// of other connector types…) are allowed and ignored.
+export const DataConnectorInputSchema = Type.Object({
+  type: Type.Optional(Type.String({ description: 'HTTP_PUSH' })),
+  displayName: Type.Optional(Type.String({ maxLength: MAX_DISPLAY_NAME_LENGTH })),
+  status: Type.Optional(Type.String({ description: 'ACTIVE (default) or USER_DISABLED' })),
+  events: Type.Optional(Type.Array(Type.String(), { description: 'event types to forward; [] = every type' })),
+  labels: Type.Optional(Type.Array(Type.String(), { description: 'device label keys copied into each push' })),
+  httpConfig: Type.Optional(HttpConfigInputSchema),
+});
+/** The body of create and patch, null-valued keys already dropped (contract §1.2); other keys pass unchecked. */
+export type DataConnectorInput = Static<typeof DataConnectorInputSchema> & { [other: string]: unknown };
+
+export const ConnectorMetricsSchema = Type.Object({
+  successCount: Type.Integer(),
+  errorCount: Type.Integer(),
+  /** "<seconds>s" with 3 decimals; "0.000s" when there was no successful attempt. */
+  latency99p: Type.String(),
+});
+export type ConnectorMetrics = Static<typeof ConnectorMetricsSchema>;
+
+/** :metrics: attempts of the last 3 hours. */
+export const DataConnectorMetricsSchema = Type.Object({ metrics: ConnectorMetricsSchema });
+export type DataConnectorMetrics = Static<typeof DataConnectorMetricsSchema>;
+
+/** One minute of a connector's delivery attempts. */
+export const MetricsHistoryBucketSchema = Type.Object({
+  startTime: Type.String({ description: 'start of the minute, RFC 3339' }),
+  successCount: Type.Integer(),
+  errorCount: Type.Integer(),
+});
+export type MetricsHistoryBucket = Static<typeof MetricsHistoryBucketSchema>;
+
+/** :metricsHistory: the series behind :metrics, one bucket per minute that had attempts. */
+export const MetricsHistorySchema = Type.Object({
+  bucketDuration: Type.String({ description: 'length of each bucket, "60s"' }),
+  buckets: Type.Array(MetricsHistoryBucketSchema, { description: 'minutes of the last 3 hours that had attempts, oldest first (at most 181)' }),
+});
+export type MetricsHistory = Static<typeof MetricsHistorySchema>;
