@@ -60,13 +60,13 @@ function fieldRows(schema: Schema, prefix = '', depth = 0): string[] {
   for (const [name, field] of Object.entries(object.properties)) {
     const path = `${prefix}${name}`;
     const required = object.required?.includes(name) ? 'yes' : '';
-    rows.push(`| \`${path}\` | ${escape(typeOf(field))} | ${required} | ${escape(field.description ?? '')} |`);
+    rows.push(`| \`${path}\` | ${escapeCell(typeOf(field))} | ${required} | ${escapeCell(field.description ?? '')} |`);
     if (depth < 3 && (field.properties || field.items?.properties)) rows.push(...fieldRows(field, `${path}${field.items ? '[]' : ''}.`, depth + 1));
   }
   return rows;
 }
 
-function escape(text: string): string {
+function escapeCell(text: string): string {
   return text.replace(/\|/g, '\\|').replace(/\n/g, ' ');
 }
 
@@ -139,7 +139,7 @@ export function renderApiReference(doc: OpenApiDocument): string {
       const query = (op.parameters ?? []).filter((p) => p.in === 'query');
       if (query.length > 0) {
         out.push('Query parameters:', '', '| Parameter | Type | Required | Notes |', '|---|---|---|---|');
-        for (const p of query) out.push(`| \`${p.name}\` | ${escape(typeOf(p.schema))} | ${p.required ? 'yes' : ''} | ${escape(p.schema.description ?? '')} |`);
+        for (const p of query) out.push(`| \`${p.name}\` | ${escapeCell(typeOf(p.schema))} | ${p.required ? 'yes' : ''} | ${escapeCell(p.schema.description ?? '')} |`);
         out.push('');
       }
       const body = op.requestBody ? Object.values(op.requestBody.content)[0]?.schema : undefined;

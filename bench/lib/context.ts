@@ -1,7 +1,7 @@
 // What every scenario gets: the settings of this run (full or --quick), the shared TLS material and receiver,
 // a progress logger, the ceiling measured earlier in the same run, and a service starter.
 import type { Receiver } from './receiver.ts';
-import { ServiceProcess } from './service.ts';
+import type { ServiceProcess } from './service.ts';
 import type { BenchTls } from './tls.ts';
 
 export interface Settings {

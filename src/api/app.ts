@@ -1,7 +1,6 @@
 // createApp(deps): the HTTP surface. Never listens; main.ts (or a test) decides where it runs.
 import Fastify, { LogController, type FastifyBaseLogger } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createCachedAuthenticator } from '../auth/auth-cache.ts';
 import type { Deps } from '../deps.ts';
 import { notFound, tooManyRequests } from '../domain/errors.ts';

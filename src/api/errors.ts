@@ -21,7 +21,7 @@ export function errorBody(publicUrl: string, status: number, message: string): E
 export function classifyError(err: unknown, request: { id: string; log: Pick<Logger, 'error'> }): { status: ErrorStatus; message: string; apiError?: ApiError } {
   if (err instanceof ApiError) return { status: err.status, message: err.message, apiError: err };
   const fe = err as FastifyError;
-  if (fe && fe.validation) {
+  if (fe?.validation) {
     return { status: 400, message: `invalid request: ${fe.message}` };
   }
   if (fe?.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return { status: 400, message: 'request body larger than 1 MiB' };

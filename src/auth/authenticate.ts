@@ -66,7 +66,7 @@ async function authenticateBearer(deps: AuthDeps, token: string): Promise<Authen
   }
   if (kind === 'user' && id) {
     const user = await deps.store.users.get(id);
-    if (!user || !user.active) throw unauthenticated('the user of this token no longer exists');
+    if (!user?.active) throw unauthenticated('the user of this token no longer exists');
     if ((claims.gen ?? 0) !== user.tokenGeneration) throw unauthenticated('this session has ended (signed out, or the password was reset); sign in again');
     const memberships = await deps.store.memberships.listByMember(user.id);
     return { principal: { kind: 'user', id: user.id, email: user.email, memberships }, validUntil };

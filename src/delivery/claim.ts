@@ -109,7 +109,7 @@ export async function claimDue(store: Store, o: ClaimOptions): Promise<ClaimResu
     const asks: Array<ClaimAsk & { connector: DataConnectorRecord }> = [];
     for (const id of ids) {
       const connector = connectors.get(id);
-      if (!connector || connector.status !== 'ACTIVE') {
+      if (connector?.status !== 'ACTIVE') {
         // Left behind by a drop that did not finish (its process died): a piece at each claim until none is left.
         if (o.cluster) await store.transaction((tx) => dropPieceUnlessActive(tx, id));
         else await dropPieceUnlessActive(repos, id);

@@ -53,7 +53,7 @@ export function createIntake(deps: IntakeDeps): Intake {
       const current = await store.dataConnectors.get(id);
       const first = lines.first(id);
       if (!first || !deps.taking()) return;
-      if (!current || current.status !== 'ACTIVE' || slots.suspect(id) || leaseHalfOver(first.delivery.leaseUntil ?? 0, nowMicros(deps), leaseMicros)) {
+      if (current?.status !== 'ACTIVE' || slots.suspect(id) || leaseHalfOver(first.delivery.leaseUntil ?? 0, nowMicros(deps), leaseMicros)) {
         await releaseLine(id);
         return;
       }

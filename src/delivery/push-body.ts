@@ -23,7 +23,7 @@ export type PushDevice = Pick<DeviceRecord, 'id' | 'projectId' | 'type' | 'produ
 export function buildPushBody(eventJson: string, device: PushDevice, labelKeys: readonly string[]): Buffer {
   const labels: Record<string, string> = {};
   for (const key of labelKeys) {
-    if (Object.prototype.hasOwnProperty.call(device.labels, key)) labels[key] = device.labels[key]!;
+    if (Object.hasOwn(device.labels, key)) labels[key] = device.labels[key]!;
   }
   const metadata = { deviceId: device.id, projectId: device.projectId, deviceType: device.type, productNumber: device.productNumber };
   return Buffer.from(`{"event":${eventJson},"labels":${JSON.stringify(labels)},"metadata":${JSON.stringify(metadata)}}`, 'utf8');

@@ -74,7 +74,7 @@ export function parseEmail(value: unknown, field = 'email'): string {
 export function parseRoles(scopeType: ScopeType, value: unknown, field = 'roles'): string[] {
   const list = Array.isArray(value) && value.every((r) => typeof r === 'string') ? (value as string[]) : null;
   if (scopeType === 'organization') {
-    if (!list || list.length !== 1 || list[0] !== ORGANIZATION_ADMIN) throw badRequest(`${field} must be exactly ["${ORGANIZATION_ADMIN}"]`);
+    if (list?.length !== 1 || list[0] !== ORGANIZATION_ADMIN) throw badRequest(`${field} must be exactly ["${ORGANIZATION_ADMIN}"]`);
     return [ORGANIZATION_ADMIN];
   }
   if (!list || list.length === 0 || !list.every((r) => PROJECT_ROLES.includes(r as RoleName))) {

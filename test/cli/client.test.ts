@@ -67,7 +67,7 @@ describe('happy', () => {
     seen.length = 0;
     let issued = 0;
     const valid = new Set<string>();
-    handler = (req, body, res) => {
+    handler = (req, _body, res) => {
       if (req.url === '/oauth2/token') {
         const token = `t${++issued}`;
         valid.add(token);

@@ -58,7 +58,7 @@ describe('happy', () => {
     const progress = createProgress(tty, true);
     progress.update(0.5, '5,000 events');
     progress.done();
-    assert.match(tty.text, /^\r\[#{15}-{15}\]  50%  5,000 events\u001b\[K\r\u001b\[K$/);
+    assert.match(tty.text, /^\r\[#{15}-{15}\] {2}50% {2}5,000 events\u001b\[K\r\u001b\[K$/);
     const pipe = fakeStream(false);
     const none = createProgress(pipe, true);
     none.update(0.5, 'x');

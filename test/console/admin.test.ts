@@ -202,7 +202,7 @@ describe('members, roles and invitations', () => {
 
     await row.getByRole('button', { name: 'Invite link' }).click();
     inviteUrl = (await row.locator('.invite-link code').textContent())!;
-    assert.match(inviteUrl, new RegExp(`^http://127\\.0\\.0\\.1:\\d+/invite/`));
+    assert.match(inviteUrl, /^http:\/\/127\.0\.0\.1:\d+\/invite\//);
     await page.getByText('Roles and what they allow').waitFor();
     await page.locator('summary', { hasText: 'Project developer' }).click();
     await screenshot(page, 'members');

@@ -1,7 +1,7 @@
 // The SSRF guard: every spelling of a refused address is refused; the allow-list opens exactly its ranges.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ApiError } from '../../src/domain/errors.ts';
+import type { ApiError } from '../../src/domain/errors.ts';
 import { checkUrlForWrite, createAddressPolicy, isRefusedAddress, parseAddress, parseAllowList } from '../../src/delivery/ssrf.ts';
 
 const REFUSED = [

@@ -158,7 +158,7 @@ export async function makeCredentials(t: Target): Promise<Credentials> {
 /** Strings no client should send: empty, wildcard, traversal, encoded separators, controls, very long, markup. */
 const HOSTILE_STRINGS = [
   '', '-', ' ', '..', '../..', '/', '%2F', '%00', '\u0000', '\r\n', '\t', '__proto__', 'constructor', 'prototype',
-  '%', '%ZZ', ':', '%3A', '@publish', '"', "'", '\\', '<img src=x onerror=alert(1)>', '${7*7}', '{{7*7}}',
+  '%', '%ZZ', ':', '%3A', '@publish', '"', "'", '\\', '<img src=x onerror=alert(1)>', '$' + '{7*7}' /* a template-injection probe */, '{{7*7}}',
   'é', '😀', '\ufeff', '\u202e', '\ud800', 'a\udfffb', 'room\udc00', 'x'.repeat(300), 'x'.repeat(5000), 'roles/organization.admin',
   'projects/-', 'organizations/-', 'https://127.0.0.1/hook', 'http://example.com', 'https://[::1]/', 'file:///etc/passwd',
   '2025-13-45T25:61:61Z', '1e308', 'NaN', '-1', '0', 'true', 'null',

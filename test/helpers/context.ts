@@ -109,7 +109,7 @@ export async function createTestContext(options: ContextOptions = {}): Promise<T
       }
       // Through the server's request listener, as a real request goes: the lean :publish path first, then fastify.
       const res = await inject(listener, { method: method as 'GET', url, headers, payload, remoteAddress: opts.remoteAddress });
-      let body: unknown = undefined;
+      let body: unknown ;
       try {
         body = res.body === '' ? undefined : JSON.parse(res.body);
       } catch {

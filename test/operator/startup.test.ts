@@ -19,7 +19,7 @@ import { startPostgresServer, type PostgresServer } from '../helpers/postgres-se
 import { freePort, serve, spawnCli } from '../helpers/serve-process.ts';
 import { testTls } from '../helpers/tls.ts';
 import { cleanEnv, runCli, type Finished } from './cli-process.ts';
-import { sleep, until } from '../helpers/until.ts';
+import { until } from '../helpers/until.ts';
 
 const root = mkdtempSync(join(tmpdir(), 'sensorcloud-startup-'));
 after(() => rmSync(root, { recursive: true, force: true }));

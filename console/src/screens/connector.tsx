@@ -68,7 +68,7 @@ export function ConnectorPage({ projectId, connectorId }: { projectId: string; c
       <ErrorText error={action.error} />
       {action.notice ? <Notice>{action.notice}</Notice> : null}
       {perms.loaded && !canUpdate ? <p class="muted small">{reasonFor('dataconnector.update')}</p> : null}
-      <div class="stats" aria-label="Last 3 hours">
+      <div class="stats" role="group" aria-label="Last 3 hours">
         <div class="stat"><span class="stat-value" data-testid="success-count">{data.metrics.successCount}</span><span class="stat-label">successful pushes (3 h)</span></div>
         <div class="stat"><span class={data.metrics.errorCount > 0 ? 'stat-value text-danger' : 'stat-value'} data-testid="error-count">{data.metrics.errorCount}</span><span class="stat-label">failed pushes (3 h)</span></div>
         <div class="stat"><span class="stat-value">{data.metrics.latency99p}</span><span class="stat-label">p99 latency of successes</span></div>

@@ -2,7 +2,7 @@
 // `description` labels, type, last seen and the latest reading of each type; batch label edit of selected devices.
 import { useState } from 'preact/hooks';
 import { api, idOf, query } from '../api.ts';
-import { ActionButton, Badge, ErrorText, Field, Loading, Notice, Pager, Title, useAction, useLoad } from '../components.tsx';
+import { Badge, ErrorText, Field, Loading, Notice, Pager, Title, useAction, useLoad } from '../components.tsx';
 import { DEVICE_TYPE_LABELS, DEVICE_TYPES, latestUpdate, readingText, relativeTime } from '../format.ts';
 import { reasonFor, usePermissions } from '../permissions.ts';
 import { setParams, useLocation, useUrlDraft } from '../router.ts';

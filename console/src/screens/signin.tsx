@@ -7,7 +7,7 @@ import { signIn } from '../session.ts';
 
 /** Only same-site paths: a crafted ?next= must not send the user to another site. */
 function safeNext(next: string | null): string {
-  return next && next.startsWith('/') && !next.startsWith('//') && !next.startsWith('/signin') ? next : '/';
+  return next?.startsWith('/') && !next.startsWith('//') && !next.startsWith('/signin') ? next : '/';
 }
 
 export function SignIn() {

@@ -82,5 +82,6 @@ export function registerCompletionCommand(program: Command): void {
       const which = oneOf(shell, ['bash', 'zsh'] as const, 'the shell');
       ctx.out.stdout.write(which === 'bash' ? bashScript(program) : zshScript(program));
     })),
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: zsh's own ${fpath[1]}, printed for the user to run
   'source <(sensorcloud completion bash)', 'sensorcloud completion zsh > "${fpath[1]}/_sensorcloud"');
 }

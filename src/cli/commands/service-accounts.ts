@@ -1,5 +1,5 @@
 // `service-accounts`: the machine identities owned by a project (project admin for everything, reads included).
-import { Command, Option } from 'commander';
+import { type Command, Option } from 'commander';
 import type { ServiceAccount, ServiceAccountInput } from '../../wire/service-accounts.ts';
 import { action, example, idOf, type Context } from '../context.ts';
 import { UsageError } from '../errors.ts';
