@@ -33,8 +33,17 @@ const byPath = process.argv.includes('--by-path');
 const max = args[0] === 'max';
 const rate = max ? 1000 : Number(args[0] ?? 1000);
 const seconds = Number(args[1] ?? 10);
-if (!(rate > 0 && rate <= 20_000) || !(seconds > 0 && seconds <= 120) || args.length > 2 || (two && !postgres) || (byPath && !two) || !(Number.isInteger(deviceCount) && deviceCount >= 1 && deviceCount <= 10_000)) {
-  process.stderr.write('usage: npm run bench:cost -- [events/s, 1-20000, or max] [seconds, 1-120] [--devices 1-10000] [--postgres [--two [--by-path]]]\n');
+if (
+  !(rate > 0 && rate <= 20_000) ||
+  !(seconds > 0 && seconds <= 120) ||
+  args.length > 2 ||
+  (two && !postgres) ||
+  (byPath && !two) ||
+  !(Number.isInteger(deviceCount) && deviceCount >= 1 && deviceCount <= 10_000)
+) {
+  process.stderr.write(
+    'usage: npm run bench:cost -- [events/s, 1-20000, or max] [seconds, 1-120] [--devices 1-10000] [--postgres [--two [--by-path]]]\n',
+  );
   process.exit(2);
 }
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -68,14 +77,25 @@ const hashedByPath = (pools: Pool[]) => ({
 });
 try {
   if (two) {
-    services.push(await ServiceProcess.start({ caFile: tls.caFile, env: db.env, joining: svc.bootstrap, nodeArgs }, 16));
-    if (!byPath) balanced = new BalancedPool(services.map((s) => s.url), { connections: 16, pipelining: 1 });
+    services.push(
+      await ServiceProcess.start({ caFile: tls.caFile, env: db.env, joining: svc.bootstrap, nodeArgs }, 16),
+    );
+    if (!byPath)
+      balanced = new BalancedPool(
+        services.map((s) => s.url),
+        { connections: 16, pipelining: 1 },
+      );
   }
   const pool = (byPath ? hashedByPath(services.map((x) => x.pool)) : (balanced ?? svc.pool)) as unknown as Pool;
   // Every thread of every service process.
-  const cpu = () => services.map((s) => cpuTimes(s.pid)!).reduce((a, b) => ({ mainMs: a.mainMs + b.mainMs, totalMs: a.totalMs + b.totalMs }));
+  const cpu = () =>
+    services
+      .map((s) => cpuTimes(s.pid)!)
+      .reduce((a, b) => ({ mainMs: a.mainMs + b.mainMs, totalMs: a.totalMs + b.totalMs }));
   const devices = await createDevices(svc, deviceCount);
-  await createConnectors(svc, [{ url: receiver.url('/cost'), signatureSecret: 'bench-signature-secret', displayName: 'cost' }]);
+  await createConnectors(svc, [
+    { url: receiver.url('/cost'), signatureSecret: 'bench-signature-secret', displayName: 'cost' },
+  ]);
   const make = publishRequests(devices, svc.basicAuth);
   await openLoop(pool, { rate, durationMs: 3000, make, label: 'warm-up', log: () => {} });
   await sleep(1000);
@@ -97,14 +117,19 @@ try {
     ? `closed loop for ${seconds} s: ${(run.ok / seconds).toFixed(0)} published/s, ${(delivered / seconds).toFixed(0)} delivered/s, the machine ${idle.toFixed(0)} % idle`
     : `${rate} events/s for ${seconds} s: ${run.ok} published`;
   const inDatabase = db.server ? `; PostgreSQL ${per(databaseAfter - databaseBefore)} µs` : '';
-  console.log(`${what}; CPU per event: main thread ${per(after.mainMs - before.mainMs)} µs, all threads ${per(after.totalMs - before.totalMs)} µs${inDatabase}`);
+  console.log(
+    `${what}; CPU per event: main thread ${per(after.mainMs - before.mainMs)} µs, all threads ${per(after.totalMs - before.totalMs)} µs${inDatabase}`,
+  );
   // Only answered publishes are counted above: any others are said, not left out silently.
-  if (Object.keys(run.failures).length > 0) console.log(`not published: ${JSON.stringify(run.failures)}; the first: ${run.firstFailure}`);
+  if (Object.keys(run.failures).length > 0)
+    console.log(`not published: ${JSON.stringify(run.failures)}; the first: ${run.firstFailure}`);
   await sleep(1000);
   const idle0 = cpu();
   await sleep(5000);
   const idle1 = cpu();
-  console.log(`idle afterwards: main thread ${((idle1.mainMs - idle0.mainMs) / 5).toFixed(0)} ms/s, all threads ${((idle1.totalMs - idle0.totalMs) / 5).toFixed(0)} ms/s`);
+  console.log(
+    `idle afterwards: main thread ${((idle1.mainMs - idle0.mainMs) / 5).toFixed(0)} ms/s, all threads ${((idle1.totalMs - idle0.totalMs) / 5).toFixed(0)} ms/s`,
+  );
 } finally {
   await balanced?.destroy();
   for (const s of services.reverse()) await s.dispose();

@@ -13,14 +13,23 @@ import { call, createConnectors, createDevices } from './lib/api.ts';
 import { ServiceProcess } from './lib/service.ts';
 import { createBenchTls } from './lib/tls.ts';
 
-const { values } = parseArgs({ options: { events: { type: 'string', default: '20000' }, kills: { type: 'string', default: '3' }, 'delay-ms': { type: 'string', default: '300' } } });
+const { values } = parseArgs({
+  options: {
+    events: { type: 'string', default: '20000' },
+    kills: { type: 'string', default: '3' },
+    'delay-ms': { type: 'string', default: '300' },
+  },
+});
 const EVENTS = Number(values.events);
 const KILLS = Number(values.kills);
 const DELAY_MS = Number(values['delay-ms']);
 const log = (line: string) => process.stdout.write(`${line}\n`);
 
 /** A copy received (Date.now() times): when it arrived, and when its 2xx was written back (null: never). */
-interface Receipt { receivedAt: number; answeredAt: number | null }
+interface Receipt {
+  receivedAt: number;
+  answeredAt: number | null;
+}
 const receipts = new Map<string, Receipt[]>();
 let total = 0;
 
@@ -29,14 +38,17 @@ const receiver: Server = createServer({ key: tls.key, cert: tls.cert }, (req, re
   const chunks: Buffer[] = [];
   req.on('data', (c: Buffer) => chunks.push(c));
   req.on('end', () => {
-    const eventId = (JSON.parse(Buffer.concat(chunks).toString('utf8')) as { event: { eventId: string } }).event.eventId;
+    const eventId = (JSON.parse(Buffer.concat(chunks).toString('utf8')) as { event: { eventId: string } }).event
+      .eventId;
     const receipt: Receipt = { receivedAt: Date.now(), answeredAt: null };
     let list = receipts.get(eventId);
     if (!list) receipts.set(eventId, (list = []));
     list.push(receipt);
     total++;
     setTimeout(() => {
-      res.on('finish', () => { receipt.answeredAt = Date.now(); });
+      res.on('finish', () => {
+        receipt.answeredAt = Date.now();
+      });
       res.writeHead(200, { 'content-length': '0' });
       res.end();
     }, DELAY_MS);
@@ -53,15 +65,17 @@ try {
   const devices = await createDevices(svc, 50);
   log(`publishing ${EVENTS} events (receiver answers after ${DELAY_MS} ms, so a backlog builds)`);
   let next = 0;
-  await Promise.all(Array.from({ length: 32 }, async () => {
-    while (next < EVENTS) {
-      const i = next++;
-      await call(svc.pool, svc.basicAuth, 'POST', `/v2/${devices[i % devices.length]}:publish`, { touch: {} });
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: 32 }, async () => {
+      while (next < EVENTS) {
+        const i = next++;
+        await call(svc.pool, svc.basicAuth, 'POST', `/v2/${devices[i % devices.length]}:publish`, { touch: {} });
+      }
+    }),
+  );
   const kills: number[] = [];
   // Kills spread over the drain (it takes about EVENTS / (64 / delay) seconds).
-  const drainMs = (EVENTS / (64 / DELAY_MS)) ;
+  const drainMs = EVENTS / (64 / DELAY_MS);
   for (let k = 1; k <= KILLS; k++) {
     await new Promise((r) => setTimeout(r, drainMs / (KILLS + 1)));
     log(`SIGKILL ${k} after ${receipts.size} events received (${total} requests)`);
@@ -86,7 +100,9 @@ try {
     }
   }
   const duplicates = total - receipts.size;
-  log(`events ${receipts.size}, requests ${total}, duplicates ${duplicates} (${((duplicates / receipts.size) * 100).toFixed(2)} %, ${(duplicates / KILLS).toFixed(1)} per kill)`);
+  log(
+    `events ${receipts.size}, requests ${total}, duplicates ${duplicates} (${((duplicates / receipts.size) * 100).toFixed(2)} %, ${(duplicates / KILLS).toFixed(1)} per kill)`,
+  );
   log(`  first copy in flight at the kill: ${inFlight}; first copy answered 2xx but not recorded: ${answered}`);
 } finally {
   await svc.dispose();

@@ -55,10 +55,15 @@ const settings = settingsFor(values.quick, concurrency);
 
 let selected = SCENARIOS;
 if (values.only) {
-  const names = values.only.split(',').map((s) => s.trim()).filter(Boolean);
+  const names = values.only
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   const unknown = names.filter((n) => !SCENARIOS.some((s) => s.name === n));
   if (unknown.length) {
-    process.stderr.write(`unknown scenario(s): ${unknown.join(', ')}; known: ${SCENARIOS.map((s) => s.name).join(', ')}\n`);
+    process.stderr.write(
+      `unknown scenario(s): ${unknown.join(', ')}; known: ${SCENARIOS.map((s) => s.name).join(', ')}\n`,
+    );
     process.exit(2);
   }
   const wanted = new Set(names);
@@ -69,7 +74,9 @@ if (values.only) {
 const machine = machineInfo();
 const started = Date.now();
 log(`Sensor Cloud benchmark (${values.quick ? 'quick' : 'full'}): ${selected.map((s) => s.name).join(', ')}`);
-log(`machine: ${machine.nproc} × ${machine.cpuModel}, Node ${machine.node}, load ${machine.loadAverageAtStart}; concurrency ${concurrency}`);
+log(
+  `machine: ${machine.nproc} × ${machine.cpuModel}, Node ${machine.node}, load ${machine.loadAverageAtStart}; concurrency ${concurrency}`,
+);
 if (machine.loadAverageAtStart > 0.5) log('warning: the machine is busy; figures will be low and noisy');
 
 const tls = createBenchTls();
@@ -79,7 +86,10 @@ if (values.profile) mkdirSync(profileDir, { recursive: true });
 const serviceNodeArgs = values.profile ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
 
 const ctx: BenchContext = {
-  settings, tls, receiver, log,
+  settings,
+  tls,
+  receiver,
+  log,
   ceiling: { throughput: null },
   serviceNodeArgs,
   startService: async () => {
@@ -109,13 +119,22 @@ try {
         out.notes.unshift(`skipped: ${err.message}`);
       } else {
         status = 'error';
-        out.notes.unshift(`error: ${err instanceof ApiFailure ? err.message : (err as Error).stack ?? String(err)}`.slice(0, 1500));
+        out.notes.unshift(
+          `error: ${err instanceof ApiFailure ? err.message : ((err as Error).stack ?? String(err))}`.slice(0, 1500),
+        );
       }
     }
     await receiver.up().catch(() => {});
     const result: ScenarioResult = {
-      name: scenario.name, title: scenario.title, status, headline: out.headline, goal: scenario.goal,
-      checks: out.checks, ratioToCeiling: out.ratioToCeiling, figures: out.figures, notes: out.notes,
+      name: scenario.name,
+      title: scenario.title,
+      status,
+      headline: out.headline,
+      goal: scenario.goal,
+      checks: out.checks,
+      ratioToCeiling: out.ratioToCeiling,
+      figures: out.figures,
+      notes: out.notes,
       durationSeconds: Math.round((Date.now() - t0) / 100) / 10,
     };
     results.push(result);
@@ -132,7 +151,8 @@ const report: RunReport = {
   mode: values.quick ? 'quick' : 'full',
   date: new Date(started).toISOString(),
   complete: selected.length === SCENARIOS.length,
-  machine, settings,
+  machine,
+  settings,
   durationSeconds: Math.round((Date.now() - started) / 100) / 10,
   scenarios: results,
 };

@@ -20,7 +20,12 @@ type Schema = {
   maxLength?: number;
 };
 
-interface Parameter { name: string; in: string; required?: boolean; schema: Schema }
+interface Parameter {
+  name: string;
+  in: string;
+  required?: boolean;
+  schema: Schema;
+}
 
 interface Operation {
   operationId: string;
@@ -32,7 +37,9 @@ interface Operation {
   security?: unknown[];
 }
 
-export interface OpenApiDocument { paths: Record<string, Record<string, Operation>> }
+export interface OpenApiDocument {
+  paths: Record<string, Record<string, Operation>>;
+}
 
 export const REFERENCE_FILE = fileURLToPath(new URL('../docs/api-reference.md', import.meta.url));
 
@@ -41,14 +48,16 @@ function typeOf(schema: Schema): string {
   if (schema.const !== undefined) return `\`${JSON.stringify(schema.const)}\``;
   if (schema.anyOf) return [...new Set(schema.anyOf.map(typeOf))].join(' or ');
   const types = Array.isArray(schema.type) ? schema.type : schema.type ? [schema.type] : [];
-  const text = types.map((t) => {
-    if (t === 'array') return `array of ${schema.items ? typeOf(schema.items) : 'any'}`;
-    if (t === 'object' && schema.patternProperties && !schema.properties) {
-      const value = Object.values(schema.patternProperties)[0];
-      return `map of ${value ? typeOf(value) : 'any'}`;
-    }
-    return t;
-  }).join(' or ');
+  const text = types
+    .map((t) => {
+      if (t === 'array') return `array of ${schema.items ? typeOf(schema.items) : 'any'}`;
+      if (t === 'object' && schema.patternProperties && !schema.properties) {
+        const value = Object.values(schema.patternProperties)[0];
+        return `map of ${value ? typeOf(value) : 'any'}`;
+      }
+      return t;
+    })
+    .join(' or ');
   return (text || 'any') + (schema.maxLength !== undefined ? ` (at most ${schema.maxLength} characters)` : '');
 }
 
@@ -61,7 +70,8 @@ function fieldRows(schema: Schema, prefix = '', depth = 0): string[] {
     const path = `${prefix}${name}`;
     const required = object.required?.includes(name) ? 'yes' : '';
     rows.push(`| \`${path}\` | ${escapeCell(typeOf(field))} | ${required} | ${escapeCell(field.description ?? '')} |`);
-    if (depth < 3 && (field.properties || field.items?.properties)) rows.push(...fieldRows(field, `${path}${field.items ? '[]' : ''}.`, depth + 1));
+    if (depth < 3 && (field.properties || field.items?.properties))
+      rows.push(...fieldRows(field, `${path}${field.items ? '[]' : ''}.`, depth + 1));
   }
   return rows;
 }
@@ -77,7 +87,11 @@ function fieldTable(title: string, schema: Schema | undefined, requiredLabel: st
 }
 
 function anchor(text: string): string {
-  return text.toLowerCase().replace(/[^a-z0-9 -]/g, '').trim().replace(/ /g, '-');
+  return text
+    .toLowerCase()
+    .replace(/[^a-z0-9 -]/g, '')
+    .trim()
+    .replace(/ /g, '-');
 }
 
 export function renderApiReference(doc: OpenApiDocument): string {
@@ -126,7 +140,9 @@ export function renderApiReference(doc: OpenApiDocument): string {
     '',
     '## Operations',
     '',
-    ...[...byTag.entries()].map(([tag, ops]) => `* [${tag}](#${anchor(tag)}): ${ops.map((o) => `\`${o.op.operationId}\``).join(', ')}`),
+    ...[...byTag.entries()].map(
+      ([tag, ops]) => `* [${tag}](#${anchor(tag)}): ${ops.map((o) => `\`${o.op.operationId}\``).join(', ')}`,
+    ),
     '',
   ];
   for (const [tag, operations] of byTag) {
@@ -139,7 +155,10 @@ export function renderApiReference(doc: OpenApiDocument): string {
       const query = (op.parameters ?? []).filter((p) => p.in === 'query');
       if (query.length > 0) {
         out.push('Query parameters:', '', '| Parameter | Type | Required | Notes |', '|---|---|---|---|');
-        for (const p of query) out.push(`| \`${p.name}\` | ${escapeCell(typeOf(p.schema))} | ${p.required ? 'yes' : ''} | ${escapeCell(p.schema.description ?? '')} |`);
+        for (const p of query)
+          out.push(
+            `| \`${p.name}\` | ${escapeCell(typeOf(p.schema))} | ${p.required ? 'yes' : ''} | ${escapeCell(p.schema.description ?? '')} |`,
+          );
         out.push('');
       }
       const body = op.requestBody ? Object.values(op.requestBody.content)[0]?.schema : undefined;
@@ -159,7 +178,9 @@ export async function fetchOpenApiDocument(): Promise<OpenApiDocument> {
   const { createSilentLogger } = await import('../src/runtime/logger.ts');
   const dataDir = mkdtempSync(join(tmpdir(), 'sensorcloud-openapi-'));
   try {
-    const deps = buildDeps(loadConfig({ SENSORCLOUD_DATA_DIR: dataDir, SENSORCLOUD_HEARTBEAT_INTERVAL: '0' }), { logger: createSilentLogger() });
+    const deps = buildDeps(loadConfig({ SENSORCLOUD_DATA_DIR: dataDir, SENSORCLOUD_HEARTBEAT_INTERVAL: '0' }), {
+      logger: createSilentLogger(),
+    });
     const app = await createApp(deps);
     try {
       const res = await app.inject({ method: 'GET', url: '/v2/openapi.json' });

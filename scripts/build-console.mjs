@@ -7,7 +7,11 @@ import { fileURLToPath } from 'node:url';
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 
 export async function buildConsole() {
-  execFileSync(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(root, 'console', 'tsconfig.json')], { stdio: 'inherit' });
+  execFileSync(
+    process.execPath,
+    [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(root, 'console', 'tsconfig.json')],
+    { stdio: 'inherit' },
+  );
   const { build } = await import('vite');
   await build({ configFile: join(root, 'console', 'vite.config.mjs') });
 }

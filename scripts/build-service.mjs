@@ -36,7 +36,10 @@ export async function buildService() {
   const started = new Date();
   rmSync(service, { recursive: true, force: true });
   await build({
-    entryPoints: { cli: join(root, 'src/cli/index.ts'), 'dispatcher-host': join(root, 'src/delivery/dispatcher-host.ts') },
+    entryPoints: {
+      cli: join(root, 'src/cli/index.ts'),
+      'dispatcher-host': join(root, 'src/delivery/dispatcher-host.ts'),
+    },
     outdir: service,
     bundle: true,
     splitting: true,
@@ -46,7 +49,9 @@ export async function buildService() {
     sourcemap: true,
     // The native addon stays in node_modules; CommonJS dependencies bundled into ESM still call require().
     external: ['better-sqlite3', 'pg-native'],
-    banner: { js: "import { createRequire as __sensorcloudRequire } from 'node:module'; const require = __sensorcloudRequire(import.meta.url);" },
+    banner: {
+      js: "import { createRequire as __sensorcloudRequire } from 'node:module'; const require = __sensorcloudRequire(import.meta.url);",
+    },
     logLevel: 'warning',
   });
   // Files the bundle finds beside itself (store/sqlite/db.ts, store/postgres/db.ts and checkpointer.ts name them

@@ -14,11 +14,17 @@ import { buildService } from './build-service.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const dist = join(root, 'dist');
-const tsc = (...args) => execFileSync(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), ...args], { cwd: root, stdio: 'inherit' });
+const tsc = (...args) =>
+  execFileSync(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), ...args], {
+    cwd: root,
+    stdio: 'inherit',
+  });
 
 // dist/console/ is replaced by its own build below; leaving it in place until then keeps a console test that
 // starts a service meanwhile from finding no console at all.
-if (existsSync(dist)) for (const name of readdirSync(dist)) if (name !== 'console') rmSync(join(dist, name), { recursive: true, force: true });
+if (existsSync(dist))
+  for (const name of readdirSync(dist))
+    if (name !== 'console') rmSync(join(dist, name), { recursive: true, force: true });
 
 tsc('--noEmit', '-p', join(root, 'tsconfig.json'));
 

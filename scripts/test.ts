@@ -11,8 +11,17 @@ import { buildService, serviceBundleStale } from './build-service.mjs';
 import { startPostgresServer } from '../test/helpers/postgres-server.ts';
 
 const root = join(import.meta.dirname, '..');
-const files = (dirs: string[]) => dirs.flatMap((d) => readdirSync(join(root, 'test', d)).filter((f) => f.endsWith('.test.ts')).map((f) => `test/${d}/${f}`)).sort();
-const allDirs = readdirSync(join(root, 'test'), { withFileTypes: true }).filter((d) => d.isDirectory() && d.name !== 'helpers').map((d) => d.name);
+const files = (dirs: string[]) =>
+  dirs
+    .flatMap((d) =>
+      readdirSync(join(root, 'test', d))
+        .filter((f) => f.endsWith('.test.ts'))
+        .map((f) => `test/${d}/${f}`),
+    )
+    .sort();
+const allDirs = readdirSync(join(root, 'test'), { withFileTypes: true })
+  .filter((d) => d.isDirectory() && d.name !== 'helpers')
+  .map((d) => d.name);
 
 // A file still running after this long is cancelled and fails, named in the summary, instead of holding the run
 // (and CI) until something outside kills it: a test once waited, on a busy machine, for a message never sent, its
@@ -29,20 +38,55 @@ if (stale !== null) {
 const server = await startPostgresServer();
 const run = (label: string, list: string[], env: NodeJS.ProcessEnv): number => {
   console.log(`\n# ${label}`);
-  const r = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=2', `--test-timeout=${FILE_TIMEOUT_MS}`, ...list], {
-    cwd: root, stdio: 'inherit', env: { ...process.env, SENSORCLOUD_TEST_PG_URL: server.url, SENSORCLOUD_TEST_BUNDLE_CHECKED: '1', ...env },
-  });
+  const r = spawnSync(
+    process.execPath,
+    ['--import', 'tsx', '--test', '--test-concurrency=2', `--test-timeout=${FILE_TIMEOUT_MS}`, ...list],
+    {
+      cwd: root,
+      stdio: 'inherit',
+      env: { ...process.env, SENSORCLOUD_TEST_PG_URL: server.url, SENSORCLOUD_TEST_BUNDLE_CHECKED: '1', ...env },
+    },
+  );
   return r.status ?? 1;
+};
+
+// The whole run (CI's) checks formatting and lint first (`npm run lint`, under a second), and goes on to the tests
+// either way, so one run shows both; a run of chosen files leaves it to the editor.
+const lint = (): number => {
+  console.log('\n# formatting and lint (npm run lint)');
+  const biome = join(root, 'node_modules', '@biomejs', 'biome', 'bin', 'biome');
+  return spawnSync(process.execPath, [biome, 'check'], { cwd: root, stdio: 'inherit' }).status ?? 1;
 };
 
 let status = 0;
 try {
   // A folder stands for its test files (node --test would find none in it on Node 20).
-  const args = process.argv.slice(2).flatMap((a) => (statSync(join(root, a), { throwIfNoEntry: false })?.isDirectory() ? files([a.replace(/^test\//, '').replace(/\/$/, '')]) : [a]));
-  status = run('every suite (SQLite store; PostgreSQL-only suites on the test server)', args.length > 0 ? args : files(allDirs), {});
+  const args = process.argv
+    .slice(2)
+    .flatMap((a) =>
+      statSync(join(root, a), { throwIfNoEntry: false })?.isDirectory()
+        ? files([a.replace(/^test\//, '').replace(/\/$/, '')])
+        : [a],
+    );
+  const linted = args.length === 0 ? lint() : 0;
+  status = run(
+    'every suite (SQLite store; PostgreSQL-only suites on the test server)',
+    args.length > 0 ? args : files(allDirs),
+    {},
+  );
   if (args.length === 0) {
-    const second = run('the API, event, delivery and end-to-end suites on PostgreSQL (SENSORCLOUD_TEST_STORE=postgres)', files(['api', 'events', 'delivery', 'e2e']), { SENSORCLOUD_TEST_STORE: 'postgres' });
+    const second = run(
+      'the API, event, delivery and end-to-end suites on PostgreSQL (SENSORCLOUD_TEST_STORE=postgres)',
+      files(['api', 'events', 'delivery', 'e2e']),
+      { SENSORCLOUD_TEST_STORE: 'postgres' },
+    );
     status = status || second;
+  }
+  if (linted !== 0) {
+    console.log(
+      '\n# formatting or lint failed (above): `npm run format` fixes the formatting, `npm run lint` shows the rest',
+    );
+    status = status || linted;
   }
 } finally {
   server.stop();

@@ -93,7 +93,10 @@ function parseRateLimit(raw: string, problems: string[]): RateLimit | null {
 
 function parseCidrs(raw: string, problems: string[]): string[] {
   const out: string[] = [];
-  for (const part of raw.split(',').map((s) => s.trim()).filter(Boolean)) {
+  for (const part of raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)) {
     const m = /^([0-9a-fA-F:.]+)\/(\d{1,3})$/.exec(part);
     if (!m) problems.push(`SENSORCLOUD_ALLOW_PRIVATE_ENDPOINTS: "${part}" is not a CIDR (e.g. 127.0.0.0/8)`);
     else out.push(part);
@@ -107,7 +110,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: ConfigFl
    * The flag's value if given, else the variable's. `source` names the one that was used, so that a message names
    * what the operator typed; both ("--port or PORT") when neither was used and the default applies.
    */
-  const pickWithSource = (flag: unknown, flagName: string, name: string): { value: string | undefined; source: string } => {
+  const pickWithSource = (
+    flag: unknown,
+    flagName: string,
+    name: string,
+  ): { value: string | undefined; source: string } => {
     if (flag !== undefined && flag !== null && flag !== '') return { value: String(flag), source: flagName };
     const v = env[name];
     if (v === undefined || v === '') return { value: undefined, source: `${flagName} or ${name}` };
@@ -118,12 +125,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: ConfigFl
   const portPicked = pickWithSource(flags.port, '--port', 'PORT');
   const portRaw = portPicked.value ?? '8080';
   const port = /^\d+$/.test(portRaw.trim()) ? Number(portRaw) : NaN;
-  if (!Number.isInteger(port) || port < 0 || port > 65535) problems.push(`${portPicked.source} must be a port number from 0 to 65535 (0 picks a free one), got "${portRaw}"`);
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    problems.push(`${portPicked.source} must be a port number from 0 to 65535 (0 picks a free one), got "${portRaw}"`);
   const hostPicked = pickWithSource(flags.host, '--host', 'HOST');
   const host = hostPicked.value ?? '127.0.0.1';
   const hostForUrl = host.includes(':') ? `[${host}]` : host === '0.0.0.0' ? '127.0.0.1' : host;
   if (!URL.canParse(`http://${hostForUrl}/`) || new URL(`http://${hostForUrl}/`).pathname !== '/') {
-    problems.push(`${hostPicked.source} must be a host name or an IP address such as 127.0.0.1 or 0.0.0.0, got "${host}"`);
+    problems.push(
+      `${hostPicked.source} must be a host name or an IP address such as 127.0.0.1 or 0.0.0.0, got "${host}"`,
+    );
   }
   const dataDirPicked = pickWithSource(flags.dataDir, '--data-dir', 'SENSORCLOUD_DATA_DIR');
   const dataDir = resolve(dataDirPicked.value ?? './data');
@@ -131,11 +141,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: ConfigFl
   const databaseUrl = pick(flags.databaseUrl, 'SENSORCLOUD_DATABASE_URL') ?? null;
   if (databaseUrl !== null) {
     if (!isDatabaseUrl(databaseUrl)) {
-      problems.push('SENSORCLOUD_DATABASE_URL must be a URL such as postgres://user:password@host:5432/sensorcloud (unset it to use SQLite)');
+      problems.push(
+        'SENSORCLOUD_DATABASE_URL must be a URL such as postgres://user:password@host:5432/sensorcloud (unset it to use SQLite)',
+      );
     } else if (setsApplicationName(databaseUrl)) {
-      problems.push('SENSORCLOUD_DATABASE_URL must not set application_name: the service names its connections itself (sensorcloud), by which admin commands tell that a process is connected');
+      problems.push(
+        'SENSORCLOUD_DATABASE_URL must not set application_name: the service names its connections itself (sensorcloud), by which admin commands tell that a process is connected',
+      );
     } else if (Number.isNaN(connectTimeoutMs(databaseUrl))) {
-      problems.push('SENSORCLOUD_DATABASE_URL: connect_timeout must be a whole number of seconds from 1 to 3600 (how long to wait for a connection; 10 when not given)');
+      problems.push(
+        'SENSORCLOUD_DATABASE_URL: connect_timeout must be a whole number of seconds from 1 to 3600 (how long to wait for a connection; 10 when not given)',
+      );
     }
   }
   const poolRaw = pick(undefined, 'SENSORCLOUD_DATABASE_POOL_SIZE') ?? '10';
@@ -156,7 +172,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: ConfigFl
       if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error('scheme');
       publicUrl = publicUrl.replace(/\/+$/, '');
     } catch {
-      problems.push(`SENSORCLOUD_PUBLIC_URL must be an http(s) URL such as https://sensors.example.org, got "${publicUrl}"`);
+      problems.push(
+        `SENSORCLOUD_PUBLIC_URL must be an http(s) URL such as https://sensors.example.org, got "${publicUrl}"`,
+      );
     }
   }
 
@@ -165,14 +183,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: ConfigFl
     problems.push(`SENSORCLOUD_EMAIL_DOMAIN must be a domain name, got "${emailDomain}"`);
   }
   const adminEmail = pick(undefined, 'SENSORCLOUD_ADMIN_EMAIL')?.toLowerCase() ?? null;
-  if (adminEmail !== null && !/^[^@\s]+@[^@\s]+$/.test(adminEmail)) problems.push(`SENSORCLOUD_ADMIN_EMAIL is not an email address: "${adminEmail}"`);
+  if (adminEmail !== null && !/^[^@\s]+@[^@\s]+$/.test(adminEmail))
+    problems.push(`SENSORCLOUD_ADMIN_EMAIL is not an email address: "${adminEmail}"`);
   const adminPassword = pick(undefined, 'SENSORCLOUD_ADMIN_PASSWORD') ?? null;
-  if (adminPassword !== null && adminPassword.length < 12) problems.push('SENSORCLOUD_ADMIN_PASSWORD must be at least 12 characters');
+  if (adminPassword !== null && adminPassword.length < 12)
+    problems.push('SENSORCLOUD_ADMIN_PASSWORD must be at least 12 characters');
 
   const caFile = pick(undefined, 'SENSORCLOUD_CA_FILE') ?? null;
   if (caFile !== null) {
     try {
-      if (!readFileSync(caFile, 'utf8').includes('-----BEGIN CERTIFICATE-----')) problems.push(`SENSORCLOUD_CA_FILE ${caFile} holds no PEM certificate`);
+      if (!readFileSync(caFile, 'utf8').includes('-----BEGIN CERTIFICATE-----'))
+        problems.push(`SENSORCLOUD_CA_FILE ${caFile} holds no PEM certificate`);
     } catch {
       problems.push(`SENSORCLOUD_CA_FILE ${caFile} cannot be read`);
     }
@@ -185,7 +206,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: ConfigFl
   const span = (name: string, fallback: string, valid: (seconds: number) => boolean, like: string): number | null => {
     const raw = pick(undefined, name) ?? fallback;
     if (UNITLESS.test(raw) && Number(raw) !== 0) {
-      problems.push(`${name}=${raw.trim()} has no unit: write ${raw.trim()}s, ${raw.trim()}m, ${raw.trim()}h or ${raw.trim()}d`);
+      problems.push(
+        `${name}=${raw.trim()} has no unit: write ${raw.trim()}s, ${raw.trim()}m, ${raw.trim()}h or ${raw.trim()}d`,
+      );
       return null;
     }
     const seconds = parseSpan(raw);
@@ -200,7 +223,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: ConfigFl
 
   const bufferRaw = pick(undefined, 'SENSORCLOUD_STREAM_BUFFER') ?? '1000';
   const streamBufferMessages = Number(bufferRaw);
-  if (!Number.isInteger(streamBufferMessages) || streamBufferMessages < 1) problems.push(`SENSORCLOUD_STREAM_BUFFER must be a positive integer, got "${bufferRaw}"`);
+  if (!Number.isInteger(streamBufferMessages) || streamBufferMessages < 1)
+    problems.push(`SENSORCLOUD_STREAM_BUFFER must be a positive integer, got "${bufferRaw}"`);
 
   const count = (name: string, fallback: string): number => {
     const raw = pick(undefined, name) ?? fallback;
@@ -213,7 +237,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: ConfigFl
   const streamMemoryRaw = pick(undefined, 'SENSORCLOUD_STREAM_MEMORY') ?? '64MiB';
   const streamMemoryBytes = parseBytes(streamMemoryRaw);
   if (streamMemoryBytes === null || streamMemoryBytes < 1024 * 1024) {
-    problems.push(`SENSORCLOUD_STREAM_MEMORY must be a size of at least 1MiB, like 64MiB or 1GiB, got "${streamMemoryRaw}"`);
+    problems.push(
+      `SENSORCLOUD_STREAM_MEMORY must be a size of at least 1MiB, like 64MiB or 1GiB, got "${streamMemoryRaw}"`,
+    );
   }
 
   // Below the libuv thread pool, which scrypt shares with file, DNS and other crypto work: checks filling it made
@@ -221,31 +247,64 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: ConfigFl
   const threadPoolRaw = pick(undefined, 'UV_THREADPOOL_SIZE') ?? '4';
   const threadPool = Number(threadPoolRaw);
   if (!/^\s*\d+\s*$/.test(threadPoolRaw) || threadPool < 2 || threadPool > 1024) {
-    problems.push(`UV_THREADPOOL_SIZE must be a whole number from 2 to 1024 (the threads of Node's libuv pool: password checks need one, and file, DNS and crypto work another), got "${threadPoolRaw}"`);
+    problems.push(
+      `UV_THREADPOOL_SIZE must be a whole number from 2 to 1024 (the threads of Node's libuv pool: password checks need one, and file, DNS and crypto work another), got "${threadPoolRaw}"`,
+    );
   }
   const passwordChecks = count('SENSORCLOUD_PASSWORD_CHECKS', '2');
   const passwordChecksPerClient = count('SENSORCLOUD_PASSWORD_CHECKS_PER_CLIENT', '1');
   if (passwordChecks >= threadPool && threadPool >= 2) {
-    problems.push(`SENSORCLOUD_PASSWORD_CHECKS must be below the ${threadPool} threads of the libuv pool, which file, DNS and crypto work share: at most ${threadPool - 1}, or raise UV_THREADPOOL_SIZE (got ${passwordChecks})`);
+    problems.push(
+      `SENSORCLOUD_PASSWORD_CHECKS must be below the ${threadPool} threads of the libuv pool, which file, DNS and crypto work share: at most ${threadPool - 1}, or raise UV_THREADPOOL_SIZE (got ${passwordChecks})`,
+    );
   }
   if (passwordChecksPerClient > passwordChecks) {
-    problems.push(`SENSORCLOUD_PASSWORD_CHECKS_PER_CLIENT must be at most SENSORCLOUD_PASSWORD_CHECKS (${passwordChecks}), got ${passwordChecksPerClient}`);
+    problems.push(
+      `SENSORCLOUD_PASSWORD_CHECKS_PER_CLIENT must be at most SENSORCLOUD_PASSWORD_CHECKS (${passwordChecks}), got ${passwordChecksPerClient}`,
+    );
   }
 
-  const requestTimeoutSeconds = span('SENSORCLOUD_REQUEST_TIMEOUT', '30s', (s) => s >= 1 && s <= 3600, 'from 1s to 1h, like 30s');
-  const leaseSeconds = span('SENSORCLOUD_DELIVERY_LEASE', '60s', (s) => s >= 15 && s <= 3600, "from 15s (longer than an attempt's 10 s) to 1h, like 60s");
+  const requestTimeoutSeconds = span(
+    'SENSORCLOUD_REQUEST_TIMEOUT',
+    '30s',
+    (s) => s >= 1 && s <= 3600,
+    'from 1s to 1h, like 30s',
+  );
+  const leaseSeconds = span(
+    'SENSORCLOUD_DELIVERY_LEASE',
+    '60s',
+    (s) => s >= 15 && s <= 3600,
+    "from 15s (longer than an attempt's 10 s) to 1h, like 60s",
+  );
 
   const logLevel = pick(undefined, 'LOG_LEVEL') ?? 'info';
-  if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
+  if (!(LOG_LEVELS as readonly string[]).includes(logLevel))
+    problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
 
   if (problems.length > 0) throw new ConfigError(problems);
   return Object.freeze({
-    port, host, dataDir, databaseUrl, databasePoolSize, masterKeyFile, masterKeyFileSet: masterKeyFileSetTo !== undefined, publicUrl, emailDomain, adminEmail, adminPassword, caFile,
-    allowPrivateEndpoints, rateLimit,
+    port,
+    host,
+    dataDir,
+    databaseUrl,
+    databasePoolSize,
+    masterKeyFile,
+    masterKeyFileSet: masterKeyFileSetTo !== undefined,
+    publicUrl,
+    emailDomain,
+    adminEmail,
+    adminPassword,
+    caFile,
+    allowPrivateEndpoints,
+    rateLimit,
     eventRetentionSeconds: eventRetentionSeconds!,
     heartbeatIntervalSeconds: heartbeatIntervalSeconds!,
     streamBufferMessages,
-    streamCaps: Object.freeze({ perPrincipal: streamsPerCaller, total: streamsMax, bufferedBytes: streamMemoryBytes ?? 0 }),
+    streamCaps: Object.freeze({
+      perPrincipal: streamsPerCaller,
+      total: streamsMax,
+      bufferedBytes: streamMemoryBytes ?? 0,
+    }),
     requestTimeoutMs: Math.round(requestTimeoutSeconds! * 1000),
     passwordChecks: Object.freeze({ total: passwordChecks, perClient: passwordChecksPerClient }),
     deliveryLeaseMs: Math.round(leaseSeconds! * 1000),
@@ -286,7 +345,11 @@ export function parseSpan(raw: string): number | null {
 
 /** "10m", "31d", "90s": the largest unit that says `seconds` exactly. */
 export function formatSpan(seconds: number): string {
-  for (const [unit, size] of [['d', 86400], ['h', 3600], ['m', 60]] as const) {
+  for (const [unit, size] of [
+    ['d', 86400],
+    ['h', 3600],
+    ['m', 60],
+  ] as const) {
     if (seconds >= size && seconds % size === 0) return `${seconds / size}${unit}`;
   }
   return `${seconds}s`;
@@ -298,9 +361,15 @@ export function formatSpan(seconds: number): string {
  */
 export function notableSettings(config: Config): string[] {
   const notes: string[] = [];
-  if (config.eventRetentionSeconds !== 31 * 86400) notes.push(`event history kept ${formatSpan(config.eventRetentionSeconds)} (SENSORCLOUD_EVENT_RETENTION; default 31d)`);
+  if (config.eventRetentionSeconds !== 31 * 86400)
+    notes.push(
+      `event history kept ${formatSpan(config.eventRetentionSeconds)} (SENSORCLOUD_EVENT_RETENTION; default 31d)`,
+    );
   if (config.caFile !== null) notes.push(`pushes also trust the CAs in ${config.caFile} (SENSORCLOUD_CA_FILE)`);
-  if (config.allowPrivateEndpoints.length > 0) notes.push(`pushes may reach the private addresses ${config.allowPrivateEndpoints.join(', ')} (SENSORCLOUD_ALLOW_PRIVATE_ENDPOINTS)`);
+  if (config.allowPrivateEndpoints.length > 0)
+    notes.push(
+      `pushes may reach the private addresses ${config.allowPrivateEndpoints.join(', ')} (SENSORCLOUD_ALLOW_PRIVATE_ENDPOINTS)`,
+    );
   if (config.rateLimit === null) notes.push('no rate limit (SENSORCLOUD_RATE_LIMIT=off)');
   return notes;
 }

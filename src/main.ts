@@ -55,13 +55,21 @@ export function buildDeps(config: Config, overrides: DepsOverrides = {}): BuiltD
   const ids = createIdGenerator(clock, random);
   const handoff = createHandoffPort();
   return {
-    config, clock, random, logger, store, ids,
+    config,
+    clock,
+    random,
+    logger,
+    store,
+    ids,
     secretBox: createSecretBox(masterKey, random),
     tokens: createAccessTokenSigner(masterKey),
     events: withDeliveryQueue(createEventPipeline({ store, clock, ids, logger }), clock, handoff),
     delivery: handoff,
     handoff,
-    logins: { throttle: loginThrottleFor(store, clock), slots: createPasswordCheckSlots(clock, config.passwordChecks.total, config.passwordChecks.perClient) },
+    logins: {
+      throttle: loginThrottleFor(store, clock),
+      slots: createPasswordCheckSlots(clock, config.passwordChecks.total, config.passwordChecks.perClient),
+    },
   };
 }
 
@@ -104,7 +112,11 @@ export async function startService(config: Config, overrides: DepsOverrides = {}
     const boot = await bootstrapIfEmpty(deps).catch((err: unknown) => {
       throw explainDataDirError(err, config.dataDir, config.sources.dataDir) ?? err;
     });
-    if (boot) deps.logger.info({ file: boot.file }, 'first start: created organization, project, admin user and service account; credentials written to bootstrap.json');
+    if (boot)
+      deps.logger.info(
+        { file: boot.file },
+        'first start: created organization, project, admin user and service account; credentials written to bootstrap.json',
+      );
     const app = await createApp(deps, { server: api });
     await app.ready();
     const host = config.host.includes(':') ? `[${config.host}]` : config.host;
@@ -115,10 +127,14 @@ export async function startService(config: Config, overrides: DepsOverrides = {}
     heartbeats.start();
     const engine = createDeliveryEngine(deps, dispatcher, { leaseMs: config.deliveryLeaseMs });
     engine.start();
-    const demo = config.demo ? await startDemo(deps, boot ? { projectId: boot.contents.project.split('/')[1]! } : {}) : null;
+    const demo = config.demo
+      ? await startDemo(deps, boot ? { projectId: boot.contents.project.split('/')[1]! } : {})
+      : null;
     let closed = false;
     return {
-      deps, app, url,
+      deps,
+      app,
+      url,
       async close() {
         if (closed) return;
         closed = true;
@@ -139,7 +155,10 @@ export async function startService(config: Config, overrides: DepsOverrides = {}
       },
     };
   } catch (err) {
-    for (const step of undo) await Promise.resolve().then(step).catch(() => undefined);
+    for (const step of undo)
+      await Promise.resolve()
+        .then(step)
+        .catch(() => undefined);
     throw err;
   }
 }

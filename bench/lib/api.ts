@@ -15,7 +15,14 @@ export class Skip extends Error {
 
 export class ApiFailure extends Error {}
 
-export async function call<T = Record<string, unknown>>(pool: Pool, auth: string | null, method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: string, body?: unknown, contentType = 'application/json'): Promise<T> {
+export async function call<T = Record<string, unknown>>(
+  pool: Pool,
+  auth: string | null,
+  method: 'GET' | 'POST' | 'PATCH' | 'DELETE',
+  path: string,
+  body?: unknown,
+  contentType = 'application/json',
+): Promise<T> {
   const headers: Record<string, string> = {};
   if (auth) headers.authorization = auth;
   let payload: string | undefined;
@@ -25,7 +32,8 @@ export async function call<T = Record<string, unknown>>(pool: Pool, auth: string
   }
   const r = await pool.request({ path, method, headers, body: payload, headersTimeout: 30_000, bodyTimeout: 30_000 });
   const text = await r.body.text();
-  if (r.statusCode === 404) throw new Skip(`endpoint not available: ${method} ${path.replace(/\/(emu)?[0-9a-v]{20}/g, '/…')} answered 404`);
+  if (r.statusCode === 404)
+    throw new Skip(`endpoint not available: ${method} ${path.replace(/\/(emu)?[0-9a-v]{20}/g, '/…')} answered 404`);
   if (r.statusCode !== 200) throw new ApiFailure(`${method} ${path} answered ${r.statusCode}: ${text.slice(0, 300)}`);
   return JSON.parse(text) as T;
 }
@@ -35,26 +43,39 @@ export async function createDevices(svc: ServiceProcess, n: number, type = 'touc
   const names: string[] = [];
   const batch = 16;
   for (let i = 0; i < n; i += batch) {
-    const made = await Promise.all(Array.from({ length: Math.min(batch, n - i) }, (_, j) =>
-      call<{ name: string }>(svc.pool, svc.basicAuth, 'POST', `/v2/${svc.project}/devices`, { type, labels: { name: `bench ${i + j}` } })));
+    const made = await Promise.all(
+      Array.from({ length: Math.min(batch, n - i) }, (_, j) =>
+        call<{ name: string }>(svc.pool, svc.basicAuth, 'POST', `/v2/${svc.project}/devices`, {
+          type,
+          labels: { name: `bench ${i + j}` },
+        }),
+      ),
+    );
     names.push(...made.map((d) => d.name));
   }
   return names;
 }
 
-export interface ConnectorSpec { url: string; signatureSecret?: string; displayName?: string }
+export interface ConnectorSpec {
+  url: string;
+  signatureSecret?: string;
+  displayName?: string;
+}
 
 /** Creates HTTP_PUSH connectors in the bootstrap project; returns their resource names. */
 export async function createConnectors(svc: ServiceProcess, specs: ConnectorSpec[]): Promise<string[]> {
   const names: string[] = [];
   const batch = 8;
   for (let i = 0; i < specs.length; i += batch) {
-    const made = await Promise.all(specs.slice(i, i + batch).map((s, j) =>
-      call<{ name: string }>(svc.pool, svc.basicAuth, 'POST', `/v2/${svc.project}/dataconnectors`, {
-        type: 'HTTP_PUSH',
-        displayName: s.displayName ?? `bench ${i + j}`,
-        httpConfig: { url: s.url, signatureSecret: s.signatureSecret ?? '', headers: {} },
-      })));
+    const made = await Promise.all(
+      specs.slice(i, i + batch).map((s, j) =>
+        call<{ name: string }>(svc.pool, svc.basicAuth, 'POST', `/v2/${svc.project}/dataconnectors`, {
+          type: 'HTTP_PUSH',
+          displayName: s.displayName ?? `bench ${i + j}`,
+          httpConfig: { url: s.url, signatureSecret: s.signatureSecret ?? '', headers: {} },
+        }),
+      ),
+    );
     names.push(...made.map((c) => c.name));
   }
   return names;
@@ -69,7 +90,13 @@ export function publishRequests(devices: string[], auth: string | null): (i: num
     const key = formatMicros(uniqueMicros());
     const headers: Record<string, string> = { 'content-type': 'application/json' };
     if (auth) headers.authorization = auth;
-    return { method: 'POST', path: `/v2/${devices[i % devices.length]}:publish`, headers, body: `{"touch":{"updateTime":"${key}"}}`, key };
+    return {
+      method: 'POST',
+      path: `/v2/${devices[i % devices.length]}:publish`,
+      headers,
+      body: `{"touch":{"updateTime":"${key}"}}`,
+      key,
+    };
   };
 }
 
@@ -87,6 +114,13 @@ export const tokenForm = (assertion: string): string =>
 
 /** Exchanges an assertion for a bearer token. */
 export async function fetchToken(svc: ServiceProcess): Promise<string> {
-  const r = await call<{ access_token: string }>(svc.pool, null, 'POST', '/oauth2/token', tokenForm(await makeAssertion(svc)), 'application/x-www-form-urlencoded');
+  const r = await call<{ access_token: string }>(
+    svc.pool,
+    null,
+    'POST',
+    '/oauth2/token',
+    tokenForm(await makeAssertion(svc)),
+    'application/x-www-form-urlencoded',
+  );
   return r.access_token;
 }

@@ -85,7 +85,12 @@ export interface BenchContext {
 
 export type ScenarioStatus = 'pass' | 'fail' | 'info' | 'incomplete' | 'skipped' | 'error';
 
-export interface Check { what: string; value: number | null; goal: string; pass: boolean | null }
+export interface Check {
+  what: string;
+  value: number | null;
+  goal: string;
+  pass: boolean | null;
+}
 
 export interface ScenarioResult {
   name: string;

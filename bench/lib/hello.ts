@@ -14,10 +14,13 @@ app.get('/page', (_req, reply) => {
 });
 await app.listen({ port: 0, host: '127.0.0.1' });
 const a = app.server.address();
-serveHelper({ port: typeof a === 'object' && a ? a.port : 0 }, {
-  page(args: { body: string; contentType: string }) {
-    page = Buffer.from(args.body, 'utf8');
-    pageType = args.contentType;
-    return { bytes: page.length };
+serveHelper(
+  { port: typeof a === 'object' && a ? a.port : 0 },
+  {
+    page(args: { body: string; contentType: string }) {
+      page = Buffer.from(args.body, 'utf8');
+      pageType = args.contentType;
+      return { bytes: page.length };
+    },
   },
-});
+);

@@ -60,15 +60,23 @@ class Run {
   readonly startMs = nowMs();
   private lastReport = this.startMs;
 
-  constructor(private readonly pool: Pool, private readonly label: string, private readonly log?: (line: string) => void) {}
+  constructor(
+    private readonly pool: Pool,
+    private readonly label: string,
+    private readonly log?: (line: string) => void,
+  ) {}
 
   async fire(req: Req, intendedMs: number): Promise<void> {
     this.sent++;
     if (req.key !== undefined) this.sendTimes.set(req.key, intendedMs);
     try {
       const r = await this.pool.request({
-        path: req.path, method: req.method, headers: req.headers, body: req.body,
-        headersTimeout: 30_000, bodyTimeout: 30_000,
+        path: req.path,
+        method: req.method,
+        headers: req.headers,
+        body: req.body,
+        headersTimeout: 30_000,
+        bodyTimeout: 30_000,
       });
       if (r.statusCode >= 200 && r.statusCode < 300) {
         await r.body.dump();
@@ -76,7 +84,10 @@ class Run {
         this.latencies.push(nowMs() - intendedMs);
       } else {
         const text = await r.body.text().catch(() => '');
-        this.fail(String(r.statusCode), `${req.method} ${req.path.split('?')[0]} → ${r.statusCode} ${text.slice(0, 200)}`);
+        this.fail(
+          String(r.statusCode),
+          `${req.method} ${req.path.split('?')[0]} → ${r.statusCode} ${text.slice(0, 200)}`,
+        );
       }
     } catch (err) {
       this.fail('transport', `${req.method} ${req.path.split('?')[0]}: ${(err as Error).message}`);
@@ -97,16 +108,25 @@ class Run {
       this.lastReport = t;
       const s = (t - this.startMs) / 1000;
       const failed = this.done - this.ok;
-      this.log(`    ${this.label} ${s.toFixed(0)} s: ${fmtInt(this.ok)} ok (${fmtInt(this.ok / s)}/s)${failed ? `, ${fmtInt(failed)} failed` : ''}`);
+      this.log(
+        `    ${this.label} ${s.toFixed(0)} s: ${fmtInt(this.ok)} ok (${fmtInt(this.ok / s)}/s)${failed ? `, ${fmtInt(failed)} failed` : ''}`,
+      );
     }
   }
 
   result(): LoadResult {
     const endMs = nowMs();
     return {
-      sent: this.sent, ok: this.ok, failures: this.failures, firstFailure: this.firstFailure, notFound: this.notFound,
-      startMs: this.startMs, endMs, okPerSecond: this.ok / ((endMs - this.startMs) / 1000),
-      latency: summarize(this.latencies), sendTimes: this.sendTimes,
+      sent: this.sent,
+      ok: this.ok,
+      failures: this.failures,
+      firstFailure: this.firstFailure,
+      notFound: this.notFound,
+      startMs: this.startMs,
+      endMs,
+      okPerSecond: this.ok / ((endMs - this.startMs) / 1000),
+      latency: summarize(this.latencies),
+      sendTimes: this.sendTimes,
     };
   }
 }

@@ -13,7 +13,11 @@ export function assertFound(r: LoadResult, what: string): void {
 }
 
 /** Polls the receiver until it has counted `target` pushes since its last reset, or time runs out. */
-export async function waitForDeliveries(ctx: BenchContext, target: number, timeoutMs: number): Promise<{ count: number; drained: boolean; waitedMs: number }> {
+export async function waitForDeliveries(
+  ctx: BenchContext,
+  target: number,
+  timeoutMs: number,
+): Promise<{ count: number; drained: boolean; waitedMs: number }> {
   const t0 = nowMs();
   for (;;) {
     const count = await ctx.receiver.count();
@@ -45,15 +49,28 @@ export interface ThroughputFigures {
 }
 
 /** Closed-loop publish at the shared concurrency for `durationMs`; throughput as the receiver sees it. */
-export async function measureThroughput(ctx: BenchContext, pool: Pool, make: (i: number) => Req, o: { durationMs: number; label: string; deliveriesPerEvent?: number }): Promise<ThroughputFigures> {
+export async function measureThroughput(
+  ctx: BenchContext,
+  pool: Pool,
+  make: (i: number) => Req,
+  o: { durationMs: number; label: string; deliveriesPerEvent?: number },
+): Promise<ThroughputFigures> {
   const s = ctx.settings;
   await ctx.receiver.reset();
-  const r = await closedLoop(pool, { concurrency: s.concurrency, durationMs: o.durationMs, maxCount: 10_000_000, make, label: o.label, log: ctx.log });
+  const r = await closedLoop(pool, {
+    concurrency: s.concurrency,
+    durationMs: o.durationMs,
+    maxCount: 10_000_000,
+    make,
+    label: o.label,
+    log: ctx.log,
+  });
   assertFound(r, 'publish');
   const expected = r.ok * (o.deliveriesPerEvent ?? 1);
   const atEnd = (await ctx.receiver.window(0, r.endMs)).count;
   const d = await waitForDeliveries(ctx, expected, s.drainTimeoutMs);
-  if (!d.drained) ctx.log(`    not drained ${s.drainTimeoutMs / 1000} s after the load: ${d.count} of ${expected} delivered`);
+  if (!d.drained)
+    ctx.log(`    not drained ${s.drainTimeoutMs / 1000} s after the load: ${d.count} of ${expected} delivered`);
   const st = await ctx.receiver.stats();
   let deliveredPerSecond = 0;
   if (st.first !== null && st.last !== null && st.last > st.first) {
@@ -62,11 +79,16 @@ export async function measureThroughput(ctx: BenchContext, pool: Pool, make: (i:
     deliveredPerSecond = w.count / ((st.last - from) / 1000);
   }
   return {
-    deliveredPerSecond: round(deliveredPerSecond, 1), publishedPerSecond: round(r.okPerSecond, 1),
-    published: r.ok, delivered: st.total, backlogAtEnd: Math.max(0, expected - atEnd),
+    deliveredPerSecond: round(deliveredPerSecond, 1),
+    publishedPerSecond: round(r.okPerSecond, 1),
+    published: r.ok,
+    delivered: st.total,
+    backlogAtEnd: Math.max(0, expected - atEnd),
     drainedAfterMs: d.drained ? round(d.waitedMs, 0) : null,
     firstPushAfterMs: st.first !== null ? round(st.first - r.startMs, 0) : null,
-    publishLatency: r.latency, failures: r.failures, firstFailure: r.firstFailure,
+    publishLatency: r.latency,
+    failures: r.failures,
+    firstFailure: r.firstFailure,
   };
 }
 
@@ -88,7 +110,15 @@ export interface LatencyFigures {
 }
 
 /** Open-loop publish at `rate`; publish→ack latency from the receiver's timestamps; CPU per event of process `pid`. */
-export async function measureLatency(ctx: BenchContext, pool: Pool, make: (i: number) => Req, rate: number, durationMs: number, label: string, pid = 0): Promise<LatencyFigures> {
+export async function measureLatency(
+  ctx: BenchContext,
+  pool: Pool,
+  make: (i: number) => Req,
+  rate: number,
+  durationMs: number,
+  label: string,
+  pid = 0,
+): Promise<LatencyFigures> {
   await ctx.receiver.record(true);
   const cpuBefore = cpuTimes(pid);
   const r = await openLoop(pool, { rate, durationMs, make, label, log: ctx.log });
@@ -112,10 +142,19 @@ export async function measureLatency(ctx: BenchContext, pool: Pool, make: (i: nu
     if (at !== undefined) lat.push(at - sent);
   }
   return {
-    offeredPerSecond: rate, published: r.ok, acked: lat.length, missing: Math.max(0, r.ok - lat.length),
-    ackLatency: summarize(lat), publishLatency: r.latency, failures: r.failures,
-    cpuPerEventUs: cpuBefore && cpuAfter && lat.length > 0
-      ? { main: round(((cpuAfter.mainMs - cpuBefore.mainMs) * 1000) / lat.length, 0), total: round(((cpuAfter.totalMs - cpuBefore.totalMs) * 1000) / lat.length, 0) }
-      : null,
+    offeredPerSecond: rate,
+    published: r.ok,
+    acked: lat.length,
+    missing: Math.max(0, r.ok - lat.length),
+    ackLatency: summarize(lat),
+    publishLatency: r.latency,
+    failures: r.failures,
+    cpuPerEventUs:
+      cpuBefore && cpuAfter && lat.length > 0
+        ? {
+            main: round(((cpuAfter.mainMs - cpuBefore.mainMs) * 1000) / lat.length, 0),
+            total: round(((cpuAfter.totalMs - cpuBefore.totalMs) * 1000) / lat.length, 0),
+          }
+        : null,
   };
 }

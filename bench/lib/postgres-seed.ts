@@ -15,7 +15,8 @@ export async function growPostgresQueue(url: string, target: number, nowMicros: 
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
-    const count = async () => Number((await client.query<{ n: string }>('SELECT count(*) AS n FROM deliveries')).rows[0]!.n);
+    const count = async () =>
+      Number((await client.query<{ n: string }>('SELECT count(*) AS n FROM deliveries')).rows[0]!.n);
     const realRows = await count();
     if (realRows === 0) throw new Skip('the service queued nothing while the receiver was down');
     await client.query('UPDATE deliveries SET due_time = $1, lease_until = NULL', [nowMicros]);
@@ -24,11 +25,15 @@ export async function growPostgresQueue(url: string, target: number, nowMicros: 
       const add = Math.min(rows, target - rows);
       await client.query(
         `INSERT INTO deliveries (connector_id, event_id, body, enqueue_time, due_time, attempts, lease_until)
-         SELECT connector_id, event_id, body, enqueue_time, due_time, attempts, NULL FROM deliveries LIMIT $1`, [add]);
+         SELECT connector_id, event_id, body, enqueue_time, due_time, attempts, NULL FROM deliveries LIMIT $1`,
+        [add],
+      );
       rows += add;
     }
     await client.query('VACUUM ANALYZE deliveries');
-    const queueBytes = Number((await client.query<{ n: string }>("SELECT pg_total_relation_size('deliveries') AS n")).rows[0]!.n);
+    const queueBytes = Number(
+      (await client.query<{ n: string }>("SELECT pg_total_relation_size('deliveries') AS n")).rows[0]!.n,
+    );
     return { realRows, copiedRows: (await count()) - realRows, queueBytes };
   } finally {
     await client.end();

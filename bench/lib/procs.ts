@@ -76,14 +76,21 @@ export async function stopChild(child: ChildProcess, graceMs = 5000): Promise<vo
   clearTimeout(timer);
 }
 
-interface RpcReply { id: number; result?: unknown; error?: string }
+interface RpcReply {
+  id: number;
+  result?: unknown;
+  error?: string;
+}
 
 /** A TypeScript helper process (receiver, relay, hello-world) driven over IPC. */
 export class HelperProcess<Ready = unknown> {
   private nextId = 1;
   private readonly pending = new Map<number, { resolve(v: unknown): void; reject(e: Error): void }>();
 
-  private constructor(readonly child: ChildProcess, readonly ready: Ready) {
+  private constructor(
+    readonly child: ChildProcess,
+    readonly ready: Ready,
+  ) {
     child.on('message', (msg: RpcReply) => {
       const p = this.pending.get(msg.id);
       if (!p) return;
@@ -99,11 +106,13 @@ export class HelperProcess<Ready = unknown> {
 
   /** Forks `bench/lib/<file>` through tsx and waits for its `{ready}` message (30 s at most). */
   static async start<R>(file: string, args: string[] = []): Promise<HelperProcess<R>> {
-    const child = track(fork(join(BENCH_DIR, 'lib', file), args, {
-      execArgv: ['--import', 'tsx'],
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-      cwd: ROOT_DIR,
-    }));
+    const child = track(
+      fork(join(BENCH_DIR, 'lib', file), args, {
+        execArgv: ['--import', 'tsx'],
+        stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+        cwd: ROOT_DIR,
+      }),
+    );
     const ready = await new Promise<R>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`${file} did not become ready in 30 s`)), 30_000);
       child.once('message', (msg: { ready?: R }) => {
@@ -197,7 +206,8 @@ export function postgresCpuMs(dataDir: string): number {
       // Fields after the ")" that ends the command name: ppid is field 4, utime 14, stime 15, cutime 16, cstime 17
       // (10 ms ticks).
       const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      if (Number(entry) === postmaster) ms += (Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14])) * 10;
+      if (Number(entry) === postmaster)
+        ms += (Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14])) * 10;
       else if (Number(fields[1]) === postmaster) ms += (Number(fields[11]) + Number(fields[12])) * 10;
     } catch {
       // exited meanwhile

@@ -62,7 +62,11 @@ function receive(req: IncomingMessage, answer: () => void): void {
   const chunks: Buffer[] = [];
   req.on('data', (c: Buffer) => chunks.push(c));
   req.on('end', () => {
-    record((req.url ?? '/').split('?')[0]!, Buffer.concat(chunks).toString('utf8'), req.headers['x-service-signature'] !== undefined);
+    record(
+      (req.url ?? '/').split('?')[0]!,
+      Buffer.concat(chunks).toString('utf8'),
+      req.headers['x-service-signature'] !== undefined,
+    );
     answer();
   });
 }
@@ -80,7 +84,9 @@ server.on('secureConnection', (s: Socket) => {
   sockets.add(s);
   s.once('close', () => sockets.delete(s));
 });
-server.on('tlsClientError', () => { /* clients that give up are normal under load */ });
+server.on('tlsClientError', () => {
+  /* clients that give up are normal under load */
+});
 
 let port = 0;
 let up = false;
@@ -131,17 +137,19 @@ async function openSlow(n: number, delayMs: number): Promise<number[]> {
   const ports: number[] = [];
   for (let i = 0; i < n; i++) {
     let open = 0;
-    const s = createHttpsServer(tlsOptions, (req, res) => receive(req, () => {
-      open++;
-      slowOpen++;
-      if (open > slowMaxOpenPerPort) slowMaxOpenPerPort = open;
-      if (slowOpen > slowMaxOpen) slowMaxOpen = slowOpen;
-      setTimeout(() => {
-        open--;
-        slowOpen--;
-        ok(res);
-      }, delayMs);
-    }));
+    const s = createHttpsServer(tlsOptions, (req, res) =>
+      receive(req, () => {
+        open++;
+        slowOpen++;
+        if (open > slowMaxOpenPerPort) slowMaxOpenPerPort = open;
+        if (slowOpen > slowMaxOpen) slowMaxOpen = slowOpen;
+        setTimeout(() => {
+          open--;
+          slowOpen--;
+          ok(res);
+        }, delayMs);
+      }),
+    );
     s.on('secureConnection', (sock: Socket) => {
       slowSockets.add(sock);
       sock.once('close', () => slowSockets.delete(sock));
@@ -167,79 +175,89 @@ function lowerBound(t: number): number {
 }
 
 port = await listen(0);
-serveHelper({ port }, {
-  reset() {
-    count = 0;
-    signed = 0;
-    keys = [];
-    keyTimes = [];
+serveHelper(
+  { port },
+  {
+    reset() {
+      count = 0;
+      signed = 0;
+      keys = [];
+      keyTimes = [];
+    },
+    now: () => nowMs(),
+    stats() {
+      const byPath: Record<string, number> = {};
+      for (let i = 0; i < count; i++) {
+        const name = pathNames[arrivalPaths[i]!]!;
+        byPath[name] = (byPath[name] ?? 0) + 1;
+      }
+      return {
+        total: count,
+        signed,
+        first: count ? arrivals[0] : null,
+        last: count ? arrivals[count - 1] : null,
+        byPath,
+        distinctPaths: Object.keys(byPath).length,
+      };
+    },
+    count: () => count,
+    /** Arrivals with from ≤ t < to (hrtime ms), optionally only for paths starting with `prefix`. */
+    window(args: { from: number; to: number; prefix?: string }) {
+      const start = lowerBound(args.from);
+      const end = lowerBound(args.to);
+      let n = 0;
+      let first: number | null = null;
+      let last: number | null = null;
+      for (let i = start; i < end; i++) {
+        if (args.prefix !== undefined && !pathNames[arrivalPaths[i]!]!.startsWith(args.prefix)) continue;
+        n++;
+        first ??= arrivals[i]!;
+        last = arrivals[i]!;
+      }
+      return { count: n, first, last };
+    },
+    record(args: { on: boolean }) {
+      recordKeys = args.on;
+      keys = [];
+      keyTimes = [];
+    },
+    /** Returns and forgets the recorded keys (the updateTime found in each body) with their arrival times. */
+    takeKeys() {
+      const out = { keys, times: keyTimes };
+      keys = [];
+      keyTimes = [];
+      return out;
+    },
+    async down() {
+      if (!up) return;
+      up = false;
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      for (const s of sockets) s.destroy();
+      await closed;
+    },
+    async up() {
+      if (up) return;
+      await listen(port);
+    },
+    silent: (args: { n: number }) => openSilent(args.n),
+    silentStats: () => ({ accepted: silentAccepted, open: silentSockets.size }),
+    slow: (args: { n: number; delayMs: number }) => openSlow(args.n, args.delayMs),
+    /** Requests open at the slow ports now, and the most open at once (in all, and at one port) since the last call. */
+    slowStats() {
+      const out = { open: slowOpen, maxOpen: slowMaxOpen, maxOpenPerPort: slowMaxOpenPerPort };
+      slowMaxOpen = slowOpen;
+      slowMaxOpenPerPort = 0;
+      return out;
+    },
+    async closeSlow() {
+      for (const sock of slowSockets) sock.destroy();
+      await Promise.all(slowServers.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
+      slowServers.length = 0;
+    },
+    async closeSilent() {
+      for (const sock of silentSockets) sock.destroy();
+      await Promise.all(silentServers.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
+      silentServers.length = 0;
+    },
   },
-  now: () => nowMs(),
-  stats() {
-    const byPath: Record<string, number> = {};
-    for (let i = 0; i < count; i++) {
-      const name = pathNames[arrivalPaths[i]!]!;
-      byPath[name] = (byPath[name] ?? 0) + 1;
-    }
-    return { total: count, signed, first: count ? arrivals[0] : null, last: count ? arrivals[count - 1] : null, byPath, distinctPaths: Object.keys(byPath).length };
-  },
-  count: () => count,
-  /** Arrivals with from ≤ t < to (hrtime ms), optionally only for paths starting with `prefix`. */
-  window(args: { from: number; to: number; prefix?: string }) {
-    const start = lowerBound(args.from);
-    const end = lowerBound(args.to);
-    let n = 0;
-    let first: number | null = null;
-    let last: number | null = null;
-    for (let i = start; i < end; i++) {
-      if (args.prefix !== undefined && !pathNames[arrivalPaths[i]!]!.startsWith(args.prefix)) continue;
-      n++;
-      first ??= arrivals[i]!;
-      last = arrivals[i]!;
-    }
-    return { count: n, first, last };
-  },
-  record(args: { on: boolean }) {
-    recordKeys = args.on;
-    keys = [];
-    keyTimes = [];
-  },
-  /** Returns and forgets the recorded keys (the updateTime found in each body) with their arrival times. */
-  takeKeys() {
-    const out = { keys, times: keyTimes };
-    keys = [];
-    keyTimes = [];
-    return out;
-  },
-  async down() {
-    if (!up) return;
-    up = false;
-    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-    for (const s of sockets) s.destroy();
-    await closed;
-  },
-  async up() {
-    if (up) return;
-    await listen(port);
-  },
-  silent: (args: { n: number }) => openSilent(args.n),
-  silentStats: () => ({ accepted: silentAccepted, open: silentSockets.size }),
-  slow: (args: { n: number; delayMs: number }) => openSlow(args.n, args.delayMs),
-  /** Requests open at the slow ports now, and the most open at once (in all, and at one port) since the last call. */
-  slowStats() {
-    const out = { open: slowOpen, maxOpen: slowMaxOpen, maxOpenPerPort: slowMaxOpenPerPort };
-    slowMaxOpen = slowOpen;
-    slowMaxOpenPerPort = 0;
-    return out;
-  },
-  async closeSlow() {
-    for (const sock of slowSockets) sock.destroy();
-    await Promise.all(slowServers.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
-    slowServers.length = 0;
-  },
-  async closeSilent() {
-    for (const sock of silentSockets) sock.destroy();
-    await Promise.all(silentServers.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
-    silentServers.length = 0;
-  },
-});
+);

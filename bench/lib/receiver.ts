@@ -2,14 +2,27 @@
 import type { BenchTls } from './tls.ts';
 import { HelperProcess } from './procs.ts';
 
-export interface WindowCount { count: number; first: number | null; last: number | null }
-export interface ReceiverStats { total: number; signed: number; first: number | null; last: number | null; byPath: Record<string, number>; distinctPaths: number }
+export interface WindowCount {
+  count: number;
+  first: number | null;
+  last: number | null;
+}
+export interface ReceiverStats {
+  total: number;
+  signed: number;
+  first: number | null;
+  last: number | null;
+  byPath: Record<string, number>;
+  distinctPaths: number;
+}
 
 export class Receiver {
   private constructor(private readonly proc: HelperProcess<{ port: number }>) {}
 
   static async start(tls: BenchTls): Promise<Receiver> {
-    return new Receiver(await HelperProcess.start<{ port: number }>('receiver-process.ts', [tls.certFile, tls.keyFile]));
+    return new Receiver(
+      await HelperProcess.start<{ port: number }>('receiver-process.ts', [tls.certFile, tls.keyFile]),
+    );
   }
 
   get port(): number {

@@ -29,11 +29,22 @@ const server = createServer((req, res) => {
       const eventType = Object.keys(data)[0] ?? 'touch';
       const eventId = `relay${(seq++).toString(32).padStart(15, '0')}`;
       const body = JSON.stringify({
-        event: { eventId, targetName: `projects/relay/devices${req.url ?? ''}`, eventType, data, timestamp: data[eventType]?.updateTime ?? '' },
+        event: {
+          eventId,
+          targetName: `projects/relay/devices${req.url ?? ''}`,
+          eventType,
+          data,
+          timestamp: data[eventType]?.updateTime ?? '',
+        },
         labels: {},
         metadata: { deviceId: 'relay', projectId: 'relay', deviceType: eventType, productNumber: '' },
       });
-      const r = await pool.request({ path: target.pathname, method: 'POST', headers: { 'content-type': 'application/json' }, body });
+      const r = await pool.request({
+        path: target.pathname,
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body,
+      });
       await r.body.dump();
       if (r.statusCode >= 200 && r.statusCode < 300) forwarded++;
       else failed++;
@@ -50,6 +61,9 @@ server.keepAliveTimeout = 65_000;
 
 await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
 const a = server.address();
-serveHelper({ port: typeof a === 'object' && a ? a.port : 0 }, {
-  stats: () => ({ forwarded, failed }),
-});
+serveHelper(
+  { port: typeof a === 'object' && a ? a.port : 0 },
+  {
+    stats: () => ({ forwarded, failed }),
+  },
+);

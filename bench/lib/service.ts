@@ -41,7 +41,12 @@ export class ServiceProcess {
   /** Milliseconds the last start took until /healthz answered. */
   startMs = 0;
 
-  private constructor(readonly dataDir: string, readonly port: number, private readonly options: ServiceOptions, private readonly connections: number) {}
+  private constructor(
+    readonly dataDir: string,
+    readonly port: number,
+    private readonly options: ServiceOptions,
+    private readonly connections: number,
+  ) {}
 
   static async start(options: ServiceOptions, connections: number): Promise<ServiceProcess> {
     const dataDir = trackDir(mkdtempSync(join(tmpdir(), 'sc-bench-data-')));
@@ -73,22 +78,24 @@ export class ServiceProcess {
   private async launch(): Promise<void> {
     const t0 = performance.now();
     this.stderrTail = [];
-    const child = track(spawn(process.execPath, [...(this.options.nodeArgs ?? []), join(ROOT_DIR, 'bin', 'sensorcloud.js'), 'serve'], {
-      cwd: ROOT_DIR,
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: {
-        ...process.env,
-        PORT: String(this.port),
-        HOST: '127.0.0.1',
-        SENSORCLOUD_DATA_DIR: this.dataDir,
-        SENSORCLOUD_RATE_LIMIT: 'off',
-        SENSORCLOUD_ALLOW_PRIVATE_ENDPOINTS: '127.0.0.0/8',
-        SENSORCLOUD_CA_FILE: this.options.caFile,
-        SENSORCLOUD_HEARTBEAT_INTERVAL: '0',
-        LOG_LEVEL: 'warn',
-        ...this.options.env,
-      },
-    }));
+    const child = track(
+      spawn(process.execPath, [...(this.options.nodeArgs ?? []), join(ROOT_DIR, 'bin', 'sensorcloud.js'), 'serve'], {
+        cwd: ROOT_DIR,
+        stdio: ['ignore', 'pipe', 'pipe'],
+        env: {
+          ...process.env,
+          PORT: String(this.port),
+          HOST: '127.0.0.1',
+          SENSORCLOUD_DATA_DIR: this.dataDir,
+          SENSORCLOUD_RATE_LIMIT: 'off',
+          SENSORCLOUD_ALLOW_PRIVATE_ENDPOINTS: '127.0.0.0/8',
+          SENSORCLOUD_CA_FILE: this.options.caFile,
+          SENSORCLOUD_HEARTBEAT_INTERVAL: '0',
+          LOG_LEVEL: 'warn',
+          ...this.options.env,
+        },
+      }),
+    );
     this.child = child;
     const keep = (chunk: Buffer) => {
       this.stderrTail.push(chunk.toString('utf8'));
@@ -135,7 +142,8 @@ export class ServiceProcess {
     const child = this.child;
     if (child) {
       child.kill('SIGKILL');
-      if (child.exitCode === null && child.signalCode === null) await new Promise((resolve) => child.once('exit', resolve));
+      if (child.exitCode === null && child.signalCode === null)
+        await new Promise((resolve) => child.once('exit', resolve));
     }
     await this.pool?.destroy().catch(() => {});
     this.child = null;
@@ -171,7 +179,10 @@ export function readRss(pid: number): number {
 }
 
 /** Samples a process's RSS every `everyMs` until stopped; returns peak and last. */
-export function sampleRss(pid: () => number, everyMs = 200): { stop(): { peak: number; last: number; samples: number } } {
+export function sampleRss(
+  pid: () => number,
+  everyMs = 200,
+): { stop(): { peak: number; last: number; samples: number } } {
   let peak = 0;
   let last = 0;
   let samples = 0;

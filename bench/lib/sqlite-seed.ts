@@ -33,7 +33,11 @@ export function newId(): string {
   return out;
 }
 
-interface Column { name: string; type: string; pk: number }
+interface Column {
+  name: string;
+  type: string;
+  pk: number;
+}
 
 export function openDb(file: string): Database.Database {
   if (!existsSync(file)) throw new Skip(`database file not found: ${file}`);
@@ -51,15 +55,24 @@ export function columns(db: Database.Database, table: string): Column[] {
 }
 
 function requireColumns(table: string, cols: Column[], names: string[]): void {
-  for (const n of names) if (!cols.some((c) => c.name === n)) throw new Skip(`column ${table}.${n} not found; the seeding needs it`);
+  for (const n of names)
+    if (!cols.some((c) => c.name === n)) throw new Skip(`column ${table}.${n} not found; the seeding needs it`);
 }
 
 /** Inserts copies of `template` with the given overrides, in one transaction. */
-export function cloneRows(db: Database.Database, table: string, template: Record<string, unknown>, count: number, overrides: (i: number) => Record<string, unknown>): void {
+export function cloneRows(
+  db: Database.Database,
+  table: string,
+  template: Record<string, unknown>,
+  count: number,
+  overrides: (i: number) => Record<string, unknown>,
+): void {
   const cols = columns(db, table).map((c) => c.name);
   const probe = overrides(0);
   requireColumns(table, columns(db, table), Object.keys(probe));
-  const stmt = db.prepare(`INSERT INTO ${JSON.stringify(table)} (${cols.map((c) => JSON.stringify(c)).join(',')}) VALUES (${cols.map(() => '?').join(',')})`);
+  const stmt = db.prepare(
+    `INSERT INTO ${JSON.stringify(table)} (${cols.map((c) => JSON.stringify(c)).join(',')}) VALUES (${cols.map(() => '?').join(',')})`,
+  );
   db.transaction(() => {
     for (let i = 0; i < count; i++) {
       const row = { ...template, ...overrides(i) };
@@ -68,7 +81,11 @@ export function cloneRows(db: Database.Database, table: string, template: Record
   })();
 }
 
-export interface QueueSeed { realRows: number; copiedRows: number; madeDue: string[] }
+export interface QueueSeed {
+  realRows: number;
+  copiedRows: number;
+  madeDue: string[];
+}
 
 /**
  * Grows the delivery queue to `target` rows by copying the rows the service queued itself (doubling
@@ -81,8 +98,12 @@ export function growQueue(db: Database.Database, target: number, nowMicros: numb
   if (realRows === 0) throw new Skip('the service queued nothing while the receiver was down');
   const pk = cols.filter((c) => c.pk > 0);
   const autoPk = pk.length === 1 && pk[0]!.type.toUpperCase() === 'INTEGER';
-  if (pk.length > 0 && !autoPk) throw new Skip(`deliveries has a non-integer primary key (${pk.map((c) => c.name).join(', ')}); cannot copy rows`);
-  const copy = cols.filter((c) => !(autoPk && c.pk > 0)).map((c) => JSON.stringify(c.name)).join(',');
+  if (pk.length > 0 && !autoPk)
+    throw new Skip(`deliveries has a non-integer primary key (${pk.map((c) => c.name).join(', ')}); cannot copy rows`);
+  const copy = cols
+    .filter((c) => !(autoPk && c.pk > 0))
+    .map((c) => JSON.stringify(c.name))
+    .join(',');
   let rows = realRows;
   while (rows < target) {
     const add = Math.min(rows, target - rows);
@@ -105,9 +126,11 @@ export function growQueue(db: Database.Database, target: number, nowMicros: numb
 /** Bytes of a table and its indexes (dbstat), or null when SQLite lacks the dbstat table. */
 export function tableBytes(db: Database.Database, table: string): number | null {
   try {
-    const r = db.prepare(
-      `SELECT sum(pgsize) AS bytes FROM dbstat WHERE name = ? OR name IN (SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = ?)`,
-    ).get(table, table) as { bytes: number | null };
+    const r = db
+      .prepare(
+        `SELECT sum(pgsize) AS bytes FROM dbstat WHERE name = ? OR name IN (SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = ?)`,
+      )
+      .get(table, table) as { bytes: number | null };
     return r.bytes ?? 0;
   } catch {
     return null;

@@ -1,6 +1,13 @@
 // Percentiles (nearest rank), rates and number formatting for the report.
 
-export interface Summary { count: number; p50: number; p90: number; p99: number; max: number; mean: number }
+export interface Summary {
+  count: number;
+  p50: number;
+  p90: number;
+  p99: number;
+  max: number;
+  mean: number;
+}
 
 /** Nearest-rank percentiles of a list of milliseconds; all zero for an empty list. */
 export function summarize(values: ArrayLike<number>): Summary {
@@ -10,7 +17,14 @@ export function summarize(values: ArrayLike<number>): Summary {
   const at = (q: number) => sorted[Math.max(0, Math.ceil(q * n) - 1)]!;
   let sum = 0;
   for (let i = 0; i < n; i++) sum += sorted[i]!;
-  return { count: n, p50: round(at(0.5)), p90: round(at(0.9)), p99: round(at(0.99)), max: round(sorted[n - 1]!), mean: round(sum / n) };
+  return {
+    count: n,
+    p50: round(at(0.5)),
+    p90: round(at(0.9)),
+    p99: round(at(0.99)),
+    max: round(sorted[n - 1]!),
+    mean: round(sum / n),
+  };
 }
 
 export const round = (x: number, digits = 2): number => Math.round(x * 10 ** digits) / 10 ** digits;

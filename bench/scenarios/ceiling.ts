@@ -20,7 +20,11 @@ export interface RelayHandle {
 export async function startRelay(ctx: BenchContext): Promise<RelayHandle> {
   const s = ctx.settings;
   const relay = await HelperProcess.start<{ port: number }>('relay.ts', [ctx.receiver.url('/relay'), ctx.tls.caFile]);
-  const pool = new Pool(`http://127.0.0.1:${relay.ready.port}`, { connections: s.concurrency, pipelining: 1, keepAliveTimeout: 30_000 });
+  const pool = new Pool(`http://127.0.0.1:${relay.ready.port}`, {
+    connections: s.concurrency,
+    pipelining: 1,
+    keepAliveTimeout: 30_000,
+  });
   const devices = Array.from({ length: s.devices }, (_, i) => `projects/relay/devices/relay${i}`);
   return {
     pid: relay.pid,
@@ -53,7 +57,9 @@ export const ceiling: Scenario = {
         ctx.log(`  latency at ${rate}/s for ${s.latencyMs / 1000} s`);
         const l = await measureLatency(ctx, relay.pool, relay.make, rate, s.latencyMs, `relay@${rate}`, relay.pid);
         latency[String(rate)] = l;
-        ctx.log(`  → p50 ${fmtMs(l.ackLatency.p50)}, p99 ${fmtMs(l.ackLatency.p99)}, max ${fmtMs(l.ackLatency.max)}${l.missing ? `, ${l.missing} missing` : ''}${l.cpuPerEventUs ? `, CPU ${l.cpuPerEventUs.total} µs/event (main thread ${l.cpuPerEventUs.main})` : ''}`);
+        ctx.log(
+          `  → p50 ${fmtMs(l.ackLatency.p50)}, p99 ${fmtMs(l.ackLatency.p99)}, max ${fmtMs(l.ackLatency.max)}${l.missing ? `, ${l.missing} missing` : ''}${l.cpuPerEventUs ? `, CPU ${l.cpuPerEventUs.total} µs/event (main thread ${l.cpuPerEventUs.main})` : ''}`,
+        );
       }
       out.figures.latency = latency;
     } finally {

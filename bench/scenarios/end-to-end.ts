@@ -22,7 +22,9 @@ export const endToEnd: Scenario = {
     const svc = await ctx.startService();
     try {
       const devices = await createDevices(svc, s.devices);
-      await createConnectors(svc, [{ url: ctx.receiver.url('/e2e'), signatureSecret: 'bench-signature-secret', displayName: 'e2e' }]);
+      await createConnectors(svc, [
+        { url: ctx.receiver.url('/e2e'), signatureSecret: 'bench-signature-secret', displayName: 'e2e' },
+      ]);
       const make = publishRequests(devices, svc.basicAuth);
 
       const roundCount = s.quick ? 1 : 3;
@@ -36,13 +38,17 @@ export const endToEnd: Scenario = {
         await measureThroughput(ctx, relay.pool, relay.make, { durationMs: s.warmupMs, label: 'relay warm-up' });
         await measureThroughput(ctx, svc.pool, make, { durationMs: s.warmupMs, label: 'e2e warm-up' });
         for (let i = 1; i <= roundCount; i++) {
-          ctx.log(`  round ${i} of ${roundCount}: max throughput of the relay, then of the service, ${s.concurrency} concurrent, ${roundMs / 1000} s each`);
+          ctx.log(
+            `  round ${i} of ${roundCount}: max throughput of the relay, then of the service, ${s.concurrency} concurrent, ${roundMs / 1000} s each`,
+          );
           const r = await measureThroughput(ctx, relay.pool, relay.make, { durationMs: roundMs, label: `relay ${i}` });
           const t = await measureThroughput(ctx, svc.pool, make, { durationMs: roundMs, label: `e2e ${i}` });
           const stats = await ctx.receiver.stats();
           unsigned += stats.total - stats.signed;
           rounds.push({ relay: r, service: t });
-          ctx.log(`  → relay ${fmtInt(r.deliveredPerSecond)} forwards/s; service ${fmtInt(t.deliveredPerSecond)} delivered/s (${fmtInt(t.publishedPerSecond)} published/s), ${fmtPct(t.deliveredPerSecond / r.deliveredPerSecond)}`);
+          ctx.log(
+            `  → relay ${fmtInt(r.deliveredPerSecond)} forwards/s; service ${fmtInt(t.deliveredPerSecond)} delivered/s (${fmtInt(t.publishedPerSecond)} published/s), ${fmtPct(t.deliveredPerSecond / r.deliveredPerSecond)}`,
+          );
         }
       } finally {
         await relay.stop();
@@ -52,27 +58,52 @@ export const endToEnd: Scenario = {
       const serviceRate = mean(rounds.map((r) => r.service.deliveredPerSecond));
       const ratio = relayRate > 0 ? serviceRate / relayRate : null;
       const t = rounds[rounds.length - 1]!.service;
-      out.figures.throughput = { deliveredPerSecond: round(serviceRate, 1), relayPerSecond: round(relayRate, 1), rounds };
+      out.figures.throughput = {
+        deliveredPerSecond: round(serviceRate, 1),
+        relayPerSecond: round(relayRate, 1),
+        rounds,
+      };
       if (unsigned > 0) out.notes.push(`${unsigned} pushes carried no X-Service-Signature`);
       // For comparison with the other scenarios' ratios; the goal is checked against the relay beside it.
       out.ratioToCeiling = ctx.ceiling.throughput ? round(serviceRate / ctx.ceiling.throughput, 3) : null;
-      out.check('throughput / relay (alternating rounds)', ratio === null ? null : round(ratio, 3), '≥ 0.60', ratio === null ? null : ratio >= 0.6);
+      out.check(
+        'throughput / relay (alternating rounds)',
+        ratio === null ? null : round(ratio, 3),
+        '≥ 0.60',
+        ratio === null ? null : ratio >= 0.6,
+      );
       const perRound = rounds.map((r) => fmtPct(r.service.deliveredPerSecond / r.relay.deliveredPerSecond)).join(', ');
-      ctx.log(`  → ${fmtInt(serviceRate)} delivered/s against the relay's ${fmtInt(relayRate)} forwards/s${ratio === null ? '' : `: ${fmtPct(ratio)} (rounds: ${perRound})`}`);
+      ctx.log(
+        `  → ${fmtInt(serviceRate)} delivered/s against the relay's ${fmtInt(relayRate)} forwards/s${ratio === null ? '' : `: ${fmtPct(ratio)} (rounds: ${perRound})`}`,
+      );
       out.headline = `${fmtInt(serviceRate)} ev/s${ratio === null ? '' : ` (${fmtPct(ratio)} of the relay beside it)`}`;
-      out.notes.push(`throughput in ${roundCount} alternating rounds of ${roundMs / 1000} s, relay then service: relay ${rounds.map((r) => fmtInt(r.relay.deliveredPerSecond)).join(' / ')}, service ${rounds.map((r) => fmtInt(r.service.deliveredPerSecond)).join(' / ')} per second`);
+      out.notes.push(
+        `throughput in ${roundCount} alternating rounds of ${roundMs / 1000} s, relay then service: relay ${rounds.map((r) => fmtInt(r.relay.deliveredPerSecond)).join(' / ')}, service ${rounds.map((r) => fmtInt(r.service.deliveredPerSecond)).join(' / ')} per second`,
+      );
 
-      if (t.drainedAfterMs === null) out.notes.push(`the queue had not drained ${s.drainTimeoutMs / 1000} s after the throughput run; the latency runs include that backlog`);
+      if (t.drainedAfterMs === null)
+        out.notes.push(
+          `the queue had not drained ${s.drainTimeoutMs / 1000} s after the throughput run; the latency runs include that backlog`,
+        );
       const latency: Record<string, unknown> = {};
       for (const rate of s.latencyRates) {
         ctx.log(`  latency at ${rate}/s for ${s.latencyMs / 1000} s`);
         const l = await measureLatency(ctx, svc.pool, make, rate, s.latencyMs, `e2e@${rate}`, svc.pid);
         latency[String(rate)] = l;
-        const cpu = l.cpuPerEventUs ? `, CPU ${l.cpuPerEventUs.total} µs/event (main thread ${l.cpuPerEventUs.main})` : '';
-        ctx.log(`  → p50 ${fmtMs(l.ackLatency.p50)}, p99 ${fmtMs(l.ackLatency.p99)}, max ${fmtMs(l.ackLatency.max)}${l.missing ? `, ${l.missing} not acknowledged in time` : ''}${cpu}`);
+        const cpu = l.cpuPerEventUs
+          ? `, CPU ${l.cpuPerEventUs.total} µs/event (main thread ${l.cpuPerEventUs.main})`
+          : '';
+        ctx.log(
+          `  → p50 ${fmtMs(l.ackLatency.p50)}, p99 ${fmtMs(l.ackLatency.p99)}, max ${fmtMs(l.ackLatency.max)}${l.missing ? `, ${l.missing} not acknowledged in time` : ''}${cpu}`,
+        );
         if (rate === 1000) {
           const ok = l.acked > 0 && l.missing === 0 && l.ackLatency.p99 <= 20;
-          out.check('p99 publish→ack at 1,000/s (ms)', l.ackLatency.p99, '≤ 20 ms, none missing', l.acked > 0 ? ok : false);
+          out.check(
+            'p99 publish→ack at 1,000/s (ms)',
+            l.ackLatency.p99,
+            '≤ 20 ms, none missing',
+            l.acked > 0 ? ok : false,
+          );
           out.headline += `, p99 ${fmtMs(l.ackLatency.p99)} @1k/s`;
         }
       }

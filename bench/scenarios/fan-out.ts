@@ -18,10 +18,23 @@ export const fanOut: Scenario = {
     try {
       const devices = await createDevices(svc, s.devices);
       ctx.log(`  creating ${s.fanoutConnectors} connectors`);
-      await createConnectors(svc, Array.from({ length: s.fanoutConnectors }, (_, i) => ({ url: ctx.receiver.url(`/f/${i}`), signatureSecret: 'bench-signature-secret' })));
+      await createConnectors(
+        svc,
+        Array.from({ length: s.fanoutConnectors }, (_, i) => ({
+          url: ctx.receiver.url(`/f/${i}`),
+          signatureSecret: 'bench-signature-secret',
+        })),
+      );
       await ctx.receiver.reset();
       ctx.log(`  publishing ${s.fanoutEvents} events (${fmtInt(s.fanoutEvents * s.fanoutConnectors)} pushes)`);
-      const r = await closedLoop(svc.pool, { concurrency: s.concurrency, durationMs: s.fanoutTimeoutMs / 3, maxCount: s.fanoutEvents, make: publishRequests(devices, svc.basicAuth), label: 'fan-out publish', log: ctx.log });
+      const r = await closedLoop(svc.pool, {
+        concurrency: s.concurrency,
+        durationMs: s.fanoutTimeoutMs / 3,
+        maxCount: s.fanoutEvents,
+        make: publishRequests(devices, svc.basicAuth),
+        label: 'fan-out publish',
+        log: ctx.log,
+      });
       assertFound(r, 'publish');
       const expected = r.ok * s.fanoutConnectors;
       const d = await waitForDeliveries(ctx, expected, s.fanoutTimeoutMs);
@@ -31,14 +44,27 @@ export const fanOut: Scenario = {
       const ratio = ctx.ceiling.throughput ? rate / ctx.ceiling.throughput : null;
       out.ratioToCeiling = ratio === null ? null : round(ratio, 3);
       out.figures = {
-        deliveriesPerSecond: round(rate, 1), published: r.ok, publishedPerSecond: round(r.okPerSecond, 1), expectedDeliveries: expected,
-        delivered: st.total, drained: d.drained, connectorsSeen: st.distinctPaths, firstPushAfterMs: st.first !== null ? round(st.first - r.startMs, 0) : null,
-        publishLatency: r.latency, failures: r.failures,
+        deliveriesPerSecond: round(rate, 1),
+        published: r.ok,
+        publishedPerSecond: round(r.okPerSecond, 1),
+        expectedDeliveries: expected,
+        delivered: st.total,
+        drained: d.drained,
+        connectorsSeen: st.distinctPaths,
+        firstPushAfterMs: st.first !== null ? round(st.first - r.startMs, 0) : null,
+        publishLatency: r.latency,
+        failures: r.failures,
       };
-      if (!d.drained) out.notes.push(`not drained within ${s.fanoutTimeoutMs / 1000} s: ${st.total} of ${expected} pushes; rate is over what arrived`);
-      if (st.distinctPaths < s.fanoutConnectors) out.notes.push(`only ${st.distinctPaths} of ${s.fanoutConnectors} connectors received pushes`);
+      if (!d.drained)
+        out.notes.push(
+          `not drained within ${s.fanoutTimeoutMs / 1000} s: ${st.total} of ${expected} pushes; rate is over what arrived`,
+        );
+      if (st.distinctPaths < s.fanoutConnectors)
+        out.notes.push(`only ${st.distinctPaths} of ${s.fanoutConnectors} connectors received pushes`);
       out.headline = `${fmtInt(rate)} pushes/s${ratio === null ? '' : ` (${fmtPct(ratio)} of ceiling)`}`;
-      ctx.log(`  → ${fmtInt(rate)} pushes/s, ${fmtInt(st.total)} of ${fmtInt(expected)} delivered to ${st.distinctPaths} connectors`);
+      ctx.log(
+        `  → ${fmtInt(rate)} pushes/s, ${fmtInt(st.total)} of ${fmtInt(expected)} delivered to ${st.distinctPaths} connectors`,
+      );
     } finally {
       await svc.dispose();
     }

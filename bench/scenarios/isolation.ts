@@ -16,7 +16,9 @@ export const isolation: Scenario = {
     const svc = await ctx.startService();
     try {
       const devices = await createDevices(svc, s.devices);
-      await createConnectors(svc, [{ url: ctx.receiver.url('/healthy'), signatureSecret: 'bench-signature-secret', displayName: 'healthy' }]);
+      await createConnectors(svc, [
+        { url: ctx.receiver.url('/healthy'), signatureSecret: 'bench-signature-secret', displayName: 'healthy' },
+      ]);
       const make = publishRequests(devices, svc.basicAuth);
       const seconds = s.isolationMs / 1000;
 
@@ -27,7 +29,14 @@ export const isolation: Scenario = {
 
       const ports = await ctx.receiver.silent(s.isolationSilent);
       ctx.log(`  adding ${s.isolationSilent} silent connectors`);
-      await createConnectors(svc, ports.map((p, i) => ({ url: `https://127.0.0.1:${p}/silent`, signatureSecret: 'bench-signature-secret', displayName: `silent ${i}` })));
+      await createConnectors(
+        svc,
+        ports.map((p, i) => ({
+          url: `https://127.0.0.1:${p}/silent`,
+          signatureSecret: 'bench-signature-secret',
+          displayName: `silent ${i}`,
+        })),
+      );
       ctx.log(`  healthy beside silent: ${s.isolationRate}/s for ${seconds} s`);
       const beside = await measureLatency(ctx, svc.pool, make, s.isolationRate, s.isolationMs, 'beside');
       const besideRate = beside.acked / seconds;
@@ -35,17 +44,27 @@ export const isolation: Scenario = {
       await ctx.receiver.closeSilent();
       const ratio = aloneRate > 0 ? besideRate / aloneRate : null;
       const p99 = (l: typeof alone) => (l.acked ? fmtMs(l.ackLatency.p99) : 'none acknowledged');
-      ctx.log(`  → ${fmtInt(besideRate)} acknowledged/s, p99 ${p99(beside)}; silent endpoints got ${fmtInt(silent.accepted)} connections`);
+      ctx.log(
+        `  → ${fmtInt(besideRate)} acknowledged/s, p99 ${p99(beside)}; silent endpoints got ${fmtInt(silent.accepted)} connections`,
+      );
       out.figures = {
-        offeredPerSecond: s.isolationRate, seconds,
+        offeredPerSecond: s.isolationRate,
+        seconds,
         alone: { ackedPerSecond: round(aloneRate, 1), ...alone },
         besideSilent: { ackedPerSecond: round(besideRate, 1), ...beside },
         ratio: ratio === null ? null : round(ratio, 3),
         silentConnectionsAccepted: silent.accepted,
       };
-      if (silent.accepted === 0) out.notes.push('the silent endpoints received no connection: the engine never tried them during the run');
-      out.check('healthy rate beside silent / alone', ratio === null ? null : round(ratio, 3), '≥ 0.90', ratio === null ? false : ratio >= 0.9);
-      out.headline = ratio === null ? 'no healthy deliveries alone' : `${fmtPct(ratio)} (p99 ${p99(alone)} → ${p99(beside)})`;
+      if (silent.accepted === 0)
+        out.notes.push('the silent endpoints received no connection: the engine never tried them during the run');
+      out.check(
+        'healthy rate beside silent / alone',
+        ratio === null ? null : round(ratio, 3),
+        '≥ 0.90',
+        ratio === null ? false : ratio >= 0.9,
+      );
+      out.headline =
+        ratio === null ? 'no healthy deliveries alone' : `${fmtPct(ratio)} (p99 ${p99(alone)} → ${p99(beside)})`;
     } finally {
       await ctx.receiver.closeSilent().catch(() => {});
       await svc.dispose();

@@ -46,7 +46,12 @@ export interface SlowEndpointsFigures {
  * Runs both parts on a new database `sensorcloud_slow` of the server at `serverUrl` (a superuser's URL): a process
  * started on it alone, then with a second one; both are stopped at the end.
  */
-export async function slowEndpoints(ctx: BenchContext, serverUrl: string, keyFile: string, databaseCpuMs: () => number): Promise<SlowEndpointsFigures> {
+export async function slowEndpoints(
+  ctx: BenchContext,
+  serverUrl: string,
+  keyFile: string,
+  databaseCpuMs: () => number,
+): Promise<SlowEndpointsFigures> {
   const admin = new pg.Client({ connectionString: serverUrl });
   await admin.connect();
   try {
@@ -57,13 +62,24 @@ export async function slowEndpoints(ctx: BenchContext, serverUrl: string, keyFil
   const url = new URL(serverUrl);
   url.pathname = '/sensorcloud_slow';
   const env = { SENSORCLOUD_DATABASE_URL: url.href, SENSORCLOUD_MASTER_KEY_FILE: keyFile };
-  const first = await ServiceProcess.start({ caFile: ctx.tls.caFile, env, nodeArgs: ctx.serviceNodeArgs }, ctx.settings.concurrency);
+  const first = await ServiceProcess.start(
+    { caFile: ctx.tls.caFile, env, nodeArgs: ctx.serviceNodeArgs },
+    ctx.settings.concurrency,
+  );
   const running = [first];
   try {
     const make = publishRequests(await createDevices(first, ctx.settings.devices), first.basicAuth);
-    const cpuMs = () => ({ service: running.reduce((sum, p) => sum + (cpuTimes(p.pid)?.totalMs ?? 0), 0), database: databaseCpuMs() });
+    const cpuMs = () => ({
+      service: running.reduce((sum, p) => sum + (cpuTimes(p.pid)?.totalMs ?? 0), 0),
+      database: databaseCpuMs(),
+    });
     return await parts(ctx, first, make, cpuMs, async () => {
-      running.push(await ServiceProcess.start({ caFile: ctx.tls.caFile, env, joining: first.bootstrap, nodeArgs: ctx.serviceNodeArgs }, ctx.settings.concurrency));
+      running.push(
+        await ServiceProcess.start(
+          { caFile: ctx.tls.caFile, env, joining: first.bootstrap, nodeArgs: ctx.serviceNodeArgs },
+          ctx.settings.concurrency,
+        ),
+      );
     });
   } finally {
     for (const p of running) await p.dispose();
@@ -71,18 +87,36 @@ export async function slowEndpoints(ctx: BenchContext, serverUrl: string, keyFil
 }
 
 /** The two parts: `first` alone, then with the process `addProcess` starts. */
-async function parts(ctx: BenchContext, first: ServiceProcess, make: (i: number) => Req, cpuMs: () => { service: number; database: number }, addProcess: () => Promise<void>): Promise<SlowEndpointsFigures> {
+async function parts(
+  ctx: BenchContext,
+  first: ServiceProcess,
+  make: (i: number) => Req,
+  cpuMs: () => { service: number; database: number },
+  addProcess: () => Promise<void>,
+): Promise<SlowEndpointsFigures> {
   const partMs = ctx.settings.quick ? 8_000 : 15_000;
   const rampMs = ctx.settings.quick ? 3_000 : 5_000;
   const ports = await ctx.receiver.slow(CONNECTORS, DELAY_MS);
-  const specs: ConnectorSpec[] = ports.map((p, i) => ({ url: `https://127.0.0.1:${p}/slow`, signatureSecret: 'bench-signature-secret', displayName: `slow ${i}` }));
+  const specs: ConnectorSpec[] = ports.map((p, i) => ({
+    url: `https://127.0.0.1:${p}/slow`,
+    signatureSecret: 'bench-signature-secret',
+    displayName: `slow ${i}`,
+  }));
   await createConnectors(first, specs);
   try {
     const part = async (label: string): Promise<SlowPart> => {
-      ctx.log(`  slow endpoints, ${label}: ${RATE} events/s × ${CONNECTORS} endpoints answering after ${DELAY_MS} ms, ${partMs / 1000} s`);
+      ctx.log(
+        `  slow endpoints, ${label}: ${RATE} events/s × ${CONNECTORS} endpoints answering after ${DELAY_MS} ms, ${partMs / 1000} s`,
+      );
       const start = nowMs();
       await ctx.receiver.slowStats();
-      const loop = openLoop(first.pool, { rate: RATE, durationMs: partMs, make, label: `slow endpoints, ${label}`, log: ctx.log });
+      const loop = openLoop(first.pool, {
+        rate: RATE,
+        durationMs: partMs,
+        make,
+        label: `slow endpoints, ${label}`,
+        log: ctx.log,
+      });
       // The highest counts are taken after the ramp (new connections, connectors' health not yet known).
       await new Promise((resolve) => setTimeout(resolve, rampMs));
       await ctx.receiver.slowStats();
@@ -97,11 +131,16 @@ async function parts(ctx: BenchContext, first: ServiceProcess, make: (i: number)
       const st = await ctx.receiver.slowStats();
       const perPush = (ms: number) => (w.count > 0 ? round((ms * 1000) / w.count, 1) : 0);
       const out = {
-        pushesPerSecond: round((w.count * 1000) / (end - start - rampMs), 1), maxOpen: st.maxOpen, maxOpenPerEndpoint: st.maxOpenPerPort,
-        serviceCpuUsPerPush: perPush(cpuAfter.service - cpu.service), databaseCpuUsPerPush: perPush(cpuAfter.database - cpu.database),
+        pushesPerSecond: round((w.count * 1000) / (end - start - rampMs), 1),
+        maxOpen: st.maxOpen,
+        maxOpenPerEndpoint: st.maxOpenPerPort,
+        serviceCpuUsPerPush: perPush(cpuAfter.service - cpu.service),
+        databaseCpuUsPerPush: perPush(cpuAfter.database - cpu.database),
         idle: round((ticksAfter.idle - ticks.idle) / Math.max(1, ticksAfter.total - ticks.total), 3),
       };
-      ctx.log(`  → ${fmtInt(out.pushesPerSecond)} pushes/s acknowledged; at most ${fmtInt(out.maxOpen)} requests open at once, ${out.maxOpenPerEndpoint} at one endpoint; CPU per push ${out.serviceCpuUsPerPush} µs in the service, ${out.databaseCpuUsPerPush} µs in PostgreSQL; machine ${fmtPct(out.idle)} idle`);
+      ctx.log(
+        `  → ${fmtInt(out.pushesPerSecond)} pushes/s acknowledged; at most ${fmtInt(out.maxOpen)} requests open at once, ${out.maxOpenPerEndpoint} at one endpoint; CPU per push ${out.serviceCpuUsPerPush} µs in the service, ${out.databaseCpuUsPerPush} µs in PostgreSQL; machine ${fmtPct(out.idle)} idle`,
+      );
       return out;
     };
     const one = await part('one process');

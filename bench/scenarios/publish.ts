@@ -14,7 +14,14 @@ async function openStream(svc: ServiceProcess): Promise<{ count(): number; close
   const abort = new AbortController();
   let n = 0;
   try {
-    const r = await client.request({ path: `/v2/${svc.project}/devices:stream?event_types=touch`, method: 'GET', headers: { authorization: svc.basicAuth }, signal: abort.signal, headersTimeout: 5000, bodyTimeout: 0 });
+    const r = await client.request({
+      path: `/v2/${svc.project}/devices:stream?event_types=touch`,
+      method: 'GET',
+      headers: { authorization: svc.basicAuth },
+      signal: abort.signal,
+      headersTimeout: 5000,
+      bodyTimeout: 0,
+    });
     if (r.statusCode !== 200) {
       await r.body.dump();
       await client.close();
@@ -52,20 +59,34 @@ export const publishPath: Scenario = {
     try {
       const devices = await createDevices(svc, s.devices);
       const stream = await openStream(svc);
-      if (stream.status !== 200) out.notes.push(`event stream not measured (answered ${stream.status || 'no response'})`);
+      if (stream.status !== 200)
+        out.notes.push(`event stream not measured (answered ${stream.status || 'no response'})`);
       ctx.log(`  closed loop, ${s.concurrency} concurrent, ${s.publishMs / 1000} s`);
-      const r = await closedLoop(svc.pool, { concurrency: s.concurrency, durationMs: s.publishMs, maxCount: 10_000_000, make: publishRequests(devices, svc.basicAuth), label: 'publish', log: ctx.log });
+      const r = await closedLoop(svc.pool, {
+        concurrency: s.concurrency,
+        durationMs: s.publishMs,
+        maxCount: 10_000_000,
+        make: publishRequests(devices, svc.basicAuth),
+        label: 'publish',
+        log: ctx.log,
+      });
       assertFound(r, 'publish');
       await sleep(500);
       const streamed = stream.count();
       await stream.close();
       out.figures = {
-        publishedPerSecond: round(r.okPerSecond, 1), published: r.ok, publishLatency: r.latency, failures: r.failures, firstFailure: r.firstFailure,
+        publishedPerSecond: round(r.okPerSecond, 1),
+        published: r.ok,
+        publishLatency: r.latency,
+        failures: r.failures,
+        firstFailure: r.firstFailure,
         streamedEvents: stream.status === 200 ? streamed : null,
       };
       out.check('events/s', round(r.okPerSecond, 1), '≥ 2000', r.okPerSecond >= 2000);
       out.headline = `${fmtInt(r.okPerSecond)} ev/s, p99 ${fmtMs(r.latency.p99)}`;
-      ctx.log(`  → ${fmtInt(r.okPerSecond)} published/s, p50 ${fmtMs(r.latency.p50)}, p99 ${fmtMs(r.latency.p99)}${stream.status === 200 ? `, stream saw ${fmtInt(streamed)}` : ''}`);
+      ctx.log(
+        `  → ${fmtInt(r.okPerSecond)} published/s, p50 ${fmtMs(r.latency.p50)}, p99 ${fmtMs(r.latency.p99)}${stream.status === 200 ? `, stream saw ${fmtInt(streamed)}` : ''}`,
+      );
       if (r.firstFailure) out.notes.push(`first failure: ${r.firstFailure}`);
     } finally {
       await svc.dispose();

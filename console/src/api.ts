@@ -6,7 +6,11 @@ import { navigate } from './router.ts';
 export const CONSOLE_HEADERS = { 'x-requested-with': 'sensorcloud-console' } as const;
 
 export class ApiError extends Error {
-  constructor(readonly status: number, message: string, readonly help: string) {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly help: string,
+  ) {
     super(message);
     this.name = 'ApiError';
   }
@@ -46,7 +50,12 @@ async function readError(res: Response): Promise<ApiError> {
 export async function api<T = any>(method: string, path: string, body?: unknown): Promise<T> {
   const headers: Record<string, string> = { ...CONSOLE_HEADERS };
   if (body !== undefined) headers['content-type'] = 'application/json';
-  const res = await fetch(`/v2${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), credentials: 'same-origin' });
+  const res = await fetch(`/v2${path}`, {
+    method,
+    headers,
+    body: body === undefined ? undefined : JSON.stringify(body),
+    credentials: 'same-origin',
+  });
   if (res.status === 401) {
     sessionExpired();
     throw await readError(res);
@@ -73,7 +82,10 @@ export async function listAll<T>(path: string, key: string, maxPages = 20): Prom
   let pageToken = '';
   for (let i = 0; i < maxPages; i++) {
     const sep = path.includes('?') ? '&' : '?';
-    const page = await api<Record<string, unknown>>('GET', `${path}${sep}pageSize=1000${pageToken ? `&pageToken=${encodeURIComponent(pageToken)}` : ''}`);
+    const page = await api<Record<string, unknown>>(
+      'GET',
+      `${path}${sep}pageSize=1000${pageToken ? `&pageToken=${encodeURIComponent(pageToken)}` : ''}`,
+    );
     items.push(...((page[key] as T[]) ?? []));
     pageToken = String(page.nextPageToken ?? '');
     if (pageToken === '') break;

@@ -22,8 +22,12 @@ import { ServiceAccounts } from './screens/service-accounts.tsx';
 import { SignIn } from './screens/signin.tsx';
 
 const SECTIONS: [string, string][] = [
-  ['devices', 'Devices'], ['emulator', 'Emulator'], ['live', 'Live events'], ['dataconnectors', 'Data connectors'],
-  ['serviceaccounts', 'Service accounts'], ['members', 'Members'],
+  ['devices', 'Devices'],
+  ['emulator', 'Emulator'],
+  ['live', 'Live events'],
+  ['dataconnectors', 'Data connectors'],
+  ['serviceaccounts', 'Service accounts'],
+  ['members', 'Members'],
 ];
 
 type Screen = (params: Record<string, string>) => ComponentChildren;
@@ -53,12 +57,19 @@ function ProjectPicker({ projectId, section }: { projectId: string | null; secti
   return (
     <label class="picker">
       <span class="visually-hidden">Project</span>
-      <select value={projectId ?? ''} onChange={(e) => {
-        const id = (e.target as HTMLSelectElement).value;
-        navigate(id ? `/projects/${id}/${section || 'devices'}` : '/');
-      }}>
+      <select
+        value={projectId ?? ''}
+        onChange={(e) => {
+          const id = (e.target as HTMLSelectElement).value;
+          navigate(id ? `/projects/${id}/${section || 'devices'}` : '/');
+        }}
+      >
         <option value="">All projects</option>
-        {projects.map((p) => <option key={p.name} value={idOf(p.name)}>{p.displayName}</option>)}
+        {projects.map((p) => (
+          <option key={p.name} value={idOf(p.name)}>
+            {p.displayName}
+          </option>
+        ))}
       </select>
     </label>
   );
@@ -68,17 +79,33 @@ function TopBar({ projectId, section }: { projectId: string | null; section: str
   const email = signedInEmail();
   return (
     <header class="topbar">
-      <a class="skip" href="#main">Skip to content</a>
-      <a class="brand" href="/">Sensor Cloud</a>
+      <a class="skip" href="#main">
+        Skip to content
+      </a>
+      <a class="brand" href="/">
+        Sensor Cloud
+      </a>
       <ProjectPicker projectId={projectId} section={section} />
       <span class="spacer" />
-      <a class="toplink" href="/docs/api">API reference</a>
-      {email ? <span class="who" title="Signed in">{email}</span> : null}
-      <button type="button" class="link" onClick={async () => {
-        await signOut();
-        clearPermissions();
-        navigate('/signin', { replace: true });
-      }}>Sign out</button>
+      <a class="toplink" href="/docs/api">
+        API reference
+      </a>
+      {email ? (
+        <span class="who" title="Signed in">
+          {email}
+        </span>
+      ) : null}
+      <button
+        type="button"
+        class="link"
+        onClick={async () => {
+          await signOut();
+          clearPermissions();
+          navigate('/signin', { replace: true });
+        }}
+      >
+        Sign out
+      </button>
     </header>
   );
 }
@@ -90,7 +117,14 @@ function Redirect({ to }: { to: string }) {
 }
 
 function NotFound() {
-  return <section><h1>Page not found</h1><p>There is no console page at this address. <a href="/">Go to your projects</a>.</p></section>;
+  return (
+    <section>
+      <h1>Page not found</h1>
+      <p>
+        There is no console page at this address. <a href="/">Go to your projects</a>.
+      </p>
+    </section>
+  );
 }
 
 export function App() {
@@ -123,13 +157,19 @@ export function App() {
       <div class={projectId ? 'layout with-nav' : 'layout'}>
         {projectId ? (
           <nav class="sidenav" aria-label="Project sections">
-            <a href="/" class="back">← Projects</a>
+            <a href="/" class="back">
+              ← Projects
+            </a>
             {SECTIONS.map(([key, label]) => (
-              <a key={key} href={`/projects/${projectId}/${key}`} aria-current={section === key ? 'page' : undefined}>{label}</a>
+              <a key={key} href={`/projects/${projectId}/${key}`} aria-current={section === key ? 'page' : undefined}>
+                {label}
+              </a>
             ))}
           </nav>
         ) : null}
-        <main id="main" tabIndex={-1}>{screen}</main>
+        <main id="main" tabIndex={-1}>
+          {screen}
+        </main>
       </div>
     </>
   );

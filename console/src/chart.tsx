@@ -17,7 +17,12 @@ export interface ChartMarker {
 }
 
 export const MARKER_COLORS: Record<string, string> = {
-  touch: '#8e24aa', motion: '#ef6c00', contact: '#00897b', objectPresent: '#3949ab', deskOccupancy: '#6d4c41', waterPresent: '#0288d1',
+  touch: '#8e24aa',
+  motion: '#ef6c00',
+  contact: '#00897b',
+  objectPresent: '#3949ab',
+  deskOccupancy: '#6d4c41',
+  waterPresent: '#0288d1',
 };
 const SERIES_COLORS = ['#1e88e5', '#e53935', '#43a047', '#fb8c00'];
 
@@ -30,14 +35,25 @@ function align(series: ChartSeries[], from: number, to: number): (number | null)
   const xs = [...new Set(series.flatMap((s) => s.points.map((p) => p[0])))].sort((a, b) => a - b);
   if (xs.length === 0) return [[from, to], ...series.map(() => [null, null])];
   const index = new Map(xs.map((x, i) => [x, i]));
-  return [xs, ...series.map((s) => {
-    const col: (number | null)[] = new Array(xs.length).fill(null);
-    for (const [x, y] of s.points) col[index.get(x)!] = y;
-    return col;
-  })];
+  return [
+    xs,
+    ...series.map((s) => {
+      const col: (number | null)[] = new Array(xs.length).fill(null);
+      for (const [x, y] of s.points) col[index.get(x)!] = y;
+      return col;
+    }),
+  ];
 }
 
-export function TimeChart(props: { title: string; series: ChartSeries[]; markers?: ChartMarker[]; from: number; to: number; height?: number; bars?: boolean }) {
+export function TimeChart(props: {
+  title: string;
+  series: ChartSeries[];
+  markers?: ChartMarker[];
+  from: number;
+  to: number;
+  height?: number;
+  bars?: boolean;
+}) {
   const box = useRef<HTMLDivElement>(null);
   const [failed, setFailed] = useState<string | null>(null);
   useEffect(() => {
@@ -69,32 +85,40 @@ export function TimeChart(props: { title: string; series: ChartSeries[]; markers
             width: 2,
             spanGaps: true,
             points: { show: !props.bars, size: 4 },
-            ...(props.bars ? { paths: uPlot.paths.bars!({ size: [0.8, 12] }), fill: `${s.color ?? SERIES_COLORS[i % SERIES_COLORS.length]}99` } : {}),
+            ...(props.bars
+              ? {
+                  paths: uPlot.paths.bars!({ size: [0.8, 12] }),
+                  fill: `${s.color ?? SERIES_COLORS[i % SERIES_COLORS.length]}99`,
+                }
+              : {}),
           })),
         ],
         legend: { show: hasSeries },
         hooks: {
-          draw: [(u: any) => {
-            const ctx: CanvasRenderingContext2D = u.ctx;
-            ctx.save();
-            ctx.lineWidth = 2 * devicePixelRatio;
-            for (const m of markers) {
-              const x = Math.round(u.valToPos(m.t, 'x', true));
-              if (x < u.bbox.left || x > u.bbox.left + u.bbox.width) continue;
-              ctx.strokeStyle = MARKER_COLORS[m.kind] ?? text;
-              ctx.beginPath();
-              ctx.moveTo(x, u.bbox.top);
-              ctx.lineTo(x, u.bbox.top + u.bbox.height);
-              ctx.stroke();
-            }
-            ctx.restore();
-          }],
+          draw: [
+            (u: any) => {
+              const ctx: CanvasRenderingContext2D = u.ctx;
+              ctx.save();
+              ctx.lineWidth = 2 * devicePixelRatio;
+              for (const m of markers) {
+                const x = Math.round(u.valToPos(m.t, 'x', true));
+                if (x < u.bbox.left || x > u.bbox.left + u.bbox.width) continue;
+                ctx.strokeStyle = MARKER_COLORS[m.kind] ?? text;
+                ctx.beginPath();
+                ctx.moveTo(x, u.bbox.top);
+                ctx.lineTo(x, u.bbox.top + u.bbox.height);
+                ctx.stroke();
+              }
+              ctx.restore();
+            },
+          ],
         },
       };
       const data = align(hasSeries ? props.series : [{ label: 'events', points: [] }], props.from, props.to);
       plot = new uPlot(opts as any, data as any, box.current);
       observer = new ResizeObserver(() => {
-        if (box.current && plot) plot.setSize({ width: Math.max(280, box.current.clientWidth), height: props.height ?? 220 });
+        if (box.current && plot)
+          plot.setSize({ width: Math.max(280, box.current.clientWidth), height: props.height ?? 220 });
       });
       observer.observe(box.current);
     })().catch((err) => setFailed(String(err)));
@@ -109,11 +133,19 @@ export function TimeChart(props: { title: string; series: ChartSeries[]; markers
     <figure class="chart" data-x-from={props.from} data-x-to={props.to}>
       <figcaption>{props.title}</figcaption>
       {failed ? <p class="error">The chart could not be drawn: {failed}</p> : null}
-      <div ref={box} class="chart-box" role="img" aria-label={`${props.title}: ${props.series.map((s) => `${s.label}, ${s.points.length} points`).join('; ') || 'event markers only'}`} />
+      <div
+        ref={box}
+        class="chart-box"
+        role="img"
+        aria-label={`${props.title}: ${props.series.map((s) => `${s.label}, ${s.points.length} points`).join('; ') || 'event markers only'}`}
+      />
       {props.markers && props.markers.length > 0 ? (
         <ul class="marker-legend" aria-label="Markers">
           {[...new Set(props.markers.map((m) => m.kind))].map((k) => (
-            <li key={k}><span class={`swatch swatch-${k}`} aria-hidden="true" />{k} ({props.markers!.filter((m) => m.kind === k).length})</li>
+            <li key={k}>
+              <span class={`swatch swatch-${k}`} aria-hidden="true" />
+              {k} ({props.markers!.filter((m) => m.kind === k).length})
+            </li>
           ))}
         </ul>
       ) : null}

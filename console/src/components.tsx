@@ -21,19 +21,33 @@ export function ErrorText({ error }: { error: unknown }) {
   const help = (error as { help?: string }).help;
   return (
     <p class="error" role="alert">
-      {explainError(error).text}{error instanceof ApiError ? ` (HTTP ${error.status})` : ''}
-      {help ? <> · <a href={new URL(help, location.origin).pathname + new URL(help, location.origin).hash}>what this means</a></> : null}
+      {explainError(error).text}
+      {error instanceof ApiError ? ` (HTTP ${error.status})` : ''}
+      {help ? (
+        <>
+          {' '}
+          · <a href={new URL(help, location.origin).pathname + new URL(help, location.origin).hash}>what this means</a>
+        </>
+      ) : null}
     </p>
   );
 }
 
 export function Notice({ children }: { children: ComponentChildren }) {
-  return <p class="notice" role="status">{children}</p>;
+  return (
+    <p class="notice" role="status">
+      {children}
+    </p>
+  );
 }
 
 /** What is wrong with one field, in words, under it (the control names it in aria-describedby). */
 export function FieldError({ id, text }: { id?: string; text?: string | null }) {
-  return text ? <div class="field-error" id={id}>{text}</div> : null;
+  return text ? (
+    <div class="field-error" id={id}>
+      {text}
+    </div>
+  ) : null;
 }
 
 /**
@@ -41,7 +55,10 @@ export function FieldError({ id, text }: { id?: string; text?: string | null }) 
  * with the control: `describedBy` names both, and `invalid` is for its aria-invalid.
  */
 export function Field(props: {
-  label: string; hint?: string; error?: string | null; wide?: boolean;
+  label: string;
+  hint?: string;
+  error?: string | null;
+  wide?: boolean;
   children: (id: string, describedBy?: string, invalid?: true) => ComponentChildren;
 }) {
   const id = useId();
@@ -58,25 +75,64 @@ export function Field(props: {
 }
 
 /** A button for an action the role may not allow: disabled with the reason when it does not. */
-export function ActionButton(props: JSX.ButtonHTMLAttributes<HTMLButtonElement> & { allowed?: boolean; permission?: string }) {
+export function ActionButton(
+  props: JSX.ButtonHTMLAttributes<HTMLButtonElement> & { allowed?: boolean; permission?: string },
+) {
   const { allowed = true, permission, children, ...rest } = props;
-  if (allowed) return <button type="button" {...rest}>{children}</button>;
-  return <button type="button" {...rest} disabled title={permission ? reasonFor(permission) : undefined} aria-disabled="true">{children}</button>;
+  if (allowed)
+    return (
+      <button type="button" {...rest}>
+        {children}
+      </button>
+    );
+  return (
+    <button
+      type="button"
+      {...rest}
+      disabled
+      title={permission ? reasonFor(permission) : undefined}
+      aria-disabled="true"
+    >
+      {children}
+    </button>
+  );
 }
 
 /** Two-step destructive action: the first click asks, the second does it. */
-export function ConfirmButton(props: { label: string; confirm: string; onConfirm: () => void | Promise<void>; class?: string; busy?: boolean }) {
+export function ConfirmButton(props: {
+  label: string;
+  confirm: string;
+  onConfirm: () => void | Promise<void>;
+  class?: string;
+  busy?: boolean;
+}) {
   const [asking, setAsking] = useState(false);
   useEffect(() => {
     if (!asking) return;
     const t = setTimeout(() => setAsking(false), 6000);
     return () => clearTimeout(t);
   }, [asking]);
-  if (!asking) return <button type="button" class={props.class ?? 'danger'} onClick={() => setAsking(true)} disabled={props.busy}>{props.label}</button>;
+  if (!asking)
+    return (
+      <button type="button" class={props.class ?? 'danger'} onClick={() => setAsking(true)} disabled={props.busy}>
+        {props.label}
+      </button>
+    );
   return (
     <span class="confirm">
-      <button type="button" class="danger solid" onClick={() => { setAsking(false); void props.onConfirm(); }}>{props.confirm}</button>
-      <button type="button" onClick={() => setAsking(false)}>Cancel</button>
+      <button
+        type="button"
+        class="danger solid"
+        onClick={() => {
+          setAsking(false);
+          void props.onConfirm();
+        }}
+      >
+        {props.confirm}
+      </button>
+      <button type="button" onClick={() => setAsking(false)}>
+        Cancel
+      </button>
     </span>
   );
 }
@@ -85,15 +141,20 @@ export function ConfirmButton(props: { label: string; confirm: string; onConfirm
 export function CopyButton({ text, label = 'Copy' }: { text: string; label?: string }) {
   const [state, setState] = useState<'idle' | 'copied' | 'failed'>('idle');
   return (
-    <button type="button" onClick={async () => {
-      try {
-        await navigator.clipboard.writeText(text);
-        setState('copied');
-      } catch {
-        setState('failed');
-      }
-      setTimeout(() => setState('idle'), 2500);
-    }}>{state === 'copied' ? 'Copied' : state === 'failed' ? 'Copy refused: select the text' : label}</button>
+    <button
+      type="button"
+      onClick={async () => {
+        try {
+          await navigator.clipboard.writeText(text);
+          setState('copied');
+        } catch {
+          setState('failed');
+        }
+        setTimeout(() => setState('idle'), 2500);
+      }}
+    >
+      {state === 'copied' ? 'Copied' : state === 'failed' ? 'Copy refused: select the text' : label}
+    </button>
   );
 }
 
@@ -102,16 +163,30 @@ export function Badge({ kind, children }: { kind: string; children: ComponentChi
 }
 
 export function Loading({ what = 'Loading' }: { what?: string }) {
-  return <p class="muted" aria-live="polite">{what}…</p>;
+  return (
+    <p class="muted" aria-live="polite">
+      {what}…
+    </p>
+  );
 }
 
 /** Keyset paging: the API gives only "next"; earlier tokens are kept to go back. */
-export function Pager(props: { page: number; hasNext: boolean; onPrev: () => void; onNext: () => void; label: string }) {
+export function Pager(props: {
+  page: number;
+  hasNext: boolean;
+  onPrev: () => void;
+  onNext: () => void;
+  label: string;
+}) {
   return (
     <nav class="pager" aria-label={props.label}>
-      <button type="button" onClick={props.onPrev} disabled={props.page === 0}>Previous</button>
+      <button type="button" onClick={props.onPrev} disabled={props.page === 0}>
+        Previous
+      </button>
       <span>Page {props.page + 1}</span>
-      <button type="button" onClick={props.onNext} disabled={!props.hasNext}>Next</button>
+      <button type="button" onClick={props.onNext} disabled={!props.hasNext}>
+        Next
+      </button>
     </nav>
   );
 }
@@ -182,14 +257,23 @@ export function useAction(fields: FieldMap = {}) {
       setBusy(false);
     }
   };
-  const edited = (field: string) => setFieldErrors((all) => {
-    if (!(field in all)) return all;
-    const rest = { ...all };
-    delete rest[field];
-    return rest;
-  });
+  const edited = (field: string) =>
+    setFieldErrors((all) => {
+      if (!(field in all)) return all;
+      const rest = { ...all };
+      delete rest[field];
+      return rest;
+    });
   return {
-    busy, error, setError, notice, setNotice, run, fail, edited, form,
+    busy,
+    error,
+    setError,
+    notice,
+    setNotice,
+    run,
+    fail,
+    edited,
+    form,
     fieldError: (field: string): string | undefined => fieldErrors[field],
     /** For the form's onInput: editing a control clears the error of its field (its `name`). */
     onInput: (e: Event) => {
@@ -207,14 +291,25 @@ export function useLoad<T>(fn: () => Promise<T>, deps: unknown[]) {
   useEffect(() => {
     let live = true;
     setError(null);
-    fn().then((d) => live && setData(d), (e) => live && setError(e));
+    fn().then(
+      (d) => live && setData(d),
+      (e) => live && setError(e),
+    );
     return () => void (live = false);
   }, [...deps, tick]);
   return { data, error, reload: () => setTick((n) => n + 1), setData };
 }
 
 /** A page heading that also names the document (screen readers and browser history). */
-export function Title({ children, sub, actions }: { children: string; sub?: ComponentChildren; actions?: ComponentChildren }) {
+export function Title({
+  children,
+  sub,
+  actions,
+}: {
+  children: string;
+  sub?: ComponentChildren;
+  actions?: ComponentChildren;
+}) {
   useEffect(() => {
     document.title = `${children} · Sensor Cloud`;
   }, [children]);

@@ -2,7 +2,17 @@
 // src/domain/event-data.ts) its fields, ranges and sensible defaults, and which device types emit it (§5.5).
 
 export type FieldSpec =
-  | { key: string; label: string; kind: 'number'; min?: number; max?: number; step?: number; int?: boolean; default: number; unit?: string }
+  | {
+      key: string;
+      label: string;
+      kind: 'number';
+      min?: number;
+      max?: number;
+      step?: number;
+      int?: boolean;
+      default: number;
+      unit?: string;
+    }
   | { key: string; label: string; kind: 'enum'; options: readonly string[]; default: string }
   | { key: string; label: string; kind: 'multi'; options: readonly string[]; default: readonly string[] }
   | { key: string; label: string; kind: 'text'; default: string; placeholder?: string; required?: boolean }
@@ -13,34 +23,85 @@ const CONNECTIONS = ['SDS', 'ETHERNET', 'CELLULAR', 'OFFLINE'] as const;
 
 export const EVENT_FORMS: Record<string, FieldSpec[]> = {
   touch: [],
-  temperature: [{ key: 'value', label: 'Temperature', kind: 'number', min: -273.15, step: 0.1, default: 21.5, unit: '°C' }],
-  probeWireStatus: [{ key: 'state', label: 'Probe wiring', kind: 'enum', options: ['INVALID_WIRE_CONFIGURATION', 'INVALID_COEFFICIENT_CONFIGURATION', 'TWO_WIRE', 'THREE_WIRE', 'FOUR_WIRE'], default: 'TWO_WIRE' }],
-  objectPresent: [{ key: 'state', label: 'Object', kind: 'enum', options: ['PRESENT', 'NOT_PRESENT'], default: 'PRESENT' }],
+  temperature: [
+    { key: 'value', label: 'Temperature', kind: 'number', min: -273.15, step: 0.1, default: 21.5, unit: '°C' },
+  ],
+  probeWireStatus: [
+    {
+      key: 'state',
+      label: 'Probe wiring',
+      kind: 'enum',
+      options: [
+        'INVALID_WIRE_CONFIGURATION',
+        'INVALID_COEFFICIENT_CONFIGURATION',
+        'TWO_WIRE',
+        'THREE_WIRE',
+        'FOUR_WIRE',
+      ],
+      default: 'TWO_WIRE',
+    },
+  ],
+  objectPresent: [
+    { key: 'state', label: 'Object', kind: 'enum', options: ['PRESENT', 'NOT_PRESENT'], default: 'PRESENT' },
+  ],
   humidity: [
-    { key: 'relativeHumidity', label: 'Relative humidity', kind: 'number', min: 0, max: 100, step: 0.1, default: 45, unit: '%' },
+    {
+      key: 'relativeHumidity',
+      label: 'Relative humidity',
+      kind: 'number',
+      min: 0,
+      max: 100,
+      step: 0.1,
+      default: 45,
+      unit: '%',
+    },
     { key: 'temperature', label: 'Temperature', kind: 'number', min: -273.15, step: 0.1, default: 22, unit: '°C' },
   ],
   objectPresentCount: [{ key: 'total', label: 'Total count', kind: 'number', min: 0, step: 1, int: true, default: 1 }],
   touchCount: [{ key: 'total', label: 'Total count', kind: 'number', min: 0, step: 1, int: true, default: 1 }],
-  waterPresent: [{ key: 'state', label: 'Water', kind: 'enum', options: ['PRESENT', 'NOT_PRESENT'], default: 'NOT_PRESENT' }],
+  waterPresent: [
+    { key: 'state', label: 'Water', kind: 'enum', options: ['PRESENT', 'NOT_PRESENT'], default: 'NOT_PRESENT' },
+  ],
   networkStatus: [
     { key: 'signalStrength', label: 'Signal strength', kind: 'number', ...PERCENT, default: 99, unit: '%' },
     { key: 'rssi', label: 'RSSI', kind: 'number', step: 1, int: true, default: -60, unit: 'dBm' },
-    { key: 'transmissionMode', label: 'Transmission mode', kind: 'enum', options: ['LOW_POWER_STANDARD_MODE', 'HIGH_POWER_BOOST_MODE'], default: 'LOW_POWER_STANDARD_MODE' },
+    {
+      key: 'transmissionMode',
+      label: 'Transmission mode',
+      kind: 'enum',
+      options: ['LOW_POWER_STANDARD_MODE', 'HIGH_POWER_BOOST_MODE'],
+      default: 'LOW_POWER_STANDARD_MODE',
+    },
   ],
   batteryStatus: [{ key: 'percentage', label: 'Battery', kind: 'number', ...PERCENT, default: 100, unit: '%' }],
   connectionStatus: [
     { key: 'connection', label: 'Connection', kind: 'enum', options: CONNECTIONS, default: 'ETHERNET' },
-    { key: 'available', label: 'Available connections', kind: 'multi', options: CONNECTIONS, default: ['ETHERNET', 'CELLULAR'] },
+    {
+      key: 'available',
+      label: 'Available connections',
+      kind: 'multi',
+      options: CONNECTIONS,
+      default: ['ETHERNET', 'CELLULAR'],
+    },
   ],
   ethernetStatus: [
     { key: 'macAddress', label: 'MAC address', kind: 'text', default: '00:00:5e:00:53:01', required: true },
     { key: 'ipAddress', label: 'IP address', kind: 'text', default: '192.0.2.10', required: true },
   ],
-  cellularStatus: [{ key: 'signalStrength', label: 'Signal strength', kind: 'number', ...PERCENT, default: 80, unit: '%' }],
+  cellularStatus: [
+    { key: 'signalStrength', label: 'Signal strength', kind: 'number', ...PERCENT, default: 80, unit: '%' },
+  ],
   co2: [{ key: 'ppm', label: 'CO2', kind: 'number', min: 0, step: 1, int: true, default: 450, unit: 'ppm' }],
   pressure: [{ key: 'pascal', label: 'Pressure', kind: 'number', min: 0, step: 1, default: 101325, unit: 'Pa' }],
-  motion: [{ key: 'state', label: 'Motion', kind: 'enum', options: ['MOTION_DETECTED', 'NO_MOTION_DETECTED'], default: 'MOTION_DETECTED' }],
+  motion: [
+    {
+      key: 'state',
+      label: 'Motion',
+      kind: 'enum',
+      options: ['MOTION_DETECTED', 'NO_MOTION_DETECTED'],
+      default: 'MOTION_DETECTED',
+    },
+  ],
   deskOccupancy: [
     { key: 'state', label: 'Desk', kind: 'enum', options: ['OCCUPIED', 'NOT_OCCUPIED'], default: 'OCCUPIED' },
     { key: 'remarks', label: 'Remarks', kind: 'list', default: '', hint: 'comma-separated, optional' },
@@ -70,12 +131,16 @@ export type FormValues = Record<string, string | string[]>;
 
 export function defaultValues(eventType: string): FormValues {
   const values: FormValues = { updateTime: '' };
-  for (const f of EVENT_FORMS[eventType] ?? []) values[f.key] = f.kind === 'number' ? String(f.default) : f.kind === 'multi' ? [...f.default] : f.default;
+  for (const f of EVENT_FORMS[eventType] ?? [])
+    values[f.key] = f.kind === 'number' ? String(f.default) : f.kind === 'multi' ? [...f.default] : f.default;
   return values;
 }
 
 /** The `:publish` body for the form's values, or the first problem in words (checked before sending). */
-export function publishBody(eventType: string, values: FormValues): { body: Record<string, unknown> } | { problem: string } {
+export function publishBody(
+  eventType: string,
+  values: FormValues,
+): { body: Record<string, unknown> } | { problem: string } {
   const inner: Record<string, unknown> = {};
   for (const f of EVENT_FORMS[eventType] ?? []) {
     const raw = values[f.key];
@@ -87,7 +152,11 @@ export function publishBody(eventType: string, values: FormValues): { body: Reco
       if (f.max !== undefined && n > f.max) return { problem: `${f.label} must be at most ${f.max}.` };
       inner[f.key] = n;
     } else if (f.kind === 'multi') inner[f.key] = raw as string[];
-    else if (f.kind === 'list') inner[f.key] = String(raw).split(',').map((s) => s.trim()).filter(Boolean);
+    else if (f.kind === 'list')
+      inner[f.key] = String(raw)
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean);
     else if (f.kind === 'text') {
       if (f.required && String(raw).trim() === '') return { problem: `${f.label} is required.` };
       inner[f.key] = String(raw).trim();

@@ -29,7 +29,13 @@ function flatten(value: unknown, path: string, out: [string, string][]): void {
 }
 
 /** The CSV lines (each ending with \n) of one event as the API returns it. */
-export function eventCsvRows(event: { eventId: string; targetName: string; eventType: string; data: unknown; timestamp: string }): string {
+export function eventCsvRows(event: {
+  eventId: string;
+  targetName: string;
+  eventType: string;
+  data: unknown;
+  timestamp: string;
+}): string {
   const data = event.data as Record<string, unknown> | null;
   const inner = event.eventType === 'labelsChanged' ? data : data?.[event.eventType];
   const fields: [string, string][] = [];
@@ -38,7 +44,12 @@ export function eventCsvRows(event: { eventId: string; targetName: string; event
   } else if (inner !== undefined && inner !== null) flatten(inner, 'value', fields);
   if (fields.length === 0) fields.push(['', '']);
   const device = event.targetName.slice(event.targetName.lastIndexOf('/') + 1);
-  return fields.map(([field, value]) => `${[event.timestamp, device, event.eventType, event.eventId, field, value].map(csvCell).join(',')}\n`).join('');
+  return fields
+    .map(
+      ([field, value]) =>
+        `${[event.timestamp, device, event.eventType, event.eventId, field, value].map(csvCell).join(',')}\n`,
+    )
+    .join('');
 }
 
 /** The whole file for events in the API's order (newest first). */

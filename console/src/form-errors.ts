@@ -16,7 +16,8 @@ export interface Explained {
 }
 
 export const URL_SCHEME_TEXT = 'The URL must start with https:// (plain http:// and other schemes are refused).';
-export const URL_FORMAT_TEXT = 'Enter the full address of your endpoint, starting with https://, e.g. https://example.com/hook.';
+export const URL_FORMAT_TEXT =
+  'Enter the full address of your endpoint, starting with https://, e.g. https://example.com/hook.';
 
 type Rule = [RegExp, (m: RegExpExecArray) => string, string?];
 
@@ -27,35 +28,70 @@ const RULES: Rule[] = [
   [/^httpConfig\.url (is required|must be an absolute)/, () => URL_FORMAT_TEXT],
   [/^httpConfig\.url must have a host/, () => 'The URL needs a host name after https://.'],
   [/^httpConfig\.url must not contain/, () => 'The URL must not contain spaces, tabs, line breaks or backslashes.'],
-  [/^httpConfig\.url points to a refused address: (.*?); pushes/, (m) =>
-    `This address cannot receive pushes (${m[1]}): use a public address. An operator can allow private networks with SENSORCLOUD_ALLOW_PRIVATE_ENDPOINTS.`],
-  [/^httpConfig\.headers: "(.*)" is not a valid header name/, (m) => `“${m[1]}” is not a valid header name: use letters, digits and dashes, without spaces or colons.`],
-  [/^httpConfig\.headers: (.*) is reserved/, (m) => `${m[1]} is set by the service itself and cannot be a custom header.`],
+  [
+    /^httpConfig\.url points to a refused address: (.*?); pushes/,
+    (m) =>
+      `This address cannot receive pushes (${m[1]}): use a public address. An operator can allow private networks with SENSORCLOUD_ALLOW_PRIVATE_ENDPOINTS.`,
+  ],
+  [
+    /^httpConfig\.headers: "(.*)" is not a valid header name/,
+    (m) => `“${m[1]}” is not a valid header name: use letters, digits and dashes, without spaces or colons.`,
+  ],
+  [
+    /^httpConfig\.headers: (.*) is reserved/,
+    (m) => `${m[1]} is set by the service itself and cannot be a custom header.`,
+  ],
   [/^httpConfig\.headers: (.*) is given twice/, (m) => `The header ${m[1]} is given twice (header names ignore case).`],
   [/^httpConfig\.headers: at most (\d+) headers/, (m) => `At most ${m[1]} custom headers.`],
-  [/^httpConfig\.headers\.(.*) must hold only/, (m) => `The value of ${m[1]} may hold only printable characters (no line breaks).`],
-  [/^httpConfig\.headers\.(.*) must be at most (\d+) characters/, (m) => `The value of ${m[1]} must be at most ${m[2]} characters.`],
+  [
+    /^httpConfig\.headers\.(.*) must hold only/,
+    (m) => `The value of ${m[1]} may hold only printable characters (no line breaks).`,
+  ],
+  [
+    /^httpConfig\.headers\.(.*) must be at most (\d+) characters/,
+    (m) => `The value of ${m[1]} must be at most ${m[2]} characters.`,
+  ],
   [/^labels: label key (.*) \("(.*)"\)$/, (m) => `The label key “${m[2]}” ${m[1]}.`],
   [/^labels: at most (\d+) label keys/, (m) => `At most ${m[1]} label keys.`],
   [/^events: unknown event type "(.*)"/, (m) => `“${m[1]}” is not an event type.`],
-  [/^a project has at most (\d+) data connectors/, (m) => `This project already has ${m[1]} data connectors, the most it may have: delete one first.`],
+  [
+    /^a project has at most (\d+) data connectors/,
+    (m) => `This project already has ${m[1]} data connectors, the most it may have: delete one first.`,
+  ],
   // Members and invitations.
   [/^email must be an email address/, () => 'Enter an e-mail address, such as ada@example.com.'],
-  [/^email: no service account has the email (.*)$/, (m) => `No service account has the e-mail ${m[1]}. Copy the address from the service account's page.`],
+  [
+    /^email: no service account has the email (.*)$/,
+    (m) => `No service account has the e-mail ${m[1]}. Copy the address from the service account's page.`,
+  ],
   [/^member already exists/, () => 'This account is already a member: change its role in the list below.', 'email'],
   [/^roles must be/, () => 'Choose a role.'],
-  [/^cannot (\w+) the last organization administrator/, (m) =>
-    `This is the organization's last administrator and cannot be ${m[1] === 'demote' ? 'given another role' : `${m[1]}d`}: add another administrator first.`],
+  [
+    /^cannot (\w+) the last organization administrator/,
+    (m) =>
+      `This is the organization's last administrator and cannot be ${m[1] === 'demote' ? 'given another role' : `${m[1]}d`}: add another administrator first.`,
+  ],
   [/^the member has already accepted/, () => 'This member has already accepted: there is no invitation to send.'],
-  [/requires holding every role the account holds; you lack (.*)$/, (m) => `Only someone who holds every role of this account may do this; you lack ${m[1]}.`],
+  [
+    /requires holding every role the account holds; you lack (.*)$/,
+    (m) => `Only someone who holds every role of this account may do this; you lack ${m[1]}.`,
+  ],
   [/^password must be at least (\d+) characters/, (m) => `The password must have at least ${m[1]} characters.`],
   [/^password must be at most (\d+) characters/, (m) => `The password must have at most ${m[1]} characters.`],
-  [/^the invitation token is invalid, used or expired/, () =>
-    'This invitation link no longer works: it was used already, it expired (links last 7 days), or a newer link replaced it. Ask the person who invited you for a new one.'],
+  [
+    /^the invitation token is invalid, used or expired/,
+    () =>
+      'This invitation link no longer works: it was used already, it expired (links last 7 days), or a newer link replaced it. Ask the person who invited you for a new one.',
+  ],
   // Service accounts and keys.
-  [/^a service account has at most (\d+) keys/, (m) => `This service account already has ${m[1]} keys, the most it may have: delete one first.`],
-  [/^the service account is the last organization admin of (\S+); add another admin first/, () =>
-    'This service account is the last administrator of its organization: make someone else administrator first.'],
+  [
+    /^a service account has at most (\d+) keys/,
+    (m) => `This service account already has ${m[1]} keys, the most it may have: delete one first.`,
+  ],
+  [
+    /^the service account is the last organization admin of (\S+); add another admin first/,
+    () => 'This service account is the last administrator of its organization: make someone else administrator first.',
+  ],
   // Any resource.
   [/^permission (\S+) required on/, (m) => `Your role does not allow this: it needs the permission ${m[1]}.`],
 ];
@@ -79,7 +115,11 @@ function fieldOf(message: string, fields: FieldMap): string | null {
   const first = /^[^\s:]+/.exec(message)?.[0] ?? '';
   let best: string | null = null;
   for (const path of Object.keys(fields)) {
-    if ((first === path || first.startsWith(`${path}.`) || first.startsWith(`${path}[`)) && (best === null || path.length > best.length)) best = path;
+    if (
+      (first === path || first.startsWith(`${path}.`) || first.startsWith(`${path}[`)) &&
+      (best === null || path.length > best.length)
+    )
+      best = path;
   }
   return best === null ? null : fields[best]!;
 }
@@ -94,13 +134,14 @@ const sentence = (text: string) => {
 export function explainError(err: unknown, fields: FieldMap = {}): Explained {
   // An ApiError (api.ts): the API's answer, with its status.
   if (!(err instanceof Error && typeof (err as { status?: unknown }).status === 'number')) {
-    if (err instanceof TypeError) return { field: null, text: 'The service could not be reached. Check that it is running, then try again.' };
+    if (err instanceof TypeError)
+      return { field: null, text: 'The service could not be reached. Check that it is running, then try again.' };
     return { field: null, text: err instanceof Error ? err.message : String(err) };
   }
   const message = normalise(err.message);
   for (const [re, words, field] of RULES) {
     const m = re.exec(message);
-    if (m) return { field: field !== undefined ? fields[field] ?? null : fieldOf(message, fields), text: words(m) };
+    if (m) return { field: field !== undefined ? (fields[field] ?? null) : fieldOf(message, fields), text: words(m) };
   }
   const field = fieldOf(message, fields);
   for (const [re, words] of ANY_FIELD) {

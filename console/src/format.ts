@@ -20,19 +20,31 @@ export function relativeTime(iso: string | null | undefined, now = Date.now()): 
 export function readingText(type: string, data: any): string {
   if (data === null || data === undefined) return '—';
   switch (type) {
-    case 'temperature': return `${data.value} °C`;
-    case 'humidity': return `${data.relativeHumidity} % RH, ${data.temperature} °C`;
-    case 'co2': return `${data.ppm} ppm`;
-    case 'pressure': return `${data.pascal} Pa`;
+    case 'temperature':
+      return `${data.value} °C`;
+    case 'humidity':
+      return `${data.relativeHumidity} % RH, ${data.temperature} °C`;
+    case 'co2':
+      return `${data.ppm} ppm`;
+    case 'pressure':
+      return `${data.pascal} Pa`;
     case 'objectPresentCount':
-    case 'touchCount': return `${data.total}`;
-    case 'batteryStatus': return `${data.percentage} %`;
-    case 'networkStatus': return `signal ${data.signalStrength} %`;
-    case 'cellularStatus': return `signal ${data.signalStrength} %`;
-    case 'connectionStatus': return data.connection;
-    case 'ethernetStatus': return data.ipAddress || data.macAddress;
-    case 'touch': return 'touched';
-    default: return data.state ?? JSON.stringify(data);
+    case 'touchCount':
+      return `${data.total}`;
+    case 'batteryStatus':
+      return `${data.percentage} %`;
+    case 'networkStatus':
+      return `signal ${data.signalStrength} %`;
+    case 'cellularStatus':
+      return `signal ${data.signalStrength} %`;
+    case 'connectionStatus':
+      return data.connection;
+    case 'ethernetStatus':
+      return data.ipAddress || data.macAddress;
+    case 'touch':
+      return 'touched';
+    default:
+      return data.state ?? JSON.stringify(data);
   }
 }
 
@@ -42,7 +54,10 @@ export const labelText = (key: string, value: string): string => (value === '' ?
 /** labelsChanged data (`{added, modified, removed}`) in words: "added name=Room 4; changed floor=3; removed room". */
 export function labelsChangedText(data: any): string {
   const parts: string[] = [];
-  const pairs = (o: unknown) => Object.entries((o ?? {}) as Record<string, string>).map(([k, v]) => labelText(k, String(v))).join(', ');
+  const pairs = (o: unknown) =>
+    Object.entries((o ?? {}) as Record<string, string>)
+      .map(([k, v]) => labelText(k, String(v)))
+      .join(', ');
   if (Object.keys(data?.added ?? {}).length > 0) parts.push(`added ${pairs(data.added)}`);
   if (Object.keys(data?.modified ?? {}).length > 0) parts.push(`changed ${pairs(data.modified)}`);
   if (Array.isArray(data?.removed) && data.removed.length > 0) parts.push(`removed ${data.removed.join(', ')}`);
@@ -51,7 +66,9 @@ export function labelsChangedText(data: any): string {
 
 /** One event's data in words (the live list and the history table): a reading, or a label change. */
 export function eventText(event: { eventType: string; data: any }): string {
-  return event.eventType === 'labelsChanged' ? labelsChangedText(event.data) : readingText(event.eventType, event.data?.[event.eventType]);
+  return event.eventType === 'labelsChanged'
+    ? labelsChangedText(event.data)
+    : readingText(event.eventType, event.data?.[event.eventType]);
 }
 
 /** The time of a reported value (every inner data has updateTime). */
@@ -64,16 +81,41 @@ export function latestUpdate(reported: Record<string, any>): string | null {
 }
 
 export const DEVICE_TYPE_LABELS: Record<string, string> = {
-  temperature: 'Temperature', proximity: 'Proximity', touch: 'Touch', humidity: 'Humidity', proximityCounter: 'Proximity counter',
-  touchCounter: 'Touch counter', waterDetector: 'Water detector', co2: 'CO2', motion: 'Motion', deskOccupancy: 'Desk occupancy',
-  contact: 'Contact', ccon: 'Cloud connector',
+  temperature: 'Temperature',
+  proximity: 'Proximity',
+  touch: 'Touch',
+  humidity: 'Humidity',
+  proximityCounter: 'Proximity counter',
+  touchCounter: 'Touch counter',
+  waterDetector: 'Water detector',
+  co2: 'CO2',
+  motion: 'Motion',
+  deskOccupancy: 'Desk occupancy',
+  contact: 'Contact',
+  ccon: 'Cloud connector',
 };
 
 export const DEVICE_TYPES = Object.keys(DEVICE_TYPE_LABELS);
 
 /** Every event type (contract §5.2, ping excluded), for filters. */
 export const EVENT_TYPES = [
-  'touch', 'temperature', 'objectPresent', 'humidity', 'objectPresentCount', 'touchCount', 'waterPresent', 'networkStatus',
-  'batteryStatus', 'labelsChanged', 'connectionStatus', 'ethernetStatus', 'cellularStatus', 'co2', 'pressure', 'motion',
-  'deskOccupancy', 'contact', 'probeWireStatus',
+  'touch',
+  'temperature',
+  'objectPresent',
+  'humidity',
+  'objectPresentCount',
+  'touchCount',
+  'waterPresent',
+  'networkStatus',
+  'batteryStatus',
+  'labelsChanged',
+  'connectionStatus',
+  'ethernetStatus',
+  'cellularStatus',
+  'co2',
+  'pressure',
+  'motion',
+  'deskOccupancy',
+  'contact',
+  'probeWireStatus',
 ];

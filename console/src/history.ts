@@ -13,13 +13,25 @@ export interface HistoryResult {
   truncated: boolean;
 }
 
-export async function fetchHistory(projectId: string, deviceId: string, from: Date, to: Date, maxEvents = MAX_HISTORY_EVENTS): Promise<HistoryResult> {
+export async function fetchHistory(
+  projectId: string,
+  deviceId: string,
+  from: Date,
+  to: Date,
+  maxEvents = MAX_HISTORY_EVENTS,
+): Promise<HistoryResult> {
   const events: any[] = [];
   let pageToken = '';
   do {
-    const page = await api<{ events: any[]; nextPageToken: string }>('GET', `/projects/${projectId}/devices/${deviceId}/events${query({
-      startTime: from.toISOString(), endTime: to.toISOString(), pageSize: Math.min(1000, maxEvents), pageToken,
-    })}`);
+    const page = await api<{ events: any[]; nextPageToken: string }>(
+      'GET',
+      `/projects/${projectId}/devices/${deviceId}/events${query({
+        startTime: from.toISOString(),
+        endTime: to.toISOString(),
+        pageSize: Math.min(1000, maxEvents),
+        pageToken,
+      })}`,
+    );
     events.push(...page.events);
     pageToken = page.nextPageToken;
   } while (pageToken !== '' && events.length < maxEvents);
@@ -41,7 +53,10 @@ export function fitRange(events: { timestamp: string }[]): { from: number; to: n
 /** Numeric fields charted per event type: [label, unit, read]. */
 export const NUMERIC: Record<string, [string, (d: any) => number][]> = {
   temperature: [['Temperature (°C)', (d) => d.value]],
-  humidity: [['Relative humidity (%)', (d) => d.relativeHumidity], ['Temperature (°C)', (d) => d.temperature]],
+  humidity: [
+    ['Relative humidity (%)', (d) => d.relativeHumidity],
+    ['Temperature (°C)', (d) => d.temperature],
+  ],
   co2: [['CO2 (ppm)', (d) => d.ppm]],
   pressure: [['Pressure (hPa)', (d) => d.pascal / 100]],
   objectPresentCount: [['Object count', (d) => d.total]],
@@ -52,7 +67,11 @@ export const NUMERIC: Record<string, [string, (d: any) => number][]> = {
 export const MARKER_TYPES = ['touch', 'motion', 'contact', 'objectPresent', 'deskOccupancy', 'waterPresent'];
 
 export const RANGES: [string, string, number][] = [
-  ['1h', 'Last hour', 3600], ['6h', 'Last 6 hours', 6 * 3600], ['24h', 'Last 24 hours', 86400], ['7d', 'Last 7 days', 7 * 86400], ['31d', 'Last 31 days', 31 * 86400],
+  ['1h', 'Last hour', 3600],
+  ['6h', 'Last 6 hours', 6 * 3600],
+  ['24h', 'Last 24 hours', 86400],
+  ['7d', 'Last 7 days', 7 * 86400],
+  ['31d', 'Last 31 days', 31 * 86400],
 ];
 
 /**

@@ -5,15 +5,29 @@ import { api, listAll } from './api.ts';
 
 /** The lowest role that holds each permission (contract §2.6), for "needs …" explanations. */
 const LOWEST_ROLE: Record<string, string> = {
-  'device.update': 'Project developer', 'dataconnector.create': 'Project developer', 'dataconnector.update': 'Project developer',
-  'dataconnector.delete': 'Project developer', 'emulator.create': 'Project developer', 'emulator.update': 'Project developer',
-  'emulator.delete': 'Project developer', 'project.update': 'Project administrator', 'project.delete': 'Project administrator',
-  'membership.create': 'Project administrator', 'membership.update': 'Project administrator', 'membership.delete': 'Project administrator',
-  'membership.read': 'Project user', 'serviceaccount.create': 'Project administrator', 'serviceaccount.read': 'Project administrator',
-  'serviceaccount.update': 'Project administrator', 'serviceaccount.delete': 'Project administrator',
-  'serviceaccount.key.create': 'Project administrator', 'serviceaccount.key.read': 'Project administrator',
-  'serviceaccount.key.delete': 'Project administrator', 'device.transfer': 'Project administrator',
-  'project.create': 'Organization administrator', 'organization.update': 'Organization administrator',
+  'device.update': 'Project developer',
+  'dataconnector.create': 'Project developer',
+  'dataconnector.update': 'Project developer',
+  'dataconnector.delete': 'Project developer',
+  'emulator.create': 'Project developer',
+  'emulator.update': 'Project developer',
+  'emulator.delete': 'Project developer',
+  'project.update': 'Project administrator',
+  'project.delete': 'Project administrator',
+  'membership.create': 'Project administrator',
+  'membership.update': 'Project administrator',
+  'membership.delete': 'Project administrator',
+  'membership.read': 'Project user',
+  'serviceaccount.create': 'Project administrator',
+  'serviceaccount.read': 'Project administrator',
+  'serviceaccount.update': 'Project administrator',
+  'serviceaccount.delete': 'Project administrator',
+  'serviceaccount.key.create': 'Project administrator',
+  'serviceaccount.key.read': 'Project administrator',
+  'serviceaccount.key.delete': 'Project administrator',
+  'device.transfer': 'Project administrator',
+  'project.create': 'Organization administrator',
+  'organization.update': 'Organization administrator',
 };
 
 export function reasonFor(permission: string): string {
@@ -49,7 +63,10 @@ export function usePermissions(parent: string | null): Permissions {
     setSet(null);
     if (!parent) return;
     let live = true;
-    load(parent).then((s) => live && setSet(s), () => live && setSet(new Set()));
+    load(parent).then(
+      (s) => live && setSet(s),
+      () => live && setSet(new Set()),
+    );
     return () => void (live = false);
   }, [parent]);
   return { loaded: set !== null, has: (permission) => set?.has(permission) ?? false };
@@ -60,7 +77,10 @@ export function useProject(projectId: string) {
   const [project, setProject] = useState<any>(null);
   useEffect(() => {
     let live = true;
-    api('GET', `/projects/${projectId}`).then((p) => live && setProject(p), () => undefined);
+    api('GET', `/projects/${projectId}`).then(
+      (p) => live && setProject(p),
+      () => undefined,
+    );
     return () => void (live = false);
   }, [projectId]);
   return project;

@@ -80,9 +80,25 @@ export function match(pattern: string, path: string): Record<string, string> | n
 /** A click on an in-app link: navigate without a reload (modified clicks keep the browser's behaviour). */
 export function onLinkClick(event: MouseEvent): void {
   const a = (event.target as Element).closest('a');
-  if (!a || event.defaultPrevented || event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) return;
+  if (
+    !a ||
+    event.defaultPrevented ||
+    event.button !== 0 ||
+    event.metaKey ||
+    event.ctrlKey ||
+    event.shiftKey ||
+    event.altKey
+  )
+    return;
   const href = a.getAttribute('href');
-  if (!href?.startsWith('/') || a.target || a.hasAttribute('download') || href.startsWith('/docs/errors') || href.startsWith('/v2/')) return;
+  if (
+    !href?.startsWith('/') ||
+    a.target ||
+    a.hasAttribute('download') ||
+    href.startsWith('/docs/errors') ||
+    href.startsWith('/v2/')
+  )
+    return;
   event.preventDefault();
   navigate(href);
 }

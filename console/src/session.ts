@@ -20,7 +20,11 @@ export async function signIn(email: string, password: string): Promise<void> {
     const data = await res.json().catch(() => ({}));
     if (res.status === 429) {
       const wait = res.headers.get('retry-after');
-      throw new ApiError(429, `Too many failed sign-ins for this e-mail. Try again in ${wait ?? 'a few'} seconds.`, data.help ?? '');
+      throw new ApiError(
+        429,
+        `Too many failed sign-ins for this e-mail. Try again in ${wait ?? 'a few'} seconds.`,
+        data.help ?? '',
+      );
     }
     if (data.error === 'invalid_grant') throw new ApiError(400, 'Wrong e-mail or password.', data.help ?? '');
     throw new ApiError(res.status, data.error_description ?? data.error ?? 'Sign-in failed.', data.help ?? '');

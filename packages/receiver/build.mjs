@@ -35,12 +35,20 @@ export async function buildReceiverPackage() {
     // The package declares no dependency: the bundle holds the kit's own files, and imports node: built-ins only.
     const foreign = [
       ...Object.keys(metafile.inputs).filter((input) => !input.startsWith('../../src/receiver/')),
-      ...Object.values(metafile.outputs).flatMap((o) => o.imports.map((i) => i.path)).filter((path) => !path.startsWith('node:')),
+      ...Object.values(metafile.outputs)
+        .flatMap((o) => o.imports.map((i) => i.path))
+        .filter((path) => !path.startsWith('node:')),
     ];
-    if (foreign.length > 0) throw new Error(`sensorcloud-receiver: the bundle would hold or import ${foreign.join(', ')}; the package has no dependencies`);
+    if (foreign.length > 0)
+      throw new Error(
+        `sensorcloud-receiver: the bundle would hold or import ${foreign.join(', ')}; the package has no dependencies`,
+      );
 
     const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
-    execFileSync(process.execPath, [tsc, '-p', join(here, 'tsconfig.json'), '--outDir', staging], { cwd: here, stdio: 'inherit' });
+    execFileSync(process.execPath, [tsc, '-p', join(here, 'tsconfig.json'), '--outDir', staging], {
+      cwd: here,
+      stdio: 'inherit',
+    });
     // tsc keeps the sources' `./x.ts` specifiers in declarations; `./x.js` is what every TypeScript version resolves
     // (to ./x.d.ts).
     for (const name of readdirSync(staging).filter((n) => n.endsWith('.d.ts'))) {
@@ -51,7 +59,8 @@ export async function buildReceiverPackage() {
     const built = readdirSync(staging);
     for (const name of built) renameSync(join(staging, name), join(dist, name));
     for (const name of readdirSync(dist)) {
-      if (!built.includes(name) && !name.startsWith(STAGING)) rmSync(join(dist, name), { recursive: true, force: true });
+      if (!built.includes(name) && !name.startsWith(STAGING))
+        rmSync(join(dist, name), { recursive: true, force: true });
     }
   } finally {
     rmSync(staging, { recursive: true, force: true });

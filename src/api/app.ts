@@ -69,7 +69,15 @@ export async function createApp(deps: Deps, options: AppOptions = {}): Promise<A
     // HEAD is not part of the API: an unknown method on a known path is a 404 (contract §1.4).
     exposeHeadRoutes: false,
     rewriteUrl: (req) => rewriteUrl(req.url ?? '/'),
-    ajv: { customOptions: { coerceTypes: false, removeAdditional: false, useDefaults: false, allErrors: false, strict: false } },
+    ajv: {
+      customOptions: {
+        coerceTypes: false,
+        removeAdditional: false,
+        useDefaults: false,
+        allErrors: false,
+        strict: false,
+      },
+    },
     schemaController: { compilersFactory: { buildValidator: lazyValidatorCompilers() } },
     routerOptions: { caseSensitive: true, maxParamLength: 2048, querystringParser: parseQuery },
     // Router-level failures get the error body too: a bad percent-encoding is a 400, and an over-long id
@@ -78,7 +86,8 @@ export async function createApp(deps: Deps, options: AppOptions = {}): Promise<A
       sendError(reply, deps.config.publicUrl, err.code === 'FST_ERR_MAX_PARAM_LENGTH' ? notFound('not found') : err),
     // Requests Node cannot parse (oversize headers: 431, garbage: 400) or that arrive too slowly (408) get a 400
     // with the error body too, in the OAuth shape on the token endpoint.
-    clientErrorHandler: (err, socket) => writeClientError(deps.config, err as unknown as NodeJS.ErrnoException & { rawPacket?: Buffer }, socket),
+    clientErrorHandler: (err, socket) =>
+      writeClientError(deps.config, err as unknown as NodeJS.ErrnoException & { rawPacket?: Buffer }, socket),
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   // Bodies are JSON whatever their Content-Type; an empty body is no body (contract §1.2).
@@ -101,7 +110,8 @@ export async function createApp(deps: Deps, options: AppOptions = {}): Promise<A
   app.addHook('onRequest', async (request) => {
     // Bodies are JSON whatever their Content-Type, even one that is not a media type (fastify would refuse it).
     const contentType = request.headers['content-type'];
-    if (contentType !== undefined && !MEDIA_TYPE.test(contentType.split(';')[0]!)) request.headers['content-type'] = 'application/json';
+    if (contentType !== undefined && !MEDIA_TYPE.test(contentType.split(';')[0]!))
+      request.headers['content-type'] = 'application/json';
     const config = request.routeOptions.config as RouteConfig | undefined;
     const isApi = request.url.startsWith('/v2/') || request.url.startsWith('/oauth2/');
     if (!isApi) return;
@@ -115,8 +125,9 @@ export async function createApp(deps: Deps, options: AppOptions = {}): Promise<A
     if (!request.routeOptions.url) return; // unknown route: 404 below, no credentials needed to learn that
     // The console's session cookie stands in for a missing Authorization header (console-session.ts); clients
     // that send the header never reach the cookie code.
-    const authorization = request.headers.authorization
-      ?? sessionAuthorization(request.method, request.headers, deps.config.publicUrl, request.protocol);
+    const authorization =
+      request.headers.authorization ??
+      sessionAuthorization(request.method, request.headers, deps.config.publicUrl, request.protocol);
     request.principal = await admit(authorization, request.ip);
   });
 
@@ -124,11 +135,19 @@ export async function createApp(deps: Deps, options: AppOptions = {}): Promise<A
   app.addHook('onReady', async () => api.attach(listener));
 
   app.setErrorHandler((err, _request, reply) => sendError(reply, deps.config.publicUrl, err));
-  app.setNotFoundHandler((_request, reply) => reply.code(404).send({ error: 'not found', code: 404, help: `${deps.config.publicUrl}/docs/errors#404` }));
+  app.setNotFoundHandler((_request, reply) =>
+    reply.code(404).send({ error: 'not found', code: 404, help: `${deps.config.publicUrl}/docs/errors#404` }),
+  );
 
   const openapi = createOpenApiCollector(app);
   await registerRoutes(app, deps);
-  app.get('/v2/openapi.json', { config: { auth: false, summary: 'This OpenAPI document' } }, async () => openapi.document(deps.config.publicUrl));
-  app.get('/*', { config: { auth: false, console: true } }, createConsoleHandler(loadConsoleFiles(options.consoleDir), deps.config.publicUrl));
+  app.get('/v2/openapi.json', { config: { auth: false, summary: 'This OpenAPI document' } }, async () =>
+    openapi.document(deps.config.publicUrl),
+  );
+  app.get(
+    '/*',
+    { config: { auth: false, console: true } },
+    createConsoleHandler(loadConsoleFiles(options.consoleDir), deps.config.publicUrl),
+  );
   return app;
 }

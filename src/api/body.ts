@@ -18,7 +18,9 @@ const storableValue = (text: string): boolean => storable(text) || (text.isWellF
 
 /** Why `text` cannot be stored (storable is false). */
 const unstorableWhy = (text: string): string =>
-  text.isWellFormed() ? 'the text may not contain the NUL character (U+0000)' : 'the text is not valid Unicode (it holds a lone surrogate)';
+  text.isWellFormed()
+    ? 'the text may not contain the NUL character (U+0000)'
+    : 'the text is not valid Unicode (it holds a lone surrogate)';
 
 /**
  * "A null value means the field is absent" (contract §1.2): drops null-valued keys of objects, recursively, in place
@@ -80,7 +82,9 @@ export function parseJsonBody(text: string): unknown {
   } catch {
     throw badRequest('request body is not valid JSON');
   }
-  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw badRequest('request body must be a JSON object');
-  if (!stripNullsCheckingText(parsed)) throw badRequest(unstorableText(parsed, '') ?? 'request body: the text cannot be stored');
+  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed))
+    throw badRequest('request body must be a JSON object');
+  if (!stripNullsCheckingText(parsed))
+    throw badRequest(unstorableText(parsed, '') ?? 'request body: the text cannot be stored');
   return parsed;
 }

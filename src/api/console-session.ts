@@ -57,11 +57,17 @@ export function checkOrigin(headers: IncomingHttpHeaders, publicUrl: string, pro
  * undefined (no cookie: the usual 401 follows). Throws 403 for a cookie-authenticated unsafe request that lacks
  * the console header or comes from another origin.
  */
-export function sessionAuthorization(method: string, headers: IncomingHttpHeaders, publicUrl: string, protocol: string): string | undefined {
+export function sessionAuthorization(
+  method: string,
+  headers: IncomingHttpHeaders,
+  publicUrl: string,
+  protocol: string,
+): string | undefined {
   const token = readSessionCookie(headers.cookie);
   if (token === undefined) return undefined;
   if (!SAFE_METHODS.has(method)) {
-    if (!hasConsoleHeader(headers)) throw forbidden(`a console session request must carry ${CONSOLE_HEADER}: ${CONSOLE_HEADER_VALUE}`);
+    if (!hasConsoleHeader(headers))
+      throw forbidden(`a console session request must carry ${CONSOLE_HEADER}: ${CONSOLE_HEADER_VALUE}`);
     checkOrigin(headers, publicUrl, protocol);
   }
   return `Bearer ${token}`;

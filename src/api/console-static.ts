@@ -20,8 +20,16 @@ export const DEFAULT_CONSOLE_DIR = fileURLToPath(new URL('../../dist/console/', 
  * CSSOM (element.style), which style-src does not restrict; blob: images are the CSV download link's target.
  */
 export const CONSOLE_CSP = [
-  "default-src 'self'", "script-src 'self'", "style-src 'self'", "img-src 'self' data: blob:", "connect-src 'self'",
-  "font-src 'self'", "object-src 'none'", "base-uri 'none'", "form-action 'self'", "frame-ancestors 'none'",
+  "default-src 'self'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self' data: blob:",
+  "connect-src 'self'",
+  "font-src 'self'",
+  "object-src 'none'",
+  "base-uri 'none'",
+  "form-action 'self'",
+  "frame-ancestors 'none'",
 ].join('; ');
 
 const SECURITY_HEADERS: Record<string, string> = {
@@ -34,9 +42,15 @@ const SECURITY_HEADERS: Record<string, string> = {
 };
 
 const TYPES: Record<string, string> = {
-  '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8', '.css': 'text/css; charset=utf-8',
-  '.svg': 'image/svg+xml', '.png': 'image/png', '.json': 'application/json; charset=utf-8', '.txt': 'text/plain; charset=utf-8',
-  '.woff2': 'font/woff2', '.map': 'application/json; charset=utf-8',
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.svg': 'image/svg+xml',
+  '.png': 'image/png',
+  '.json': 'application/json; charset=utf-8',
+  '.txt': 'text/plain; charset=utf-8',
+  '.woff2': 'font/woff2',
+  '.map': 'application/json; charset=utf-8',
 };
 
 interface StaticFile {
@@ -68,7 +82,12 @@ export function loadConsoleFiles(dir: string = DEFAULT_CONSOLE_DIR): ConsoleFile
       const type = TYPES[extname(name)] ?? 'application/octet-stream';
       const body = readFileSync(path);
       const compressible = /^(text\/|application\/json|image\/svg)/.test(type) && body.length > 512;
-      files.set(urlPath, { body, gzip: compressible ? gzipSync(body, { level: 9 }) : null, type, immutable: urlPath.startsWith('/assets/') });
+      files.set(urlPath, {
+        body,
+        gzip: compressible ? gzipSync(body, { level: 9 }) : null,
+        type,
+        immutable: urlPath.startsWith('/assets/'),
+      });
     }
   };
   walk(dir);
@@ -97,8 +116,15 @@ export function createConsoleHandler(console: ConsoleFiles, publicUrl: string) {
     if (path.startsWith('/v2') || path.startsWith('/oauth2/')) {
       return reply.code(404).send(errorBody(publicUrl, 404, 'not found'));
     }
-    if (!console.built) return reply.code(503).headers(SECURITY_HEADERS).header('content-type', 'text/html; charset=utf-8').header('cache-control', 'no-cache').send(NOT_BUILT);
-    if (path === '/docs/errors' || path === '/docs/errors/') return send(request, reply, console.files.get('/errors.html')!);
+    if (!console.built)
+      return reply
+        .code(503)
+        .headers(SECURITY_HEADERS)
+        .header('content-type', 'text/html; charset=utf-8')
+        .header('cache-control', 'no-cache')
+        .send(NOT_BUILT);
+    if (path === '/docs/errors' || path === '/docs/errors/')
+      return send(request, reply, console.files.get('/errors.html')!);
     const file = console.files.get(path);
     if (file !== undefined && path !== '/index.html' && path !== '/errors.html') return send(request, reply, file);
     // A missing asset is a 404, never the page (a script tag must not receive HTML); anything else is a route.

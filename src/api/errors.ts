@@ -18,14 +18,18 @@ export function errorBody(publicUrl: string, status: number, message: string): E
 }
 
 /** Maps anything thrown to a status and message; logs what the client must not see, with the request's id. */
-export function classifyError(err: unknown, request: { id: string; log: Pick<Logger, 'error'> }): { status: ErrorStatus; message: string; apiError?: ApiError } {
+export function classifyError(
+  err: unknown,
+  request: { id: string; log: Pick<Logger, 'error'> },
+): { status: ErrorStatus; message: string; apiError?: ApiError } {
   if (err instanceof ApiError) return { status: err.status, message: err.message, apiError: err };
   const fe = err as FastifyError;
   if (fe?.validation) {
     return { status: 400, message: `invalid request: ${fe.message}` };
   }
   if (fe?.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return { status: 400, message: 'request body larger than 1 MiB' };
-  if (fe?.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' || fe?.code === 'FST_ERR_CTP_EMPTY_JSON_BODY') return { status: 400, message: 'request body must be a JSON object' };
+  if (fe?.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' || fe?.code === 'FST_ERR_CTP_EMPTY_JSON_BODY')
+    return { status: 400, message: 'request body must be a JSON object' };
   if (fe?.code === 'FST_ERR_CTP_INVALID_CONTENT_LENGTH') return { status: 400, message: 'invalid Content-Length' };
   if (typeof fe?.statusCode === 'number' && fe.statusCode >= 400 && fe.statusCode < 500) {
     return { status: fe.statusCode === 404 ? 404 : 400, message: fe.message || 'bad request' };
@@ -48,16 +52,26 @@ function oauthCodeOf(status: number, apiError: ApiError | undefined): string | n
 }
 
 function oauthBody(publicUrl: string, status: number, oauthCode: string, message: string): ErrorBody {
-  return { error: oauthCode, error_description: message, code: status, help: errorBody(publicUrl, status, message).help };
+  return {
+    error: oauthCode,
+    error_description: message,
+    code: status,
+    help: errorBody(publicUrl, status, message).help,
+  };
 }
 
 export function sendError(reply: FastifyReply, publicUrl: string, err: unknown): FastifyReply {
   const { status, message, apiError } = classifyError(err, reply.request);
-  if (apiError?.extra.retryAfterSeconds !== undefined) reply.header('Retry-After', String(apiError.extra.retryAfterSeconds));
+  if (apiError?.extra.retryAfterSeconds !== undefined)
+    reply.header('Retry-After', String(apiError.extra.retryAfterSeconds));
   const config = reply.request.routeOptions.config as { streamErrors?: boolean; oauthErrors?: boolean } | undefined;
   if (config?.streamErrors) return reply.code(status).send({ error: { code: status, message } });
   const oauthCode = config?.oauthErrors ? oauthCodeOf(status, apiError) : null;
-  if (oauthCode !== null) return reply.code(status).header('Cache-Control', 'no-store').send(oauthBody(publicUrl, status, oauthCode, message));
+  if (oauthCode !== null)
+    return reply
+      .code(status)
+      .header('Cache-Control', 'no-store')
+      .send(oauthBody(publicUrl, status, oauthCode, message));
   return reply.code(status).send(errorBody(publicUrl, status, message));
 }
 
@@ -75,15 +89,23 @@ function clientErrorPath(err: { rawPacket?: Buffer }, socket: Duplex): string | 
  * include 408 or 431, so each is a 400 with the error body (the OAuth shape on the token endpoint), then the
  * connection closes.
  */
-export function writeClientError(config: { publicUrl: string; requestTimeoutMs: number }, err: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket: Duplex): void {
+export function writeClientError(
+  config: { publicUrl: string; requestTimeoutMs: number },
+  err: NodeJS.ErrnoException & { rawPacket?: Buffer },
+  socket: Duplex,
+): void {
   if (err.code === 'ECONNRESET' || socket.destroyed) return;
-  const message = err.code === 'HPE_HEADER_OVERFLOW'
-    ? 'request headers too large'
-    : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
-      ? `the request did not arrive completely within ${config.requestTimeoutMs / 1000} s`
-      : 'malformed HTTP request';
+  const message =
+    err.code === 'HPE_HEADER_OVERFLOW'
+      ? 'request headers too large'
+      : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? `the request did not arrive completely within ${config.requestTimeoutMs / 1000} s`
+        : 'malformed HTTP request';
   const oauth = clientErrorPath(err, socket)?.startsWith('/oauth2/token') === true;
-  const body = JSON.stringify(oauth ? oauthBody(config.publicUrl, 400, 'invalid_request', message) : errorBody(config.publicUrl, 400, message)) + '\n';
+  const body =
+    JSON.stringify(
+      oauth ? oauthBody(config.publicUrl, 400, 'invalid_request', message) : errorBody(config.publicUrl, 400, message),
+    ) + '\n';
   if (socket.writable) {
     socket.write(
       `HTTP/1.1 400 Bad Request\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n${oauth ? 'Cache-Control: no-store\r\n' : ''}Connection: close\r\n\r\n${body}`,
@@ -93,11 +115,20 @@ export function writeClientError(config: { publicUrl: string; requestTimeoutMs: 
 }
 
 /** The same answer as sendError, written without fastify (the lean :publish path, publish-fast-path.ts). */
-export function writeError(res: ServerResponse, publicUrl: string, err: unknown, request: { id: string; log: Pick<Logger, 'error'> }): void {
+export function writeError(
+  res: ServerResponse,
+  publicUrl: string,
+  err: unknown,
+  request: { id: string; log: Pick<Logger, 'error'> },
+): void {
   const { status, message, apiError } = classifyError(err, request);
   const body = JSON.stringify(errorBody(publicUrl, status, message)) + '\n';
-  const headers: Record<string, string> = { 'content-type': 'application/json; charset=utf-8', 'content-length': String(Buffer.byteLength(body)) };
-  if (apiError?.extra.retryAfterSeconds !== undefined) headers['retry-after'] = String(apiError.extra.retryAfterSeconds);
+  const headers: Record<string, string> = {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': String(Buffer.byteLength(body)),
+  };
+  if (apiError?.extra.retryAfterSeconds !== undefined)
+    headers['retry-after'] = String(apiError.extra.retryAfterSeconds);
   res.writeHead(status, headers);
   res.end(body);
 }

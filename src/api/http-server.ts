@@ -22,22 +22,32 @@ export interface ApiServer {
 export function createApiServer(config: Pick<Config, 'requestTimeoutMs' | 'publicUrl'>): ApiServer {
   // The connection closes after the answer: a client that keeps sending on a kept-alive connection would otherwise
   // hold a stopping server open (it closes once no connection is left) until it is forced to exit.
-  const unavailable = (message: string): RequestListener => (_req, res) => {
-    const body = JSON.stringify(errorBody(config.publicUrl, 503, message)) + '\n';
-    res.writeHead(503, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), 'retry-after': '1', connection: 'close' });
-    res.end(body);
-  };
+  const unavailable =
+    (message: string): RequestListener =>
+    (_req, res) => {
+      const body = JSON.stringify(errorBody(config.publicUrl, 503, message)) + '\n';
+      res.writeHead(503, {
+        'content-type': 'application/json; charset=utf-8',
+        'content-length': Buffer.byteLength(body),
+        'retry-after': '1',
+        connection: 'close',
+      });
+      res.end(body);
+    };
   let current = unavailable('the service is starting; try again in a moment');
   const listener: RequestListener = (req, res) => current(req, res);
   // A client must deliver its whole request (headers and body) within the request timeout, its headers within
   // the headers timeout, or the connection ends with a 400 (the app's clientErrorHandler): a slow client cannot
   // hold a connection and a body buffer forever. Checked every second. Responses (event streams) are not limited
   // by these.
-  const server = createServer({
-    requestTimeout: config.requestTimeoutMs,
-    headersTimeout: Math.min(HEADERS_TIMEOUT_MS, config.requestTimeoutMs),
-    connectionsCheckingInterval: 1000,
-  }, listener);
+  const server = createServer(
+    {
+      requestTimeout: config.requestTimeoutMs,
+      headersTimeout: Math.min(HEADERS_TIMEOUT_MS, config.requestTimeoutMs),
+      connectionsCheckingInterval: 1000,
+    },
+    listener,
+  );
   server.keepAliveTimeout = 72_000;
   // Node answers an Expect other than 100-continue with a bare 417 unless someone listens; the API ignores
   // expectations it does not know (RFC 9110 allows it) and answers the request as usual.
@@ -57,7 +67,10 @@ export function createApiServer(config: Pick<Config, 'requestTimeoutMs' | 'publi
  * Listens on the configured host and port. A failure is a StartupError that says what to change, naming the flag
  * or variable the operator used (config.sources).
  */
-export async function listenApiServer(api: ApiServer, config: Pick<Config, 'port' | 'host' | 'sources'>): Promise<number> {
+export async function listenApiServer(
+  api: ApiServer,
+  config: Pick<Config, 'port' | 'host' | 'sources'>,
+): Promise<number> {
   const { server } = api;
   await new Promise<void>((resolve, reject) => {
     const onError = (err: Error) => {
@@ -80,16 +93,28 @@ function explainListenError(err: Error, config: Pick<Config, 'port' | 'host' | '
   const { port, host, sources } = config;
   switch ((err as NodeJS.ErrnoException).code) {
     case 'EADDRINUSE':
-      return new StartupError(`port ${port} on ${host} is already in use (another Sensor Cloud, or another program): stop that program, or choose another port with ${sources.port}`, { cause: err });
+      return new StartupError(
+        `port ${port} on ${host} is already in use (another Sensor Cloud, or another program): stop that program, or choose another port with ${sources.port}`,
+        { cause: err },
+      );
     case 'EACCES':
-      return new StartupError(`port ${port} needs privileges this user does not have: choose a port above 1023 with ${sources.port} (and put a proxy in front if clients need port ${port})`, { cause: err });
+      return new StartupError(
+        `port ${port} needs privileges this user does not have: choose a port above 1023 with ${sources.port} (and put a proxy in front if clients need port ${port})`,
+        { cause: err },
+      );
     case 'EADDRNOTAVAIL':
-      return new StartupError(`${host} is not an address of this machine: set ${sources.host} to one of its addresses, 127.0.0.1 (this machine only) or 0.0.0.0 (every interface)`, { cause: err });
+      return new StartupError(
+        `${host} is not an address of this machine: set ${sources.host} to one of its addresses, 127.0.0.1 (this machine only) or 0.0.0.0 (every interface)`,
+        { cause: err },
+      );
     case 'ENOTFOUND':
     case 'EAI_AGAIN':
     case 'EAI_FAIL':
     case 'EAI_NONAME':
-      return new StartupError(`the host name "${host}" does not resolve to an address: set ${sources.host} to an address such as 127.0.0.1 (this machine only) or 0.0.0.0 (every interface), or to a name this machine resolves`, { cause: err });
+      return new StartupError(
+        `the host name "${host}" does not resolve to an address: set ${sources.host} to an address such as 127.0.0.1 (this machine only) or 0.0.0.0 (every interface), or to a name this machine resolves`,
+        { cause: err },
+      );
     default:
       return err;
   }

@@ -21,6 +21,9 @@ export const noBodyIsEmpty = async (request: FastifyRequest): Promise<void> => {
 /** Parses update_mask: null when absent or empty (apply every field present). */
 export function parseUpdateMask(raw: string | undefined): Set<string> | null {
   if (raw === undefined) return null;
-  const fields = raw.split(',').map((s) => s.trim()).filter(Boolean);
+  const fields = raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   return fields.length === 0 ? null : new Set(fields);
 }

@@ -3,7 +3,14 @@ import type { FastifyInstance } from 'fastify';
 import { OPERATIONS } from './operation-ids.ts';
 import { publicPath } from './verbs.ts';
 
-interface Collected { method: string; url: string; schema: Record<string, unknown>; summary?: string; response?: unknown; auth?: boolean }
+interface Collected {
+  method: string;
+  url: string;
+  schema: Record<string, unknown>;
+  summary?: string;
+  response?: unknown;
+  auth?: boolean;
+}
 
 export function createOpenApiCollector(app: FastifyInstance) {
   const routes: Collected[] = [];
@@ -12,7 +19,14 @@ export function createOpenApiCollector(app: FastifyInstance) {
     const methods = Array.isArray(route.method) ? route.method : [route.method];
     for (const method of methods) {
       if (method === 'HEAD') continue;
-      routes.push({ method: method.toLowerCase(), url: route.url, schema: (route.schema ?? {}) as Record<string, unknown>, summary: (route.config as { summary?: string } | undefined)?.summary, response: (route.config as { response?: unknown } | undefined)?.response, auth: (route.config as { auth?: boolean } | undefined)?.auth });
+      routes.push({
+        method: method.toLowerCase(),
+        url: route.url,
+        schema: (route.schema ?? {}) as Record<string, unknown>,
+        summary: (route.config as { summary?: string } | undefined)?.summary,
+        response: (route.config as { response?: unknown } | undefined)?.response,
+        auth: (route.config as { auth?: boolean } | undefined)?.auth,
+      });
     }
   });
   return {
@@ -31,18 +45,28 @@ export function createOpenApiCollector(app: FastifyInstance) {
           parameters.push({ name, in: 'query', required: qs?.required?.includes(name) ?? false, schema });
         }
         // A route without an entry gets a readable fallback; the openapi test fails on it, so it is never shipped.
-        const [operationId, tag] = OPERATIONS[`${r.method.toUpperCase()} ${path}`] ?? [`${r.method}${path.replace(/[^A-Za-z0-9]+(.)?/g, (_m, c: string | undefined) => (c ?? '').toUpperCase())}`, 'Other'];
+        const [operationId, tag] = OPERATIONS[`${r.method.toUpperCase()} ${path}`] ?? [
+          `${r.method}${path.replace(/[^A-Za-z0-9]+(.)?/g, (_m, c: string | undefined) => (c ?? '').toUpperCase())}`,
+          'Other',
+        ];
         const op: Record<string, unknown> = {
           operationId,
           tags: [tag],
           summary: r.summary ?? '',
           parameters,
           responses: {
-            '200': { description: 'Success', content: { 'application/json': { schema: r.response ?? { type: "object" } } } },
-            default: { description: 'Error', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
+            '200': {
+              description: 'Success',
+              content: { 'application/json': { schema: r.response ?? { type: 'object' } } },
+            },
+            default: {
+              description: 'Error',
+              content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+            },
           },
         };
-        if (r.schema.body) op.requestBody = { required: true, content: { 'application/json': { schema: r.schema.body } } };
+        if (r.schema.body)
+          op.requestBody = { required: true, content: { 'application/json': { schema: r.schema.body } } };
         if (r.auth === false) op.security = [];
         (paths[path] ??= {})[r.method] = op;
       }
@@ -53,7 +77,11 @@ export function createOpenApiCollector(app: FastifyInstance) {
         components: {
           securitySchemes: { basic: { type: 'http', scheme: 'basic' }, bearer: { type: 'http', scheme: 'bearer' } },
           schemas: {
-            Error: { type: 'object', required: ['error', 'code', 'help'], properties: { error: { type: 'string' }, code: { type: 'integer' }, help: { type: 'string' } } },
+            Error: {
+              type: 'object',
+              required: ['error', 'code', 'help'],
+              properties: { error: { type: 'string' }, code: { type: 'integer' }, help: { type: 'string' } },
+            },
           },
         },
         security: [{ basic: [] }, { bearer: [] }],

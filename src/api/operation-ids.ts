@@ -30,7 +30,10 @@ export const OPERATIONS: Readonly<Record<string, readonly [string, string]>> = {
   'GET /v2/organizations/{organization}/members/{member}': ['getOrganizationMember', 'Organization members'],
   'PATCH /v2/organizations/{organization}/members/{member}': ['updateOrganizationMember', 'Organization members'],
   'DELETE /v2/organizations/{organization}/members/{member}': ['removeOrganizationMember', 'Organization members'],
-  'GET /v2/organizations/{organization}/members/{member}:getInviteUrl': ['getOrganizationMemberInviteUrl', 'Organization members'],
+  'GET /v2/organizations/{organization}/members/{member}:getInviteUrl': [
+    'getOrganizationMemberInviteUrl',
+    'Organization members',
+  ],
   'POST /v2/invites:accept': ['acceptInvite', 'Invitations'],
   'POST /v2/invites:lookup': ['lookupInvite', 'Invitations'],
   'GET /v2/projects/{project}/serviceaccounts': ['listServiceAccounts', 'Service accounts'],
@@ -38,13 +41,34 @@ export const OPERATIONS: Readonly<Record<string, readonly [string, string]>> = {
   'GET /v2/projects/{project}/serviceaccounts/{serviceAccount}': ['getServiceAccount', 'Service accounts'],
   'PATCH /v2/projects/{project}/serviceaccounts/{serviceAccount}': ['updateServiceAccount', 'Service accounts'],
   'DELETE /v2/projects/{project}/serviceaccounts/{serviceAccount}': ['deleteServiceAccount', 'Service accounts'],
-  'GET /v2/projects/{project}/serviceaccounts/{serviceAccount}/memberships': ['listServiceAccountMemberships', 'Service accounts'],
-  'POST /v2/projects/{project}/serviceaccounts/{serviceAccount}/memberships/{parentType}/{parent}:accept': ['acceptServiceAccountMembership', 'Service accounts'],
-  'DELETE /v2/projects/{project}/serviceaccounts/{serviceAccount}/memberships/{parentType}/{parent}': ['removeServiceAccountMembership', 'Service accounts'],
-  'GET /v2/projects/{project}/serviceaccounts/{serviceAccount}/keys': ['listServiceAccountKeys', 'Service account keys'],
-  'POST /v2/projects/{project}/serviceaccounts/{serviceAccount}/keys': ['createServiceAccountKey', 'Service account keys'],
-  'GET /v2/projects/{project}/serviceaccounts/{serviceAccount}/keys/{key}': ['getServiceAccountKey', 'Service account keys'],
-  'DELETE /v2/projects/{project}/serviceaccounts/{serviceAccount}/keys/{key}': ['deleteServiceAccountKey', 'Service account keys'],
+  'GET /v2/projects/{project}/serviceaccounts/{serviceAccount}/memberships': [
+    'listServiceAccountMemberships',
+    'Service accounts',
+  ],
+  'POST /v2/projects/{project}/serviceaccounts/{serviceAccount}/memberships/{parentType}/{parent}:accept': [
+    'acceptServiceAccountMembership',
+    'Service accounts',
+  ],
+  'DELETE /v2/projects/{project}/serviceaccounts/{serviceAccount}/memberships/{parentType}/{parent}': [
+    'removeServiceAccountMembership',
+    'Service accounts',
+  ],
+  'GET /v2/projects/{project}/serviceaccounts/{serviceAccount}/keys': [
+    'listServiceAccountKeys',
+    'Service account keys',
+  ],
+  'POST /v2/projects/{project}/serviceaccounts/{serviceAccount}/keys': [
+    'createServiceAccountKey',
+    'Service account keys',
+  ],
+  'GET /v2/projects/{project}/serviceaccounts/{serviceAccount}/keys/{key}': [
+    'getServiceAccountKey',
+    'Service account keys',
+  ],
+  'DELETE /v2/projects/{project}/serviceaccounts/{serviceAccount}/keys/{key}': [
+    'deleteServiceAccountKey',
+    'Service account keys',
+  ],
   'POST /oauth2/token': ['createAccessToken', 'OAuth2'],
   'POST /oauth2/revoke': ['revokeConsoleSession', 'OAuth2'],
   'GET /v2/projects/{project}/devices': ['listDevices', 'Devices'],
@@ -68,6 +92,9 @@ export const OPERATIONS: Readonly<Record<string, readonly [string, string]>> = {
   'DELETE /v2/projects/{project}/dataconnectors/{dc}': ['deleteDataConnector', 'Data connectors'],
   'POST /v2/projects/{project}/dataconnectors/{dc}:sync': ['syncDataConnector', 'Data connectors'],
   'GET /v2/projects/{project}/dataconnectors/{dc}:metrics': ['getDataConnectorMetrics', 'Data connectors'],
-  'GET /v2/projects/{project}/dataconnectors/{dc}:metricsHistory': ['getDataConnectorMetricsHistory', 'Data connectors'],
+  'GET /v2/projects/{project}/dataconnectors/{dc}:metricsHistory': [
+    'getDataConnectorMetricsHistory',
+    'Data connectors',
+  ],
   'GET /v2/openapi.json': ['getOpenApiDocument', 'Meta'],
 };

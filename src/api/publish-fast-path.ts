@@ -22,13 +22,17 @@ const OK_HEADERS = { 'content-type': 'application/json; charset=utf-8', 'content
 export type Admit = (authorization: string | undefined, ip: string) => Promise<Principal>;
 
 /** A request listener that answers plain :publish requests (true) and leaves every other request alone (false). */
-export function createPublishFastPath(deps: Deps, admit: Admit): (req: IncomingMessage, res: ServerResponse) => boolean {
+export function createPublishFastPath(
+  deps: Deps,
+  admit: Admit,
+): (req: IncomingMessage, res: ServerResponse) => boolean {
   let seq = 0;
   return (req, res) => {
     if (req.method !== 'POST' || !req.url!.endsWith(':publish')) return false;
     const match = PLAIN.exec(req.url!);
     // No Authorization header (a console session cookie, or no credentials): the route's hook answers it.
-    if (match === null || req.headers['transfer-encoding'] !== undefined || req.headers.authorization === undefined) return false;
+    if (match === null || req.headers['transfer-encoding'] !== undefined || req.headers.authorization === undefined)
+      return false;
     const length = req.headers['content-length'];
     if (length !== undefined && !(Number(length) <= BODY_LIMIT_BYTES)) return false;
 
@@ -44,7 +48,8 @@ export function createPublishFastPath(deps: Deps, admit: Admit): (req: IncomingM
       res.end('{}\n');
     })().catch((err: unknown) => {
       // The request id only names an unexpected error in the log and in the 500's message.
-      if (!res.headersSent && !res.destroyed) writeError(res, deps.config.publicUrl, err, { id: `pub-${++seq}`, log: deps.logger });
+      if (!res.headersSent && !res.destroyed)
+        writeError(res, deps.config.publicUrl, err, { id: `pub-${++seq}`, log: deps.logger });
     });
     return true;
   };

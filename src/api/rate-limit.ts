@@ -3,7 +3,10 @@
 import type { RateLimit } from '../config.ts';
 import type { Clock } from '../runtime/clock.ts';
 
-interface Bucket { tokens: number; last: number }
+interface Bucket {
+  tokens: number;
+  last: number;
+}
 
 export interface RateLimiter {
   /** Takes one token; returns 0 when allowed, else the seconds until a token is free (at least 1). */
@@ -19,7 +22,8 @@ export function createRateLimiter(limit: RateLimit | null, clock: Clock): RateLi
       const now = clock.now();
       if (now - lastSweep > 60_000) {
         // Forget buckets that have refilled completely; they are indistinguishable from new ones.
-        for (const [k, b] of buckets) if (b.tokens + ((now - b.last) / 1000) * limit.refillPerSecond >= limit.capacity) buckets.delete(k);
+        for (const [k, b] of buckets)
+          if (b.tokens + ((now - b.last) / 1000) * limit.refillPerSecond >= limit.capacity) buckets.delete(k);
         lastSweep = now;
       }
       let b = buckets.get(key);

@@ -58,8 +58,10 @@ export function createStreamBudget(caps: StreamCaps): StreamBudget {
     caps,
     admit(principal) {
       const mine = byPrincipal.get(principal) ?? 0;
-      if (mine >= caps.perPrincipal) return `too many open event streams: ${mine} are open for this caller, the limit is ${caps.perPrincipal}; close one first`;
-      if (open >= caps.total) return `too many open event streams: the server holds its limit of ${caps.total}; try again later`;
+      if (mine >= caps.perPrincipal)
+        return `too many open event streams: ${mine} are open for this caller, the limit is ${caps.perPrincipal}; close one first`;
+      if (open >= caps.total)
+        return `too many open event streams: the server holds its limit of ${caps.total}; try again later`;
       byPrincipal.set(principal, mine + 1);
       open++;
       return null;

@@ -4,7 +4,13 @@ import type { FastifyBaseLogger, FastifyInstance, RawServerDefault } from 'fasti
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Principal } from '../auth/principal.ts';
 
-export type App = FastifyInstance<RawServerDefault, IncomingMessage, ServerResponse, FastifyBaseLogger, TypeBoxTypeProvider>;
+export type App = FastifyInstance<
+  RawServerDefault,
+  IncomingMessage,
+  ServerResponse,
+  FastifyBaseLogger,
+  TypeBoxTypeProvider
+>;
 
 /** Per-route options (`config` of a route), read by the app's hooks, its error mapping and the OpenAPI document. */
 export interface RouteConfig {
@@ -30,4 +36,3 @@ declare module 'fastify' {
   }
   interface FastifyContextConfig extends RouteConfig {}
 }
-

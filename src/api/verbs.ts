@@ -1,7 +1,20 @@
 // Custom methods (contract §1.9): `/devices/{d}:stream` and `/devices/{d}` are different routes. The router
 // cannot split on a colon, so URLs are rewritten before routing: `…/x:verb` becomes `…/x/@verb`, with `%3A`
 // decoded and a single trailing slash dropped. Only the known verbs are rewritten.
-export const VERBS = ['metricsHistory', 'metrics', 'sync', 'getInviteUrl', 'stream', 'batchUpdate', 'transfer', 'publish', 'batchCreate', 'batchDelete', 'accept', 'lookup'];
+export const VERBS = [
+  'metricsHistory',
+  'metrics',
+  'sync',
+  'getInviteUrl',
+  'stream',
+  'batchUpdate',
+  'transfer',
+  'publish',
+  'batchCreate',
+  'batchDelete',
+  'accept',
+  'lookup',
+];
 const VERB_RE = new RegExp(`:(${VERBS.join('|')})$`);
 
 export function rewriteUrl(url: string): string {

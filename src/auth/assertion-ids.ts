@@ -12,7 +12,12 @@ const PRUNE_BATCH = 1000;
  * Records the key's `jti` as used until `expSeconds` (Unix seconds); false when it was used already. The store keeps a
  * SHA-256 of it: a jti is any string the client chose, of any length.
  */
-export async function useAssertionId(deps: { store: Store; clock: Clock }, keyId: string, jti: string, expSeconds: number): Promise<boolean> {
+export async function useAssertionId(
+  deps: { store: Store; clock: Clock },
+  keyId: string,
+  jti: string,
+  expSeconds: number,
+): Promise<boolean> {
   return deps.store.assertionIds.use(keyId, sha256(jti, 'base64'), Math.ceil(expSeconds * 1_000_000), nowMicros(deps));
 }
 

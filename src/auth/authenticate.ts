@@ -45,7 +45,8 @@ async function authenticateBasic(deps: AuthDeps, value: string): Promise<Princip
   const secret = decoded.slice(colon + 1);
   const key = await deps.store.keys.get(keyId);
   const sa = key ? await deps.store.serviceAccounts.get(key.serviceAccountId) : null;
-  if (!key || !sa || !safeEqual(deps.secretBox.open(key.secretEnc), secret)) throw unauthenticated('invalid key id or secret');
+  if (!key || !sa || !safeEqual(deps.secretBox.open(key.secretEnc), secret))
+    throw unauthenticated('invalid key id or secret');
   if (!sa.enableBasicAuth) throw unauthenticated('Basic Auth is not enabled for this service account; use OAuth2');
   const memberships = await deps.store.memberships.listByMember(sa.id);
   return { kind: 'serviceAccount', id: sa.id, email: sa.email, projectId: sa.projectId, keyId: key.id, memberships };
@@ -62,12 +63,23 @@ async function authenticateBearer(deps: AuthDeps, token: string): Promise<Authen
     const sa = key && key.serviceAccountId === id ? await deps.store.serviceAccounts.get(id) : null;
     if (!sa) throw unauthenticated('the key or service account of this token no longer exists');
     const memberships = await deps.store.memberships.listByMember(sa.id);
-    return { principal: { kind: 'serviceAccount', id: sa.id, email: sa.email, projectId: sa.projectId, keyId: claims.kid, memberships }, validUntil };
+    return {
+      principal: {
+        kind: 'serviceAccount',
+        id: sa.id,
+        email: sa.email,
+        projectId: sa.projectId,
+        keyId: claims.kid,
+        memberships,
+      },
+      validUntil,
+    };
   }
   if (kind === 'user' && id) {
     const user = await deps.store.users.get(id);
     if (!user?.active) throw unauthenticated('the user of this token no longer exists');
-    if ((claims.gen ?? 0) !== user.tokenGeneration) throw unauthenticated('this session has ended (signed out, or the password was reset); sign in again');
+    if ((claims.gen ?? 0) !== user.tokenGeneration)
+      throw unauthenticated('this session has ended (signed out, or the password was reset); sign in again');
     const memberships = await deps.store.memberships.listByMember(user.id);
     return { principal: { kind: 'user', id: user.id, email: user.email, memberships }, validUntil };
   }

@@ -75,7 +75,12 @@ export async function verifyAssertion(assertion: string, options: VerifyAssertio
   // 1. Three base64url segments; header and payload are JSON objects.
   const parts = assertion.split('.');
   const [headerPart = '', payloadPart = '', signaturePart = ''] = parts;
-  if (parts.length !== 3 || !SEGMENT.test(headerPart) || !SEGMENT.test(payloadPart) || !SIGNATURE_SEGMENT.test(signaturePart)) {
+  if (
+    parts.length !== 3 ||
+    !SEGMENT.test(headerPart) ||
+    !SEGMENT.test(payloadPart) ||
+    !SIGNATURE_SEGMENT.test(signaturePart)
+  ) {
     throw invalid('assertion must be a JWT of three base64url segments');
   }
   const header = decodeObject(headerPart);
@@ -91,7 +96,9 @@ export async function verifyAssertion(assertion: string, options: VerifyAssertio
   if (!key) throw invalid('assertion kid does not name an existing key');
 
   // 4. HMAC-SHA256 under the key secret, compared in constant time.
-  const expected = createHmac('sha256', Buffer.from(key.secret, 'utf8')).update(`${headerPart}.${payloadPart}`).digest('base64url');
+  const expected = createHmac('sha256', Buffer.from(key.secret, 'utf8'))
+    .update(`${headerPart}.${payloadPart}`)
+    .digest('base64url');
   if (!safeEqual(expected, signaturePart)) throw invalid('assertion signature does not verify with the key');
 
   // 5. iss is the service account's email.
@@ -101,10 +108,20 @@ export async function verifyAssertion(assertion: string, options: VerifyAssertio
 
   // 6. aud is a string or an array of strings, one of them accepted.
   const aud = claims.aud;
-  const auds = typeof aud === 'string' ? [aud] : Array.isArray(aud) && aud.every((a) => typeof a === 'string') ? (aud as string[]) : null;
+  const auds =
+    typeof aud === 'string'
+      ? [aud]
+      : Array.isArray(aud) && aud.every((a) => typeof a === 'string')
+        ? (aud as string[])
+        : null;
   if (!auds) throw invalid('assertion aud must be a string or an array of strings');
   const accepted = new Set(options.audiences.map(normaliseAudience).filter((a): a is string => a !== null));
-  if (!auds.some((a) => { const n = normaliseAudience(a); return n !== null && accepted.has(n); })) {
+  if (
+    !auds.some((a) => {
+      const n = normaliseAudience(a);
+      return n !== null && accepted.has(n);
+    })
+  ) {
     throw invalid(`assertion aud must be the token URL ${options.audiences[0] ?? ''}`.trim());
   }
 
@@ -121,10 +138,12 @@ export async function verifyAssertion(assertion: string, options: VerifyAssertio
   if (exp <= now - CLOCK_SKEW_SECONDS) throw invalid('assertion has expired');
 
   // 10. Short-lived.
-  if (exp - iat > MAX_ASSERTION_LIFETIME_SECONDS) throw invalid(`assertion exp - iat must be at most ${MAX_ASSERTION_LIFETIME_SECONDS} seconds`);
+  if (exp - iat > MAX_ASSERTION_LIFETIME_SECONDS)
+    throw invalid(`assertion exp - iat must be at most ${MAX_ASSERTION_LIFETIME_SECONDS} seconds`);
 
   // 11. nbf, when present, is not in the future (beyond the skew).
-  if (nbf !== undefined && (!isNumber(nbf) || nbf > now + CLOCK_SKEW_SECONDS)) throw invalid('assertion nbf is in the future or not a number');
+  if (nbf !== undefined && (!isNumber(nbf) || nbf > now + CLOCK_SKEW_SECONDS))
+    throw invalid('assertion nbf is in the future or not a number');
 
   // 12. jti, when present, is a string not used before (RFC 7523 §3 item 7), remembered for as long as check 9 could
   // pass. Without a jti the window of checks 8-10 is the only bound: existing clients (the documented jose call, this

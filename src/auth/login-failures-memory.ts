@@ -21,7 +21,11 @@ export function createMemoryLoginFailures(): LoginFailures {
   return {
     async reserve(counts, at, since) {
       sweep(at, since);
-      const current = counts.map(({ key, limit }) => ({ key, limit, times: (counted.get(key) ?? []).filter((t) => t > since) }));
+      const current = counts.map(({ key, limit }) => ({
+        key,
+        limit,
+        times: (counted.get(key) ?? []).filter((t) => t > since),
+      }));
       const full = current.find((c) => c.times.length >= c.limit);
       if (full) return { key: full.key, retryAt: full.times[full.times.length - full.limit]! + (at - since) };
       for (const { key, times } of current) {

@@ -40,9 +40,17 @@ export interface ThrottleLimits {
   windowMs: number;
 }
 
-const DEFAULT_LIMITS: ThrottleLimits = { perClient: FAILED_LOGINS_PER_CLIENT, perEmail: FAILED_LOGINS_PER_EMAIL, windowMs: FAILED_LOGIN_WINDOW_MS };
+const DEFAULT_LIMITS: ThrottleLimits = {
+  perClient: FAILED_LOGINS_PER_CLIENT,
+  perEmail: FAILED_LOGINS_PER_EMAIL,
+  windowMs: FAILED_LOGIN_WINDOW_MS,
+};
 
-export function createLoginThrottle(clock: Clock, failures: LoginFailures, limits: ThrottleLimits = DEFAULT_LIMITS): LoginThrottle {
+export function createLoginThrottle(
+  clock: Clock,
+  failures: LoginFailures,
+  limits: ThrottleLimits = DEFAULT_LIMITS,
+): LoginThrottle {
   return {
     async begin(rawEmail, client) {
       const email = rawEmail.toLowerCase();
@@ -51,14 +59,21 @@ export function createLoginThrottle(clock: Clock, failures: LoginFailures, limit
       const clientEmailKey = `client ${clientKey(client)} ${email}`;
       const at = clock.now();
       const full = await failures.reserve(
-        [{ key: clientEmailKey, limit: limits.perClient }, { key: emailKey, limit: limits.perEmail }],
-        at, at - limits.windowMs,
+        [
+          { key: clientEmailKey, limit: limits.perClient },
+          { key: emailKey, limit: limits.perEmail },
+        ],
+        at,
+        at - limits.windowMs,
       );
       if (full) {
         const wait = Math.max(1, Math.ceil((full.retryAt - at) / 1000));
-        throw tooManyRequests(wait, full.key === clientEmailKey
-          ? 'too many failed logins for this email from this address; try again later'
-          : 'too many failed logins for this email; try again later');
+        throw tooManyRequests(
+          wait,
+          full.key === clientEmailKey
+            ? 'too many failed logins for this email from this address; try again later'
+            : 'too many failed logins for this email; try again later',
+        );
       }
       return {
         async succeeded() {

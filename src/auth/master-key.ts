@@ -17,7 +17,10 @@ export interface MasterKeySource {
 
 export function readMasterKey(file: string): Buffer {
   const key = Buffer.from(readFileSync(file, 'utf8').trim(), 'hex');
-  if (key.length !== 32) throw new StartupError(`${file} is corrupt (expected 64 hex characters): restore it from the backup taken with the database; without it no key secret can be read`);
+  if (key.length !== 32)
+    throw new StartupError(
+      `${file} is corrupt (expected 64 hex characters): restore it from the backup taken with the database; without it no key secret can be read`,
+    );
   return key;
 }
 
@@ -25,7 +28,9 @@ export function loadOrCreateMasterKey(source: MasterKeySource, random: Random): 
   const file = source.masterKeyFile;
   if (existsSync(file)) return readMasterKey(file);
   if (source.masterKeyFileSet) {
-    throw new StartupError(`SENSORCLOUD_MASTER_KEY_FILE ${file} does not exist: copy the cluster's key there, or make a new one for a new installation with: openssl rand -hex 32 > ${file}; chmod 600 ${file}`);
+    throw new StartupError(
+      `SENSORCLOUD_MASTER_KEY_FILE ${file} does not exist: copy the cluster's key there, or make a new one for a new installation with: openssl rand -hex 32 > ${file}; chmod 600 ${file}`,
+    );
   }
   mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
   const key = random.bytes(32);

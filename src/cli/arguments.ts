@@ -8,7 +8,13 @@ export function collect(value: string, previous: string[] | undefined): string[]
 
 /** commander collector for repeatable, comma-separated options: `--events touch,temperature --events co2`. */
 export function collectList(value: string, previous: string[] | undefined): string[] {
-  return [...(previous ?? []), ...value.split(',').map((v) => v.trim()).filter((v) => v !== '')];
+  return [
+    ...(previous ?? []),
+    ...value
+      .split(',')
+      .map((v) => v.trim())
+      .filter((v) => v !== ''),
+  ];
 }
 
 /** `key=value` pairs into an object; `key=` is an empty value. */
@@ -41,7 +47,8 @@ export function parseNumber(value: string, option: string): number {
 
 export function parseInteger(value: string, option: string, min = -Infinity): number {
   const n = parseNumber(value, option);
-  if (!Number.isInteger(n) || n < min) throw new UsageError(`${option} must be an integer${min > -Infinity ? ` of at least ${min}` : ''}, got "${value}"`);
+  if (!Number.isInteger(n) || n < min)
+    throw new UsageError(`${option} must be an integer${min > -Infinity ? ` of at least ${min}` : ''}, got "${value}"`);
   return n;
 }
 
@@ -56,11 +63,15 @@ export function parseTime(value: string, option: string, nowMs = Date.now()): st
   if (v === 'now') return new Date(nowMs).toISOString();
   const relative = /^(\d+(?:\.\d+)?)([smhdw])$/.exec(v);
   if (relative) return new Date(nowMs - Number(relative[1]) * UNIT_MS[relative[2]!]!).toISOString();
-  if (/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/i.test(v) && !Number.isNaN(Date.parse(v))) return v;
-  throw new UsageError(`${option} must be a duration before now (30m, 24h, 7d) or an RFC 3339 time (2025-06-01T12:00:00Z), got "${value}"`);
+  if (/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/i.test(v) && !Number.isNaN(Date.parse(v)))
+    return v;
+  throw new UsageError(
+    `${option} must be a duration before now (30m, 24h, 7d) or an RFC 3339 time (2025-06-01T12:00:00Z), got "${value}"`,
+  );
 }
 
 export function oneOf<T extends string>(value: string, allowed: readonly T[], option: string): T {
-  if (!(allowed as readonly string[]).includes(value)) throw new UsageError(`${option} must be one of ${allowed.join(', ')}, got "${value}"`);
+  if (!(allowed as readonly string[]).includes(value))
+    throw new UsageError(`${option} must be one of ${allowed.join(', ')}, got "${value}"`);
   return value as T;
 }

@@ -144,9 +144,14 @@ export class ApiClient {
       .setJti(randomUUID())
       .sign(new TextEncoder().encode(secret));
     const form = new URLSearchParams({ grant_type: JWT_BEARER, assertion }).toString();
-    const res = await this.send(tokenUrl, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: form });
+    const res = await this.send(tokenUrl, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: form,
+    });
     const body = await readJson(res);
-    if (res.status === 400 || res.status === 401) throw new AuthError(`the server refused the credentials of key ${keyId}: ${errorMessage(body, res.status)}`);
+    if (res.status === 400 || res.status === 401)
+      throw new AuthError(`the server refused the credentials of key ${keyId}: ${errorMessage(body, res.status)}`);
     if (res.status !== 200) throw new ApiError(`token request failed: ${errorMessage(body, res.status)}`, res.status);
     // A JWT-bearer answer always carries the token (only a console login can ask for it in a cookie instead).
     const { access_token: token, expires_in: expiresIn } = body as Required<TokenResponse>;
@@ -167,7 +172,10 @@ export class ApiClient {
         throw new ApiError(`cannot reach ${this.url}: ${cause?.code ?? cause?.message ?? (err as Error).message}`, 0);
       }
       if (res.status !== 429 || attempt >= this.maxRetries) return res;
-      const seconds = Math.min(this.maxWaitSeconds, Math.max(1, Number.parseInt(res.headers.get('retry-after') ?? '1', 10) || 1));
+      const seconds = Math.min(
+        this.maxWaitSeconds,
+        Math.max(1, Number.parseInt(res.headers.get('retry-after') ?? '1', 10) || 1),
+      );
       await res.body?.cancel();
       this.onWait(`rate limited: retrying in ${seconds} s`);
       await sleep(seconds * 1000);
@@ -175,7 +183,12 @@ export class ApiClient {
   }
 
   /** An authenticated request; a 401 with a token renews the token once and repeats the request. */
-  private async authed(method: string, url: string, body: string | undefined, extra: Record<string, string> = {}): Promise<Response> {
+  private async authed(
+    method: string,
+    url: string,
+    body: string | undefined,
+    extra: Record<string, string> = {},
+  ): Promise<Response> {
     for (let renewed = false; ; renewed = true) {
       const headers: Record<string, string> = { authorization: await this.authorization(), ...extra };
       if (body !== undefined) headers['content-type'] = 'application/json';
@@ -193,7 +206,11 @@ export class ApiClient {
     const url = this.apiUrl(path, options.query);
     const body = options.body === undefined ? undefined : JSON.stringify(options.body);
     const res = options.anonymous
-      ? await this.send(url, { method, headers: body === undefined ? {} : { 'content-type': 'application/json' }, body })
+      ? await this.send(url, {
+          method,
+          headers: body === undefined ? {} : { 'content-type': 'application/json' },
+          body,
+        })
       : await this.authed(method, url, body);
     const json = await readJson(res);
     if (res.status === 200) return json as T;
@@ -243,7 +260,11 @@ export class ApiClient {
     let res: Response;
     try {
       for (let renewed = false; ; renewed = true) {
-        res = await this.send(url, { method: 'GET', headers: { authorization: await this.authorization(), accept: 'application/x-ndjson' }, signal });
+        res = await this.send(url, {
+          method: 'GET',
+          headers: { authorization: await this.authorization(), accept: 'application/x-ndjson' },
+          signal,
+        });
         if (res.status === 401 && !renewed && this.dropToken()) {
           await res.body?.cancel();
           continue;

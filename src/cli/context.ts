@@ -33,7 +33,10 @@ export class Context {
   private apiClient: ApiClient | null = null;
   private projectPromise: Promise<string> | null = null;
 
-  constructor(readonly options: GlobalOptions, readonly env: NodeJS.ProcessEnv = process.env) {
+  constructor(
+    readonly options: GlobalOptions,
+    readonly env: NodeJS.ProcessEnv = process.env,
+  ) {
     this.out = new Output(options);
   }
 
@@ -49,7 +52,10 @@ export class Context {
         url: c.url,
         credentials: { keyId: c.keyId, secret: c.secret, email: c.email },
         // Tokens are cached on disk only for profile credentials; environment credentials (CI) leave nothing behind.
-        tokens: c.profileName !== null && !this.env.SENSORCLOUD_KEY_ID ? createFileTokenStore(configDir(this.env)) : undefined,
+        tokens:
+          c.profileName !== null && !this.env.SENSORCLOUD_KEY_ID
+            ? createFileTokenStore(configDir(this.env))
+            : undefined,
         onWait: (message) => this.out.note(message),
       });
     }
@@ -69,7 +75,9 @@ export class Context {
     const visible = await this.client.call<ProjectList>('GET', 'projects', { query: { pageSize: 2 } });
     if (visible.projects.length === 1) return projectIdOf(visible.projects[0]!.name);
     if (visible.projects.length === 0) throw new UsageError('the credentials see no project; pass --project');
-    throw new UsageError('the credentials see several projects: pass --project <id>, or set a default with `sensorcloud login --project <id>`');
+    throw new UsageError(
+      'the credentials see several projects: pass --project <id>, or set a default with `sensorcloud login --project <id>`',
+    );
   }
 
   /**
@@ -84,7 +92,8 @@ export class Context {
       }
       return input;
     }
-    if (!ID.test(input)) throw new UsageError(`"${input}" is not an id or a name (projects/<project>/${collection}/<id>)`);
+    if (!ID.test(input))
+      throw new UsageError(`"${input}" is not an id or a name (projects/<project>/${collection}/<id>)`);
     return `projects/${await this.project()}/${collection}/${input}`;
   }
 
@@ -116,7 +125,10 @@ export const EXAMPLES = new WeakMap<Command, string[]>();
 /** Adds the `Example:` block every command's --help ends with. */
 export function example(command: Command, ...lines: string[]): Command {
   EXAMPLES.set(command, lines);
-  return command.addHelpText('after', `\nExample${lines.length > 1 ? 's' : ''}:\n${lines.map((l) => `  $ ${l}`).join('\n')}\n`);
+  return command.addHelpText(
+    'after',
+    `\nExample${lines.length > 1 ? 's' : ''}:\n${lines.map((l) => `  $ ${l}`).join('\n')}\n`,
+  );
 }
 
 /** The last segment of a resource name (its id), for tables. */

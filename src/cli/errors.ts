@@ -7,7 +7,10 @@ export const EXIT_USAGE = 2;
 export const EXIT_AUTH = 3;
 
 export class CliError extends Error {
-  constructor(message: string, readonly exitCode: number) {
+  constructor(
+    message: string,
+    readonly exitCode: number,
+  ) {
     super(message);
   }
 }
@@ -21,7 +24,10 @@ export class UsageError extends CliError {
 
 /** The API answered with an error (or could not be reached); `status` is the HTTP status, 0 when unreachable. */
 export class ApiError extends CliError {
-  constructor(message: string, readonly status: number) {
+  constructor(
+    message: string,
+    readonly status: number,
+  ) {
     super(message, EXIT_API);
   }
 }

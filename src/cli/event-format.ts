@@ -17,7 +17,10 @@ export function dataSummary(event: ApiEvent): string {
   const inner = innerData(event);
   if (inner === null || typeof inner !== 'object') return inner === null || inner === undefined ? '' : String(inner);
   return Object.entries(inner as Record<string, unknown>)
-    .filter(([k, v]) => k !== 'updateTime' && k !== 'samples' && k !== 'cloudConnectors' && !(Array.isArray(v) && v.length === 0))
+    .filter(
+      ([k, v]) =>
+        k !== 'updateTime' && k !== 'samples' && k !== 'cloudConnectors' && !(Array.isArray(v) && v.length === 0),
+    )
     .map(([k, v]) => `${k}=${typeof v === 'object' ? JSON.stringify(v) : String(v)}`)
     .join(' ');
 }
@@ -61,5 +64,10 @@ export function eventCsvRows(event: ApiEvent): string {
   } else if (inner !== undefined && inner !== null) flatten(inner, 'value', fields);
   if (fields.length === 0) fields.push(['', '']);
   const device = event.targetName.slice(event.targetName.lastIndexOf('/') + 1);
-  return fields.map(([field, value]) => `${[event.timestamp, device, event.eventType, event.eventId, field, value].map(csvCell).join(',')}\n`).join('');
+  return fields
+    .map(
+      ([field, value]) =>
+        `${[event.timestamp, device, event.eventType, event.eventId, field, value].map(csvCell).join(',')}\n`,
+    )
+    .join('');
 }

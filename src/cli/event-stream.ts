@@ -21,13 +21,18 @@ export interface FollowOptions {
 }
 
 const MAX_FAILURES = 10;
-const sleep = (ms: number, signal: AbortSignal) => new Promise<void>((resolve) => {
-  const timer = setTimeout(resolve, ms);
-  signal.addEventListener('abort', () => {
-    clearTimeout(timer);
-    resolve();
-  }, { once: true });
-});
+const sleep = (ms: number, signal: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    signal.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(timer);
+        resolve();
+      },
+      { once: true },
+    );
+  });
 
 /** Follows the stream until `count` events were handled or `signal` aborts; returns how many were handled. */
 export async function followEvents(ctx: Context, project: string, options: FollowOptions): Promise<number> {
@@ -56,7 +61,9 @@ export async function followEvents(ctx: Context, project: string, options: Follo
       // Said at every failure, --quiet or not: with the notes left out, ten retries over 2.5 minutes looked like a
       // command that hangs, and a server that is down is news its user needs at once.
       const hint = failures === 1 && err instanceof ApiError && err.status === 0 ? ' (is the server running?)' : '';
-      ctx.out.stderr.write(`${(err as Error).message}${hint}; reconnecting in ${(pause / 1000).toFixed(1)} s (attempt ${failures} of ${MAX_FAILURES}, Ctrl-C to stop)\n`);
+      ctx.out.stderr.write(
+        `${(err as Error).message}${hint}; reconnecting in ${(pause / 1000).toFixed(1)} s (attempt ${failures} of ${MAX_FAILURES}, Ctrl-C to stop)\n`,
+      );
       await sleep(pause, options.signal);
     }
   }

@@ -49,12 +49,22 @@ interface ApiDevice {
 /** The device fields a push body reads, from the API's Device (`projects/p/devices/d`). */
 export function pushDeviceOf(device: ApiDevice): PushDevice {
   const [, projectId, , id] = device.name.split('/');
-  return { id: id!, projectId: projectId!, type: device.type, productNumber: device.productNumber, labels: device.labels };
+  return {
+    id: id!,
+    projectId: projectId!,
+    type: device.type,
+    productNumber: device.productNumber,
+    labels: device.labels,
+  };
 }
 
 /** Labels after a labelsChanged event: `{added, modified, removed}` applied in that order. */
 export function applyLabelChange(labels: Record<string, string>, data: unknown): Record<string, string> {
-  const change = (data ?? {}) as { added?: Record<string, string>; modified?: Record<string, string>; removed?: string[] };
+  const change = (data ?? {}) as {
+    added?: Record<string, string>;
+    modified?: Record<string, string>;
+    removed?: string[];
+  };
   const next = { ...labels, ...change.added, ...change.modified };
   for (const key of change.removed ?? []) delete next[key];
   return next;
@@ -72,14 +82,19 @@ export interface ForwarderOptions {
   insecure?: boolean;
 }
 
-export async function createForwarder(client: ApiClient, target: ForwardTarget, options: ForwarderOptions = {}): Promise<Forwarder> {
+export async function createForwarder(
+  client: ApiClient,
+  target: ForwardTarget,
+  options: ForwarderOptions = {},
+): Promise<Forwarder> {
   let url: URL;
   try {
     url = new URL(target.url);
   } catch {
     throw new UsageError(`--forward-to must be a URL, got "${target.url}"`);
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new UsageError('--forward-to must be an http:// or https:// URL');
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new UsageError('--forward-to must be an http:// or https:// URL');
   let ca: string[] | undefined;
   if (options.caFile) {
     try {
@@ -105,7 +120,8 @@ export async function createForwarder(client: ApiClient, target: ForwardTarget, 
    */
   const deviceOf = (event: ApiEvent): Promise<PushDevice> => {
     let device = devices.get(event.targetName);
-    if (device && event.eventType === 'labelsChanged') device = device.then((d) => ({ ...d, labels: applyLabelChange(d.labels, event.data) }));
+    if (device && event.eventType === 'labelsChanged')
+      device = device.then((d) => ({ ...d, labels: applyLabelChange(d.labels, event.data) }));
     else if (!device) device = client.call<ApiDevice>('GET', event.targetName).then(pushDeviceOf);
     devices.set(event.targetName, device);
     device.catch(() => devices.delete(event.targetName));
@@ -137,7 +153,12 @@ export async function createForwarder(client: ApiClient, target: ForwardTarget, 
         return { ...base, status: res.statusCode, latencyMs };
       } catch (err) {
         const e = err as { code?: string; message?: string; cause?: { code?: string } };
-        return { ...base, status: null, latencyMs: performance.now() - start, error: e.code ?? e.cause?.code ?? e.message ?? String(err) };
+        return {
+          ...base,
+          status: null,
+          latencyMs: performance.now() - start,
+          error: e.code ?? e.cause?.code ?? e.message ?? String(err),
+        };
       }
     },
     async close() {

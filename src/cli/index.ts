@@ -18,7 +18,8 @@ async function main(argv: string[]): Promise<number> {
   } catch (err) {
     if (err instanceof CommanderError) {
       // commander printed the message (or the help) already.
-      if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.exitCode === 0) return EXIT_OK;
+      if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.exitCode === 0)
+        return EXIT_OK;
       return EXIT_USAGE;
     }
     const out = new Output(program.opts());

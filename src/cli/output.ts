@@ -32,7 +32,12 @@ export class Output {
   readonly colour: boolean;
   readonly errColour: boolean;
 
-  constructor(options: OutputOptions, readonly stdout: Stream = process.stdout, readonly stderr: Stream = process.stderr, env: NodeJS.ProcessEnv = process.env) {
+  constructor(
+    options: OutputOptions,
+    readonly stdout: Stream = process.stdout,
+    readonly stderr: Stream = process.stderr,
+    env: NodeJS.ProcessEnv = process.env,
+  ) {
     this.json = options.json === true;
     this.quiet = options.quiet === true && !this.json;
     this.colour = useColour(stdout, env, options.color);
@@ -83,11 +88,22 @@ export class Output {
     const cells = items.map((item) => columns.map((c) => c.value(item).replace(/[\r\n\t]+/g, ' ')));
     const widths = columns.map((c, i) => Math.max(c.header.length, ...cells.map((row) => row[i]!.length)));
     const last = columns.length - 1;
-    const pad = (text: string, plain: string, i: number) => (i === last ? text : text + ' '.repeat(widths[i]! - plain.length));
-    this.line(columns.map((c, i) => pad(this.bold(c.header), c.header, i)).join('  ').trimEnd());
+    const pad = (text: string, plain: string, i: number) =>
+      i === last ? text : text + ' '.repeat(widths[i]! - plain.length);
+    this.line(
+      columns
+        .map((c, i) => pad(this.bold(c.header), c.header, i))
+        .join('  ')
+        .trimEnd(),
+    );
     items.forEach((item, r) => {
       const row = cells[r]!;
-      this.line(columns.map((c, i) => pad(c.paint ? c.paint(row[i]!, item, this) : row[i]!, row[i]!, i)).join('  ').trimEnd());
+      this.line(
+        columns
+          .map((c, i) => pad(c.paint ? c.paint(row[i]!, item, this) : row[i]!, row[i]!, i))
+          .join('  ')
+          .trimEnd(),
+      );
     });
   }
 

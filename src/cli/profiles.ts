@@ -28,7 +28,8 @@ export const DEFAULT_PROFILE = 'default';
 const FILE_NAME = 'profiles.json';
 
 export function configDir(env: NodeJS.ProcessEnv): string {
-  const base = env.XDG_CONFIG_HOME && env.XDG_CONFIG_HOME.trim() !== '' ? env.XDG_CONFIG_HOME : join(homedir(), '.config');
+  const base =
+    env.XDG_CONFIG_HOME && env.XDG_CONFIG_HOME.trim() !== '' ? env.XDG_CONFIG_HOME : join(homedir(), '.config');
   return join(base, 'sensorcloud');
 }
 
@@ -43,7 +44,9 @@ export function readProfiles(env: NodeJS.ProcessEnv): ProfilesFile {
   try {
     parsed = JSON.parse(readFileSync(path, 'utf8'));
   } catch (err) {
-    throw new UsageError(`${path} is not valid JSON (${(err as Error).message}); fix it or remove it and run \`sensorcloud login\``);
+    throw new UsageError(
+      `${path} is not valid JSON (${(err as Error).message}); fix it or remove it and run \`sensorcloud login\``,
+    );
   }
   const file = parsed as Partial<ProfilesFile>;
   return { current: typeof file.current === 'string' ? file.current : DEFAULT_PROFILE, profiles: file.profiles ?? {} };
@@ -80,7 +83,8 @@ export function normaliseServerUrl(raw: string): string {
   } catch {
     throw new UsageError(`"${raw}" is not a URL; give the server's origin, e.g. http://127.0.0.1:8080`);
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new UsageError(`"${raw}" must be an http:// or https:// URL`);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new UsageError(`"${raw}" must be an http:// or https:// URL`);
   if (url.username || url.password) throw new UsageError('put credentials in the key id and secret, not in the URL');
   let path = url.pathname.replace(/\/+$/, '');
   if (path.endsWith('/v2')) path = path.slice(0, -3);
@@ -110,7 +114,9 @@ export function resolveConnection(env: NodeJS.ProcessEnv, profileOption: string 
   const profile = file.profiles[profileName];
   if (named !== undefined && !profile) {
     const known = Object.keys(file.profiles);
-    throw new UsageError(`no profile "${named}"${known.length ? ` (profiles: ${known.join(', ')})` : ''}; create it with \`sensorcloud login --profile ${named}\``);
+    throw new UsageError(
+      `no profile "${named}"${known.length ? ` (profiles: ${known.join(', ')})` : ''}; create it with \`sensorcloud login --profile ${named}\``,
+    );
   }
   const envKeyId = env.SENSORCLOUD_KEY_ID || undefined;
   const envSecret = env.SENSORCLOUD_KEY_SECRET || undefined;
@@ -121,7 +127,9 @@ export function resolveConnection(env: NodeJS.ProcessEnv, profileOption: string 
   const keyId = envKeyId ?? profile?.keyId;
   const secret = envSecret ?? profile?.secret;
   if (!rawUrl || !keyId || !secret) {
-    const missing = [!rawUrl && 'SENSORCLOUD_URL', !keyId && 'SENSORCLOUD_KEY_ID', !secret && 'SENSORCLOUD_KEY_SECRET'].filter(Boolean).join(', ');
+    const missing = [!rawUrl && 'SENSORCLOUD_URL', !keyId && 'SENSORCLOUD_KEY_ID', !secret && 'SENSORCLOUD_KEY_SECRET']
+      .filter(Boolean)
+      .join(', ');
     throw new UsageError(`not logged in: run \`sensorcloud login\`, or set ${missing}`);
   }
   const sameKey = profile !== undefined && profile.keyId === keyId;

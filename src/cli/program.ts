@@ -18,11 +18,16 @@ export function buildProgram(): Command {
     .version(packageVersion(), '-V, --version', 'print the version of sensorcloud')
     .configureHelp({ showGlobalOptions: true, sortSubcommands: false })
     .option('--profile <name>', 'use this saved profile (env SENSORCLOUD_PROFILE; default: the current one)')
-    .option('--project <project>', 'project id or projects/<id> (default: the profile\'s project, else the only one visible)')
+    .option(
+      '--project <project>',
+      "project id or projects/<id> (default: the profile's project, else the only one visible)",
+    )
     .option('--json', 'print one JSON document (NDJSON for streams) instead of a table')
     .option('-q, --quiet', 'print only names (or nothing); no notes or progress')
     .addOption(new Option('--no-color', 'no colours (also when NO_COLOR is set or output is not a terminal)'));
-  program.addHelpText('after', `
+  program.addHelpText(
+    'after',
+    `
 Examples:
   $ sensorcloud login --from data/bootstrap.json
   $ sensorcloud projects list
@@ -32,7 +37,8 @@ Examples:
 Environment: SENSORCLOUD_URL, SENSORCLOUD_KEY_ID and SENSORCLOUD_KEY_SECRET (optional SENSORCLOUD_SERVICE_ACCOUNT,
 SENSORCLOUD_PROJECT) override the profile, so CI needs no login. Exit codes: 0 ok, 1 API error, 2 usage error,
 3 authentication error.
-`);
+`,
+  );
   registerServeCommand(program);
   registerAdminCommands(program);
   registerCommands(program);
@@ -41,7 +47,10 @@ SENSORCLOUD_PROJECT) override the profile, so CI needs no login. Exit codes: 0 o
     for (const sub of command.commands) {
       if (sub.commands.length === 0) continue;
       withGroupExamples(sub);
-      const lines = sub.commands.slice(0, 3).map((c) => EXAMPLES.get(c)?.[0]).filter((l): l is string => l !== undefined);
+      const lines = sub.commands
+        .slice(0, 3)
+        .map((c) => EXAMPLES.get(c)?.[0])
+        .filter((l): l is string => l !== undefined);
       if (lines.length > 0) example(sub, ...lines);
     }
   };

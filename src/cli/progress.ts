@@ -20,7 +20,9 @@ export function createProgress(stream: NodeJS.WriteStream, enabled: boolean): Pr
       last = now;
       const f = Math.min(1, Math.max(0, fraction));
       const filled = Math.round(f * WIDTH);
-      stream.write(`\r[${'#'.repeat(filled)}${'-'.repeat(WIDTH - filled)}] ${String(Math.floor(f * 100)).padStart(3)}%  ${label}\u001b[K`);
+      stream.write(
+        `\r[${'#'.repeat(filled)}${'-'.repeat(WIDTH - filled)}] ${String(Math.floor(f * 100)).padStart(3)}%  ${label}\u001b[K`,
+      );
       drawn = true;
     },
     done() {

@@ -7,7 +7,10 @@ export interface Prompter {
   close(): void;
 }
 
-export function createPrompter(input: NodeJS.ReadStream = process.stdin, output: NodeJS.WriteStream = process.stderr): Prompter {
+export function createPrompter(
+  input: NodeJS.ReadStream = process.stdin,
+  output: NodeJS.WriteStream = process.stderr,
+): Prompter {
   const terminal = input.isTTY === true;
   let muted = false;
   const rl: Interface = createInterface({ input, output, terminal });

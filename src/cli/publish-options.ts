@@ -19,12 +19,21 @@ interface Field {
   values?: readonly string[];
 }
 
-const state = (eventType: string): Field => ({ option: 'state', key: 'state', kind: 'enum', required: true, values: STATE_ENUMS[eventType]! });
+const state = (eventType: string): Field => ({
+  option: 'state',
+  key: 'state',
+  kind: 'enum',
+  required: true,
+  values: STATE_ENUMS[eventType]!,
+});
 
 /** What each event type takes; every type also takes --update-time and --data. */
 export const EVENT_FIELDS: Readonly<Record<string, readonly Field[]>> = {
   touch: [],
-  temperature: [{ option: 'value', key: 'value', kind: 'number', required: true }, { option: 'backfilled', key: 'isBackfilled', kind: 'flag' }],
+  temperature: [
+    { option: 'value', key: 'value', kind: 'number', required: true },
+    { option: 'backfilled', key: 'isBackfilled', kind: 'flag' },
+  ],
   objectPresent: [state('objectPresent')],
   humidity: [
     { option: 'temperature', key: 'temperature', kind: 'number', required: true },
@@ -49,7 +58,10 @@ export const EVENT_FIELDS: Readonly<Record<string, readonly Field[]>> = {
     { option: 'ipAddress', key: 'ipAddress', kind: 'string', required: true },
     { option: 'error', key: 'errors', kind: 'strings' },
   ],
-  cellularStatus: [{ option: 'signalStrength', key: 'signalStrength', kind: 'integer', required: true }, { option: 'error', key: 'errors', kind: 'strings' }],
+  cellularStatus: [
+    { option: 'signalStrength', key: 'signalStrength', kind: 'integer', required: true },
+    { option: 'error', key: 'errors', kind: 'strings' },
+  ],
   co2: [{ option: 'ppm', key: 'ppm', kind: 'integer', required: true }],
   pressure: [{ option: 'pascal', key: 'pascal', kind: 'number', required: true }],
   motion: [state('motion')],
@@ -61,22 +73,40 @@ export const EVENT_FIELDS: Readonly<Record<string, readonly Field[]>> = {
 /** `relativeHumidity` → `--relative-humidity`. */
 const flagOf = (option: string) => `--${option.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
 
-const ALL_OPTIONS = [...new Set(Object.values(EVENT_FIELDS).flat().map((f) => f.option))];
+const ALL_OPTIONS = [
+  ...new Set(
+    Object.values(EVENT_FIELDS)
+      .flat()
+      .map((f) => f.option),
+  ),
+];
 
 /** Adds every typed option (the union over the event types) and the per-type table to the help. */
 export function addPublishOptions(command: Command): Command {
   const described: Record<string, string> = {
-    value: 'temperature °C', backfilled: 'isBackfilled: true (temperature, humidity)', temperature: 'humidity: temperature °C',
-    relativeHumidity: 'humidity: relative humidity %', total: 'objectPresentCount, touchCount: the count',
+    value: 'temperature °C',
+    backfilled: 'isBackfilled: true (temperature, humidity)',
+    temperature: 'humidity: temperature °C',
+    relativeHumidity: 'humidity: relative humidity %',
+    total: 'objectPresentCount, touchCount: the count',
     state: 'the state (objectPresent, waterPresent, motion, deskOccupancy, contact, probeWireStatus)',
-    signalStrength: 'networkStatus, cellularStatus: signal strength %', rssi: 'networkStatus: RSSI',
-    transmissionMode: `networkStatus: ${TRANSMISSION_MODES.join(' | ')}`, percentage: 'batteryStatus: battery %',
-    connection: `connectionStatus: ${CONNECTIONS.join(' | ')}`, available: 'connectionStatus: an available connection (repeatable)',
-    macAddress: 'ethernetStatus: MAC address', ipAddress: 'ethernetStatus: IP address', error: 'ethernetStatus, cellularStatus: an error (repeatable)',
-    ppm: 'co2: CO2 ppm', pascal: 'pressure: pascal', remark: 'deskOccupancy: a remark such as INCOMPLETE_DATA (repeatable)',
+    signalStrength: 'networkStatus, cellularStatus: signal strength %',
+    rssi: 'networkStatus: RSSI',
+    transmissionMode: `networkStatus: ${TRANSMISSION_MODES.join(' | ')}`,
+    percentage: 'batteryStatus: battery %',
+    connection: `connectionStatus: ${CONNECTIONS.join(' | ')}`,
+    available: 'connectionStatus: an available connection (repeatable)',
+    macAddress: 'ethernetStatus: MAC address',
+    ipAddress: 'ethernetStatus: IP address',
+    error: 'ethernetStatus, cellularStatus: an error (repeatable)',
+    ppm: 'co2: CO2 ppm',
+    pascal: 'pressure: pascal',
+    remark: 'deskOccupancy: a remark such as INCOMPLETE_DATA (repeatable)',
   };
   for (const option of ALL_OPTIONS) {
-    const field = Object.values(EVENT_FIELDS).flat().find((f) => f.option === option)!;
+    const field = Object.values(EVENT_FIELDS)
+      .flat()
+      .find((f) => f.option === option)!;
     const flag = flagOf(option);
     if (field.kind === 'flag') command.option(flag, described[option]);
     else if (field.kind === 'strings') command.option(`${flag} <value>`, described[option], collect);
@@ -84,9 +114,14 @@ export function addPublishOptions(command: Command): Command {
   }
   command
     .option('--update-time <time>', 'event time: RFC 3339 or a duration before now such as 5m (default: now)')
-    .option('--data <json>', 'further data fields as a JSON object (e.g. samples, cloudConnectors), merged under the options');
+    .option(
+      '--data <json>',
+      'further data fields as a JSON object (e.g. samples, cloudConnectors), merged under the options',
+    );
   const table = PUBLISHABLE_EVENT_TYPES.map((type) => {
-    const fields = EVENT_FIELDS[type]!.map((f) => `${flagOf(f.option)}${f.kind === 'flag' ? '' : ' <…>'}${f.required ? '' : '?'}`);
+    const fields = EVENT_FIELDS[type]!.map(
+      (f) => `${flagOf(f.option)}${f.kind === 'flag' ? '' : ' <…>'}${f.required ? '' : '?'}`,
+    );
     return `  ${type.padEnd(20)}${fields.join(' ') || '(no options)'}`;
   });
   return command.addHelpText('after', `\nOptions per event type (? = optional):\n${table.join('\n')}\n`);
@@ -100,7 +135,9 @@ export function publishBody(eventType: string, options: Record<string, unknown>)
   const stray = ALL_OPTIONS.filter((o) => options[o] !== undefined && !accepted.has(o));
   if (stray.length > 0) {
     const takes = fields.map((f) => flagOf(f.option)).join(', ') || 'no typed options';
-    throw new UsageError(`${stray.map(flagOf).join(', ')} ${stray.length === 1 ? 'does' : 'do'} not apply to ${eventType} events (they take ${takes})`);
+    throw new UsageError(
+      `${stray.map(flagOf).join(', ')} ${stray.length === 1 ? 'does' : 'do'} not apply to ${eventType} events (they take ${takes})`,
+    );
   }
   let data: Record<string, unknown> = {};
   if (options.data !== undefined) {
@@ -119,12 +156,21 @@ export function publishBody(eventType: string, options: Record<string, unknown>)
       continue;
     }
     switch (f.kind) {
-      case 'number': data[f.key] = parseNumber(String(raw), flag); break;
-      case 'integer': data[f.key] = parseInteger(String(raw), flag); break;
-      case 'flag': data[f.key] = true; break;
-      case 'string': data[f.key] = String(raw); break;
+      case 'number':
+        data[f.key] = parseNumber(String(raw), flag);
+        break;
+      case 'integer':
+        data[f.key] = parseInteger(String(raw), flag);
+        break;
+      case 'flag':
+        data[f.key] = true;
+        break;
+      case 'string':
+        data[f.key] = String(raw);
+        break;
       case 'enum':
-        if (!f.values!.includes(String(raw))) throw new UsageError(`${flag} must be one of ${f.values!.join(', ')}, got "${raw}"`);
+        if (!f.values!.includes(String(raw)))
+          throw new UsageError(`${flag} must be one of ${f.values!.join(', ')}, got "${raw}"`);
         data[f.key] = String(raw);
         break;
       case 'strings': {

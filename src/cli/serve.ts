@@ -12,7 +12,10 @@ export function registerServeCommand(program: Command): void {
     .description('run the API, delivery engine and emulator in this process')
     .option('--port <port>', 'port to listen on (env PORT, default 8080)')
     .option('--host <host>', 'address to listen on (env HOST, default 127.0.0.1)')
-    .option('--data-dir <dir>', 'SQLite database, master key and bootstrap.json (env SENSORCLOUD_DATA_DIR, default ./data)')
+    .option(
+      '--data-dir <dir>',
+      'SQLite database, master key and bootstrap.json (env SENSORCLOUD_DATA_DIR, default ./data)',
+    )
     .option('--database-url <url>', 'postgres://… selects PostgreSQL (env SENSORCLOUD_DATABASE_URL)')
     .option('--demo', 'emulated sensors in the bootstrap project produce events and heartbeats')
     .addHelpText('after', '\nExample:\n  $ sensorcloud serve --port 8080 --data-dir ./data\n')
@@ -33,7 +36,14 @@ export function registerServeCommand(program: Command): void {
         }
         throw err;
       }
-      announceListening(service.deps.logger, service.url, service.deps.config.publicUrl, config.dataDir, config.databaseUrl, notableSettings(config));
+      announceListening(
+        service.deps.logger,
+        service.url,
+        service.deps.config.publicUrl,
+        config.dataDir,
+        config.databaseUrl,
+        notableSettings(config),
+      );
       let stopping = false;
       const stop = async (signal: string) => {
         if (stopping) return;
@@ -57,7 +67,14 @@ export function registerServeCommand(program: Command): void {
  * password), which shows that every process of a cluster uses the same one, and the settings that change what is
  * kept or trusted (notableSettings). Printed whatever LOG_LEVEL says, since scripts and people wait for it.
  */
-function announceListening(logger: Logger, url: string, publicUrl: string, dataDir: string, databaseUrl: string | null, settings: string[]): void {
+function announceListening(
+  logger: Logger,
+  url: string,
+  publicUrl: string,
+  dataDir: string,
+  databaseUrl: string | null,
+  settings: string[],
+): void {
   const urls = {
     console: `${publicUrl}/`,
     api: `${publicUrl}/v2`,
@@ -66,7 +83,14 @@ function announceListening(logger: Logger, url: string, publicUrl: string, dataD
     openapi: `${publicUrl}/v2/openapi.json`,
   };
   logger.child({}, { level: 'info' }).info(
-    { url, ...urls, dataDir, database: databaseUrl === null ? join(dataDir, 'sensorcloud.db') : redactDatabaseUrl(databaseUrl), version: packageVersion(), settings },
+    {
+      url,
+      ...urls,
+      dataDir,
+      database: databaseUrl === null ? join(dataDir, 'sensorcloud.db') : redactDatabaseUrl(databaseUrl),
+      version: packageVersion(),
+      settings,
+    },
     `Sensor Cloud listening on ${url}: console ${urls.console}, API ${urls.api}, health ${urls.health}, metrics ${urls.metrics}, OpenAPI ${urls.openapi}${settings.length > 0 ? `; ${settings.join('; ')}` : ''}`,
   );
 }

@@ -56,11 +56,24 @@ export function createAttempts(deps: AttemptDeps): Attempts {
     const c = item.connector;
     let outcome: AttemptOutcome;
     try {
-      outcome = await dispatcher.send({ url: c.url, headers: c.headers, signatureSecret: deps.openSecret(c.signatureSecretSealed), probe: slots.suspect(c.id) }, item.delivery.body);
+      outcome = await dispatcher.send(
+        {
+          url: c.url,
+          headers: c.headers,
+          signatureSecret: deps.openSecret(c.signatureSecretSealed),
+          probe: slots.suspect(c.id),
+        },
+        item.delivery.body,
+      );
     } catch (err) {
       // The Dispatcher never throws by contract, and the secret opens unless the master key changed; either
       // way the row must not be lost, so it is a failed attempt like any other.
-      outcome = { ok: false, reason: 'connection', responseTimeMs: Math.max(0, clock.now() - startMs), message: `dispatcher error: ${(err as Error).message}` };
+      outcome = {
+        ok: false,
+        reason: 'connection',
+        responseTimeMs: Math.max(0, clock.now() - startMs),
+        message: `dispatcher error: ${(err as Error).message}`,
+      };
     }
     return { item, outcome, endMs: Math.max(clock.now(), startMs + outcome.responseTimeMs) };
   }
@@ -106,7 +119,10 @@ export function createAttempts(deps: AttemptDeps): Attempts {
     if (leaseUntil === null || !leaseHalfOver(leaseUntil, nowMs * 1000, deps.leaseMicros)) return false;
     if (lapsed++ === 0) {
       setImmediate(() => {
-        deps.logger.warn({ rows: lapsed }, 'delivery engine: rows not attempted, their leases half over before their attempts could start (was this process paused?); they come due again when the leases end');
+        deps.logger.warn(
+          { rows: lapsed },
+          'delivery engine: rows not attempted, their leases half over before their attempts could start (was this process paused?); they come due again when the leases end',
+        );
         lapsed = 0;
       });
     }

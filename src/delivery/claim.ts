@@ -48,10 +48,15 @@ export interface InFlightLimits {
  * process may claim the row before an attempt begun now ends. Such a row's attempt is not begun (attempts.ts, a line's
  * rows in intake.ts), and its acknowledgement is recorded as late (outcomes.ts).
  */
-export const leaseHalfOver = (leaseUntil: number, now: number, leaseMicros: number): boolean => leaseUntil - now < leaseMicros / 2;
+export const leaseHalfOver = (leaseUntil: number, now: number, leaseMicros: number): boolean =>
+  leaseUntil - now < leaseMicros / 2;
 
 /** The cap on the connector's rows in flight in the cluster, for a lease taken now that ends at `leaseUntil`. */
-export function inFlightCap(limits: InFlightLimits, connector: Pick<DataConnectorRecord, 'id' | 'failingSince'>, leaseUntil: number): InFlightCap {
+export function inFlightCap(
+  limits: InFlightLimits,
+  connector: Pick<DataConnectorRecord, 'id' | 'failingSince'>,
+  leaseUntil: number,
+): InFlightCap {
   return {
     ended: limits.ended?.(connector.id),
     max: connector.failingSince !== null ? limits.perFailing : limits.perConnector,

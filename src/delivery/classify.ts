@@ -43,7 +43,8 @@ export function classifyResponse(input: {
   nowMs: number;
 }): AttemptOutcome {
   const { status, responseTimeMs } = input;
-  if (status >= 200 && status <= 299) return { ok: true, reason: 'ack', status, responseTimeMs, message: `HTTP ${status}` };
+  if (status >= 200 && status <= 299)
+    return { ok: true, reason: 'ack', status, responseTimeMs, message: `HTTP ${status}` };
   const outcome: AttemptOutcome = {
     ok: false,
     reason: 'http_status',
@@ -60,11 +61,27 @@ export function classifyResponse(input: {
 
 // OpenSSL / node:tls verification and handshake failures (everything else on the socket is a connection error).
 const TLS_CODES = new Set([
-  'CERT_HAS_EXPIRED', 'CERT_NOT_YET_VALID', 'CERT_REVOKED', 'CERT_REJECTED', 'CERT_UNTRUSTED',
-  'CERT_SIGNATURE_FAILURE', 'CERT_CHAIN_TOO_LONG', 'DEPTH_ZERO_SELF_SIGNED_CERT', 'SELF_SIGNED_CERT_IN_CHAIN',
-  'UNABLE_TO_GET_ISSUER_CERT', 'UNABLE_TO_GET_ISSUER_CERT_LOCALLY', 'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
-  'UNABLE_TO_DECRYPT_CERT_SIGNATURE', 'UNABLE_TO_DECODE_ISSUER_PUBLIC_KEY', 'INVALID_CA', 'INVALID_PURPOSE',
-  'PATH_LENGTH_EXCEEDED', 'HOSTNAME_MISMATCH', 'ERR_TLS_CERT_ALTNAME_INVALID', 'ERR_TLS_HANDSHAKE_TIMEOUT', 'EPROTO',
+  'CERT_HAS_EXPIRED',
+  'CERT_NOT_YET_VALID',
+  'CERT_REVOKED',
+  'CERT_REJECTED',
+  'CERT_UNTRUSTED',
+  'CERT_SIGNATURE_FAILURE',
+  'CERT_CHAIN_TOO_LONG',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'UNABLE_TO_GET_ISSUER_CERT',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_DECRYPT_CERT_SIGNATURE',
+  'UNABLE_TO_DECODE_ISSUER_PUBLIC_KEY',
+  'INVALID_CA',
+  'INVALID_PURPOSE',
+  'PATH_LENGTH_EXCEEDED',
+  'HOSTNAME_MISMATCH',
+  'ERR_TLS_CERT_ALTNAME_INVALID',
+  'ERR_TLS_HANDSHAKE_TIMEOUT',
+  'EPROTO',
 ]);
 
 const TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT', 'ETIMEDOUT']);
@@ -89,17 +106,37 @@ function rootError(err: unknown): unknown {
  * No answer arrived. `timedOut` is set by the dispatcher when its own 10 s deadline aborted the attempt; the response
  * time of a timeout is the deadline itself (§6.4).
  */
-export function classifyError(err: unknown, input: { timedOut: boolean; timeoutMs: number; responseTimeMs: number }): AttemptOutcome {
+export function classifyError(
+  err: unknown,
+  input: { timedOut: boolean; timeoutMs: number; responseTimeMs: number },
+): AttemptOutcome {
   const root = rootError(err);
   const code = errorCode(root) ?? errorCode(err);
   const text = (root instanceof Error ? root.message : String(root)).slice(0, 300);
-  if (err instanceof RefusedAddressError || root instanceof RefusedAddressError || code === 'ERR_SENSORCLOUD_REFUSED_ADDRESS') {
-    return { ok: false, reason: 'refused_address', responseTimeMs: input.responseTimeMs, message: `refused address: ${text}` };
+  if (
+    err instanceof RefusedAddressError ||
+    root instanceof RefusedAddressError ||
+    code === 'ERR_SENSORCLOUD_REFUSED_ADDRESS'
+  ) {
+    return {
+      ok: false,
+      reason: 'refused_address',
+      responseTimeMs: input.responseTimeMs,
+      message: `refused address: ${text}`,
+    };
   }
   if (input.timedOut || (code !== undefined && TIMEOUT_CODES.has(code))) {
-    return { ok: false, reason: 'timeout', responseTimeMs: input.timeoutMs, message: `no response headers within ${input.timeoutMs} ms` };
+    return {
+      ok: false,
+      reason: 'timeout',
+      responseTimeMs: input.timeoutMs,
+      message: `no response headers within ${input.timeoutMs} ms`,
+    };
   }
-  if (code !== undefined && (TLS_CODES.has(code) || code.startsWith('ERR_SSL_') || code.startsWith('ERR_TLS_') || code.startsWith('CERT_'))) {
+  if (
+    code !== undefined &&
+    (TLS_CODES.has(code) || code.startsWith('ERR_SSL_') || code.startsWith('ERR_TLS_') || code.startsWith('CERT_'))
+  ) {
     return { ok: false, reason: 'tls', responseTimeMs: input.responseTimeMs, message: `TLS: ${code}: ${text}` };
   }
   return {

@@ -28,12 +28,18 @@ export interface ConnectorLog {
 /** The reason of a failed attempt, as an operator reads it. */
 export function failureReason(outcome: AttemptOutcome): string {
   switch (outcome.reason) {
-    case 'http_status': return `HTTP ${outcome.status ?? '?'}`;
-    case 'timeout': return 'timeout (no response headers within 10 s)';
-    case 'tls': return 'TLS';
-    case 'connection': return 'connection refused or failed';
-    case 'refused_address': return 'refused address (SSRF guard)';
-    default: return outcome.reason;
+    case 'http_status':
+      return `HTTP ${outcome.status ?? '?'}`;
+    case 'timeout':
+      return 'timeout (no response headers within 10 s)';
+    case 'tls':
+      return 'TLS';
+    case 'connection':
+      return 'connection refused or failed';
+    case 'refused_address':
+      return 'refused address (SSRF guard)';
+    default:
+      return outcome.reason;
   }
 }
 
@@ -77,7 +83,10 @@ export function createConnectorLog(logger: Logger, clock: Clock): ConnectorLog {
         hangingNow.add(c.id);
         if (mayLog(c.id)) {
           saidFailing.add(c.id);
-          logger.warn({ connector: name(c) }, 'data connector: an attempt has had no answer for over a second; the connector gets 2 attempts at a time until it answers');
+          logger.warn(
+            { connector: name(c) },
+            'data connector: an attempt has had no answer for over a second; the connector gets 2 attempts at a time until it answers',
+          );
         }
       }
       for (const id of hangingNow) if (!now.has(id)) hangingNow.delete(id);

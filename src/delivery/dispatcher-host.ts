@@ -14,9 +14,21 @@ const data = workerData as DispatcherWorkerData;
 
 // The transport only warns (an unreadable NODE_EXTRA_CA_CERTS); the main thread's logger writes it.
 const forward = (level: 'warn' | 'error') => (obj: unknown, msg?: string) =>
-  port.postMessage({ type: 'log', level, obj: typeof obj === 'object' && obj !== null ? { ...obj } : { value: obj }, msg: msg ?? '' } satisfies FromWorker);
+  port.postMessage({
+    type: 'log',
+    level,
+    obj: typeof obj === 'object' && obj !== null ? { ...obj } : { value: obj },
+    msg: msg ?? '',
+  } satisfies FromWorker);
 const ignore = () => undefined;
-const logger = { warn: forward('warn'), error: forward('error'), info: ignore, debug: ignore, trace: ignore, fatal: forward('error') } as unknown as Logger;
+const logger = {
+  warn: forward('warn'),
+  error: forward('error'),
+  info: ignore,
+  debug: ignore,
+  trace: ignore,
+  fatal: forward('error'),
+} as unknown as Logger;
 
 const dispatcher = createDispatcher({
   config: { caFile: data.caFile, allowPrivateEndpoints: data.allowPrivateEndpoints },

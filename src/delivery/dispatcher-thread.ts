@@ -37,7 +37,10 @@ export type FromWorker =
   | { type: 'log'; level: 'warn' | 'error'; obj: Record<string, unknown>; msg: string }
   | { type: 'closed' };
 
-export type ThreadedDispatcherOptions = Pick<DispatcherOptions, 'config' | 'logger' | 'version' | 'timeoutMs' | 'connectionsPerOrigin' | 'maxInFlight' | 'extraCaFile'> & {
+export type ThreadedDispatcherOptions = Pick<
+  DispatcherOptions,
+  'config' | 'logger' | 'version' | 'timeoutMs' | 'connectionsPerOrigin' | 'maxInFlight' | 'extraCaFile'
+> & {
   /** For the restart backoff after a worker dies young. Default: the system clock. */
   clock?: Clock;
   /** The worker's entry; tests substitute one that misbehaves. Default: DISPATCHER_HOST. */
@@ -50,11 +53,17 @@ const DISPATCHER_HOST = import.meta.url.endsWith('.ts')
   ? new URL('./dispatcher-worker.mjs', import.meta.url)
   : new URL('./dispatcher-host.js', import.meta.url);
 
-const failed = (message: string): AttemptOutcome => ({ ok: false, reason: 'connection', responseTimeMs: 0, message: `connection: ${message}` });
+const failed = (message: string): AttemptOutcome => ({
+  ok: false,
+  reason: 'connection',
+  responseTimeMs: 0,
+  message: `connection: ${message}`,
+});
 
 export function createThreadedDispatcher(options: ThreadedDispatcherOptions): Dispatcher {
   const logger: Logger = options.logger;
-  const extraCaFile = options.extraCaFile !== undefined ? options.extraCaFile : (process.env.NODE_EXTRA_CA_CERTS ?? null);
+  const extraCaFile =
+    options.extraCaFile !== undefined ? options.extraCaFile : (process.env.NODE_EXTRA_CA_CERTS ?? null);
   // Checked here so that a bad SENSORCLOUD_CA_FILE fails the start (on this thread), not the first push.
   readTrustFiles(options.config.caFile, extraCaFile, logger);
   const workerUrl = options.workerUrl ?? DISPATCHER_HOST;
@@ -95,7 +104,10 @@ export function createThreadedDispatcher(options: ThreadedDispatcherOptions): Di
     startedAtMs = clock.now();
     // A worker's default young generation let its heap grow by ~100 MB under fan-out load (memory benchmark:
     // 330 MB peak, over the 300 MB goal); 8 MB keeps it near 50 MB with no measurable cost in throughput.
-    const w = new Worker(workerUrl, { workerData, resourceLimits: { maxYoungGenerationSizeMb: 8, maxOldGenerationSizeMb: 256 } });
+    const w = new Worker(workerUrl, {
+      workerData,
+      resourceLimits: { maxYoungGenerationSizeMb: 8, maxOldGenerationSizeMb: 256 },
+    });
     // Never keeps the process alive by itself; the server and the engine do.
     w.unref();
     w.on('message', (m: FromWorker) => {
@@ -106,7 +118,10 @@ export function createThreadedDispatcher(options: ThreadedDispatcherOptions): Di
       }
     });
     w.on('error', (err) => {
-      logger.error({ err }, 'delivery dispatcher thread failed; its attempts count as failed and a new thread takes over');
+      logger.error(
+        { err },
+        'delivery dispatcher thread failed; its attempts count as failed and a new thread takes over',
+      );
     });
     w.on('exit', () => {
       if (worker === w) worker = null;
@@ -141,7 +156,11 @@ export function createThreadedDispatcher(options: ThreadedDispatcherOptions): Di
         const id = nextId++;
         waiting.set(id, resolve);
         // Only what the transport reads crosses the boundary (the target may carry more).
-        outbox.push([id, { url: target.url, headers: target.headers, signatureSecret: target.signatureSecret, probe: target.probe }, body]);
+        outbox.push([
+          id,
+          { url: target.url, headers: target.headers, signatureSecret: target.signatureSecret, probe: target.probe },
+          body,
+        ]);
         if (!flushScheduled) {
           flushScheduled = true;
           setImmediate(flush);
@@ -157,7 +176,11 @@ export function createThreadedDispatcher(options: ThreadedDispatcherOptions): Di
       // The worker lets attempts in flight finish (their outcomes arrive first), then closes its pools.
       await new Promise<void>((resolve) => {
         w.on('message', (m: FromWorker) => {
-          if (m.type === 'closed') void w.terminate().then(() => resolve(), () => resolve());
+          if (m.type === 'closed')
+            void w.terminate().then(
+              () => resolve(),
+              () => resolve(),
+            );
         });
         w.once('exit', () => resolve());
         w.postMessage({ type: 'close' } satisfies ToWorker);

@@ -89,7 +89,10 @@ export function readTrustFiles(caFile: string | null, extraCaFile: string | null
     try {
       out.push(readFileSync(extraCaFile, 'utf8'));
     } catch (err) {
-      logger.warn({ file: extraCaFile, err: (err as Error).message }, 'NODE_EXTRA_CA_CERTS cannot be read; pushes ignore it');
+      logger.warn(
+        { file: extraCaFile, err: (err as Error).message },
+        'NODE_EXTRA_CA_CERTS cannot be read; pushes ignore it',
+      );
     }
   }
   return out;
@@ -112,7 +115,10 @@ class Gate {
   /** The line of each URL ('' for all, in a gate that is not fair), and the URLs in turn. */
   private readonly lines = new Map<string, InLine[]>();
   private readonly turns: string[] = [];
-  constructor(private readonly limit: number, private readonly fair = false) {}
+  constructor(
+    private readonly limit: number,
+    private readonly fair = false,
+  ) {}
   /** Admits at once when a slot is free (the common case: no promise). */
   tryEnter(): boolean {
     if (this.active >= this.limit) return false;
@@ -167,12 +173,22 @@ class Gate {
 }
 
 // Connection errors after which the next vetted address of the same host is worth a try.
-const TRY_NEXT_ADDRESS = new Set(['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'EADDRNOTAVAIL', 'UND_ERR_CONNECT_TIMEOUT']);
+const TRY_NEXT_ADDRESS = new Set([
+  'ECONNREFUSED',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EADDRNOTAVAIL',
+  'UND_ERR_CONNECT_TIMEOUT',
+]);
 
 type Connector = buildConnector.connector;
 
 /** undici's TLS connector behind the SSRF guard: resolve, vet, then connect to the vetted address only. */
-function createGuardedConnector(base: Connector, policy: AddressPolicy, lookup: (hostname: string) => Promise<string[]>): Connector {
+function createGuardedConnector(
+  base: Connector,
+  policy: AddressPolicy,
+  lookup: (hostname: string) => Promise<string[]>,
+): Connector {
   return (options, callback) => {
     const host = options.hostname;
     if (isIP(host) !== 0) {
@@ -186,7 +202,10 @@ function createGuardedConnector(base: Connector, policy: AddressPolicy, lookup: 
         const vetted = addresses.filter((address) => policy.check(address) === null);
         if (vetted.length === 0) {
           const reason = addresses.length === 0 ? 'no address' : policy.check(addresses[0]!);
-          callback(new RefusedAddressError(`${host} resolves to ${addresses.join(', ') || 'nothing'} (${reason})`), null);
+          callback(
+            new RefusedAddressError(`${host} resolves to ${addresses.join(', ') || 'nothing'} (${reason})`),
+            null,
+          );
           return;
         }
         const attempt = (i: number): void => {
@@ -237,7 +256,8 @@ class DeadlineError extends Error {
 function rawHeader(rawHeaders: Buffer[], name: string): string | undefined {
   for (let i = 0; i + 1 < rawHeaders.length; i += 2) {
     const key = rawHeaders[i]!;
-    if (key.length === name.length && key.toString('latin1').toLowerCase() === name) return rawHeaders[i + 1]!.toString('latin1');
+    if (key.length === name.length && key.toString('latin1').toLowerCase() === name)
+      return rawHeaders[i + 1]!.toString('latin1');
   }
   return undefined;
 }
@@ -287,7 +307,12 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     try {
       const u = new URL(url);
       if (u.protocol !== 'https:') {
-        parsed = { ok: false, reason: 'refused_address', responseTimeMs: 0, message: `refused address: only https:// URLs are pushed to, not ${u.protocol}//` };
+        parsed = {
+          ok: false,
+          reason: 'refused_address',
+          responseTimeMs: 0,
+          message: `refused address: only https:// URLs are pushed to, not ${u.protocol}//`,
+        };
       } else {
         // Credentials in the URL are not sent (u.origin drops them); custom headers carry credentials.
         parsed = { origin: u.origin, path: `${u.pathname}${u.search}` };
@@ -307,7 +332,10 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
 
   /** An attempt that ended before it reached the receiver: no free connection within the deadline. */
   const noConnection = (): AttemptOutcome => ({
-    ok: false, reason: 'timeout', responseTimeMs: timeoutMs, message: `no free connection to the receiver within ${timeoutMs} ms`,
+    ok: false,
+    reason: 'timeout',
+    responseTimeMs: timeoutMs,
+    message: `no free connection to the receiver within ${timeoutMs} ms`,
   });
 
   /**
@@ -391,7 +419,10 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     private dispatch(): void {
       try {
         const headers = buildHeaders(this.target, this.body, this.startMs);
-        agent.dispatch({ origin: this.parsed.origin, path: this.parsed.path, method: 'POST', headers, body: this.body }, this);
+        agent.dispatch(
+          { origin: this.parsed.origin, path: this.parsed.path, method: 'POST', headers, body: this.body },
+          this,
+        );
       } catch (err) {
         this.onError(err as Error);
       }
@@ -439,7 +470,14 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
 
     /** A failure while the body arrives does not change the answer the headers gave; any other is the outcome. */
     onError(err: Error): void {
-      this.finish(this.outcome ?? classifyError(err, { timedOut: this.timedOut, timeoutMs, responseTimeMs: Math.max(0, clock.now() - this.startMs) }));
+      this.finish(
+        this.outcome ??
+          classifyError(err, {
+            timedOut: this.timedOut,
+            timeoutMs,
+            responseTimeMs: Math.max(0, clock.now() - this.startMs),
+          }),
+      );
     }
 
     /** Settles the send once, and gives back the slots and the timer. */
@@ -465,7 +503,13 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
 
   return {
     send(target, body) {
-      if (closed) return Promise.resolve({ ok: false, reason: 'connection', responseTimeMs: 0, message: 'connection: the dispatcher is closed' });
+      if (closed)
+        return Promise.resolve({
+          ok: false,
+          reason: 'connection',
+          responseTimeMs: 0,
+          message: 'connection: the dispatcher is closed',
+        });
       const parsed = parseTarget(target.url);
       if ('reason' in parsed) return Promise.resolve({ ...parsed });
       // The attempt starts now (§6.4). send never rejects: every failure is an outcome.

@@ -82,7 +82,11 @@ function slotsOf(clock: Clock, options: EngineOptions): Slots {
   });
 }
 
-export function createDeliveryEngine(deps: EngineDeps, dispatcher: Dispatcher, options: EngineOptions = {}): DeliveryEngine {
+export function createDeliveryEngine(
+  deps: EngineDeps,
+  dispatcher: Dispatcher,
+  options: EngineOptions = {},
+): DeliveryEngine {
   const { store, clock, logger: log } = deps;
   const slots = slotsOf(clock, options);
   const { perConnector, total } = slots.options;
@@ -92,23 +96,31 @@ export function createDeliveryEngine(deps: EngineDeps, dispatcher: Dispatcher, o
   // A line is bounded, and all lines together hold at most as many rows as may be in flight.
   const lines = new Lines(perConnector * 4, total);
   const connectorLog = createConnectorLog(log, clock);
-  const outcomes = createOutcomeRecorder({ ...deps, leaseMicros }, {
-    disabled(d) {
-      lines.drop(d.connector.id);
-      connectorLog.disabled(d.connector, d.failingSince, d.dropped);
+  const outcomes = createOutcomeRecorder(
+    { ...deps, leaseMicros },
+    {
+      disabled(d) {
+        lines.drop(d.connector.id);
+        connectorLog.disabled(d.connector, d.failingSince, d.dropped);
+      },
+      failing: connectorLog.failing,
+      recovered: connectorLog.recovered,
     },
-    failing: connectorLog.failing,
-    recovered: connectorLog.recovered,
-  });
+  );
 
   // Several processes on one store: the per-connector limits count the whole cluster's leases, at every claim and
   // at every row queued leased by the hand-off (handoff.ts), leaving out the rows whose attempts here have ended.
   const cluster = store.cluster;
   const ended = cluster === null ? null : new EndedRows();
-  const clusterLimits: InFlightLimits | null = ended === null ? null : {
-    perConnector, perFailing: slots.options.perFailingConnector, suspectAfterMicros: slots.options.suspectAfterMs * 1000,
-    ended: (connectorId: string) => ended.of(connectorId),
-  };
+  const clusterLimits: InFlightLimits | null =
+    ended === null
+      ? null
+      : {
+          perConnector,
+          perFailing: slots.options.perFailingConnector,
+          suspectAfterMicros: slots.options.suspectAfterMs * 1000,
+          ended: (connectorId: string) => ended.of(connectorId),
+        };
   const notices = cluster === null ? null : createQueuedNotices(cluster, log);
 
   let started = false;
@@ -118,18 +130,41 @@ export function createDeliveryEngine(deps: EngineDeps, dispatcher: Dispatcher, o
   const taking = (): boolean => started && !stopping;
 
   const attempts = createAttempts({
-    clock, logger: log, dispatcher, slots, outcomes, openSecret: createOpenedSecrets(deps.secretBox), leaseMicros, ended,
+    clock,
+    logger: log,
+    dispatcher,
+    slots,
+    outcomes,
+    openSecret: createOpenedSecrets(deps.secretBox),
+    leaseMicros,
+    ended,
     freed(id) {
       if (lines.has(id)) void intake.drain(id);
       pump.wakeForBacklog();
     },
   });
   const pump = createPump({
-    store, clock, logger: log, slots, backlog, leaseMicros, cluster: clusterLimits,
-    housekeepingIntervalMs: options.housekeepingIntervalMs ?? 5_000, launch: attempts.launch, taking,
+    store,
+    clock,
+    logger: log,
+    slots,
+    backlog,
+    leaseMicros,
+    cluster: clusterLimits,
+    housekeepingIntervalMs: options.housekeepingIntervalMs ?? 5_000,
+    launch: attempts.launch,
+    taking,
   });
   const intake = createIntake({
-    store, clock, logger: log, slots, backlog, lines, leaseMicros, cluster: clusterLimits, taking,
+    store,
+    clock,
+    logger: log,
+    slots,
+    backlog,
+    lines,
+    leaseMicros,
+    cluster: clusterLimits,
+    taking,
     run: (item) => void attempts.run(item),
     wake: () => pump.wake(),
   });

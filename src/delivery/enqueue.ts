@@ -38,7 +38,16 @@ export function createEnqueueConsumer(deps: { clock: Clock }, port: HandoffPort 
             for (const h of handed) {
               const { connectorId, eventId, body, enqueueTime, dueTime, leaseUntil, queued } = rows[h.index]!;
               if (queued?.leased) {
-                const delivery = { id: queued.id, connectorId, eventId, body, enqueueTime, dueTime, attempts: 0, leaseUntil: leaseUntil! };
+                const delivery = {
+                  id: queued.id,
+                  connectorId,
+                  eventId,
+                  body,
+                  enqueueTime,
+                  dueTime,
+                  attempts: 0,
+                  leaseUntil: leaseUntil!,
+                };
                 handoff.launch({ delivery, connector: h.connector }, h.slot);
               } else {
                 handoff.release(h.connector.id, h.slot, true);

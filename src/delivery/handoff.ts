@@ -24,7 +24,11 @@ export interface DeliveryHandoff {
    * or a place in its line of rows waiting in memory for the next free slot (`slot` false). Either way the row is
    * queued leased until `leaseUntil` (micros). Null: queue it as due.
    */
-  reserve(connector: Pick<DataConnectorRecord, 'id' | 'failingSince'>, now: number, competitors: number): Reservation | null;
+  reserve(
+    connector: Pick<DataConnectorRecord, 'id' | 'failingSince'>,
+    now: number,
+    competitors: number,
+  ): Reservation | null;
   /** The row's transaction committed: attempt it now in its slot, or line it up. */
   launch(item: ClaimedDelivery, slot: boolean): void;
   /**

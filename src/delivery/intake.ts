@@ -53,7 +53,11 @@ export function createIntake(deps: IntakeDeps): Intake {
       const current = await store.dataConnectors.get(id);
       const first = lines.first(id);
       if (!first || !deps.taking()) return;
-      if (current?.status !== 'ACTIVE' || slots.suspect(id) || leaseHalfOver(first.delivery.leaseUntil ?? 0, nowMicros(deps), leaseMicros)) {
+      if (
+        current?.status !== 'ACTIVE' ||
+        slots.suspect(id) ||
+        leaseHalfOver(first.delivery.leaseUntil ?? 0, nowMicros(deps), leaseMicros)
+      ) {
         await releaseLine(id);
         return;
       }
@@ -74,7 +78,12 @@ export function createIntake(deps: IntakeDeps): Intake {
     if (!line) return;
     backlog.mark(id);
     try {
-      await store.transaction((tx) => tx.deliveries.releaseLeases(nowMicros(deps), line.map((item) => item.delivery.id)));
+      await store.transaction((tx) =>
+        tx.deliveries.releaseLeases(
+          nowMicros(deps),
+          line.map((item) => item.delivery.id),
+        ),
+      );
     } catch (err) {
       // The rows stay leased; they come due when their leases end.
       log.error({ err }, 'delivery engine: giving rows in line back to the queue failed');
@@ -96,7 +105,11 @@ export function createIntake(deps: IntakeDeps): Intake {
           slots.take(connectorId);
           const leaseUntil = now + leaseMicros;
           if (deps.cluster === null) return { leaseUntil, slot: true };
-          return { leaseUntil, slot: true, leaseIf: { cap: inFlightCap(deps.cluster, connector, leaseUntil), enqueuedAfter: now - RETENTION_MICROS } };
+          return {
+            leaseUntil,
+            slot: true,
+            leaseIf: { cap: inFlightCap(deps.cluster, connector, leaseUntil), enqueuedAfter: now - RETENTION_MICROS },
+          };
         }
         // Only a connector that answers gets a line (a suspect one's rows queue as due, as behind a backlog).
         if (deps.cluster === null && !slots.suspect(connectorId) && lines.hasRoom(connectorId)) {

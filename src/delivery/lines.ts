@@ -10,7 +10,10 @@ export class Lines {
   private placesTotal = 0;
 
   /** `lineLimit`: places per connector; `linesLimit`: places of all connectors together. */
-  constructor(private readonly lineLimit: number, private readonly linesLimit: number) {}
+  constructor(
+    private readonly lineLimit: number,
+    private readonly linesLimit: number,
+  ) {}
 
   /** Places the connector holds (rows in line and reservations). */
   waiting(connectorId: string): number {

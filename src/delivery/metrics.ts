@@ -17,7 +17,8 @@ const LOG_GAMMA = Math.log(GAMMA);
 /** Histogram key of a zero response time (log buckets cannot hold it). */
 const ZERO_KEY = 'z';
 
-export const bucketStartOf = (micros: number): number => Math.floor(micros / METRICS_BUCKET_MICROS) * METRICS_BUCKET_MICROS;
+export const bucketStartOf = (micros: number): number =>
+  Math.floor(micros / METRICS_BUCKET_MICROS) * METRICS_BUCKET_MICROS;
 
 /** Histogram key of a latency in microseconds: bucket i holds (γ^(i-1), γ^i]. */
 export function histogramKey(latencyMicros: number): string {
@@ -79,11 +80,19 @@ export async function readConnectorMetrics(repos: Repos, connectorId: string, no
  * The `:metricsHistory` answer: the same buckets `:metrics` adds up (the last 3 hours, to the minute), one entry
  * per minute that had attempts, oldest first. Minutes without attempts are left out; at most 181 entries.
  */
-export async function readConnectorMetricsHistory(repos: Repos, connectorId: string, now: number): Promise<MetricsHistoryBucket[]> {
+export async function readConnectorMetricsHistory(
+  repos: Repos,
+  connectorId: string,
+  now: number,
+): Promise<MetricsHistoryBucket[]> {
   const buckets = await repos.connectorMetrics.listSince(connectorId, bucketStartOf(now - METRICS_WINDOW_MICROS));
   return buckets
     .filter((b) => b.successCount > 0 || b.errorCount > 0)
-    .map((b) => ({ startTime: formatTimestamp(b.bucketStart), successCount: b.successCount, errorCount: b.errorCount }));
+    .map((b) => ({
+      startTime: formatTimestamp(b.bucketStart),
+      successCount: b.successCount,
+      errorCount: b.errorCount,
+    }));
 }
 
 /** Deletes buckets that left the window; bounded per call. */
@@ -123,7 +132,10 @@ const attemptSeries = new Map<AttemptReason, string>();
 const bucketSeries = [...DURATION_BUCKETS_SECONDS.map(String), '+Inf'].map(series.durationBucket);
 
 /** Counter increments for a set of attempts (per-reason counts and the cumulative duration histogram). */
-export function attemptCounterDeltas(samples: AttemptSample[], into: Record<string, number> = {}): Record<string, number> {
+export function attemptCounterDeltas(
+  samples: AttemptSample[],
+  into: Record<string, number> = {},
+): Record<string, number> {
   // inBucket[i]: samples whose smallest bucket is i (the last one is +Inf); made cumulative below.
   const inBucket = new Array<number>(bucketSeries.length).fill(0);
   let sum = 0;
@@ -150,7 +162,10 @@ export function attemptCounterDeltas(samples: AttemptSample[], into: Record<stri
 
 /** Adds the attempts to their connectors' buckets (one write per connector and bucket). Call inside a transaction. */
 export async function recordAttemptMetrics(tx: Repos, samples: AttemptSample[]): Promise<void> {
-  const groups = new Map<string, { connectorId: string; bucket: number; success: number; error: number; hist: Histogram }>();
+  const groups = new Map<
+    string,
+    { connectorId: string; bucket: number; success: number; error: number; hist: Histogram }
+  >();
   for (const s of samples) {
     const bucket = bucketStartOf(s.time);
     const key = `${s.connectorId}/${bucket}`;

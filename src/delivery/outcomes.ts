@@ -43,22 +43,36 @@ export type Effect =
   | { kind: 'disable'; state: ConnectorState };
 
 const changed = (before: ConnectorState, after: ConnectorState): ConnectorState | null =>
-  after.status !== before.status || after.failingSince !== before.failingSince ? { status: after.status, failingSince: after.failingSince } : null;
+  after.status !== before.status || after.failingSince !== before.failingSince
+    ? { status: after.status, failingSince: after.failingSince }
+    : null;
 
 /** The effect of an attempt on `row` that ended at `endMs` (ms) with `outcome`, for the connector as it is now. */
-export function effectOf(connector: ConnectorState, row: Pick<DeliveryRecord, 'attempts' | 'enqueueTime'>, outcome: AttemptOutcome, endMs: number): Effect {
+export function effectOf(
+  connector: ConnectorState,
+  row: Pick<DeliveryRecord, 'attempts' | 'enqueueTime'>,
+  outcome: AttemptOutcome,
+  endMs: number,
+): Effect {
   if (outcome.ok) return { kind: 'ack', state: changed(connector, afterSuccess(connector)) };
   if (connector.status !== 'ACTIVE') return { kind: 'discard' };
   const next = afterFailure(connector, Math.floor(endMs * 1000));
   if (next.dropQueue) return { kind: 'disable', state: { status: next.status, failingSince: next.failingSince } };
   const attempts = row.attempts + 1;
-  const dueMs = nextAttemptTime(attempts, endMs, row.enqueueTime / 1000, outcome.responseTimeMs, outcome.retryAfterSeconds);
+  const dueMs = nextAttemptTime(
+    attempts,
+    endMs,
+    row.enqueueTime / 1000,
+    outcome.responseTimeMs,
+    outcome.retryAfterSeconds,
+  );
   const state = changed(connector, next);
   return dueMs === null ? { kind: 'expire', state } : { kind: 'retry', attempts, dueMs, state };
 }
 
 /** Whether the effect writes the connector's state (status, failingSince). */
-const writesState = (effect: Effect): effect is Effect & { state: ConnectorState } => effect.kind !== 'discard' && effect.state !== null;
+const writesState = (effect: Effect): effect is Effect & { state: ConnectorState } =>
+  effect.kind !== 'discard' && effect.state !== null;
 
 /** A connector the recorder disabled (5 days of failures), after its transaction committed. */
 export interface Disabled {
@@ -135,18 +149,41 @@ async function apply(tx: Repos, done: Finished, report: RunReport, batch: Batch,
     effect = effectOf(connector, row, outcome, endMs);
   }
   const end = Math.floor(endMs * 1000);
-  batch.samples.push({ connectorId: connector.id, time: end, reason: outcome.reason, ok: outcome.ok, responseTimeMs: outcome.responseTimeMs });
+  batch.samples.push({
+    connectorId: connector.id,
+    time: end,
+    reason: outcome.reason,
+    ok: outcome.ok,
+    responseTimeMs: outcome.responseTimeMs,
+  });
   if (outcome.ok) report.acked = 1;
   else {
     report.failed = 1;
-    log.debug({ connector: dataConnectorName(connector.projectId, connector.id), eventId: row.eventId, attempt: row.attempts + 1, reason: outcome.reason, status: outcome.status, message: outcome.message }, 'push attempt failed');
+    log.debug(
+      {
+        connector: dataConnectorName(connector.projectId, connector.id),
+        eventId: row.eventId,
+        attempt: row.attempts + 1,
+        reason: outcome.reason,
+        status: outcome.status,
+        message: outcome.message,
+      },
+      'push attempt failed',
+    );
   }
 
   if (writesState(effect)) {
     await tx.dataConnectors.updateState(connector.id, effect.state.status, effect.state.failingSince, end);
-    batch.connectors.set(connector.id, { ...connector, status: effect.state.status, failingSince: effect.state.failingSince, updateTime: end });
-    if (connector.failingSince === null && effect.state.failingSince !== null) batch.notices.push((n) => n.failing(connector, outcome));
-    if (connector.failingSince !== null && effect.state.failingSince === null) batch.notices.push((n) => n.recovered(connector));
+    batch.connectors.set(connector.id, {
+      ...connector,
+      status: effect.state.status,
+      failingSince: effect.state.failingSince,
+      updateTime: end,
+    });
+    if (connector.failingSince === null && effect.state.failingSince !== null)
+      batch.notices.push((n) => n.failing(connector, outcome));
+    if (connector.failingSince !== null && effect.state.failingSince === null)
+      batch.notices.push((n) => n.recovered(connector));
   }
   switch (effect.kind) {
     case 'ack':
@@ -183,12 +220,21 @@ async function apply(tx: Repos, done: Finished, report: RunReport, batch: Batch,
  * The group commit of outcomes. `notices` hears, after the commit, of the connectors whose state the batch changed.
  * A batch that fails to record leaves its rows leased: they come due again when the lease ends.
  */
-export function createOutcomeRecorder(deps: { store: Store; logger: Logger; clock: Clock; leaseMicros: number }, notices: OutcomeNotices): OutcomeRecorder {
+export function createOutcomeRecorder(
+  deps: { store: Store; logger: Logger; clock: Clock; leaseMicros: number },
+  notices: OutcomeNotices,
+): OutcomeRecorder {
   const log = deps.logger;
   // While the database is unreachable every batch fails: logged when that starts and when it ends.
-  const failures = createFailureLog(log, 'error', {
-    failing: 'delivery engine: recording attempt outcomes failed', recovered: 'delivery engine: recording attempt outcomes works again',
-  }, () => deps.clock.now());
+  const failures = createFailureLog(
+    log,
+    'error',
+    {
+      failing: 'delivery engine: recording attempt outcomes failed',
+      recovered: 'delivery engine: recording attempt outcomes works again',
+    },
+    () => deps.clock.now(),
+  );
   let pending: Array<{ done: Finished; resolve: (r: RunReport) => void }> = [];
   let flushing: Promise<void> | null = null;
   const takeBatch = () => {
@@ -210,30 +256,40 @@ export function createOutcomeRecorder(deps: { store: Store; logger: Logger; cloc
       let disabled: Batch['disabled'] = [];
       try {
         // Re-runnable: each call starts its reports over.
-        await deps.store.transaction(async (tx) => {
-          taken ??= takeBatch();
-          reports = attemptedReports(taken.length);
-          const now = nowMicros(deps);
-          const batch: Batch = {
-            samples: [], counters: {}, notices: [], connectors: new Map(), locked: new Set(), acked: [], discarded: [], disabled: [],
-            late: (leaseUntil) => leaseHalfOver(leaseUntil, now, deps.leaseMicros),
-          };
-          // Every connector of the batch in one read, without a lock: most outcomes change nothing of the connector (an
-          // acknowledgement to a healthy one), and on PostgreSQL a row lock taken by every batch made the outcome
-          // batches of all processes wait for each other (the largest wait with two processes). An outcome that
-          // changes its state reads it again locked (apply). One read for all: a batch of outcomes for 32 connectors
-          // made 32 round trips.
-          const ids = [...new Set(taken.map((t) => t.done.item.connector.id))];
-          const read = await tx.dataConnectors.getMany(ids);
-          for (const id of ids) batch.connectors.set(id, read.get(id) ?? null);
-          for (let i = 0; i < taken.length; i++) await apply(tx, taken[i]!.done, reports[i]!, batch, log);
-          await deleteFinished(tx, batch);
-          await recordAttemptMetrics(tx, batch.samples);
-          attemptCounterDeltas(batch.samples, batch.counters);
-          await tx.connectorMetrics.addCounters(batch.counters);
-          told = batch.notices;
-          disabled = batch.disabled;
-        }, { rerunnable: true, background: true });
+        await deps.store.transaction(
+          async (tx) => {
+            taken ??= takeBatch();
+            reports = attemptedReports(taken.length);
+            const now = nowMicros(deps);
+            const batch: Batch = {
+              samples: [],
+              counters: {},
+              notices: [],
+              connectors: new Map(),
+              locked: new Set(),
+              acked: [],
+              discarded: [],
+              disabled: [],
+              late: (leaseUntil) => leaseHalfOver(leaseUntil, now, deps.leaseMicros),
+            };
+            // Every connector of the batch in one read, without a lock: most outcomes change nothing of the connector (an
+            // acknowledgement to a healthy one), and on PostgreSQL a row lock taken by every batch made the outcome
+            // batches of all processes wait for each other (the largest wait with two processes). An outcome that
+            // changes its state reads it again locked (apply). One read for all: a batch of outcomes for 32 connectors
+            // made 32 round trips.
+            const ids = [...new Set(taken.map((t) => t.done.item.connector.id))];
+            const read = await tx.dataConnectors.getMany(ids);
+            for (const id of ids) batch.connectors.set(id, read.get(id) ?? null);
+            for (let i = 0; i < taken.length; i++) await apply(tx, taken[i]!.done, reports[i]!, batch, log);
+            await deleteFinished(tx, batch);
+            await recordAttemptMetrics(tx, batch.samples);
+            attemptCounterDeltas(batch.samples, batch.counters);
+            await tx.connectorMetrics.addCounters(batch.counters);
+            told = batch.notices;
+            disabled = batch.disabled;
+          },
+          { rerunnable: true, background: true },
+        );
         failures.succeeded();
       } catch (err) {
         taken ??= takeBatch();
@@ -247,7 +303,10 @@ export function createOutcomeRecorder(deps: { store: Store; logger: Logger; cloc
         // Outcomes wait meanwhile (rows stay leased; pushes go on). Should the database fail, the rest of the queue
         // is dropped as it comes due (claimDue), and never sent: the connector is disabled already.
         const dropped = await dropQueue(deps.store, d.connector.id).catch((err: unknown) => {
-          log.warn({ err, connector: dataConnectorName(d.connector.projectId, d.connector.id) }, 'delivery engine: dropping a disabled connector\'s queue failed; the rest is dropped as it comes due');
+          log.warn(
+            { err, connector: dataConnectorName(d.connector.projectId, d.connector.id) },
+            "delivery engine: dropping a disabled connector's queue failed; the rest is dropped as it comes due",
+          );
           return 0;
         });
         d.report.dropped += dropped;

@@ -47,9 +47,15 @@ export interface Pump {
 export function createPump(deps: PumpDeps): Pump {
   const { store, slots, backlog } = deps;
   // Every poll fails while the database is unreachable: logged when that starts and when it ends.
-  const claimFailures = createFailureLog(deps.logger, 'error', {
-    failing: 'delivery engine: claiming due deliveries failed', recovered: 'delivery engine: claiming due deliveries works again',
-  }, () => deps.clock.now());
+  const claimFailures = createFailureLog(
+    deps.logger,
+    'error',
+    {
+      failing: 'delivery engine: claiming due deliveries failed',
+      recovered: 'delivery engine: claiming due deliveries works again',
+    },
+    () => deps.clock.now(),
+  );
   let rotation = 0;
   let pumping: Promise<void> | null = null;
   let again = false;
@@ -60,8 +66,13 @@ export function createPump(deps: PumpDeps): Pump {
   async function claim(): Promise<ClaimedDelivery[]> {
     const seen = backlog.snapshot();
     const result = await claimDue(store, {
-      now: nowMicros(deps), leaseMicros: deps.leaseMicros, capacityOf: slots.capacityOf, total: slots.room(),
-      suspect: slots.suspect, suspectLeft: slots.options.suspectTotal - Math.max(slots.inFlightSuspect, slots.suspectHeld()), rotation: rotation++,
+      now: nowMicros(deps),
+      leaseMicros: deps.leaseMicros,
+      capacityOf: slots.capacityOf,
+      total: slots.room(),
+      suspect: slots.suspect,
+      suspectLeft: slots.options.suspectTotal - Math.max(slots.inFlightSuspect, slots.suspectHeld()),
+      rotation: rotation++,
       cluster: deps.cluster,
     });
     if (result.due !== null) backlog.settle(seen, result.due, result.drained);

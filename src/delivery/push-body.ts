@@ -25,15 +25,28 @@ export function buildPushBody(eventJson: string, device: PushDevice, labelKeys: 
   for (const key of labelKeys) {
     if (Object.hasOwn(device.labels, key)) labels[key] = device.labels[key]!;
   }
-  const metadata = { deviceId: device.id, projectId: device.projectId, deviceType: device.type, productNumber: device.productNumber };
-  return Buffer.from(`{"event":${eventJson},"labels":${JSON.stringify(labels)},"metadata":${JSON.stringify(metadata)}}`, 'utf8');
+  const metadata = {
+    deviceId: device.id,
+    projectId: device.projectId,
+    deviceType: device.type,
+    productNumber: device.productNumber,
+  };
+  return Buffer.from(
+    `{"event":${eventJson},"labels":${JSON.stringify(labels)},"metadata":${JSON.stringify(metadata)}}`,
+    'utf8',
+  );
 }
 
 /**
  * Queue rows for one event and the given connectors, each with its connector (`targets[i]` for `rows[i]`). Bodies are
  * shared between connectors asking for the same labels; with one connector, the usual case, no map is made.
  */
-export function rowsFor(connectors: DataConnectorRecord[], { event, json }: EmittedEvent, device: DeviceRecord, now: number): { rows: NewDelivery[]; targets: DataConnectorRecord[] } {
+export function rowsFor(
+  connectors: DataConnectorRecord[],
+  { event, json }: EmittedEvent,
+  device: DeviceRecord,
+  now: number,
+): { rows: NewDelivery[]; targets: DataConnectorRecord[] } {
   const bodies = connectors.length > 1 ? new Map<string, Buffer>() : null;
   const rows: NewDelivery[] = [];
   const targets: DataConnectorRecord[] = [];
@@ -51,4 +64,3 @@ export function rowsFor(connectors: DataConnectorRecord[], { event, json }: Emit
   }
   return { rows, targets };
 }
-

@@ -11,7 +11,9 @@ let cachedPackageVersion: string | undefined;
 /** The service version from package.json, read once. */
 export function packageVersion(): string {
   if (cachedPackageVersion === undefined) {
-    const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version?: string };
+    const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+      version?: string;
+    };
     cachedPackageVersion = pkg.version ?? '0.0.0';
   }
   return cachedPackageVersion;

@@ -21,7 +21,11 @@ export type Later = (ms: number, fn: () => void) => void;
 
 const later: Later = (ms, fn) => void setTimeout(fn, ms).unref();
 
-export function createQueuedNotices(cluster: Pick<Cluster, 'publish' | 'subscribe'>, log: Logger, after: Later = later): QueuedNotices {
+export function createQueuedNotices(
+  cluster: Pick<Cluster, 'publish' | 'subscribe'>,
+  log: Logger,
+  after: Later = later,
+): QueuedNotices {
   let pending = false;
   let sending = false;
   let listening = false;
@@ -30,12 +34,15 @@ export function createQueuedNotices(cluster: Pick<Cluster, 'publish' | 'subscrib
   const send = (): void => {
     sending = true;
     pending = false;
-    cluster.publish(QUEUED_CHANNEL, [''])
+    cluster
+      .publish(QUEUED_CHANNEL, [''])
       .catch((err: unknown) => log.debug({ err }, 'delivery engine: announcing queued rows failed; the others poll'))
-      .finally(() => after(ANNOUNCE_EVERY_MS, () => {
-        sending = false;
-        if (pending) send();
-      }));
+      .finally(() =>
+        after(ANNOUNCE_EVERY_MS, () => {
+          sending = false;
+          if (pending) send();
+        }),
+      );
   };
 
   return {
@@ -45,10 +52,16 @@ export function createQueuedNotices(cluster: Pick<Cluster, 'publish' | 'subscrib
     },
     listen(onQueued) {
       listening = true;
-      void cluster.subscribe(QUEUED_CHANNEL, () => onQueued()).then((stop) => {
-        if (listening) unlisten = stop;
-        else stop();
-      }, (err: unknown) => log.warn({ err }, 'delivery engine: cannot listen for rows queued by other processes; polling only'));
+      void cluster
+        .subscribe(QUEUED_CHANNEL, () => onQueued())
+        .then(
+          (stop) => {
+            if (listening) unlisten = stop;
+            else stop();
+          },
+          (err: unknown) =>
+            log.warn({ err }, 'delivery engine: cannot listen for rows queued by other processes; polling only'),
+        );
     },
     stopListening() {
       listening = false;

@@ -30,7 +30,11 @@ export function retryIntervalSeconds(n: number, responseTimeMs: number, retryAft
 
 /** The time (ms) at which the next attempt is due, or null when that would fall at or after the 12-hour drop. */
 export function nextAttemptTime(
-  n: number, attemptEndMs: number, enqueueTimeMs: number, responseTimeMs: number, retryAfterSeconds?: number,
+  n: number,
+  attemptEndMs: number,
+  enqueueTimeMs: number,
+  responseTimeMs: number,
+  retryAfterSeconds?: number,
 ): number | null {
   const due = attemptEndMs + retryIntervalSeconds(n, responseTimeMs, retryAfterSeconds) * 1000;
   return due >= enqueueTimeMs + RETENTION_MS ? null : due;

@@ -112,9 +112,10 @@ export interface AddressPolicy {
 }
 
 export function createAddressPolicy(allowPrivateEndpoints: readonly string[] | AllowList = []): AddressPolicy {
-  const allow: AllowList = allowPrivateEndpoints.length > 0 && typeof allowPrivateEndpoints[0] === 'string'
-    ? parseAllowList(allowPrivateEndpoints as readonly string[])
-    : (allowPrivateEndpoints as AllowList);
+  const allow: AllowList =
+    allowPrivateEndpoints.length > 0 && typeof allowPrivateEndpoints[0] === 'string'
+      ? parseAllowList(allowPrivateEndpoints as readonly string[])
+      : (allowPrivateEndpoints as AllowList);
   return {
     check(ip) {
       const addr = parseAddress(ip);
@@ -138,20 +139,24 @@ export function checkUrlForWrite(url: unknown, allowPrivateEndpoints: readonly s
   if (url.length > MAX_URL_LENGTH) throw badRequest(`httpConfig.url must be at most ${MAX_URL_LENGTH} characters`);
   // URL parsing silently drops tabs and line breaks, trims spaces and control characters, and turns '\\' into '/':
   // the URL stored would not be the URL pushed to, so such a URL is refused rather than changed.
-  if (URL_UNSAFE.test(url)) throw badRequest('httpConfig.url must not contain spaces, control characters (CR, LF, tab…) or backslashes');
+  if (URL_UNSAFE.test(url))
+    throw badRequest('httpConfig.url must not contain spaces, control characters (CR, LF, tab…) or backslashes');
   let parsed: URL;
   try {
     parsed = new URL(url);
   } catch {
     throw badRequest('httpConfig.url must be an absolute https:// URL');
   }
-  if (parsed.protocol !== 'https:') throw badRequest('httpConfig.url must use https:// (plain http and other schemes are refused)');
+  if (parsed.protocol !== 'https:')
+    throw badRequest('httpConfig.url must use https:// (plain http and other schemes are refused)');
   if (parsed.hostname === '') throw badRequest('httpConfig.url must have a host');
   const literal = parseLiteralHost(parsed.hostname);
   if (literal !== null) {
     const reason = createAddressPolicy(allowPrivateEndpoints).check(literal);
     if (reason !== null) {
-      throw badRequest(`httpConfig.url points to a refused address: ${reason}; pushes may reach only public addresses (see SENSORCLOUD_ALLOW_PRIVATE_ENDPOINTS)`);
+      throw badRequest(
+        `httpConfig.url points to a refused address: ${reason}; pushes may reach only public addresses (see SENSORCLOUD_ALLOW_PRIVATE_ENDPOINTS)`,
+      );
     }
   }
   return parsed;

@@ -15,7 +15,12 @@ import { buildPushBody } from './push-body.ts';
  * rows. The caller holds the connector's row lock (getForUpdate), so two at once, in any processes, take turns and
  * the second sees the first's rows.
  */
-export async function enqueueSync(tx: Repos, connector: DataConnectorRecord, eventTypes: readonly string[], now: number): Promise<number> {
+export async function enqueueSync(
+  tx: Repos,
+  connector: DataConnectorRecord,
+  eventTypes: readonly string[],
+  now: number,
+): Promise<number> {
   const scope = JSON.stringify({ events: connector.events, labels: connector.labels });
   const last = await tx.deliveries.lastSync(connector.id);
   if (last !== null && last.scope === scope && (await tx.deliveries.syncQueued(last))) return 0;
@@ -24,12 +29,13 @@ export async function enqueueSync(tx: Repos, connector: DataConnectorRecord, eve
   let firstId = Infinity;
   let lastId = -Infinity;
   const done = async () => {
-    if (queued > 0) await tx.deliveries.recordSync({ connectorId: connector.id, firstId, lastId, enqueueTime: now, scope });
+    if (queued > 0)
+      await tx.deliveries.recordSync({ connectorId: connector.id, firstId, lastId, enqueueTime: now, scope });
     return queued;
   };
   // A page of devices at a time (the same page of devices for both reads, in one transaction), so a large project
   // never holds all its devices and latest events in memory at once.
-  for (let after = ''; ;) {
+  for (let after = ''; ; ) {
     const range = { after, limit: SYNC_DEVICES_PER_PAGE };
     const devices = new Map((await tx.devices.listByProject(connector.projectId, range)).map((d) => [d.id, d]));
     const rows: NewDelivery[] = [];
@@ -37,7 +43,13 @@ export async function enqueueSync(tx: Repos, connector: DataConnectorRecord, eve
       const device = devices.get(e.deviceId);
       if (!device) continue;
       // The stored body is the event's JSON, exactly as it was pushed when it happened.
-      rows.push({ connectorId: connector.id, eventId: e.id, body: buildPushBody(e.body, device, connector.labels), enqueueTime: now, dueTime: now });
+      rows.push({
+        connectorId: connector.id,
+        eventId: e.id,
+        body: buildPushBody(e.body, device, connector.labels),
+        enqueueTime: now,
+        dueTime: now,
+      });
     }
     if (rows.length > 0) {
       // insert, not add: the ids make the sync's record.
@@ -54,4 +66,3 @@ export async function enqueueSync(tx: Repos, connector: DataConnectorRecord, eve
 
 /** Devices whose latest events one page of `:sync` reads. */
 const SYNC_DEVICES_PER_PAGE = 200;
-

@@ -15,11 +15,11 @@ export interface PushTarget {
 }
 
 export type AttemptReason =
-  | 'ack'             // 2xx
-  | 'http_status'     // non-2xx, 3xx included (redirects are never followed)
-  | 'timeout'         // no response headers within 10 s
-  | 'tls'             // certificate or handshake failure
-  | 'connection'      // refused, reset, DNS failure …
+  | 'ack' // 2xx
+  | 'http_status' // non-2xx, 3xx included (redirects are never followed)
+  | 'timeout' // no response headers within 10 s
+  | 'tls' // certificate or handshake failure
+  | 'connection' // refused, reset, DNS failure …
   | 'refused_address'; // SSRF guard (contract §6.10)
 
 export interface AttemptOutcome {

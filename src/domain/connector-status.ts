@@ -24,7 +24,8 @@ export interface Transition extends ConnectorState {
 /** Only ACTIVE and USER_DISABLED may be written [spec]; SYSTEM_DISABLED and anything else is a 400. */
 export function parseWritableStatus(value: unknown): 'ACTIVE' | 'USER_DISABLED' {
   if (value === 'ACTIVE' || value === 'USER_DISABLED') return value;
-  if (value === 'SYSTEM_DISABLED') throw badRequest('status: SYSTEM_DISABLED is set by the service only; write ACTIVE or USER_DISABLED');
+  if (value === 'SYSTEM_DISABLED')
+    throw badRequest('status: SYSTEM_DISABLED is set by the service only; write ACTIVE or USER_DISABLED');
   throw badRequest('status must be ACTIVE or USER_DISABLED');
 }
 

@@ -17,7 +17,11 @@ const sensor = (own: string[], productNumber: string): DeviceTypeInfo => ({
 });
 
 export const DEVICE_TYPES: Readonly<Record<string, DeviceTypeInfo>> = {
-  temperature: { events: ['temperature', 'probeWireStatus', ...SENSOR_COMMON_EVENTS], reported: ['temperature', ...SENSOR_COMMON_EVENTS], productNumber: '102058' },
+  temperature: {
+    events: ['temperature', 'probeWireStatus', ...SENSOR_COMMON_EVENTS],
+    reported: ['temperature', ...SENSOR_COMMON_EVENTS],
+    productNumber: '102058',
+  },
   proximity: sensor(['objectPresent'], '102064'),
   touch: sensor([], '100110'),
   humidity: sensor(['humidity'], '101895'),
@@ -39,9 +43,25 @@ export const DEVICE_TYPE_NAMES = Object.keys(DEVICE_TYPES);
 
 /** Every event type a data connector filter may name (ping excluded). */
 export const EVENT_TYPES = [
-  'touch', 'temperature', 'objectPresent', 'humidity', 'objectPresentCount', 'touchCount', 'waterPresent',
-  'networkStatus', 'batteryStatus', 'labelsChanged', 'connectionStatus', 'ethernetStatus', 'cellularStatus',
-  'co2', 'pressure', 'motion', 'deskOccupancy', 'contact', 'probeWireStatus',
+  'touch',
+  'temperature',
+  'objectPresent',
+  'humidity',
+  'objectPresentCount',
+  'touchCount',
+  'waterPresent',
+  'networkStatus',
+  'batteryStatus',
+  'labelsChanged',
+  'connectionStatus',
+  'ethernetStatus',
+  'cellularStatus',
+  'co2',
+  'pressure',
+  'motion',
+  'deskOccupancy',
+  'contact',
+  'probeWireStatus',
 ] as const;
 
 export const LABELS_CHANGED = 'labelsChanged';

@@ -23,8 +23,14 @@ export const conflict = (message: string) => new ApiError(409, message);
 export const tooManyRequests = (retryAfterSeconds: number, message = 'rate limit exceeded') =>
   new ApiError(429, message, { retryAfterSeconds: Math.max(1, Math.ceil(retryAfterSeconds)) });
 export const unavailable = (message: string, retryAfterSeconds?: number) =>
-  new ApiError(503, message, retryAfterSeconds === undefined ? {} : { retryAfterSeconds: Math.max(1, Math.ceil(retryAfterSeconds)) });
+  new ApiError(
+    503,
+    message,
+    retryAfterSeconds === undefined ? {} : { retryAfterSeconds: Math.max(1, Math.ceil(retryAfterSeconds)) },
+  );
 
 /** OAuth token endpoint errors (contract §2.3): always 400 with an OAuth `error` code. */
-export const oauthError = (oauthErrorCode: 'invalid_request' | 'unsupported_grant_type' | 'invalid_grant', description: string) =>
-  new ApiError(400, description, { oauthError: oauthErrorCode });
+export const oauthError = (
+  oauthErrorCode: 'invalid_request' | 'unsupported_grant_type' | 'invalid_grant',
+  description: string,
+) => new ApiError(400, description, { oauthError: oauthErrorCode });

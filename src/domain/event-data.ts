@@ -15,7 +15,13 @@ export const STATE_ENUMS: Readonly<Record<string, readonly string[]>> = {
   motion: ['MOTION_DETECTED', 'NO_MOTION_DETECTED'],
   deskOccupancy: ['OCCUPIED', 'NOT_OCCUPIED'],
   contact: ['OPEN', 'CLOSED'],
-  probeWireStatus: ['INVALID_WIRE_CONFIGURATION', 'INVALID_COEFFICIENT_CONFIGURATION', 'TWO_WIRE', 'THREE_WIRE', 'FOUR_WIRE'],
+  probeWireStatus: [
+    'INVALID_WIRE_CONFIGURATION',
+    'INVALID_COEFFICIENT_CONFIGURATION',
+    'TWO_WIRE',
+    'THREE_WIRE',
+    'FOUR_WIRE',
+  ],
 };
 export const TRANSMISSION_MODES = ['LOW_POWER_STANDARD_MODE', 'HIGH_POWER_BOOST_MODE'] as const;
 export const CONNECTIONS = ['SDS', 'ETHERNET', 'CELLULAR', 'OFFLINE'] as const;
@@ -63,7 +69,10 @@ const isObject = (v: unknown): v is Obj => typeof v === 'object' && v !== null &
 
 /** Reads the fields of one JSON object, naming each field by its full path in error messages. */
 class Fields {
-  constructor(readonly obj: Obj, readonly path: string) {}
+  constructor(
+    readonly obj: Obj,
+    readonly path: string,
+  ) {}
 
   name(key: string): string {
     return `${this.path}.${key}`;
@@ -73,7 +82,10 @@ class Fields {
     return this.obj[key] !== undefined;
   }
 
-  number(key: string, opts: { required?: boolean; int?: boolean; min?: number; max?: number; fallback?: number } = {}): number {
+  number(
+    key: string,
+    opts: { required?: boolean; int?: boolean; min?: number; max?: number; fallback?: number } = {},
+  ): number {
     const v = this.obj[key];
     const field = this.name(key);
     if (v === undefined) {
@@ -117,7 +129,8 @@ class Fields {
     const v = this.obj[key];
     if (v === undefined) return fallback;
     const t = tryParseTimestamp(v);
-    if (t === null) throw badRequest(`${this.name(key)} must be an RFC 3339 timestamp, e.g. 2025-06-01T12:00:00.250000Z`);
+    if (t === null)
+      throw badRequest(`${this.name(key)} must be an RFC 3339 timestamp, e.g. 2025-06-01T12:00:00.250000Z`);
     return t;
   }
 
@@ -129,7 +142,12 @@ class Fields {
   }
 
   /** An array of at most `max` items (absent: undefined); `item` maps each element, given its index path. */
-  array<T>(key: string, max: number, item: (value: unknown, path: string) => T, aliases: string[] = []): T[] | undefined {
+  array<T>(
+    key: string,
+    max: number,
+    item: (value: unknown, path: string) => T,
+    aliases: string[] = [],
+  ): T[] | undefined {
     let k = key;
     if (this.obj[k] === undefined) k = aliases.find((a) => this.obj[a] !== undefined) ?? key;
     const v = this.obj[k];
@@ -153,14 +171,18 @@ const remarkItem = (value: unknown, path: string): string => {
   return value;
 };
 
-const enumItem = (allowed: readonly string[]) => (value: unknown, path: string): string => {
-  if (typeof value !== 'string' || !allowed.includes(value)) throw badRequest(`${path} must be one of ${allowed.join(', ')}`);
-  return value;
-};
+const enumItem =
+  (allowed: readonly string[]) =>
+  (value: unknown, path: string): string => {
+    if (typeof value !== 'string' || !allowed.includes(value))
+      throw badRequest(`${path} must be one of ${allowed.join(', ')}`);
+    return value;
+  };
 
 /** The `errors` lists of ccon status events are passed through as given (§5.2), each item bounded in size. */
 const errorItem = (value: unknown, path: string): unknown => {
-  if (Buffer.byteLength(JSON.stringify(value)) > EVENT_LIMITS.errorBytes) throw badRequest(`${path} must be at most ${EVENT_LIMITS.errorBytes} bytes of JSON`);
+  if (Buffer.byteLength(JSON.stringify(value)) > EVENT_LIMITS.errorBytes)
+    throw badRequest(`${path} must be at most ${EVENT_LIMITS.errorBytes} bytes of JSON`);
   return value;
 };
 
@@ -172,10 +194,12 @@ const RELATIVE_HUMIDITY = { min: 0, max: 100 } as const;
 /** Normalises one event type's inner data; returns it with keys in §5.2 order. */
 type Normaliser = (f: Fields, updateTime: Micros) => Obj;
 
-const stateOnly = (eventType: string): Normaliser => (f, updateTime) => ({
-  state: f.enumValue('state', STATE_ENUMS[eventType]!),
-  updateTime: formatTimestamp(updateTime),
-});
+const stateOnly =
+  (eventType: string): Normaliser =>
+  (f, updateTime) => ({
+    state: f.enumValue('state', STATE_ENUMS[eventType]!),
+    updateTime: formatTimestamp(updateTime),
+  });
 
 const NORMALISERS: Readonly<Record<string, Normaliser>> = {
   touch: (_f, t) => ({ updateTime: formatTimestamp(t) }),
@@ -184,7 +208,10 @@ const NORMALISERS: Readonly<Record<string, Normaliser>> = {
     const value = f.number('value', { required: true, ...CELSIUS });
     const samples = f.array('samples', EVENT_LIMITS.samples, (raw, path) => {
       const s = fieldsOf(raw, path);
-      return { value: s.number('value', { ...CELSIUS, fallback: value }), sampleTime: formatTimestamp(s.time('sampleTime', t)) };
+      return {
+        value: s.number('value', { ...CELSIUS, fallback: value }),
+        sampleTime: formatTimestamp(s.time('sampleTime', t)),
+      };
     }) ?? [{ value, sampleTime: formatTimestamp(t) }];
     return { value, updateTime: formatTimestamp(t), samples, isBackfilled: f.boolean('isBackfilled', false) };
   },
@@ -204,10 +231,19 @@ const NORMALISERS: Readonly<Record<string, Normaliser>> = {
         sampleTime: formatTimestamp(s.time('sampleTime', t)),
       };
     }) ?? [{ temperature, relativeHumidity, sampleTime: formatTimestamp(t) }];
-    return { temperature, relativeHumidity, samples, isBackfilled: f.boolean('isBackfilled', false), updateTime: formatTimestamp(t) };
+    return {
+      temperature,
+      relativeHumidity,
+      samples,
+      isBackfilled: f.boolean('isBackfilled', false),
+      updateTime: formatTimestamp(t),
+    };
   },
 
-  objectPresentCount: (f, t) => ({ total: f.number('total', { required: true, ...COUNT }), updateTime: formatTimestamp(t) }),
+  objectPresentCount: (f, t) => ({
+    total: f.number('total', { required: true, ...COUNT }),
+    updateTime: formatTimestamp(t),
+  }),
   touchCount: (f, t) => ({ total: f.number('total', { required: true, ...COUNT }), updateTime: formatTimestamp(t) }),
   waterPresent: stateOnly('waterPresent'),
 
@@ -215,21 +251,32 @@ const NORMALISERS: Readonly<Record<string, Normaliser>> = {
     const signalStrength = f.number('signalStrength', { ...PERCENT, fallback: DEFAULT_SIGNAL_STRENGTH });
     const rssi = f.number('rssi', { int: true, fallback: DEFAULT_RSSI });
     // The reference SDK sends `cloud_connectors` with entries lacking `rssi` (§5.3 quirks).
-    const cloudConnectors = f.array('cloudConnectors', EVENT_LIMITS.cloudConnectors, (raw, path) => {
-      const c = fieldsOf(raw, path);
-      return {
-        id: c.shortString('id', EVENT_LIMITS.shortString, DEFAULT_CLOUD_CONNECTOR_ID),
-        signalStrength: c.number('signalStrength', { ...PERCENT, fallback: signalStrength }),
-        rssi: c.number('rssi', { int: true, fallback: rssi }),
-      };
-    }, ['cloud_connectors']) ?? [{ id: DEFAULT_CLOUD_CONNECTOR_ID, signalStrength, rssi }];
+    const cloudConnectors = f.array(
+      'cloudConnectors',
+      EVENT_LIMITS.cloudConnectors,
+      (raw, path) => {
+        const c = fieldsOf(raw, path);
+        return {
+          id: c.shortString('id', EVENT_LIMITS.shortString, DEFAULT_CLOUD_CONNECTOR_ID),
+          signalStrength: c.number('signalStrength', { ...PERCENT, fallback: signalStrength }),
+          rssi: c.number('rssi', { int: true, fallback: rssi }),
+        };
+      },
+      ['cloud_connectors'],
+    ) ?? [{ id: DEFAULT_CLOUD_CONNECTOR_ID, signalStrength, rssi }];
     return {
-      signalStrength, rssi, updateTime: formatTimestamp(t), cloudConnectors,
+      signalStrength,
+      rssi,
+      updateTime: formatTimestamp(t),
+      cloudConnectors,
       transmissionMode: f.enumValue('transmissionMode', TRANSMISSION_MODES, 'LOW_POWER_STANDARD_MODE'),
     };
   },
 
-  batteryStatus: (f, t) => ({ percentage: f.number('percentage', { required: true, ...PERCENT }), updateTime: formatTimestamp(t) }),
+  batteryStatus: (f, t) => ({
+    percentage: f.number('percentage', { required: true, ...PERCENT }),
+    updateTime: formatTimestamp(t),
+  }),
 
   connectionStatus: (f, t) => ({
     connection: f.enumValue('connection', CONNECTIONS),
@@ -272,11 +319,17 @@ export function normalizePublishBody(deviceType: string, body: unknown, now: Mic
   if (!isObject(body)) throw badRequest('request body must be a JSON object {"<eventType>": {…}}');
   const keys = Object.keys(body);
   if (keys.length !== 1) {
-    throw badRequest(`request body must have exactly one top-level key, the event type; got ${keys.length === 0 ? 'none' : keys.join(', ')}`);
+    throw badRequest(
+      `request body must have exactly one top-level key, the event type; got ${keys.length === 0 ? 'none' : keys.join(', ')}`,
+    );
   }
   const eventType = keys[0]!;
   if (!PUBLISHABLE_EVENT_TYPES.includes(eventType)) {
-    throw badRequest(eventType === LABELS_CHANGED ? 'labelsChanged events cannot be published; change the labels instead' : `unknown event type "${eventType}"`);
+    throw badRequest(
+      eventType === LABELS_CHANGED
+        ? 'labelsChanged events cannot be published; change the labels instead'
+        : `unknown event type "${eventType}"`,
+    );
   }
   if (!DEVICE_TYPES[deviceType]?.events.includes(eventType)) {
     throw badRequest(`a device of type ${deviceType} does not emit ${eventType} events`);

@@ -17,7 +17,8 @@ const length = (s: string) => [...s].length; // characters, not UTF-16 units
  */
 export function labelKeyProblem(key: unknown): string | null {
   if (typeof key !== 'string') return 'label key must be a string';
-  if (length(key) < 1 || length(key) > MAX_LABEL_KEY_LENGTH) return `label key must be 1 to ${MAX_LABEL_KEY_LENGTH} characters`;
+  if (length(key) < 1 || length(key) > MAX_LABEL_KEY_LENGTH)
+    return `label key must be 1 to ${MAX_LABEL_KEY_LENGTH} characters`;
   if (key.includes('=')) return "label key must not contain '='";
   if (key.includes('/')) return "label key must not contain '/'";
   if (CONTROL.test(key)) return 'label key must not contain control characters';

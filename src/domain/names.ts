@@ -9,7 +9,8 @@ export const serviceAccountName = (p: string, sa: string) => `projects/${p}/serv
 export const keyName = (p: string, sa: string, k: string) => `projects/${p}/serviceaccounts/${sa}/keys/${k}`;
 export const deviceName = (p: string, d: string) => `projects/${p}/devices/${d}`;
 /** The key percent-encoded; total, even for a key stored before lone surrogates were refused (they become U+FFFD). */
-export const labelName = (p: string, d: string, key: string) => `projects/${p}/devices/${d}/labels/${encodeURIComponent(key.toWellFormed())}`;
+export const labelName = (p: string, d: string, key: string) =>
+  `projects/${p}/devices/${d}/labels/${encodeURIComponent(key.toWellFormed())}`;
 export const dataConnectorName = (p: string, dc: string) => `projects/${p}/dataconnectors/${dc}`;
 
 /** Accepts `<collection>/<id>` or a bare id; returns the id. */
@@ -24,7 +25,8 @@ export function idFromName(value: string, collection: 'organizations' | 'project
 export function parseDeviceName(value: string, defaultProject?: string): { project: string; device: string } | null {
   const m = /^projects\/([^/]+)\/devices\/([^/]+)$/.exec(value);
   if (m) return { project: m[1]!, device: m[2]! };
-  if (defaultProject !== undefined && value !== '' && !value.includes('/')) return { project: defaultProject, device: value };
+  if (defaultProject !== undefined && value !== '' && !value.includes('/'))
+    return { project: defaultProject, device: value };
   return null;
 }
 

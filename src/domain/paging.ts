@@ -27,7 +27,12 @@ export function decodePageToken(token: string | undefined, filters: string = '')
     const parsed = JSON.parse(Buffer.from(token, 'base64url').toString('utf8'));
     if (!parsed || !Array.isArray(parsed.k) || (parsed.f ?? '') !== filters) throw new Error('bad');
     // Keys are only ever strings, numbers or null: anything else is a forged token.
-    if (!parsed.k.every((v: unknown) => v === null || typeof v === 'string' || (typeof v === 'number' && Number.isFinite(v)))) throw new Error('bad');
+    if (
+      !parsed.k.every(
+        (v: unknown) => v === null || typeof v === 'string' || (typeof v === 'number' && Number.isFinite(v)),
+      )
+    )
+      throw new Error('bad');
     return parsed.k;
   } catch {
     throw badRequest('invalid pageToken');
@@ -55,7 +60,11 @@ export function pageRequest(query: { pageSize?: unknown; pageToken?: string }, f
  * the rows with the same bound (see readWithinPageBytes), so a row beyond the page is there whenever one exists.
  */
 export function toPage<T>(
-  rows: T[], req: PageRequest, keyOf: (row: T) => unknown[], filters = '', sizeOf?: (row: T) => number,
+  rows: T[],
+  req: PageRequest,
+  keyOf: (row: T) => unknown[],
+  filters = '',
+  sizeOf?: (row: T) => number,
 ): { items: T[]; nextPageToken: string } {
   let n = Math.min(rows.length, req.pageSize);
   if (sizeOf !== undefined) {
@@ -75,7 +84,12 @@ export function toPage<T>(
  * their sizes add up past `maxBytes` with at least two rows taken (the one past the bound tells toPage that more
  * exist). Memory stays near maxBytes plus one row however large the rows are.
  */
-export function readWithinPageBytes<T>(rows: Iterable<T>, limit: number, maxBytes: number, sizeOf: (row: T) => number): T[] {
+export function readWithinPageBytes<T>(
+  rows: Iterable<T>,
+  limit: number,
+  maxBytes: number,
+  sizeOf: (row: T) => number,
+): T[] {
   const out: T[] = [];
   let bytes = 0;
   for (const row of rows) {

@@ -6,8 +6,20 @@
  * case-insensitively when a connector is written, and never sent even if an older store holds one.
  */
 export const RESERVED_PUSH_HEADERS: ReadonlySet<string> = new Set([
-  'host', 'content-length', 'content-type', 'transfer-encoding', 'connection', 'x-service-signature',
-  'keep-alive', 'proxy-connection', 'te', 'trailer', 'upgrade', 'expect', 'proxy-authenticate', 'proxy-authorization',
+  'host',
+  'content-length',
+  'content-type',
+  'transfer-encoding',
+  'connection',
+  'x-service-signature',
+  'keep-alive',
+  'proxy-connection',
+  'te',
+  'trailer',
+  'upgrade',
+  'expect',
+  'proxy-authenticate',
+  'proxy-authorization',
 ]);
 
 /** An HTTP token (RFC 9110 §5.6.2): what a header name may be. */

@@ -70,13 +70,27 @@ function nextEvent(device: DeviceRecord, rand: Rand, t: string): [string, Data] 
   switch (device.type) {
     case 'temperature': {
       const value = round(drift(rand, reported(device, 'temperature').value, 21.5, 0.3, 15, 30), 2);
-      return ['temperature', { temperature: { value, updateTime: t, samples: [{ value, sampleTime: t }], isBackfilled: false } }];
+      return [
+        'temperature',
+        { temperature: { value, updateTime: t, samples: [{ value, sampleTime: t }], isBackfilled: false } },
+      ];
     }
     case 'humidity': {
       const prev = reported(device, 'humidity');
       const temperature = round(drift(rand, prev.temperature, 19, 0.2, 12, 28), 2);
       const relativeHumidity = round(drift(rand, prev.relativeHumidity, 40, 1, 20, 70), 1);
-      return ['humidity', { humidity: { temperature, relativeHumidity, samples: [{ temperature, relativeHumidity, sampleTime: t }], isBackfilled: false, updateTime: t } }];
+      return [
+        'humidity',
+        {
+          humidity: {
+            temperature,
+            relativeHumidity,
+            samples: [{ temperature, relativeHumidity, sampleTime: t }],
+            isBackfilled: false,
+            updateTime: t,
+          },
+        },
+      ];
     }
     case 'proximity': {
       const state = reported(device, 'objectPresent').state === 'PRESENT' ? 'NOT_PRESENT' : 'PRESENT';
@@ -92,7 +106,18 @@ function nextEvent(device: DeviceRecord, rand: Rand, t: string): [string, Data] 
         const prev = reported(device, 'humidity');
         const temperature = round(drift(rand, prev.temperature, 22, 0.2, 15, 30), 2);
         const relativeHumidity = round(drift(rand, prev.relativeHumidity, 35, 1, 15, 70), 1);
-        return ['humidity', { humidity: { temperature, relativeHumidity, samples: [{ temperature, relativeHumidity, sampleTime: t }], isBackfilled: false, updateTime: t } }];
+        return [
+          'humidity',
+          {
+            humidity: {
+              temperature,
+              relativeHumidity,
+              samples: [{ temperature, relativeHumidity, sampleTime: t }],
+              isBackfilled: false,
+              updateTime: t,
+            },
+          },
+        ];
       }
       const ppm = Math.round(drift(rand, reported(device, 'co2').ppm, 650, 40, 400, 2000));
       return ['co2', { co2: { ppm, updateTime: t } }];
@@ -114,16 +139,24 @@ export async function createDemo(deps: Deps, options: DemoOptions & { projectId:
 
   async function ensureDevices(): Promise<DeviceRecord[]> {
     const found = new Map<string, DeviceRecord>();
-    for (let after = ''; ;) {
+    for (let after = ''; ; ) {
       const page = await deps.store.devices.listByProject(projectId, { after, limit: 500 });
-      for (const d of page) if (d.labels[DEMO_LABEL] !== undefined && d.labels.name !== undefined && !found.has(d.labels.name)) found.set(d.labels.name, d);
+      for (const d of page)
+        if (d.labels[DEMO_LABEL] !== undefined && d.labels.name !== undefined && !found.has(d.labels.name))
+          found.set(d.labels.name, d);
       if (page.length < 500) break;
       after = page[page.length - 1]!.id;
     }
     const devices: DeviceRecord[] = [];
     for (const spec of DEMO_DEVICES) {
       const existing = found.get(spec.name);
-      devices.push(existing ?? await createEmulatedDevice(deps, projectId, { type: spec.type, labels: { name: spec.name, [DEMO_LABEL]: '' } }));
+      devices.push(
+        existing ??
+          (await createEmulatedDevice(deps, projectId, {
+            type: spec.type,
+            labels: { name: spec.name, [DEMO_LABEL]: '' },
+          })),
+      );
     }
     deviceIds = devices.map((d) => d.id);
     return devices;
@@ -165,9 +198,14 @@ export async function createDemo(deps: Deps, options: DemoOptions & { projectId:
     return count;
   }
 
-  const periodic = createPeriodic(async () => {
-    if (await leadsJob(deps.store, 'demo')) await tickOnce();
-  }, deps.logger, { failing: 'demo mode: emitting events failed', recovered: 'demo mode: emitting events works again' }, () => deps.clock.now());
+  const periodic = createPeriodic(
+    async () => {
+      if (await leadsJob(deps.store, 'demo')) await tickOnce();
+    },
+    deps.logger,
+    { failing: 'demo mode: emitting events failed', recovered: 'demo mode: emitting events works again' },
+    () => deps.clock.now(),
+  );
   return {
     projectId,
     ensureDevices,
@@ -181,7 +219,9 @@ export async function createDemo(deps: Deps, options: DemoOptions & { projectId:
 export async function startDemo(deps: Deps, options: DemoOptions = {}): Promise<Demo | null> {
   const projectId = options.projectId ?? (await findBootstrapProject(deps));
   if (!projectId) {
-    deps.logger.warn('demo mode: the bootstrap project (bootstrap.json in the data dir) was not found; demo mode is off');
+    deps.logger.warn(
+      'demo mode: the bootstrap project (bootstrap.json in the data dir) was not found; demo mode is off',
+    );
     return null;
   }
   const demo = await createDemo(deps, { ...options, projectId });

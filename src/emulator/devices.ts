@@ -17,7 +17,8 @@ export const MAX_PRODUCT_NUMBER_LENGTH = 64;
 
 /** Label rules of §3.8 (shared with the label endpoints), plus the virtual-sensor marker. Keeps the given order. */
 export function emulatedLabels(input: unknown): Record<string, string> {
-  if (input !== undefined && (typeof input !== 'object' || input === null || Array.isArray(input))) throw badRequest('labels must be an object of strings');
+  if (input !== undefined && (typeof input !== 'object' || input === null || Array.isArray(input)))
+    throw badRequest('labels must be an object of strings');
   const out: Record<string, string> = {};
   for (const [key, value] of Object.entries((input ?? {}) as Record<string, unknown>)) {
     const problem = labelKeyProblem(key) ?? labelValueProblem(value);
@@ -25,17 +26,23 @@ export function emulatedLabels(input: unknown): Record<string, string> {
     out[key] = key === VIRTUAL_SENSOR_LABEL ? '' : (value as string);
   }
   out[VIRTUAL_SENSOR_LABEL] = '';
-  if (Object.keys(out).length > MAX_LABELS_PER_DEVICE) throw badRequest(`labels: at most ${MAX_LABELS_PER_DEVICE} labels per device (virtual-sensor included)`);
+  if (Object.keys(out).length > MAX_LABELS_PER_DEVICE)
+    throw badRequest(`labels: at most ${MAX_LABELS_PER_DEVICE} labels per device (virtual-sensor included)`);
   return out;
 }
 
 function checkType(type: unknown): string {
-  if (typeof type !== 'string' || !DEVICE_TYPES[type]) throw badRequest(`type must be one of ${DEVICE_TYPE_NAMES.join(', ')}`);
+  if (typeof type !== 'string' || !DEVICE_TYPES[type])
+    throw badRequest(`type must be one of ${DEVICE_TYPE_NAMES.join(', ')}`);
   return type;
 }
 
 /** Creates an emulated device: id `emu` + 20 characters, `reported` empty, no labelsChanged event (§5.4). */
-export async function createEmulatedDevice(deps: Deps, projectId: string, input: EmulatedDeviceInput): Promise<DeviceRecord> {
+export async function createEmulatedDevice(
+  deps: Deps,
+  projectId: string,
+  input: EmulatedDeviceInput,
+): Promise<DeviceRecord> {
   const type = checkType(input.type);
   const labels = emulatedLabels(input.labels);
   let productNumber = DEVICE_TYPES[type]!.productNumber;
@@ -47,8 +54,16 @@ export async function createEmulatedDevice(deps: Deps, projectId: string, input:
   }
   const now = nowMicros(deps);
   const device: DeviceRecord = {
-    id: `emu${deps.ids.next()}`, projectId, type, productNumber, labels, reported: {}, latestEvents: {}, emulated: true,
-    createTime: now, updateTime: now,
+    id: `emu${deps.ids.next()}`,
+    projectId,
+    type,
+    productNumber,
+    labels,
+    reported: {},
+    latestEvents: {},
+    emulated: true,
+    createTime: now,
+    updateTime: now,
   };
   await deps.store.transaction(async (tx) => {
     if (!(await tx.projects.get(projectId))) throw notFound('project not found');
@@ -59,7 +74,10 @@ export async function createEmulatedDevice(deps: Deps, projectId: string, input:
 
 /** Replaces the labels of an emulated device (PUT); emits labelsChanged when the set actually changed. */
 export async function replaceEmulatedDevice(
-  deps: Deps, projectId: string, deviceId: string, input: EmulatedDeviceReplacement,
+  deps: Deps,
+  projectId: string,
+  deviceId: string,
+  input: EmulatedDeviceReplacement,
 ): Promise<DeviceRecord> {
   const labels = emulatedLabels(input.labels);
   return deps.events.transaction(async (tx, emit) => {

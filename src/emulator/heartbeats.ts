@@ -42,9 +42,11 @@ const SLICE_BUDGET_MS = 10;
 export const DEFAULT_CONNECTION = { connection: 'ETHERNET', available: ['ETHERNET', 'CELLULAR'] };
 
 /** The event type whose reported time says when the device last sent a heartbeat. */
-export const heartbeatType = (device: Pick<DeviceRecord, 'type'>): string => (device.type === CCON ? 'connectionStatus' : 'networkStatus');
+export const heartbeatType = (device: Pick<DeviceRecord, 'type'>): string =>
+  device.type === CCON ? 'connectionStatus' : 'networkStatus';
 
-const obj = (v: unknown): Record<string, unknown> => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {});
+const obj = (v: unknown): Record<string, unknown> =>
+  v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
 const num = (v: unknown, fallback: number): number => (typeof v === 'number' && Number.isFinite(v) ? v : fallback);
 
 /** networkStatus data in the §5.2 key order, repeating the reported values (defaults as for :publish, §5.3). */
@@ -54,9 +56,13 @@ export function networkStatusData(previous: unknown, updateTime: string): Record
   const rssi = num(p.rssi, DEFAULT_RSSI);
   const cloudConnectors = Array.isArray(p.cloudConnectors)
     ? p.cloudConnectors.map((c) => {
-      const o = obj(c);
-      return { id: typeof o.id === 'string' ? o.id : DEFAULT_CLOUD_CONNECTOR_ID, signalStrength: num(o.signalStrength, signalStrength), rssi: num(o.rssi, rssi) };
-    })
+        const o = obj(c);
+        return {
+          id: typeof o.id === 'string' ? o.id : DEFAULT_CLOUD_CONNECTOR_ID,
+          signalStrength: num(o.signalStrength, signalStrength),
+          rssi: num(o.rssi, rssi),
+        };
+      })
     : [{ id: DEFAULT_CLOUD_CONNECTOR_ID, signalStrength, rssi }];
   const transmissionMode = typeof p.transmissionMode === 'string' ? p.transmissionMode : 'LOW_POWER_STANDARD_MODE';
   return { networkStatus: { signalStrength, rssi, updateTime, cloudConnectors, transmissionMode } };
@@ -107,7 +113,7 @@ export function createHeartbeats(deps: Deps, options: HeartbeatOptions = {}): He
       const page = await deps.store.devices.listEmulated({ after, limit: pageSize });
       const now = nowMicros(deps);
       const due = page.filter((d) => isDue(d, now)).map((d) => d.id);
-      for (let i = 0; i < due.length;) {
+      for (let i = 0; i < due.length; ) {
         const start = i;
         emitted += await deps.events.transaction(async (tx, emit) => {
           // The pipeline may run this again after a rollback: it starts over from the same device.
@@ -130,9 +136,14 @@ export function createHeartbeats(deps: Deps, options: HeartbeatOptions = {}): He
   }
 
   // One process of a cluster sends them (it leads the job); another takes over when it stops.
-  const periodic = createPeriodic(async () => {
-    if (await leadsJob(deps.store, 'heartbeats')) await tickOnce();
-  }, deps.logger, { failing: 'emulated heartbeats failed', recovered: 'emulated heartbeats work again' }, () => deps.clock.now());
+  const periodic = createPeriodic(
+    async () => {
+      if (await leadsJob(deps.store, 'heartbeats')) await tickOnce();
+    },
+    deps.logger,
+    { failing: 'emulated heartbeats failed', recovered: 'emulated heartbeats work again' },
+    () => deps.clock.now(),
+  );
   return {
     tickOnce,
     start() {

@@ -48,7 +48,10 @@ const TIMING: RelayTiming = { helloMs: 1_000, goneMs: 3_000, askMs: 1_000 };
 type Shown = Pick<DeviceRecord, 'id' | 'projectId' | 'type' | 'productNumber' | 'labels'>;
 /** One event of a message: in full, or a reference [deviceId, eventId, timestamp] read back from the store. */
 type Item = { j: string; d: Shown; t: number } | { r: [string, string, number] };
-interface Message { from: string; items: Item[] }
+interface Message {
+  from: string;
+  items: Item[];
+}
 /** A hello (`streams`: whether it has streams open; `ask`: answer me), or the answer to an ask. */
 type Presence = { from: string; streams: 0 | 1; ask?: number } | { from: string; ack: number; to: string };
 
@@ -77,12 +80,21 @@ export async function startClusterRelay(
   /** Bytes of a message's items: the limit less the prefix and the closing `]}`. */
   const room = messageRoom(ownPrefix, ']}');
   // The hellos fail every second while the database is unreachable: logged when that starts and when it ends.
-  const sendFailures = createFailureLog(deps.logger, 'warn', {
-    failing: 'event streams: sending to the other processes failed', recovered: 'event streams: sending to the other processes works again',
-  }, () => performance.now());
+  const sendFailures = createFailureLog(
+    deps.logger,
+    'warn',
+    {
+      failing: 'event streams: sending to the other processes failed',
+      recovered: 'event streams: sending to the other processes works again',
+    },
+    () => performance.now(),
+  );
   const send = (payloads: string[], channel = CHANNEL) => {
     if (stopped || payloads.length === 0) return;
-    cluster.publish(channel, payloads).then(() => sendFailures.succeeded(), (err: unknown) => sendFailures.failed(err));
+    cluster.publish(channel, payloads).then(
+      () => sendFailures.succeeded(),
+      (err: unknown) => sendFailures.failed(err),
+    );
   };
   // The messages of one send go in one statement: sent one by one, at ~5,500 events/s with one connector they were
   // ~360 statements a second, a tenth of the service's (pg_stat_statements), each a transaction of its own.
@@ -127,7 +139,11 @@ export async function startClusterRelay(
   const unsubscribe = deps.events.subscribe((e) => {
     if (relayed.has(e) || !wanted(performance.now())) return;
     const { id, projectId, type, productNumber, labels } = e.device;
-    const text = JSON.stringify({ j: e.json, d: { id, projectId, type, productNumber, labels }, t: e.timestamp } satisfies Item);
+    const text = JSON.stringify({
+      j: e.json,
+      d: { id, projectId, type, productNumber, labels },
+      t: e.timestamp,
+    } satisfies Item);
     const bytes = Buffer.byteLength(text);
     if (bytes <= room) outgoing.push({ text, bytes });
     else {
@@ -150,7 +166,8 @@ export async function startClusterRelay(
   let asks = 0;
   /** The ask waiting for answers: who has not answered yet. */
   let waiting: { ask: number; from: Set<string>; done: () => void } | null = null;
-  const hello = (ask?: number) => send([`${from}"streams":${holds > 0 ? 1 : 0}${ask === undefined ? '' : `,"ask":${ask}`}}`], PRESENCE);
+  const hello = (ask?: number) =>
+    send([`${from}"streams":${holds > 0 ? 1 : 0}${ask === undefined ? '' : `,"ask":${ask}`}}`], PRESENCE);
   const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
   async function askOthers(): Promise<void> {
@@ -197,8 +214,18 @@ export async function startClusterRelay(
     if (!message || !Array.isArray(message.items)) return;
     peer(message.from);
     for (const item of message.items) {
-      if ('j' in item) relay({ event: JSON.parse(item.j) as DeviceEvent, json: item.j, device: item.d as DeviceRecord, timestamp: item.t });
-      else void readBack(deps.store, item.r).then((e) => e && relay(e), (err: unknown) => deps.logger.warn({ err }, 'event streams: reading a relayed event failed'));
+      if ('j' in item)
+        relay({
+          event: JSON.parse(item.j) as DeviceEvent,
+          json: item.j,
+          device: item.d as DeviceRecord,
+          timestamp: item.t,
+        });
+      else
+        void readBack(deps.store, item.r).then(
+          (e) => e && relay(e),
+          (err: unknown) => deps.logger.warn({ err }, 'event streams: reading a relayed event failed'),
+        );
     }
   };
   const heardPresence = (payload: string) => {
@@ -209,7 +236,8 @@ export async function startClusterRelay(
       p.hello = true;
       p.streams = message.streams === 1;
       // Answered after it counts as having streams: what commits here from now on is sent.
-      if (message.ask !== undefined) send([`${from}"ack":${message.ask},"to":${JSON.stringify(message.from)}}`], PRESENCE);
+      if (message.ask !== undefined)
+        send([`${from}"ack":${message.ask},"to":${JSON.stringify(message.from)}}`], PRESENCE);
     } else if (message.to === processId && waiting?.ask === message.ack) {
       waiting.from.delete(message.from);
       if (waiting.from.size === 0) waiting.done();
@@ -232,7 +260,10 @@ export async function startClusterRelay(
   };
 }
 
-async function readBack(store: Store, [deviceId, eventId, timestamp]: [string, string, number]): Promise<EmittedEvent | null> {
+async function readBack(
+  store: Store,
+  [deviceId, eventId, timestamp]: [string, string, number],
+): Promise<EmittedEvent | null> {
   const [device, events] = await Promise.all([
     store.devices.get(deviceId),
     store.events.listByDevice({ deviceId, eventTypes: [], startTime: timestamp, endTime: timestamp, limit: 1000 }),

@@ -79,7 +79,10 @@ export function matchesStreamFilter(filter: StreamFilter, emitted: EmittedEvent)
 export const resultMessage = (eventJson: string): string => `{"result":{"event":${eventJson}}}`;
 
 export function createFanOut(events: EventPipeline, onSinkError: (err: unknown) => void = () => {}): FanOut {
-  interface Entry { filter: StreamFilter; sink: StreamSink }
+  interface Entry {
+    filter: StreamFilter;
+    sink: StreamSink;
+  }
   const byProject = new Map<string, Set<Entry>>();
   let count = 0;
 

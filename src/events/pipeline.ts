@@ -70,40 +70,59 @@ class Callbacks implements TransactionOutcome {
   }
 }
 
-export function createEventPipeline(deps: { store: Store; clock: Clock; ids: IdGenerator; logger: Logger }): EventPipeline {
+export function createEventPipeline(deps: {
+  store: Store;
+  clock: Clock;
+  ids: IdGenerator;
+  logger: Logger;
+}): EventPipeline {
   const consumers: EventConsumer[] = [];
   const subscribers = new Set<EventSubscriber>();
   let holdCluster = (): ClusterHold => ({ ready: Promise.resolve(), release: () => undefined });
 
-  const emitIn = (tx: Repos, emitted: EmittedEvent[], outcome: TransactionOutcome): Emit => async (device, eventType, data, timestamp) => {
-    const event: DeviceEvent = {
-      eventId: deps.ids.next(),
-      targetName: deviceName(device.projectId, device.id),
-      eventType,
-      data,
-      timestamp: formatTimestamp(timestamp),
+  const emitIn =
+    (tx: Repos, emitted: EmittedEvent[], outcome: TransactionOutcome): Emit =>
+    async (device, eventType, data, timestamp) => {
+      const event: DeviceEvent = {
+        eventId: deps.ids.next(),
+        targetName: deviceName(device.projectId, device.id),
+        eventType,
+        data,
+        timestamp: formatTimestamp(timestamp),
+      };
+      const now = nowMicros(deps);
+      const json = JSON.stringify(event);
+      await tx.events.insert({
+        id: event.eventId,
+        projectId: device.projectId,
+        deviceId: device.id,
+        eventType,
+        timestamp,
+        createTime: now,
+        body: json,
+      });
+      let current = device;
+      const latest = device.latestEvents[eventType];
+      // The latest event of a type only moves forward in event time (contract §5.3), so an older event is history
+      // only; ids grow, so of two with the same time the later one is latest. `reported` follows it, except for
+      // labelsChanged, which never appears there. One write keeps both: :sync finds its events through them.
+      if (latest === undefined || timestamp >= latest[0]) {
+        const reported =
+          eventType === LABELS_CHANGED
+            ? device.reported
+            : { ...device.reported, [eventType]: (data as Record<string, unknown> | null)?.[eventType] ?? null };
+        const latestEvents: DeviceRecord['latestEvents'] = {
+          ...device.latestEvents,
+          [eventType]: [timestamp, event.eventId],
+        };
+        current = { ...device, reported, latestEvents, updateTime: now };
+        await tx.devices.updateReported(current.id, reported, latestEvents, now);
+      }
+      const result: EmittedEvent = { event, device: current, timestamp, json };
+      for (const consumer of consumers) await consumer.consume(tx, result, outcome);
+      emitted.push(result);
+      return result;
     };
-    const now = nowMicros(deps);
-    const json = JSON.stringify(event);
-    await tx.events.insert({ id: event.eventId, projectId: device.projectId, deviceId: device.id, eventType, timestamp, createTime: now, body: json });
-    let current = device;
-    const latest = device.latestEvents[eventType];
-    // The latest event of a type only moves forward in event time (contract §5.3), so an older event is history
-    // only; ids grow, so of two with the same time the later one is latest. `reported` follows it, except for
-    // labelsChanged, which never appears there. One write keeps both: :sync finds its events through them.
-    if (latest === undefined || timestamp >= latest[0]) {
-      const reported = eventType === LABELS_CHANGED
-        ? device.reported
-        : { ...device.reported, [eventType]: (data as Record<string, unknown> | null)?.[eventType] ?? null };
-      const latestEvents: DeviceRecord['latestEvents'] = { ...device.latestEvents, [eventType]: [timestamp, event.eventId] };
-      current = { ...device, reported, latestEvents, updateTime: now };
-      await tx.devices.updateReported(current.id, reported, latestEvents, now);
-    }
-    const result: EmittedEvent = { event, device: current, timestamp, json };
-    for (const consumer of consumers) await consumer.consume(tx, result, outcome);
-    emitted.push(result);
-    return result;
-  };
 
   const runAll = (fns: Array<() => void>) => {
     for (const f of fns) {
@@ -133,12 +152,15 @@ export function createEventPipeline(deps: { store: Store; clock: Clock; ids: IdG
       try {
         // Re-runnable: the store may undo a call and make it again (store/sqlite/index.ts). What a call left
         // behind is settled first, as a rollback: its events never happened.
-        result = await deps.store.transaction((tx) => {
-          runAll(outcome.rolledBack.splice(0));
-          emitted.length = 0;
-          outcome.committed.length = 0;
-          return fn(tx, emitIn(tx, emitted, outcome));
-        }, { rerunnable: true, devices: options?.devices });
+        result = await deps.store.transaction(
+          (tx) => {
+            runAll(outcome.rolledBack.splice(0));
+            emitted.length = 0;
+            outcome.committed.length = 0;
+            return fn(tx, emitIn(tx, emitted, outcome));
+          },
+          { rerunnable: true, devices: options?.devices },
+        );
       } catch (err) {
         runAll(outcome.rolledBack);
         throw err;

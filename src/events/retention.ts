@@ -46,15 +46,23 @@ export interface RetentionTimer {
 }
 
 /** Runs pruneOnce at once and then every `intervalMs`, never overlapping; the timer does not keep the process alive. */
-export function startRetention(deps: RetentionDeps, options: { intervalMs?: number; batchSize?: number } = {}): RetentionTimer {
+export function startRetention(
+  deps: RetentionDeps,
+  options: { intervalMs?: number; batchSize?: number } = {},
+): RetentionTimer {
   let stopped = false;
-  const periodic = createPeriodic(async () => {
-    if (!(await leadsJob(deps.store, 'retention'))) return;
-    const deleted = await pruneOnce(deps, { batchSize: options.batchSize, shouldStop: () => stopped });
-    if (deleted > 0) deps.logger.info({ deleted }, 'event history: pruned events past retention');
-    // The same leader's minute forgets the assertion ids past their time (auth/assertion-ids.ts): a few rows a minute.
-    await pruneAssertionIds(deps);
-  }, deps.logger, { failing: 'event history: pruning failed; will retry', recovered: 'event history: pruning works again' }, () => deps.clock.now());
+  const periodic = createPeriodic(
+    async () => {
+      if (!(await leadsJob(deps.store, 'retention'))) return;
+      const deleted = await pruneOnce(deps, { batchSize: options.batchSize, shouldStop: () => stopped });
+      if (deleted > 0) deps.logger.info({ deleted }, 'event history: pruned events past retention');
+      // The same leader's minute forgets the assertion ids past their time (auth/assertion-ids.ts): a few rows a minute.
+      await pruneAssertionIds(deps);
+    },
+    deps.logger,
+    { failing: 'event history: pruning failed; will retry', recovered: 'event history: pruning works again' },
+    () => deps.clock.now(),
+  );
   periodic.start(options.intervalMs ?? DEFAULT_PRUNE_INTERVAL_MS);
   return {
     async stop() {

@@ -26,7 +26,8 @@ export class MemoryDedupStore implements DedupStore {
 
   constructor(options: MemoryDedupStoreOptions = {}) {
     this.maxEntries = options.maxEntries ?? 100_000;
-    if (!Number.isInteger(this.maxEntries) || this.maxEntries < 1) throw new RangeError('maxEntries must be a positive integer');
+    if (!Number.isInteger(this.maxEntries) || this.maxEntries < 1)
+      throw new RangeError('maxEntries must be a positive integer');
     this.now = options.now ?? Date.now;
   }
 
@@ -82,7 +83,8 @@ export class Deduplicator {
 
   /** True the first time an eventId is seen (process the event), false for a duplicate (acknowledge, skip it). */
   async firstSeen(eventId: string): Promise<boolean> {
-    if (typeof eventId !== 'string' || eventId === '') throw new TypeError('Deduplicator: eventId must be a non-empty string');
+    if (typeof eventId !== 'string' || eventId === '')
+      throw new TypeError('Deduplicator: eventId must be a non-empty string');
     return this.store.add(eventId, this.ttlSeconds);
   }
 

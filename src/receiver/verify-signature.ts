@@ -32,7 +32,10 @@ export type SignatureFailureReason =
 
 export class SignatureError extends Error {
   override readonly name = 'SignatureError';
-  constructor(readonly reason: SignatureFailureReason, message: string) {
+  constructor(
+    readonly reason: SignatureFailureReason,
+    message: string,
+  ) {
     super(message);
   }
 }
@@ -62,9 +65,7 @@ export interface VerifyOptions {
 }
 
 /** A headers object (node's IncomingHttpHeaders, a fetch Headers, or any name → value record). */
-export type HeadersLike =
-  | { get(name: string): string | null }
-  | Record<string, string | string[] | undefined>;
+export type HeadersLike = { get(name: string): string | null } | Record<string, string | string[] | undefined>;
 
 /** The signature header's value from a headers object, matching the name in any case. */
 export function signatureHeaderOf(headers: HeadersLike): string | undefined {
@@ -83,7 +84,8 @@ const fail = (reason: SignatureFailureReason, message: string): never => {
   throw new SignatureError(reason, message);
 };
 
-const toBytes = (body: Uint8Array | string): Uint8Array => (typeof body === 'string' ? Buffer.from(body, 'utf8') : body);
+const toBytes = (body: Uint8Array | string): Uint8Array =>
+  typeof body === 'string' ? Buffer.from(body, 'utf8') : body;
 
 /**
  * The bytes of one part of a compact JWT, or undefined when it is not base64url. Decoded as jose decoded it (the
@@ -104,7 +106,9 @@ function jsonObject(part: string): Record<string, unknown> | undefined {
   if (bytes === undefined) return undefined;
   try {
     const value: unknown = JSON.parse(utf8.decode(bytes));
-    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+    return typeof value === 'object' && value !== null && !Array.isArray(value)
+      ? (value as Record<string, unknown>)
+      : undefined;
   } catch {
     return undefined;
   }
@@ -122,11 +126,17 @@ export async function verifySignature(
   secret: string | Uint8Array,
   options: VerifyOptions = {},
 ): Promise<SignatureClaims> {
-  const raw = typeof header === 'string' || header === undefined || header === null ? header : signatureHeaderOf(header);
+  const raw =
+    typeof header === 'string' || header === undefined || header === null ? header : signatureHeaderOf(header);
   if (!raw || raw.trim() === '') return fail('missing_header', `no ${SIGNATURE_HEADER} header`);
   const token = raw.trim();
   const skew = options.clockSkewSeconds ?? 60;
-  const nowSeconds = options.now === undefined ? Date.now() / 1000 : options.now instanceof Date ? options.now.getTime() / 1000 : options.now;
+  const nowSeconds =
+    options.now === undefined
+      ? Date.now() / 1000
+      : options.now instanceof Date
+        ? options.now.getTime() / 1000
+        : options.now;
 
   // The algorithm is checked first and by us: the token never chooses how it is verified. (A five-part token, a
   // JWE, has its header read too, so that its alg is what refuses it.)
@@ -134,12 +144,14 @@ export async function verifySignature(
   const protectedHeader = parts.length === 3 || parts.length === 5 ? jsonObject(parts[0]!) : undefined;
   if (protectedHeader === undefined) return fail('malformed', `${SIGNATURE_HEADER} is not a JWT`);
   const alg = protectedHeader.alg;
-  if (alg !== 'HS256') return fail('algorithm', `${SIGNATURE_HEADER} uses alg ${JSON.stringify(alg)}; only HS256 is accepted`);
+  if (alg !== 'HS256')
+    return fail('algorithm', `${SIGNATURE_HEADER} uses alg ${JSON.stringify(alg)}; only HS256 is accepted`);
 
   const key = typeof secret === 'string' ? new TextEncoder().encode(secret) : secret;
   if (key.length === 0) throw new TypeError('verifySignature: the signature secret is empty');
   if (!Number.isFinite(nowSeconds)) throw new TypeError('verifySignature: options.now is not a valid time');
-  if (typeof skew !== 'number' || !Number.isFinite(skew) || skew < 0) throw new TypeError('verifySignature: options.clockSkewSeconds must be a number ≥ 0');
+  if (typeof skew !== 'number' || !Number.isFinite(skew) || skew < 0)
+    throw new TypeError('verifySignature: options.clockSkewSeconds must be a number ≥ 0');
   const malformed = (why: string): never => fail('malformed', `${SIGNATURE_HEADER} is not a valid JWT: ${why}`);
   if (parts.length !== 3) return malformed('Invalid Compact JWS');
   const [encodedHeader, encodedPayload, encodedSignature] = parts as [string, string, string];
@@ -147,7 +159,8 @@ export async function verifySignature(
   // and a JWT may not use it to leave its payload unencoded: refused once the HMAC is known to match.
   if (protectedHeader.crit !== undefined) {
     const crit = protectedHeader.crit;
-    if (!Array.isArray(crit) || crit.length === 0 || crit.some((name) => typeof name !== 'string' || name === '')) return malformed('"crit" must be an array of non-empty strings');
+    if (!Array.isArray(crit) || crit.length === 0 || crit.some((name) => typeof name !== 'string' || name === ''))
+      return malformed('"crit" must be an array of non-empty strings');
     const unknown = crit.find((name) => name !== 'b64');
     if (unknown !== undefined) return malformed(`Extension Header Parameter "${unknown}" is not recognized`);
     if (typeof protectedHeader.b64 !== 'boolean') return malformed('the "b64" header parameter must be a boolean');
@@ -160,21 +173,27 @@ export async function verifySignature(
   if (signature.length !== expectedSignature.length || !timingSafeEqual(signature, expectedSignature)) {
     return fail('signature', 'the signature does not match: wrong secret, or a changed token');
   }
-  if (protectedHeader.crit !== undefined && protectedHeader.b64 === false) return malformed('JWTs MUST NOT use unencoded payload');
+  if (protectedHeader.crit !== undefined && protectedHeader.b64 === false)
+    return malformed('JWTs MUST NOT use unencoded payload');
   const payload = jsonObject(encodedPayload);
   if (payload === undefined) return malformed('JWT Claims Set must be a top-level JSON object');
 
   // The registered time claims as jose checked them: numbers when present, against "now" in whole seconds.
   const now = Math.floor(nowSeconds);
   for (const claim of ['iat', 'nbf', 'exp']) {
-    if (payload[claim] !== undefined && typeof payload[claim] !== 'number') return fail('issued_at', `claim check failed: "${claim}" claim must be a number`);
+    if (payload[claim] !== undefined && typeof payload[claim] !== 'number')
+      return fail('issued_at', `claim check failed: "${claim}" claim must be a number`);
   }
-  if (typeof payload.nbf === 'number' && payload.nbf > now + skew) return fail('issued_at', 'claim check failed: "nbf" claim timestamp check failed');
-  if (typeof payload.exp === 'number' && payload.exp <= now - skew) return fail('expired', 'the signature has expired (exp is past)');
+  if (typeof payload.nbf === 'number' && payload.nbf > now + skew)
+    return fail('issued_at', 'claim check failed: "nbf" claim timestamp check failed');
+  if (typeof payload.exp === 'number' && payload.exp <= now - skew)
+    return fail('expired', 'the signature has expired (exp is past)');
   const claims = payload as SignatureClaims;
 
-  if (typeof claims.iat !== 'number' || !Number.isFinite(claims.iat)) return fail('issued_at', 'the signature has no numeric iat');
-  if (claims.iat > nowSeconds + skew) return fail('issued_at', 'the signature was issued in the future (check the clock)');
+  if (typeof claims.iat !== 'number' || !Number.isFinite(claims.iat))
+    return fail('issued_at', 'the signature has no numeric iat');
+  if (claims.iat > nowSeconds + skew)
+    return fail('issued_at', 'the signature was issued in the future (check the clock)');
   if (options.maxAgeSeconds !== undefined && nowSeconds - claims.iat > options.maxAgeSeconds + skew) {
     return fail('too_old', `the signature is older than ${options.maxAgeSeconds} s`);
   }
@@ -185,6 +204,7 @@ export async function verifySignature(
   }
   const actual = createHash('sha256').update(toBytes(rawBody)).digest();
   const expected = Buffer.from(claims.checksum_sha256, 'hex');
-  if (!timingSafeEqual(actual, expected)) return fail('checksum_mismatch', 'the body is not the one that was signed (checksum_sha256 differs)');
+  if (!timingSafeEqual(actual, expected))
+    return fail('checksum_mismatch', 'the body is not the one that was signed (checksum_sha256 differs)');
   return claims;
 }

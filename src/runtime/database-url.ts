@@ -23,7 +23,8 @@ export const isDatabaseUrl = (text: string): boolean => parse(text) !== null;
  * Whether the URL names its connections' application_name. node-postgres would take it over the service's own
  * (`sensorcloud`), by which admin commands tell that a serve process is connected (../store/postgres/repos/cluster.ts).
  */
-export const setsApplicationName = (text: string): boolean => parse(text)?.searchParams.has('application_name') ?? false;
+export const setsApplicationName = (text: string): boolean =>
+  parse(text)?.searchParams.has('application_name') ?? false;
 
 /**
  * Whether the URL connects over TCP without TLS: no sslmode but disable, no ssl=true, and no Unix socket directory

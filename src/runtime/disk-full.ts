@@ -11,7 +11,10 @@ export class DiskFull {
   private readonly tell: (latest?: string) => void;
 
   /** `warn` tells the operator, at most once a minute (runtime/spaced.ts), with the refusals since it last did. */
-  constructor(private readonly now: () => number, warn: (refusals: number, reason: string) => void) {
+  constructor(
+    private readonly now: () => number,
+    warn: (refusals: number, reason: string) => void,
+  ) {
     this.tell = spaced(now, warn);
   }
 

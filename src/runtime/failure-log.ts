@@ -22,7 +22,12 @@ export interface FailureLog {
  * `failing`: the line of the first failure (e.g. "delivery engine: claiming due deliveries failed"); `recovered`:
  * the line when it works again (e.g. "delivery engine: claiming due deliveries works again"). `now`: milliseconds.
  */
-export function createFailureLog(logger: FailureLogger, level: 'warn' | 'error', messages: { failing: string; recovered: string }, now: () => number): FailureLog {
+export function createFailureLog(
+  logger: FailureLogger,
+  level: 'warn' | 'error',
+  messages: { failing: string; recovered: string },
+  now: () => number,
+): FailureLog {
   let since: number | null = null;
   let loggedAt = 0;
   let failures = 0;
@@ -35,7 +40,10 @@ export function createFailureLog(logger: FailureLogger, level: 'warn' | 'error',
         logger[level]({ err }, messages.failing);
       } else if (t - loggedAt >= REMIND_MS) {
         loggedAt = t;
-        logger[level]({ err, failures, forSeconds: Math.round((t - since) / 1000) }, `${messages.failing} (still failing)`);
+        logger[level](
+          { err, failures, forSeconds: Math.round((t - since) / 1000) },
+          `${messages.failing} (still failing)`,
+        );
       }
     },
     succeeded() {

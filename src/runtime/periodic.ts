@@ -11,15 +11,25 @@ export interface Periodic {
 }
 
 /** `messages`: the lines when ticks start failing and when one works again; `now`: milliseconds (deps.clock). */
-export function createPeriodic(tick: () => Promise<unknown>, logger: Logger, messages: { failing: string; recovered: string }, now: () => number): Periodic {
+export function createPeriodic(
+  tick: () => Promise<unknown>,
+  logger: Logger,
+  messages: { failing: string; recovered: string },
+  now: () => number,
+): Periodic {
   let timer: NodeJS.Timeout | null = null;
   let running: Promise<void> | null = null;
   const failures = createFailureLog(logger, 'error', messages, now);
   const run = () => {
     if (running) return;
     running = tick()
-      .then(() => failures.succeeded(), (err) => failures.failed(err))
-      .finally(() => { running = null; });
+      .then(
+        () => failures.succeeded(),
+        (err) => failures.failed(err),
+      )
+      .finally(() => {
+        running = null;
+      });
   };
   return {
     start(periodMs) {

@@ -17,7 +17,9 @@ export class SeededRandom implements Random {
     const out = Buffer.alloc(n);
     let off = 0;
     while (off < n) {
-      const block = createHash('sha256').update(`${this.seed}:${this.counter++}`).digest();
+      const block = createHash('sha256')
+        .update(`${this.seed}:${this.counter++}`)
+        .digest();
       off += block.copy(out, off, 0, Math.min(block.length, n - off));
     }
     return out;

@@ -4,7 +4,12 @@ import type { Deps } from '../deps.ts';
 import { forbidden, notFound } from '../domain/errors.ts';
 import { concreteProjectId, organizationName, projectName } from '../domain/names.ts';
 import {
-  ORGANIZATION_ADMIN_PERMISSIONS, PROJECT_ADMIN_PERMISSIONS, projectPermissionsOf, type OrganizationPermission, type Permission, type ProjectPermission,
+  ORGANIZATION_ADMIN_PERMISSIONS,
+  PROJECT_ADMIN_PERMISSIONS,
+  projectPermissionsOf,
+  type OrganizationPermission,
+  type Permission,
+  type ProjectPermission,
 } from '../domain/roles.ts';
 import type { MembershipRecord, OrganizationRecord, ProjectRecord } from '../store/contract/records.ts';
 import type { Repos } from '../store/contract/store.ts';
@@ -14,7 +19,8 @@ const accepted = (p: Principal) => p.memberships.filter((m) => m.status === 'ACC
 
 export function isOrganizationAdmin(principal: Principal, organizationId: string): boolean {
   return accepted(principal).some(
-    (m) => m.scopeType === 'organization' && m.scopeId === organizationId && m.roles.includes('roles/organization.admin'),
+    (m) =>
+      m.scopeType === 'organization' && m.scopeId === organizationId && m.roles.includes('roles/organization.admin'),
   );
 }
 
@@ -24,7 +30,10 @@ export function isOrganizationAdmin(principal: Principal, organizationId: string
 const permissionsByPrincipal = new WeakMap<Principal, Map<string, ReadonlySet<Permission>>>();
 
 /** Effective permissions on a project: its membership roles, plus project admin for organization admins. */
-export function projectPermissions(principal: Principal, project: Pick<ProjectRecord, 'id' | 'organizationId'>): ReadonlySet<Permission> {
+export function projectPermissions(
+  principal: Principal,
+  project: Pick<ProjectRecord, 'id' | 'organizationId'>,
+): ReadonlySet<Permission> {
   if (!Object.isFrozen(principal)) return computeProjectPermissions(principal, project);
   let byProject = permissionsByPrincipal.get(principal);
   if (byProject === undefined) permissionsByPrincipal.set(principal, (byProject = new Map()));
@@ -37,7 +46,10 @@ export function projectPermissions(principal: Principal, project: Pick<ProjectRe
   return perms;
 }
 
-function computeProjectPermissions(principal: Principal, project: Pick<ProjectRecord, 'id' | 'organizationId'>): ReadonlySet<Permission> {
+function computeProjectPermissions(
+  principal: Principal,
+  project: Pick<ProjectRecord, 'id' | 'organizationId'>,
+): ReadonlySet<Permission> {
   const roles = accepted(principal)
     .filter((m) => m.scopeType === 'project' && m.scopeId === project.id)
     .flatMap((m) => m.roles);
@@ -47,7 +59,11 @@ function computeProjectPermissions(principal: Principal, project: Pick<ProjectRe
 }
 
 /** Effective permissions on an organization: admin permissions, or organization.read for any project role in it. */
-export async function organizationPermissions(repos: Repos, principal: Principal, organizationId: string): Promise<Set<Permission>> {
+export async function organizationPermissions(
+  repos: Repos,
+  principal: Principal,
+  organizationId: string,
+): Promise<Set<Permission>> {
   if (isOrganizationAdmin(principal, organizationId)) return new Set(ORGANIZATION_ADMIN_PERMISSIONS);
   for (const m of accepted(principal)) {
     if (m.scopeType !== 'project' || m.roles.length === 0) continue;
@@ -73,7 +89,10 @@ export function readableScopes(principal: Principal): { projectIds: string[]; or
  * do not come here), 404 if unknown or invisible, 403 if visible but not allowed.
  */
 export async function requireProject(
-  deps: Pick<Deps, 'store'>, principal: Principal, projectId: string, permission: ProjectPermission,
+  deps: Pick<Deps, 'store'>,
+  principal: Principal,
+  projectId: string,
+  permission: ProjectPermission,
 ): Promise<{ project: ProjectRecord; permissions: ReadonlySet<Permission> }> {
   const project = await deps.store.projects.get(concreteProjectId(projectId));
   if (!project) throw notFound('project not found');
@@ -84,13 +103,17 @@ export async function requireProject(
 }
 
 export async function requireOrganization(
-  deps: Pick<Deps, 'store'>, principal: Principal, organizationId: string, permission: OrganizationPermission,
+  deps: Pick<Deps, 'store'>,
+  principal: Principal,
+  organizationId: string,
+  permission: OrganizationPermission,
 ): Promise<{ organization: OrganizationRecord; permissions: Set<Permission> }> {
   const organization = await deps.store.organizations.get(organizationId);
   if (!organization) throw notFound('organization not found');
   const permissions = await organizationPermissions(deps.store, principal, organizationId);
   if (permissions.size === 0) throw notFound('organization not found');
-  if (!permissions.has(permission)) throw forbidden(`permission ${permission} required on organizations/${organizationId}`);
+  if (!permissions.has(permission))
+    throw forbidden(`permission ${permission} required on organizations/${organizationId}`);
   return { organization, permissions };
 }
 
@@ -108,16 +131,31 @@ export async function requireOrganization(
  * let that organization block the owner from managing its own account; another organization's memberships of a user
  * are not accepted by this organization's link.
  */
-export async function requireHoldsRolesOf(repos: Repos, principal: Principal, memberId: string, organizationId: string, action: string): Promise<void> {
+export async function requireHoldsRolesOf(
+  repos: Repos,
+  principal: Principal,
+  memberId: string,
+  organizationId: string,
+  action: string,
+): Promise<void> {
   const lacking = await rolesNotHeld(repos, principal, organizationId, await repos.memberships.listByMember(memberId));
   if (lacking !== null) throw forbidden(`${action} requires holding every role the account holds; you lack ${lacking}`);
 }
 
 /** The first membership in the organization whose roles the principal does not hold, described; null when it holds them all. */
-async function rolesNotHeld(repos: Repos, principal: Principal, organizationId: string, memberships: readonly MembershipRecord[]): Promise<string | null> {
+async function rolesNotHeld(
+  repos: Repos,
+  principal: Principal,
+  organizationId: string,
+  memberships: readonly MembershipRecord[],
+): Promise<string | null> {
   for (const m of memberships) {
     if (m.scopeType === 'organization') {
-      if (m.scopeId === organizationId && m.roles.includes('roles/organization.admin') && !isOrganizationAdmin(principal, m.scopeId)) {
+      if (
+        m.scopeId === organizationId &&
+        m.roles.includes('roles/organization.admin') &&
+        !isOrganizationAdmin(principal, m.scopeId)
+      ) {
         return `roles/organization.admin on ${organizationName(m.scopeId)}`;
       }
       continue;
@@ -127,7 +165,8 @@ async function rolesNotHeld(repos: Repos, principal: Principal, organizationId: 
     const held = projectPermissions(principal, project);
     for (const p of projectPermissionsOf(m.roles)) {
       // A project the caller holds nothing in stays unnamed: its id is not the caller's to learn.
-      if (!held.has(p)) return `${m.roles.join(', ')} on ${held.size > 0 ? projectName(m.scopeId) : 'a project you cannot see'}`;
+      if (!held.has(p))
+        return `${m.roles.join(', ')} on ${held.size > 0 ? projectName(m.scopeId) : 'a project you cannot see'}`;
     }
   }
   return null;

@@ -20,10 +20,17 @@ export type RecoveryDeps = Pick<Deps, 'config' | 'store' | 'clock' | 'random' | 
 export const MIN_PASSWORD_LENGTH = 12;
 
 /** Sets a console user's password: `password`, or a generated one, and ends its sessions. Resolves to the password set. */
-export async function resetPassword(deps: RecoveryDeps, email: string, password?: string): Promise<{ email: string; password: string }> {
+export async function resetPassword(
+  deps: RecoveryDeps,
+  email: string,
+  password?: string,
+): Promise<{ email: string; password: string }> {
   const user = await deps.store.users.getByEmail(email.toLowerCase());
   if (!user) throw notFound(`no console user has the email ${email}`);
-  if (!user.active) throw badRequest(`${user.email} has not accepted their invitation yet: send them its link (sensorcloud members invite-url)`);
+  if (!user.active)
+    throw badRequest(
+      `${user.email} has not accepted their invitation yet: send them its link (sensorcloud members invite-url)`,
+    );
   const next = password ?? newToken(deps.random, 18);
   if (next.length < MIN_PASSWORD_LENGTH) throw badRequest(`a password has at least ${MIN_PASSWORD_LENGTH} characters`);
   const passwordHash = await hashPassword(next, deps.random);
@@ -48,13 +55,23 @@ export interface RecoveryKey {
  * names). The secret is returned here only, and stored sealed like every key secret.
  */
 export async function createRecoveryKey(deps: RecoveryDeps, email?: string): Promise<RecoveryKey> {
-  const account = email !== undefined ? await deps.store.serviceAccounts.getByEmail(email.toLowerCase()) : await bootstrapServiceAccount(deps);
+  const account =
+    email !== undefined
+      ? await deps.store.serviceAccounts.getByEmail(email.toLowerCase())
+      : await bootstrapServiceAccount(deps);
   if (!account) throw notFound(`no service account has the email ${email}`);
   const secret = newSecret(deps.random);
-  const key = { id: deps.ids.next(), serviceAccountId: account.id, secretEnc: deps.secretBox.seal(secret), createTime: nowMicros(deps) };
+  const key = {
+    id: deps.ids.next(),
+    serviceAccountId: account.id,
+    secretEnc: deps.secretBox.seal(secret),
+    createTime: nowMicros(deps),
+  };
   await deps.store.transaction(async (tx) => {
     if ((await tx.keys.countByServiceAccount(account.id)) >= MAX_KEYS_PER_SERVICE_ACCOUNT) {
-      throw badRequest(`${account.email} has ${MAX_KEYS_PER_SERVICE_ACCOUNT} keys, the most it may have: delete one first (console or API), or give another account with --service-account`);
+      throw badRequest(
+        `${account.email} has ${MAX_KEYS_PER_SERVICE_ACCOUNT} keys, the most it may have: delete one first (console or API), or give another account with --service-account`,
+      );
     }
     await tx.keys.create(key);
   });
@@ -73,10 +90,15 @@ async function bootstrapServiceAccount(deps: RecoveryDeps): Promise<ServiceAccou
   try {
     name = (JSON.parse(readFileSync(file, 'utf8')) as { serviceAccount: { name: string } }).serviceAccount.name;
   } catch {
-    throw notFound(`${file} is missing or unreadable, so the bootstrap service account is unknown: name the account with --service-account <email>`);
+    throw notFound(
+      `${file} is missing or unreadable, so the bootstrap service account is unknown: name the account with --service-account <email>`,
+    );
   }
   const account = await deps.store.serviceAccounts.get(name.split('/').pop()!);
-  if (!account) throw notFound(`the bootstrap service account ${name} has been deleted: name another account with --service-account <email>`);
+  if (!account)
+    throw notFound(
+      `the bootstrap service account ${name} has been deleted: name another account with --service-account <email>`,
+    );
   return account;
 }
 
@@ -98,7 +120,9 @@ export async function resealSecrets(deps: RecoveryDeps, next: SecretBox): Promis
       try {
         plain = deps.secretBox.open(value.sealed);
       } catch {
-        throw badRequest(`${value.kind} ${value.id} does not open with the master key ${deps.config.masterKeyFile}: it is not the key this installation's secrets are sealed with (nothing was changed)`);
+        throw badRequest(
+          `${value.kind} ${value.id} does not open with the master key ${deps.config.masterKeyFile}: it is not the key this installation's secrets are sealed with (nothing was changed)`,
+        );
       }
       await tx.sealed.replace({ ...value, sealed: next.seal(plain) });
       if (value.kind === 'key') done.keys++;

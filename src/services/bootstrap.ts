@@ -31,7 +31,9 @@ async function bootstrapNow(deps: Deps): Promise<{ file: string; contents: Boots
   if ((await store.organizations.count()) > 0) return null;
   const file = join(config.dataDir, 'bootstrap.json');
   if (existsSync(file)) {
-    throw new StartupError(`${file} exists but the database is empty: move it away to set up a new installation, or restore the database that belongs to it`);
+    throw new StartupError(
+      `${file} exists but the database is empty: move it away to set up a new installation, or restore the database that belongs to it`,
+    );
   }
   const now = nowMicros(deps);
   const orgId = ids.next();
@@ -57,14 +59,51 @@ async function bootstrapNow(deps: Deps): Promise<{ file: string; contents: Boots
   await store.transaction(async (tx) => {
     await tx.organizations.create({ id: orgId, displayName: 'Default organization', createTime: now });
     await tx.projects.create({
-      id: projectId, organizationId: orgId, displayName: 'Default project',
-      location: { latitude: null, longitude: null, timeLocation: '' }, labels: {}, createTime: now, updateTime: now,
+      id: projectId,
+      organizationId: orgId,
+      displayName: 'Default project',
+      location: { latitude: null, longitude: null, timeLocation: '' },
+      labels: {},
+      createTime: now,
+      updateTime: now,
     });
-    await tx.users.create({ id: userId, email, displayName: 'Administrator', passwordHash, active: true, createTime: now, updateTime: now });
-    await tx.serviceAccounts.create({ id: saId, projectId, email: saEmail, displayName: 'bootstrap', enableBasicAuth: true, createTime: now, updateTime: now });
-    await tx.keys.create({ id: keyId, serviceAccountId: saId, secretEnc: deps.secretBox.seal(secret), createTime: now });
-    for (const [memberId, accountType] of [[userId, 'USER'], [saId, 'SERVICE_ACCOUNT']] as const) {
-      await tx.memberships.create({ scopeType: 'organization', scopeId: orgId, memberId, accountType, roles: ['roles/organization.admin'], status: 'ACCEPTED', createTime: now });
+    await tx.users.create({
+      id: userId,
+      email,
+      displayName: 'Administrator',
+      passwordHash,
+      active: true,
+      createTime: now,
+      updateTime: now,
+    });
+    await tx.serviceAccounts.create({
+      id: saId,
+      projectId,
+      email: saEmail,
+      displayName: 'bootstrap',
+      enableBasicAuth: true,
+      createTime: now,
+      updateTime: now,
+    });
+    await tx.keys.create({
+      id: keyId,
+      serviceAccountId: saId,
+      secretEnc: deps.secretBox.seal(secret),
+      createTime: now,
+    });
+    for (const [memberId, accountType] of [
+      [userId, 'USER'],
+      [saId, 'SERVICE_ACCOUNT'],
+    ] as const) {
+      await tx.memberships.create({
+        scopeType: 'organization',
+        scopeId: orgId,
+        memberId,
+        accountType,
+        roles: ['roles/organization.admin'],
+        status: 'ACCEPTED',
+        createTime: now,
+      });
     }
     // Written inside the transaction: if the file cannot be written, nothing is committed and the next
     // start tries again; 'wx' never overwrites.

@@ -19,7 +19,12 @@ import { checkUrlForWrite } from '../delivery/ssrf.ts';
 import type { DataConnectorRecord } from '../store/contract/connector-repos.ts';
 import type { Repos } from '../store/contract/store.ts';
 import {
-  MAX_DISPLAY_NAME_LENGTH, type ConnectorMetrics, type DataConnector, type DataConnectorInput, type DataConnectorList, type HttpConfigInput,
+  MAX_DISPLAY_NAME_LENGTH,
+  type ConnectorMetrics,
+  type DataConnector,
+  type DataConnectorInput,
+  type DataConnectorList,
+  type HttpConfigInput,
   type MetricsHistoryBucket,
 } from '../wire/data-connectors.ts';
 import type { PageQuery } from '../wire/paging.ts';
@@ -49,7 +54,8 @@ function checkType(input: DataConnectorInput): void {
 
 function checkDisplayName(v: unknown): string {
   if (typeof v !== 'string') throw badRequest('displayName must be a string');
-  if ([...v].length > MAX_DISPLAY_NAME_LENGTH) throw badRequest(`displayName must be at most ${MAX_DISPLAY_NAME_LENGTH} characters`);
+  if ([...v].length > MAX_DISPLAY_NAME_LENGTH)
+    throw badRequest(`displayName must be at most ${MAX_DISPLAY_NAME_LENGTH} characters`);
   return v;
 }
 
@@ -57,7 +63,8 @@ function checkEvents(v: unknown): string[] {
   if (!Array.isArray(v)) throw badRequest('events must be an array of event types');
   const out: string[] = [];
   for (const t of v) {
-    if (typeof t !== 'string' || !KNOWN_EVENT_TYPES.has(t)) throw badRequest(`events: unknown event type ${JSON.stringify(t)}`);
+    if (typeof t !== 'string' || !KNOWN_EVENT_TYPES.has(t))
+      throw badRequest(`events: unknown event type ${JSON.stringify(t)}`);
     if (!out.includes(t)) out.push(t);
   }
   return out;
@@ -76,17 +83,21 @@ function checkLabels(v: unknown): string[] {
 }
 
 function checkHeaders(v: unknown): Record<string, string> {
-  if (!v || typeof v !== 'object' || Array.isArray(v)) throw badRequest('httpConfig.headers must be an object of strings');
+  if (!v || typeof v !== 'object' || Array.isArray(v))
+    throw badRequest('httpConfig.headers must be an object of strings');
   const entries = Object.entries(v as Record<string, unknown>);
   if (entries.length > MAX_HEADERS) throw badRequest(`httpConfig.headers: at most ${MAX_HEADERS} headers`);
   const seen = new Set<string>();
   const out: Record<string, string> = {};
   for (const [name, value] of entries) {
     if (name.length > MAX_HEADER_NAME_LENGTH || !HTTP_TOKEN.test(name)) {
-      throw badRequest(`httpConfig.headers: ${JSON.stringify(name.slice(0, 64))} is not a valid header name (an HTTP token of at most ${MAX_HEADER_NAME_LENGTH} characters)`);
+      throw badRequest(
+        `httpConfig.headers: ${JSON.stringify(name.slice(0, 64))} is not a valid header name (an HTTP token of at most ${MAX_HEADER_NAME_LENGTH} characters)`,
+      );
     }
     const lower = name.toLowerCase();
-    if (RESERVED_PUSH_HEADERS.has(lower)) throw badRequest(`httpConfig.headers: ${name} is reserved and set by the service`);
+    if (RESERVED_PUSH_HEADERS.has(lower))
+      throw badRequest(`httpConfig.headers: ${name} is reserved and set by the service`);
     // An ordinary object cannot hold this key (it would be dropped silently): refused like a reserved name.
     if (name === '__proto__') throw badRequest('httpConfig.headers: __proto__ is not accepted as a header name');
     if (seen.has(lower)) throw badRequest(`httpConfig.headers: ${name} is given twice`);
@@ -94,9 +105,12 @@ function checkHeaders(v: unknown): Record<string, string> {
     if (typeof value !== 'string') throw badRequest(`httpConfig.headers.${name} must be a string`);
     // Checked exactly as the HTTP client will: a value it refuses would fail every attempt for 12 hours.
     if (NOT_SENDABLE_IN_HEADER_VALUE.test(value)) {
-      throw badRequest(`httpConfig.headers.${name} must hold only tab, space, visible ASCII and Latin-1 characters (no CR, LF, NUL, other control characters or characters beyond U+00FF)`);
+      throw badRequest(
+        `httpConfig.headers.${name} must hold only tab, space, visible ASCII and Latin-1 characters (no CR, LF, NUL, other control characters or characters beyond U+00FF)`,
+      );
     }
-    if (value.length > MAX_HEADER_VALUE_LENGTH) throw badRequest(`httpConfig.headers.${name} must be at most ${MAX_HEADER_VALUE_LENGTH} characters`);
+    if (value.length > MAX_HEADER_VALUE_LENGTH)
+      throw badRequest(`httpConfig.headers.${name} must be at most ${MAX_HEADER_VALUE_LENGTH} characters`);
     out[name] = value;
   }
   return out;
@@ -104,7 +118,8 @@ function checkHeaders(v: unknown): Record<string, string> {
 
 function checkSecret(v: unknown): string {
   if (typeof v !== 'string') throw badRequest('httpConfig.signatureSecret must be a string');
-  if (v.length > MAX_SECRET_LENGTH) throw badRequest(`httpConfig.signatureSecret must be at most ${MAX_SECRET_LENGTH} characters`);
+  if (v.length > MAX_SECRET_LENGTH)
+    throw badRequest(`httpConfig.signatureSecret must be at most ${MAX_SECRET_LENGTH} characters`);
   return v;
 }
 
@@ -116,7 +131,11 @@ function checkHttpConfig(v: unknown): HttpConfigInput {
 
 // ---- presentation ----
 
-export function presentDataConnector(deps: Pick<Deps, 'secretBox'>, c: DataConnectorRecord, reveal: boolean): DataConnector {
+export function presentDataConnector(
+  deps: Pick<Deps, 'secretBox'>,
+  c: DataConnectorRecord,
+  reveal: boolean,
+): DataConnector {
   const headers: Record<string, string> = {};
   for (const [k, v] of Object.entries(c.headers)) headers[k] = reveal ? v : '';
   const secret = reveal && c.signatureSecretSealed !== '' ? deps.secretBox.open(c.signatureSecretSealed) : '';
@@ -135,7 +154,13 @@ export function presentDataConnector(deps: Pick<Deps, 'secretBox'>, c: DataConne
 
 const canSeeSecrets = (permissions: ReadonlySet<string>) => permissions.has('dataconnector.update');
 
-async function requireConnector(deps: Deps, principal: Principal, projectId: string, connectorId: string, permission: ProjectPermission) {
+async function requireConnector(
+  deps: Deps,
+  principal: Principal,
+  projectId: string,
+  connectorId: string,
+  permission: ProjectPermission,
+) {
   const { permissions } = await requireProject(deps, principal, projectId, permission);
   const connector = await deps.store.dataConnectors.get(connectorId);
   if (!connector || connector.projectId !== projectId) throw notFound('data connector not found');
@@ -159,31 +184,59 @@ async function dropQueueAfter(deps: Deps, projectId: string, connectorId: string
   try {
     return await dropQueue(deps.store, connectorId);
   } catch (err) {
-    deps.logger.warn({ err, connector: dataConnectorName(projectId, connectorId) }, 'data connector: dropping its queue failed; the rest is dropped as it comes due');
+    deps.logger.warn(
+      { err, connector: dataConnectorName(projectId, connectorId) },
+      'data connector: dropping its queue failed; the rest is dropped as it comes due',
+    );
     return null;
   }
 }
 
-function logTransition(deps: Deps, c: DataConnectorRecord, from: string, principal: Principal, dropped: number | null): void {
+function logTransition(
+  deps: Deps,
+  c: DataConnectorRecord,
+  from: string,
+  principal: Principal,
+  dropped: number | null,
+): void {
   deps.logger.info(
-    { connector: dataConnectorName(c.projectId, c.id), from, to: c.status, by: `${principal.kind}:${principal.id}`, droppedDeliveries: dropped },
+    {
+      connector: dataConnectorName(c.projectId, c.id),
+      from,
+      to: c.status,
+      by: `${principal.kind}:${principal.id}`,
+      droppedDeliveries: dropped,
+    },
     c.status === 'ACTIVE' ? 'data connector enabled' : 'data connector disabled',
   );
 }
 
 // ---- use cases ----
 
-export async function listDataConnectors(deps: Deps, principal: Principal, projectId: string, query: PageQuery): Promise<DataConnectorList> {
+export async function listDataConnectors(
+  deps: Deps,
+  principal: Principal,
+  projectId: string,
+  query: PageQuery,
+): Promise<DataConnectorList> {
   const { permissions } = await requireProject(deps, principal, projectId, 'dataconnector.read');
   const filters = `dataconnectors:${projectId}`;
   const page = pageRequest(query, filters);
-  const rows = await deps.store.dataConnectors.listByProject(projectId, { after: (page.after?.[0] as string) ?? null, limit: page.pageSize + 1 });
+  const rows = await deps.store.dataConnectors.listByProject(projectId, {
+    after: (page.after?.[0] as string) ?? null,
+    limit: page.pageSize + 1,
+  });
   const { items, nextPageToken } = toPage(rows, page, (c) => [c.id], filters);
   const reveal = canSeeSecrets(permissions);
   return { dataConnectors: items.map((c) => presentDataConnector(deps, c, reveal)), nextPageToken };
 }
 
-export async function createDataConnector(deps: Deps, principal: Principal, projectId: string, input: DataConnectorInput): Promise<DataConnector> {
+export async function createDataConnector(
+  deps: Deps,
+  principal: Principal,
+  projectId: string,
+  input: DataConnectorInput,
+): Promise<DataConnector> {
   await requireProject(deps, principal, projectId, 'dataconnector.create');
   if (input.type === undefined) throw badRequest(`type is required: ${CONNECTOR_TYPE}`);
   checkType(input);
@@ -199,8 +252,18 @@ export async function createDataConnector(deps: Deps, principal: Principal, proj
 
   const now = nowMicros(deps);
   const connector: DataConnectorRecord = {
-    id: deps.ids.next(), projectId, displayName, status: state.status, events, labels, url, headers,
-    signatureSecretSealed: secret === '' ? '' : deps.secretBox.seal(secret), failingSince: null, createTime: now, updateTime: now,
+    id: deps.ids.next(),
+    projectId,
+    displayName,
+    status: state.status,
+    events,
+    labels,
+    url,
+    headers,
+    signatureSecretSealed: secret === '' ? '' : deps.secretBox.seal(secret),
+    failingSince: null,
+    createTime: now,
+    updateTime: now,
   };
   // The answer is built before the commit: if building it failed, nothing would be left behind.
   const view = await deps.store.transaction(async (tx) => {
@@ -211,17 +274,38 @@ export async function createDataConnector(deps: Deps, principal: Principal, proj
     await tx.dataConnectors.create(connector);
     return presentDataConnector(deps, connector, true);
   });
-  deps.logger.info({ connector: dataConnectorName(projectId, connector.id), status: connector.status, by: `${principal.kind}:${principal.id}` }, 'data connector created');
+  deps.logger.info(
+    {
+      connector: dataConnectorName(projectId, connector.id),
+      status: connector.status,
+      by: `${principal.kind}:${principal.id}`,
+    },
+    'data connector created',
+  );
   return view;
 }
 
-export async function getDataConnector(deps: Deps, principal: Principal, projectId: string, connectorId: string): Promise<DataConnector> {
+export async function getDataConnector(
+  deps: Deps,
+  principal: Principal,
+  projectId: string,
+  connectorId: string,
+): Promise<DataConnector> {
   const { connector, reveal } = await requireConnector(deps, principal, projectId, connectorId, 'dataconnector.read');
   return presentDataConnector(deps, connector, reveal);
 }
 
 /** Paths update_mask may name (camelCase or snake_case). Read-only ones are accepted and ignored (§1.2). */
-const MASK_PATHS = new Set(['displayName', 'status', 'events', 'labels', 'httpConfig', 'httpConfig.url', 'httpConfig.headers', 'httpConfig.signatureSecret']);
+const MASK_PATHS = new Set([
+  'displayName',
+  'status',
+  'events',
+  'labels',
+  'httpConfig',
+  'httpConfig.url',
+  'httpConfig.headers',
+  'httpConfig.signatureSecret',
+]);
 const READ_ONLY_PATHS = new Set(['name', 'type', 'createTime', 'updateTime']);
 const toCamel = (path: string) => path.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
 
@@ -243,21 +327,37 @@ function parseMask(mask: Set<string> | null): Set<string> | null {
  * merged key by key, headers replaced whole, events and labels replaced; status follows §6.6.
  */
 export async function updateDataConnector(
-  deps: Deps, principal: Principal, projectId: string, connectorId: string, input: DataConnectorInput, rawMask: Set<string> | null,
+  deps: Deps,
+  principal: Principal,
+  projectId: string,
+  connectorId: string,
+  input: DataConnectorInput,
+  rawMask: Set<string> | null,
 ): Promise<DataConnector> {
-  const { connector: current } = await requireConnector(deps, principal, projectId, connectorId, 'dataconnector.update');
+  const { connector: current } = await requireConnector(
+    deps,
+    principal,
+    projectId,
+    connectorId,
+    'dataconnector.update',
+  );
   checkType(input);
   const mask = parseMask(rawMask);
   const http = checkHttpConfig(input.httpConfig);
   const wants = (path: string, value: unknown) =>
-    value !== undefined && (mask === null || mask.has(path) || (path.startsWith('httpConfig.') && mask.has('httpConfig')));
+    value !== undefined &&
+    (mask === null || mask.has(path) || (path.startsWith('httpConfig.') && mask.has('httpConfig')));
   // Validate everything before touching anything.
   const displayName = wants('displayName', input.displayName) ? checkDisplayName(input.displayName) : undefined;
   const events = wants('events', input.events) ? checkEvents(input.events) : undefined;
   const labels = wants('labels', input.labels) ? checkLabels(input.labels) : undefined;
-  const url = wants('httpConfig.url', http.url) ? (checkUrlForWrite(http.url, deps.config.allowPrivateEndpoints), http.url as string) : undefined;
+  const url = wants('httpConfig.url', http.url)
+    ? (checkUrlForWrite(http.url, deps.config.allowPrivateEndpoints), http.url as string)
+    : undefined;
   const headers = wants('httpConfig.headers', http.headers) ? checkHeaders(http.headers) : undefined;
-  const secret = wants('httpConfig.signatureSecret', http.signatureSecret) ? checkSecret(http.signatureSecret) : undefined;
+  const secret = wants('httpConfig.signatureSecret', http.signatureSecret)
+    ? checkSecret(http.signatureSecret)
+    : undefined;
   const status = wants('status', input.status) ? input.status : undefined;
   if (status !== undefined) initialState(status); // 400 for SYSTEM_DISABLED or unknown values, before any write
   // Enabling: whatever an earlier drop left of the queue goes first, outside the transaction (normally nothing).
@@ -295,7 +395,14 @@ export async function updateDataConnector(
     }
     const connector = changed ? next : before;
     // The answer is built before the commit: if building it failed, nothing would be left behind.
-    return { connector, view: presentDataConnector(deps, connector, true), from: before.status, transitioned: changed && transitioned, disabling, dropped };
+    return {
+      connector,
+      view: presentDataConnector(deps, connector, true),
+      from: before.status,
+      transitioned: changed && transitioned,
+      disabling,
+      dropped,
+    };
   });
   if (!result.transitioned) return result.view;
   const dropped = result.disabling ? await dropQueueAfter(deps, projectId, connectorId) : result.dropped;
@@ -304,7 +411,12 @@ export async function updateDataConnector(
 }
 
 /** DELETE: the connector, its queue and its metrics go together. */
-export async function deleteDataConnector(deps: Deps, principal: Principal, projectId: string, connectorId: string): Promise<void> {
+export async function deleteDataConnector(
+  deps: Deps,
+  principal: Principal,
+  projectId: string,
+  connectorId: string,
+): Promise<void> {
   await requireConnector(deps, principal, projectId, connectorId, 'dataconnector.delete');
   await deps.store.transaction(async (tx) => {
     const c = await reload(tx, projectId, connectorId);
@@ -312,26 +424,49 @@ export async function deleteDataConnector(deps: Deps, principal: Principal, proj
     await tx.dataConnectors.delete(c.id);
   });
   const dropped = await dropQueueAfter(deps, projectId, connectorId);
-  deps.logger.info({ connector: dataConnectorName(projectId, connectorId), by: `${principal.kind}:${principal.id}`, droppedDeliveries: dropped }, 'data connector deleted');
+  deps.logger.info(
+    {
+      connector: dataConnectorName(projectId, connectorId),
+      by: `${principal.kind}:${principal.id}`,
+      droppedDeliveries: dropped,
+    },
+    'data connector deleted',
+  );
 }
 
 /** :sync (contract §6.7): queues, in one transaction, the latest event of each type of each device; answers at once. */
-export async function syncDataConnector(deps: Deps, principal: Principal, projectId: string, connectorId: string): Promise<number> {
+export async function syncDataConnector(
+  deps: Deps,
+  principal: Principal,
+  projectId: string,
+  connectorId: string,
+): Promise<number> {
   await requireConnector(deps, principal, projectId, connectorId, 'dataconnector.update');
   return deps.store.transaction(async (tx) => {
     const c = await reload(tx, projectId, connectorId);
-    if (c.status !== 'ACTIVE') throw badRequest(`data connector is ${c.status}; only an ACTIVE connector can be synchronised`);
+    if (c.status !== 'ACTIVE')
+      throw badRequest(`data connector is ${c.status}; only an ACTIVE connector can be synchronised`);
     return enqueueSync(tx, c, EVENT_TYPES, nowMicros(deps));
   });
 }
 
 /** Per-minute success and error counts of the last 3 hours (`:metricsHistory`), under the rules of `:metrics`. */
-export async function getDataConnectorMetricsHistory(deps: Deps, principal: Principal, projectId: string, connectorId: string): Promise<MetricsHistoryBucket[]> {
+export async function getDataConnectorMetricsHistory(
+  deps: Deps,
+  principal: Principal,
+  projectId: string,
+  connectorId: string,
+): Promise<MetricsHistoryBucket[]> {
   const { connector } = await requireConnector(deps, principal, projectId, connectorId, 'dataconnector.read');
   return readConnectorMetricsHistory(deps.store, connector.id, nowMicros(deps));
 }
 
-export async function getDataConnectorMetrics(deps: Deps, principal: Principal, projectId: string, connectorId: string): Promise<ConnectorMetrics> {
+export async function getDataConnectorMetrics(
+  deps: Deps,
+  principal: Principal,
+  projectId: string,
+  connectorId: string,
+): Promise<ConnectorMetrics> {
   const { connector } = await requireConnector(deps, principal, projectId, connectorId, 'dataconnector.read');
   return readConnectorMetrics(deps.store, connector.id, nowMicros(deps));
 }

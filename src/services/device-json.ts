@@ -59,7 +59,8 @@ export function devicePageBody(items: DeviceListingRow[], nextPageToken: string)
   const memo = first === undefined ? undefined : pageMemo.get(first);
   if (memo !== undefined && memo.token === nextPageToken && sameRows(memo.rows, items)) return memo.body;
   const body = assemblePage(items, nextPageToken);
-  if (first !== undefined && items.every((r) => Object.isFrozen(r))) pageMemo.set(first, { rows: items.slice(), token: nextPageToken, body });
+  if (first !== undefined && items.every((r) => Object.isFrozen(r)))
+    pageMemo.set(first, { rows: items.slice(), token: nextPageToken, body });
   return body;
 }
 

@@ -44,15 +44,24 @@ export function parseOrderBy(raw: string | undefined): DeviceOrder {
     }
     return { sort: { kind: 'reported', eventType, fields }, descending };
   }
-  throw badRequest(`order_by: unknown field ${root}; use name, id, type, productNumber, labels.<key> or reported.<eventType>.<field>`);
+  throw badRequest(
+    `order_by: unknown field ${root}; use name, id, type, productNumber, labels.<key> or reported.<eventType>.<field>`,
+  );
 }
 
 /** Fingerprint of everything that shapes the result order and membership; a token only works with the same. */
 function fingerprint(projectParam: string, params: DeviceListParams, order: DeviceOrder): string {
   const sorted = (a: string[] | undefined) => [...(a ?? [])].sort();
   const material = JSON.stringify([
-    projectParam, params.organization ?? '', sorted(params.projects), sorted(params.deviceIds), sorted(params.deviceTypes),
-    sorted(params.productNumbers), sorted(params.labelFilters), params.query ?? '', order,
+    projectParam,
+    params.organization ?? '',
+    sorted(params.projects),
+    sorted(params.deviceIds),
+    sorted(params.deviceTypes),
+    sorted(params.productNumbers),
+    sorted(params.labelFilters),
+    params.query ?? '',
+    order,
   ]);
   return sha256(material, 'base64url').slice(0, 16);
 }
@@ -62,7 +71,11 @@ function cursorOf(key: unknown[] | null, order: DeviceOrder): DeviceQuery['after
   if (key === null) return null;
   if (order.sort.kind === 'id') {
     if (key.length === 1 && typeof key[0] === 'string') return { value: null, id: key[0] };
-  } else if (key.length === 2 && typeof key[1] === 'string' && (key[0] === null || typeof key[0] === 'string' || typeof key[0] === 'number')) {
+  } else if (
+    key.length === 2 &&
+    typeof key[1] === 'string' &&
+    (key[0] === null || typeof key[0] === 'string' || typeof key[0] === 'number')
+  ) {
     return { value: key[0] as DeviceSortValue, id: key[1] };
   }
   throw badRequest('invalid pageToken');
@@ -71,7 +84,8 @@ function cursorOf(key: unknown[] | null, order: DeviceOrder): DeviceQuery['after
 /** Projects whose devices a wildcard list covers: readable (device.read) and inside the requested scope. */
 async function wildcardProjects(deps: Deps, principal: Principal, params: DeviceListParams): Promise<string[]> {
   const requested = (params.projects ?? []).map((p) => idFromName(p, 'projects', 'projects'));
-  const organizationId = params.organization === undefined ? undefined : idFromName(params.organization, 'organizations', 'organization');
+  const organizationId =
+    params.organization === undefined ? undefined : idFromName(params.organization, 'organizations', 'organization');
   if (requested.length === 0 && organizationId === undefined) {
     throw badRequest("the wildcard project '-' needs organization=organizations/{o} or projects=projects/{p}");
   }
@@ -100,7 +114,10 @@ async function wildcardProjects(deps: Deps, principal: Principal, params: Device
  * devicePageBody in device-json.ts), at most MAX_PAGE_BYTES of them.
  */
 export async function listDeviceListing(
-  deps: Deps, principal: Principal, projectParam: string, params: DeviceListParams,
+  deps: Deps,
+  principal: Principal,
+  projectParam: string,
+  params: DeviceListParams,
 ): Promise<{ items: DeviceListingRow[]; nextPageToken: string }> {
   const order = parseOrderBy(params.orderBy);
   const labelFilters = (params.labelFilters ?? []).map(parseLabelFilter);
@@ -128,6 +145,7 @@ export async function listDeviceListing(
     limit: page.pageSize + 1,
     maxBytes: MAX_PAGE_BYTES,
   });
-  const keyOf = order.sort.kind === 'id' ? (r: DeviceListingRow) => [r.id] : (r: DeviceListingRow) => [r.sortValue, r.id];
+  const keyOf =
+    order.sort.kind === 'id' ? (r: DeviceListingRow) => [r.id] : (r: DeviceListingRow) => [r.sortValue, r.id];
   return toPage(rows, page, keyOf, filters, (r) => r.labelsJson.length + r.reportedJson.length);
 }

@@ -12,8 +12,15 @@ import type { Emit } from '../events/pipeline.ts';
 import type { DeviceRecord } from '../store/contract/records.ts';
 import type { Repos } from '../store/contract/store.ts';
 import type {
-  BatchError as WireBatchError, BatchUpdateDevicesRequest, BatchUpdateDevicesResponse, Device, Label, LabelInput, LabelPatch,
-  TransferDevicesRequest, TransferDevicesResponse,
+  BatchError as WireBatchError,
+  BatchUpdateDevicesRequest,
+  BatchUpdateDevicesResponse,
+  Device,
+  Label,
+  LabelInput,
+  LabelPatch,
+  TransferDevicesRequest,
+  TransferDevicesResponse,
 } from '../wire/devices.ts';
 import { projectPermissions, requireProject } from './access.ts';
 import type { Principal } from '../auth/principal.ts';
@@ -31,7 +38,9 @@ export function presentDevice(d: DeviceRecord): Device {
 
 /** The wire shape of §3.8. */
 export const presentLabel = (d: Pick<DeviceRecord, 'projectId' | 'id'>, key: string, value: string): Label => ({
-  name: labelName(d.projectId, d.id, key), key, value,
+  name: labelName(d.projectId, d.id, key),
+  key,
+  value,
 });
 
 export interface LabelsChanged {
@@ -53,7 +62,13 @@ export function diffLabels(before: Record<string, string>, after: Record<string,
 }
 
 /** Stores the new labels and emits labelsChanged when the set changed. Returns the device as it is now. */
-export async function applyLabels(deps: Pick<Deps, 'clock'>, tx: Repos, emit: Emit, device: DeviceRecord, labels: Record<string, string>): Promise<DeviceRecord> {
+export async function applyLabels(
+  deps: Pick<Deps, 'clock'>,
+  tx: Repos,
+  emit: Emit,
+  device: DeviceRecord,
+  labels: Record<string, string>,
+): Promise<DeviceRecord> {
   const change = diffLabels(device.labels, labels);
   if (!change) return device;
   const now = nowMicros(deps);
@@ -64,7 +79,12 @@ export async function applyLabels(deps: Pick<Deps, 'clock'>, tx: Repos, emit: Em
 }
 
 /** GET one device; `-` finds it in any project the caller can read (§1.10). */
-export async function getDevice(deps: Deps, principal: Principal, projectParam: string, deviceId: string): Promise<DeviceRecord> {
+export async function getDevice(
+  deps: Deps,
+  principal: Principal,
+  projectParam: string,
+  deviceId: string,
+): Promise<DeviceRecord> {
   if (projectParam === '-') {
     const device = await deps.store.devices.get(deviceId);
     if (!device) throw notFound('device not found');
@@ -79,14 +99,23 @@ export async function getDevice(deps: Deps, principal: Principal, projectParam: 
 }
 
 /** The device with this id in this project: 404 otherwise (also when it lives in another project). */
-export async function findProjectDevice(repos: Pick<Repos, 'devices'>, projectId: string, deviceId: string): Promise<DeviceRecord> {
+export async function findProjectDevice(
+  repos: Pick<Repos, 'devices'>,
+  projectId: string,
+  deviceId: string,
+): Promise<DeviceRecord> {
   const device = await repos.devices.get(deviceId);
   if (!device || device.projectId !== projectId) throw notFound('device not found');
   return device;
 }
 
 /** What opening a stream of the project's events (or of one device's) needs: device.read, and the device there. */
-export async function requireStreamScope(deps: Deps, principal: Principal, projectId: string, deviceId: string | null): Promise<void> {
+export async function requireStreamScope(
+  deps: Deps,
+  principal: Principal,
+  projectId: string,
+  deviceId: string | null,
+): Promise<void> {
   await requireProject(deps, principal, projectId, 'device.read');
   if (deviceId !== null) await findProjectDevice(deps.store, projectId, deviceId);
 }
@@ -98,7 +127,11 @@ export function requireEmulated(device: DeviceRecord): DeviceRecord {
 }
 
 export async function addLabel(
-  deps: Deps, principal: Principal, projectParam: string, deviceId: string, body: LabelInput,
+  deps: Deps,
+  principal: Principal,
+  projectParam: string,
+  deviceId: string,
+  body: LabelInput,
 ): Promise<{ device: DeviceRecord; key: string; value: string }> {
   const projectId = concreteProjectId(projectParam);
   await requireProject(deps, principal, projectId, 'device.update');
@@ -124,14 +157,21 @@ function checkPathKey(key: string): void {
 }
 
 export async function updateLabel(
-  deps: Deps, principal: Principal, projectParam: string, deviceId: string, key: string,
-  body: LabelPatch, mask: Set<string> | null,
+  deps: Deps,
+  principal: Principal,
+  projectParam: string,
+  deviceId: string,
+  key: string,
+  body: LabelPatch,
+  mask: Set<string> | null,
 ): Promise<{ device: DeviceRecord; key: string; value: string }> {
   const projectId = concreteProjectId(projectParam);
   await requireProject(deps, principal, projectId, 'device.update');
   checkPathKey(key);
-  for (const field of mask ?? []) if (field !== 'value' && field !== 'key') throw badRequest(`update_mask: unknown field ${field}`);
-  if (body.key !== undefined && body.key !== '' && body.key !== key) throw badRequest('key in the body must match the label key in the path');
+  for (const field of mask ?? [])
+    if (field !== 'value' && field !== 'key') throw badRequest(`update_mask: unknown field ${field}`);
+  if (body.key !== undefined && body.key !== '' && body.key !== key)
+    throw badRequest('key in the body must match the label key in the path');
   const applyValue = mask === null || mask.has('value');
   const value = body.value ?? '';
   const problem = applyValue ? labelValueProblem(value) : null;
@@ -145,7 +185,13 @@ export async function updateLabel(
   });
 }
 
-export async function deleteLabel(deps: Deps, principal: Principal, projectParam: string, deviceId: string, key: string): Promise<void> {
+export async function deleteLabel(
+  deps: Deps,
+  principal: Principal,
+  projectParam: string,
+  deviceId: string,
+  key: string,
+): Promise<void> {
   const projectId = concreteProjectId(projectParam);
   await requireProject(deps, principal, projectId, 'device.update');
   checkPathKey(key);
@@ -161,10 +207,18 @@ export async function deleteLabel(deps: Deps, principal: Principal, projectParam
 export type BatchErrorCode = 'INVALID_ARGUMENT' | 'NOT_FOUND' | 'PERMISSION_DENIED' | 'INTERNAL_ERROR';
 /** The wire's batch error, its code narrowed to the ones this service gives. */
 export type BatchError = WireBatchError & { status: { code: BatchErrorCode } };
-const batchError = (device: string, code: BatchErrorCode, message: string): BatchError => ({ device, status: { code, message } });
+const batchError = (device: string, code: BatchErrorCode, message: string): BatchError => ({
+  device,
+  status: { code, message },
+});
 
 /** Labels on many devices (§4.6 batchUpdate rules): per-device errors, one transaction, one event per changed device. */
-export async function batchUpdateLabels(deps: Deps, principal: Principal, projectParam: string, body: BatchUpdateDevicesRequest): Promise<BatchUpdateDevicesResponse> {
+export async function batchUpdateLabels(
+  deps: Deps,
+  principal: Principal,
+  projectParam: string,
+  body: BatchUpdateDevicesRequest,
+): Promise<BatchUpdateDevicesResponse> {
   const projectId = concreteProjectId(projectParam);
   await requireProject(deps, principal, projectId, 'device.update');
   const { devices, addLabels, removeLabels } = body;
@@ -173,8 +227,12 @@ export async function batchUpdateLabels(deps: Deps, principal: Principal, projec
   }
   checkBatchSize(devices, 'devices');
   if (addLabels === undefined && removeLabels === undefined) throw badRequest('addLabels or removeLabels is required');
-  if (addLabels !== undefined && (typeof addLabels !== 'object' || Array.isArray(addLabels))) throw badRequest('addLabels must be an object of label keys to values');
-  if (removeLabels !== undefined && (!Array.isArray(removeLabels) || !removeLabels.every((k) => typeof k === 'string'))) {
+  if (addLabels !== undefined && (typeof addLabels !== 'object' || Array.isArray(addLabels)))
+    throw badRequest('addLabels must be an object of label keys to values');
+  if (
+    removeLabels !== undefined &&
+    (!Array.isArray(removeLabels) || !removeLabels.every((k) => typeof k === 'string'))
+  ) {
     throw badRequest('removeLabels must be an array of label keys');
   }
   const add = (addLabels ?? {}) as Record<string, unknown>;
@@ -236,7 +294,10 @@ export async function batchUpdateLabels(deps: Deps, principal: Principal, projec
  * No labelsChanged is emitted; queued deliveries stay with the source's connectors.
  */
 export async function transferDevices(
-  deps: Deps, principal: Principal, targetParam: string, body: TransferDevicesRequest,
+  deps: Deps,
+  principal: Principal,
+  targetParam: string,
+  body: TransferDevicesRequest,
 ): Promise<TransferDevicesResponse> {
   const targetId = concreteProjectId(targetParam);
   await requireProject(deps, principal, targetId, 'device.transfer');
@@ -269,7 +330,9 @@ export async function transferDevices(
         continue;
       }
       if (!permissions.has('device.transfer')) {
-        transferErrors.push(batchError(raw, 'PERMISSION_DENIED', `permission device.transfer required on projects/${source.id}`));
+        transferErrors.push(
+          batchError(raw, 'PERMISSION_DENIED', `permission device.transfer required on projects/${source.id}`),
+        );
         continue;
       }
       if (!device || device.projectId !== source.id) {

@@ -7,23 +7,46 @@ import type { Deps } from '../deps.ts';
 import { nowMicros } from '../runtime/clock.ts';
 import { checkBatchSize } from '../domain/batches.ts';
 import { badRequest, conflict, forbidden, notFound } from '../domain/errors.ts';
-import { concreteProjectId, idFromName, organizationMemberName, organizationName, projectMemberName, projectName } from '../domain/names.ts';
+import {
+  concreteProjectId,
+  idFromName,
+  organizationMemberName,
+  organizationName,
+  projectMemberName,
+  projectName,
+} from '../domain/names.ts';
 import { pageRequest, toPage } from '../domain/paging.ts';
-import { PROJECT_ROLES, type OrganizationPermission, type Permission, type ProjectPermission, type RoleName } from '../domain/roles.ts';
+import {
+  PROJECT_ROLES,
+  type OrganizationPermission,
+  type Permission,
+  type ProjectPermission,
+  type RoleName,
+} from '../domain/roles.ts';
 import { formatTimestamp } from '../domain/time.ts';
 import { newToken } from '../runtime/random.ts';
 import type { MembershipRecord, ProjectRecord, ScopeType, UserRecord } from '../store/contract/records.ts';
 import type { Repos } from '../store/contract/store.ts';
 import type { AcceptInviteRequest, Invitation, LookupInviteRequest } from '../wire/invites.ts';
 import type {
-  AddMemberRequest, BatchCreateItem, BatchCreateMembersResponse, InviteUrl, Member, MemberList, MemberPatch, MemberProjectsQuery,
+  AddMemberRequest,
+  BatchCreateItem,
+  BatchCreateMembersResponse,
+  InviteUrl,
+  Member,
+  MemberList,
+  MemberPatch,
+  MemberProjectsQuery,
 } from '../wire/members.ts';
 import type { PageQuery } from '../wire/paging.ts';
 import { projectPermissions, requireHoldsRolesOf, requireOrganization, requireProject } from './access.ts';
 import { checkPassword } from './password-check.ts';
 import type { Principal } from '../auth/principal.ts';
 
-export interface MemberScope { type: ScopeType; id: string }
+export interface MemberScope {
+  type: ScopeType;
+  id: string;
+}
 
 const ORGANIZATION_ADMIN = 'roles/organization.admin';
 const INVITE_LIFETIME_MICROS = 7 * 24 * 3600 * 1_000_000;
@@ -40,10 +63,13 @@ export const hashInviteToken = (token: string) => createHash('sha256').update(to
  * another organization that has not accepted, whose name (and whether it exists) is not this scope's to learn.
  */
 export async function presentMember(repos: Repos, scope: MemberScope, m: MembershipRecord): Promise<Member> {
-  const account = m.accountType === 'SERVICE_ACCOUNT' ? await repos.serviceAccounts.get(m.memberId) : await repos.users.get(m.memberId);
+  const account =
+    m.accountType === 'SERVICE_ACCOUNT'
+      ? await repos.serviceAccounts.get(m.memberId)
+      : await repos.users.get(m.memberId);
   return {
     name: memberName(scope, m.memberId),
-    displayName: m.status === 'PENDING' ? '' : account?.displayName ?? '',
+    displayName: m.status === 'PENDING' ? '' : (account?.displayName ?? ''),
     roles: [...m.roles],
     status: m.status,
     email: account?.email ?? '',
@@ -52,13 +78,22 @@ export async function presentMember(repos: Repos, scope: MemberScope, m: Members
   };
 }
 
-async function requireScope(deps: Deps, principal: Principal, scope: MemberScope, permission: ProjectPermission & OrganizationPermission): Promise<void> {
+async function requireScope(
+  deps: Deps,
+  principal: Principal,
+  scope: MemberScope,
+  permission: ProjectPermission & OrganizationPermission,
+): Promise<void> {
   if (scope.type === 'project') await requireProject(deps, principal, scope.id, permission);
   else await requireOrganization(deps, principal, scope.id, permission);
 }
 
 /** The 404/403 rule of §2.7 for a project already read (inside a transaction, where requireProject cannot run). */
-function checkProjectPermission(principal: Principal, project: ProjectRecord | null, permission: ProjectPermission): void {
+function checkProjectPermission(
+  principal: Principal,
+  project: ProjectRecord | null,
+  permission: ProjectPermission,
+): void {
   const perms = project ? projectPermissions(principal, project) : new Set<Permission>();
   if (!project || perms.size === 0) throw notFound('project not found');
   if (!perms.has(permission)) throw forbidden(`permission ${permission} required on projects/${project.id}`);
@@ -74,7 +109,8 @@ export function parseEmail(value: unknown, field = 'email'): string {
 export function parseRoles(scopeType: ScopeType, value: unknown, field = 'roles'): string[] {
   const list = Array.isArray(value) && value.every((r) => typeof r === 'string') ? (value as string[]) : null;
   if (scopeType === 'organization') {
-    if (list?.length !== 1 || list[0] !== ORGANIZATION_ADMIN) throw badRequest(`${field} must be exactly ["${ORGANIZATION_ADMIN}"]`);
+    if (list?.length !== 1 || list[0] !== ORGANIZATION_ADMIN)
+      throw badRequest(`${field} must be exactly ["${ORGANIZATION_ADMIN}"]`);
     return [ORGANIZATION_ADMIN];
   }
   if (!list || list.length === 0 || !list.every((r) => PROJECT_ROLES.includes(r as RoleName))) {
@@ -85,7 +121,7 @@ export function parseRoles(scopeType: ScopeType, value: unknown, field = 'roles'
 
 /** The organization of a member scope: the project's, or the organization itself; null for a deleted project. */
 export async function scopeOrganization(repos: Repos, scope: MemberScope): Promise<string | null> {
-  return scope.type === 'organization' ? scope.id : (await repos.projects.get(scope.id))?.organizationId ?? null;
+  return scope.type === 'organization' ? scope.id : ((await repos.projects.get(scope.id))?.organizationId ?? null);
 }
 
 const scopeOf = (m: MembershipRecord): MemberScope => ({ type: m.scopeType, id: m.scopeId });
@@ -112,7 +148,14 @@ async function isAcceptedMemberOf(repos: Repos, memberId: string, organizationId
  * someone who may not hold the new roles, must not grant them (see requireHoldsRolesOf). The new one comes from
  * whoever may hand it out now. Other organizations' links stay: this one cannot block their invitations.
  */
-async function createMembership(deps: Deps, tx: Repos, scope: MemberScope, email: string, roles: string[], field = 'email'): Promise<MembershipRecord> {
+async function createMembership(
+  deps: Deps,
+  tx: Repos,
+  scope: MemberScope,
+  email: string,
+  roles: string[],
+  field = 'email',
+): Promise<MembershipRecord> {
   const now = nowMicros(deps);
   const organizationId = await scopeOrganization(tx, scope);
   if (organizationId === null) throw notFound('project not found'); // deleted since the permission check
@@ -123,18 +166,39 @@ async function createMembership(deps: Deps, tx: Repos, scope: MemberScope, email
   const user = sa ? null : await tx.users.getByEmail(email);
   if (sa) {
     const home = await tx.projects.get(sa.projectId);
-    [memberId, accountType, status] = [sa.id, 'SERVICE_ACCOUNT', home?.organizationId === organizationId ? 'ACCEPTED' : 'PENDING'];
+    [memberId, accountType, status] = [
+      sa.id,
+      'SERVICE_ACCOUNT',
+      home?.organizationId === organizationId ? 'ACCEPTED' : 'PENDING',
+    ];
   } else if (user) {
     const member = user.active && (await isAcceptedMemberOf(tx, user.id, organizationId));
     [memberId, accountType, status] = [user.id, 'USER', member ? 'ACCEPTED' : 'PENDING'];
   } else {
-    if (email.endsWith(`.serviceaccount.${deps.config.emailDomain}`)) throw badRequest(`${field}: no service account has the email ${email}`);
+    if (email.endsWith(`.serviceaccount.${deps.config.emailDomain}`))
+      throw badRequest(`${field}: no service account has the email ${email}`);
     memberId = deps.ids.next();
-    await tx.users.create({ id: memberId, email, displayName: '', passwordHash: null, active: false, createTime: now, updateTime: now });
+    await tx.users.create({
+      id: memberId,
+      email,
+      displayName: '',
+      passwordHash: null,
+      active: false,
+      createTime: now,
+      updateTime: now,
+    });
     [accountType, status] = ['USER', 'PENDING'];
   }
   if (await tx.memberships.get(scope.type, scope.id, memberId)) throw conflict('member already exists');
-  const m: MembershipRecord = { scopeType: scope.type, scopeId: scope.id, memberId, accountType, roles, status, createTime: now };
+  const m: MembershipRecord = {
+    scopeType: scope.type,
+    scopeId: scope.id,
+    memberId,
+    accountType,
+    roles,
+    status,
+    createTime: now,
+  };
   await tx.memberships.create(m);
   if (status === 'PENDING' && accountType === 'USER') await tx.invites.revokeUnused(memberId, organizationId, now);
   return m;
@@ -149,14 +213,24 @@ async function loadMembership(repos: Repos, scope: MemberScope, memberId: string
 const isAcceptedAdmin = (m: MembershipRecord) => m.status === 'ACCEPTED' && m.roles.includes(ORGANIZATION_ADMIN);
 
 /** §7 #9: an organization keeps at least one ACCEPTED administrator. */
-async function guardLastOrganizationAdmin(tx: Repos, scope: MemberScope, m: MembershipRecord, action: string): Promise<void> {
+async function guardLastOrganizationAdmin(
+  tx: Repos,
+  scope: MemberScope,
+  m: MembershipRecord,
+  action: string,
+): Promise<void> {
   if (scope.type !== 'organization' || !isAcceptedAdmin(m)) return;
   if ((await tx.memberships.countAcceptedOrganizationAdmins(scope.id)) <= 1) {
     throw badRequest(`cannot ${action} the last organization administrator`);
   }
 }
 
-export async function listMembers(deps: Deps, principal: Principal, scope: MemberScope, query: PageQuery): Promise<MemberList> {
+export async function listMembers(
+  deps: Deps,
+  principal: Principal,
+  scope: MemberScope,
+  query: PageQuery,
+): Promise<MemberList> {
   await requireScope(deps, principal, scope, 'membership.read');
   const page = pageRequest(query, 'members');
   const after = page.after ? ([Number(page.after[0]), String(page.after[1])] as [number, string]) : null;
@@ -168,23 +242,50 @@ export async function listMembers(deps: Deps, principal: Principal, scope: Membe
   return { members, nextPageToken };
 }
 
-export async function addMember(deps: Deps, principal: Principal, scope: MemberScope, body: AddMemberRequest): Promise<Member> {
+export async function addMember(
+  deps: Deps,
+  principal: Principal,
+  scope: MemberScope,
+  body: AddMemberRequest,
+): Promise<Member> {
   await requireScope(deps, principal, scope, 'membership.create');
   const email = parseEmail(body.email);
   const roles = parseRoles(scope.type, body.roles);
-  return deps.store.transaction(async (tx) => presentMember(tx, scope, await createMembership(deps, tx, scope, email, roles)));
+  return deps.store.transaction(async (tx) =>
+    presentMember(tx, scope, await createMembership(deps, tx, scope, email, roles)),
+  );
 }
 
-export async function getMember(deps: Deps, principal: Principal, scope: MemberScope, memberId: string): Promise<Member> {
+export async function getMember(
+  deps: Deps,
+  principal: Principal,
+  scope: MemberScope,
+  memberId: string,
+): Promise<Member> {
   await requireScope(deps, principal, scope, 'membership.read');
   return presentMember(deps.store, scope, await loadMembership(deps.store, scope, memberId));
 }
 
 /** Mask paths naming read-only member fields: accepted and ignored (§1.2). */
-const MEMBER_READ_ONLY_PATHS = new Set(['name', 'displayName', 'display_name', 'status', 'email', 'accountType', 'account_type', 'createTime', 'create_time']);
+const MEMBER_READ_ONLY_PATHS = new Set([
+  'name',
+  'displayName',
+  'display_name',
+  'status',
+  'email',
+  'accountType',
+  'account_type',
+  'createTime',
+  'create_time',
+]);
 
 export async function updateMember(
-  deps: Deps, principal: Principal, scope: MemberScope, memberId: string, body: MemberPatch, mask: Set<string> | null,
+  deps: Deps,
+  principal: Principal,
+  scope: MemberScope,
+  memberId: string,
+  body: MemberPatch,
+  mask: Set<string> | null,
 ): Promise<Member> {
   await requireScope(deps, principal, scope, 'membership.update');
   for (const path of mask ?? []) {
@@ -198,13 +299,19 @@ export async function updateMember(
       if (!roles.includes(ORGANIZATION_ADMIN)) await guardLastOrganizationAdmin(tx, scope, m, 'demote');
       await tx.memberships.updateRoles(scope.type, scope.id, memberId, roles);
       const organizationId = await scopeOrganization(tx, scope);
-      if (m.status === 'PENDING' && m.accountType === 'USER' && organizationId !== null) await tx.invites.revokeUnused(memberId, organizationId, nowMicros(deps));
+      if (m.status === 'PENDING' && m.accountType === 'USER' && organizationId !== null)
+        await tx.invites.revokeUnused(memberId, organizationId, nowMicros(deps));
     }
     return presentMember(tx, scope, { ...m, roles: roles ?? m.roles });
   });
 }
 
-export async function removeMember(deps: Deps, principal: Principal, scope: MemberScope, memberId: string): Promise<Record<string, never>> {
+export async function removeMember(
+  deps: Deps,
+  principal: Principal,
+  scope: MemberScope,
+  memberId: string,
+): Promise<Record<string, never>> {
   await requireScope(deps, principal, scope, 'membership.delete');
   await deps.store.transaction(async (tx) => {
     const m = await loadMembership(tx, scope, memberId);
@@ -215,14 +322,21 @@ export async function removeMember(deps: Deps, principal: Principal, scope: Memb
 }
 
 /** A random single-use link valid 7 days; only the token's SHA-256 is stored. */
-export async function createInviteUrl(deps: Deps, principal: Principal, scope: MemberScope, memberId: string): Promise<InviteUrl> {
+export async function createInviteUrl(
+  deps: Deps,
+  principal: Principal,
+  scope: MemberScope,
+  memberId: string,
+): Promise<InviteUrl> {
   await requireScope(deps, principal, scope, 'membership.create');
   const token = newToken(deps.random, 32);
   await deps.store.transaction(async (tx) => {
     const m = await loadMembership(tx, scope, memberId);
     if (m.status === 'ACCEPTED') throw badRequest('the member has already accepted; there is nothing to invite');
     if (m.accountType === 'SERVICE_ACCOUNT') {
-      throw badRequest('a service account has no invitation link: an admin of the organization that owns it accepts the membership');
+      throw badRequest(
+        'a service account has no invitation link: an admin of the organization that owns it accepts the membership',
+      );
     }
     const organizationId = await scopeOrganization(tx, scope);
     if (organizationId === null) throw notFound('project not found');
@@ -230,14 +344,22 @@ export async function createInviteUrl(deps: Deps, principal: Principal, scope: M
     // organization (the ones the link accepts).
     await requireHoldsRolesOf(tx, principal, m.memberId, organizationId, 'creating an invitation link for this user');
     await tx.invites.create({
-      tokenHash: hashInviteToken(token), userId: m.memberId, organizationId, expireTime: nowMicros(deps) + INVITE_LIFETIME_MICROS, usedTime: null,
+      tokenHash: hashInviteToken(token),
+      userId: m.memberId,
+      organizationId,
+      expireTime: nowMicros(deps) + INVITE_LIFETIME_MICROS,
+      usedTime: null,
     });
   });
   return { inviteUrl: `${deps.config.publicUrl}/invite/${token}` };
 }
 
 /** GET /projects/-/members: one member's project memberships in an organization, where the caller holds membership.read. */
-export async function listMemberProjects(deps: Deps, principal: Principal, query: MemberProjectsQuery): Promise<MemberList> {
+export async function listMemberProjects(
+  deps: Deps,
+  principal: Principal,
+  query: MemberProjectsQuery,
+): Promise<MemberList> {
   if (query.memberId === undefined) throw badRequest('memberId is required with the wildcard project');
   if (query.organization === undefined) throw badRequest('organization is required with the wildcard project');
   const organizationId = idFromName(query.organization, 'organizations', 'organization');
@@ -248,7 +370,9 @@ export async function listMemberProjects(deps: Deps, principal: Principal, query
   const [afterTime, afterProject] = page.after ? [Number(page.after[0]), String(page.after[1])] : [-1, ''];
   const rows: MembershipRecord[] = [];
   const memberships = memberId ? await deps.store.memberships.listByMember(memberId) : [];
-  memberships.sort((a, b) => a.createTime - b.createTime || (a.scopeId < b.scopeId ? -1 : a.scopeId > b.scopeId ? 1 : 0));
+  memberships.sort(
+    (a, b) => a.createTime - b.createTime || (a.scopeId < b.scopeId ? -1 : a.scopeId > b.scopeId ? 1 : 0),
+  );
   for (const m of memberships) {
     if (rows.length > page.pageSize) break;
     if (m.scopeType !== 'project') continue;
@@ -274,7 +398,11 @@ async function resolveMemberId(repos: Repos, raw: string): Promise<string | null
 }
 
 /** POST /projects/-/members:batchCreate: in item order, in one transaction; the first failing item decides. */
-export async function batchCreateMembers(deps: Deps, principal: Principal, items: BatchCreateItem[]): Promise<BatchCreateMembersResponse> {
+export async function batchCreateMembers(
+  deps: Deps,
+  principal: Principal,
+  items: BatchCreateItem[],
+): Promise<BatchCreateMembersResponse> {
   checkBatchSize(items, 'members');
   return deps.store.transaction(async (tx) => {
     const out: Member[] = [];
@@ -284,14 +412,20 @@ export async function batchCreateMembers(deps: Deps, principal: Principal, items
       const roles = parseRoles('project', item.roles, `members[${i}].roles`);
       checkProjectPermission(principal, await tx.projects.get(projectId), 'membership.create');
       const scope: MemberScope = { type: 'project', id: projectId };
-      out.push(await presentMember(tx, scope, await createMembership(deps, tx, scope, email, roles, `members[${i}].email`)));
+      out.push(
+        await presentMember(tx, scope, await createMembership(deps, tx, scope, email, roles, `members[${i}].email`)),
+      );
     }
     return { members: out };
   });
 }
 
 /** POST /projects/-/members:batchDelete: unknown names (and projects the caller cannot see) are skipped. */
-export async function batchDeleteMembers(deps: Deps, principal: Principal, names: string[]): Promise<Record<string, never>> {
+export async function batchDeleteMembers(
+  deps: Deps,
+  principal: Principal,
+  names: string[],
+): Promise<Record<string, never>> {
   checkBatchSize(names, 'names');
   const parsed = names.map((name, i) => {
     const m = /^projects\/([^/]+)\/members\/([^/]+)$/.exec(name);
@@ -323,11 +457,13 @@ async function openInvite(deps: Deps, repos: Repos, tokenHash: string) {
   if (!user) throw invalidInvite();
   const memberships: MembershipRecord[] = [];
   for (const m of await repos.memberships.listByMember(user.id)) {
-    if (invite.organizationId === null || (await scopeOrganization(repos, scopeOf(m))) === invite.organizationId) memberships.push(m);
+    if (invite.organizationId === null || (await scopeOrganization(repos, scopeOf(m))) === invite.organizationId)
+      memberships.push(m);
   }
   // An active user already chose a password, and a link never sets it again. An unscoped link was made for a user
   // still pending, and an active user with nothing pending in the link's organization has nothing left to accept.
-  if (user.active && (invite.organizationId === null || !memberships.some((m) => m.status === 'PENDING'))) throw invalidInvite();
+  if (user.active && (invite.organizationId === null || !memberships.some((m) => m.status === 'PENDING')))
+    throw invalidInvite();
   return { invite, user, memberships };
 }
 
@@ -340,13 +476,28 @@ async function openInvite(deps: Deps, repos: Repos, tokenHash: string) {
 export async function lookupInvite(deps: Deps, body: LookupInviteRequest): Promise<Invitation> {
   const { invite, user, memberships: own } = await openInvite(deps, deps.store, hashInviteToken(body.token));
   const memberships: Invitation['memberships'] = [];
-  own.sort((a, b) => a.createTime - b.createTime || a.scopeType.localeCompare(b.scopeType) || a.scopeId.localeCompare(b.scopeId));
+  own.sort(
+    (a, b) =>
+      a.createTime - b.createTime || a.scopeType.localeCompare(b.scopeType) || a.scopeId.localeCompare(b.scopeId),
+  );
   for (const m of own) {
-    const parent = m.scopeType === 'project' ? await deps.store.projects.get(m.scopeId) : await deps.store.organizations.get(m.scopeId);
+    const parent =
+      m.scopeType === 'project'
+        ? await deps.store.projects.get(m.scopeId)
+        : await deps.store.organizations.get(m.scopeId);
     if (!parent) continue;
-    memberships.push({ parent: m.scopeType === 'project' ? projectName(m.scopeId) : organizationName(m.scopeId), parentDisplayName: parent.displayName, roles: m.roles });
+    memberships.push({
+      parent: m.scopeType === 'project' ? projectName(m.scopeId) : organizationName(m.scopeId),
+      parentDisplayName: parent.displayName,
+      roles: m.roles,
+    });
   }
-  return { email: user.email, displayName: user.active ? '' : user.displayName, expireTime: formatTimestamp(invite.expireTime), memberships };
+  return {
+    email: user.email,
+    displayName: user.active ? '' : user.displayName,
+    expireTime: formatTimestamp(invite.expireTime),
+    memberships,
+  };
 }
 
 /**
@@ -356,10 +507,17 @@ export async function lookupInvite(deps: Deps, body: LookupInviteRequest): Promi
  * also in the hands of whoever made it, who must not accept for the user, and a link never changes an active user's
  * password or name. That check is a password login's (checkOwnPassword). `client`: the caller's address.
  */
-export async function acceptInvite(deps: Deps, body: AcceptInviteRequest, client: string): Promise<Record<string, never>> {
-  if (body.password.length < MIN_PASSWORD_LENGTH) throw badRequest(`password must be at least ${MIN_PASSWORD_LENGTH} characters`);
-  if (body.password.length > MAX_PASSWORD_LENGTH) throw badRequest(`password must be at most ${MAX_PASSWORD_LENGTH} characters`);
-  if (body.displayName !== undefined && body.displayName.length > 256) throw badRequest('displayName must be at most 256 characters');
+export async function acceptInvite(
+  deps: Deps,
+  body: AcceptInviteRequest,
+  client: string,
+): Promise<Record<string, never>> {
+  if (body.password.length < MIN_PASSWORD_LENGTH)
+    throw badRequest(`password must be at least ${MIN_PASSWORD_LENGTH} characters`);
+  if (body.password.length > MAX_PASSWORD_LENGTH)
+    throw badRequest(`password must be at most ${MAX_PASSWORD_LENGTH} characters`);
+  if (body.displayName !== undefined && body.displayName.length > 256)
+    throw badRequest('displayName must be at most 256 characters');
   const tokenHash = hashInviteToken(body.token);
   const { user: found } = await openInvite(deps, deps.store, tokenHash);
   let passwordHash: string | null = null; // slow either way: outside the transaction
@@ -373,10 +531,18 @@ export async function acceptInvite(deps: Deps, body: AcceptInviteRequest, client
     // Used meanwhile by another accept of the same link (its check ran before that one committed): that one won.
     if (!(await tx.invites.markUsed(tokenHash, now))) throw invalidInvite();
     if (passwordHash !== null) {
-      await tx.users.update({ ...user, passwordHash, active: true, displayName: body.displayName ?? user.displayName, updateTime: now });
+      await tx.users.update({
+        ...user,
+        passwordHash,
+        active: true,
+        displayName: body.displayName ?? user.displayName,
+        updateTime: now,
+      });
     }
     if (invite.organizationId === null) await tx.memberships.acceptAll(user.id);
-    else for (const m of memberships) if (m.status === 'PENDING') await tx.memberships.accept(m.scopeType, m.scopeId, user.id);
+    else
+      for (const m of memberships)
+        if (m.status === 'PENDING') await tx.memberships.accept(m.scopeType, m.scopeId, user.id);
   });
   return {};
 }

@@ -23,18 +23,36 @@ const num = (v: number) => (Number.isInteger(v) ? String(v) : String(Number(v.to
 
 export async function renderPrometheus(deps: Pick<Deps, 'store'>): Promise<string> {
   const [counters, depth, byStatus] = await Promise.all([
-    deps.store.connectorMetrics.counters(), deps.store.deliveries.count(), deps.store.dataConnectors.countByStatus(),
+    deps.store.connectorMetrics.counters(),
+    deps.store.deliveries.count(),
+    deps.store.dataConnectors.countByStatus(),
   ]);
   const c = (k: string) => num(counters[k] ?? 0);
   const lines: string[] = [];
-  lines.push('# HELP delivery_attempts_total Push attempts by outcome (ack = 2xx).', '# TYPE delivery_attempts_total counter');
+  lines.push(
+    '# HELP delivery_attempts_total Push attempts by outcome (ack = 2xx).',
+    '# TYPE delivery_attempts_total counter',
+  );
   for (const r of REASONS) lines.push(`${series.attempts(r)} ${c(series.attempts(r))}`);
-  lines.push('# HELP deliveries_total Queued events that left the queue: acknowledged, or dropped unacknowledged.', '# TYPE deliveries_total counter');
-  lines.push(`${series.deliveries('acked')} ${c(series.deliveries('acked'))}`, `${series.deliveries('dropped')} ${c(series.deliveries('dropped'))}`);
-  lines.push('# HELP delivery_duration_seconds Response time of push attempts.', '# TYPE delivery_duration_seconds histogram');
-  for (const le of [...DURATION_BUCKETS_SECONDS.map(String), '+Inf']) lines.push(`${series.durationBucket(le)} ${c(series.durationBucket(le))}`);
+  lines.push(
+    '# HELP deliveries_total Queued events that left the queue: acknowledged, or dropped unacknowledged.',
+    '# TYPE deliveries_total counter',
+  );
+  lines.push(
+    `${series.deliveries('acked')} ${c(series.deliveries('acked'))}`,
+    `${series.deliveries('dropped')} ${c(series.deliveries('dropped'))}`,
+  );
+  lines.push(
+    '# HELP delivery_duration_seconds Response time of push attempts.',
+    '# TYPE delivery_duration_seconds histogram',
+  );
+  for (const le of [...DURATION_BUCKETS_SECONDS.map(String), '+Inf'])
+    lines.push(`${series.durationBucket(le)} ${c(series.durationBucket(le))}`);
   lines.push(`${series.durationSum} ${c(series.durationSum)}`, `${series.durationCount} ${c(series.durationCount)}`);
-  lines.push('# HELP delivery_queue_depth Events waiting in delivery queues (in flight included).', '# TYPE delivery_queue_depth gauge');
+  lines.push(
+    '# HELP delivery_queue_depth Events waiting in delivery queues (in flight included).',
+    '# TYPE delivery_queue_depth gauge',
+  );
   lines.push(`delivery_queue_depth ${depth}`);
   lines.push('# HELP data_connectors Data connectors by status.', '# TYPE data_connectors gauge');
   for (const s of CONNECTOR_STATUSES) lines.push(`data_connectors{status="${s}"} ${byStatus[s] ?? 0}`);

@@ -11,7 +11,10 @@ import type { OrganizationRecord } from '../store/contract/records.ts';
 import { readableScopes, requireOrganization } from './access.ts';
 
 /** The wire shape of §3.1. */
-export const presentOrganization = (o: OrganizationRecord): Organization => ({ name: organizationName(o.id), displayName: o.displayName });
+export const presentOrganization = (o: OrganizationRecord): Organization => ({
+  name: organizationName(o.id),
+  displayName: o.displayName,
+});
 
 /** Readable: organizations where the caller is admin, or holds a role in one of its projects. */
 export async function listOrganizations(deps: Deps, principal: Principal, query: PageQuery): Promise<OrganizationList> {

@@ -18,11 +18,16 @@ const DUMMY_PASSWORD_HASH = `scrypt$32768$8$1$${'A'.repeat(22)}$${'A'.repeat(43)
  * may run (null: no usable account, checked against the dummy all the same). True forgives the attempt.
  */
 export async function checkPassword(
-  deps: Deps, email: string, client: string, password: string, storedHash: () => Promise<string | null>,
+  deps: Deps,
+  email: string,
+  client: string,
+  password: string,
+  storedHash: () => Promise<string | null>,
 ): Promise<boolean> {
   const slot = deps.logins.slots.take(client);
   if (slot === 'client') throw tooManyRequests(1, 'a login from this address is being checked; try again in a second');
-  if (slot === 'server') throw unavailable('the server is checking as many logins as it may at once; try again in a second', 1);
+  if (slot === 'server')
+    throw unavailable('the server is checking as many logins as it may at once; try again in a second', 1);
   let right: boolean | undefined;
   try {
     const attempt = await deps.logins.throttle.begin(email, client);

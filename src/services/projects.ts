@@ -9,7 +9,13 @@ import { pageRequest, toPage } from '../domain/paging.ts';
 import type { Location, ProjectWithCounts } from '../store/contract/records.ts';
 import type { Repos } from '../store/contract/store.ts';
 import type {
-  CreateProjectRequest, LocationInput, Project, ProjectLabelBatch, ProjectList, ProjectListQuery, ProjectPatch,
+  CreateProjectRequest,
+  LocationInput,
+  Project,
+  ProjectLabelBatch,
+  ProjectList,
+  ProjectListQuery,
+  ProjectPatch,
 } from '../wire/projects.ts';
 import { readableScopes, requireHoldsRolesOf, requireOrganization, requireProject } from './access.ts';
 import type { Principal } from '../auth/principal.ts';
@@ -74,13 +80,17 @@ async function loadProject(repos: Repos, id: string): Promise<ProjectWithCounts>
 }
 
 export async function listProjects(deps: Deps, principal: Principal, query: ProjectListQuery): Promise<ProjectList> {
-  const organizationId = query.organization === undefined ? undefined : idFromName(query.organization, 'organizations', 'organization');
+  const organizationId =
+    query.organization === undefined ? undefined : idFromName(query.organization, 'organizations', 'organization');
   const filters = JSON.stringify([organizationId ?? '', query.query ?? '']);
   const page = pageRequest(query, filters);
   const after = page.after?.[0] ?? null;
   if (after !== null && typeof after !== 'string') throw badRequest('invalid pageToken'); // a forged key must not reach SQL
   const scopes = readableScopes(principal);
-  const rows = await deps.store.projects.list({ ...scopes, organizationId, query: query.query }, { after, limit: page.pageSize + 1 });
+  const rows = await deps.store.projects.list(
+    { ...scopes, organizationId, query: query.query },
+    { after, limit: page.pageSize + 1 },
+  );
   const { items, nextPageToken } = toPage(rows, page, (p) => [p.id], filters);
   return { projects: items.map(presentProject), nextPageToken };
 }
@@ -93,7 +103,15 @@ export async function createProject(deps: Deps, principal: Principal, body: Crea
   const id = deps.ids.next();
   const now = nowMicros(deps);
   // No membership for the creator: organization admins already see every project of their organization.
-  await deps.store.projects.create({ id, organizationId, displayName, location, labels: {}, createTime: now, updateTime: now });
+  await deps.store.projects.create({
+    id,
+    organizationId,
+    displayName,
+    location,
+    labels: {},
+    createTime: now,
+    updateTime: now,
+  });
   return presentProject(await loadProject(deps.store, id));
 }
 
@@ -104,28 +122,58 @@ export async function getProject(deps: Deps, principal: Principal, projectId: st
 
 /** Mask paths that name read-only fields: accepted and ignored, like the fields themselves (§1.2). */
 const READ_ONLY_PATHS = new Set([
-  'name', 'organization', 'organizationDisplayName', 'sensorCount', 'cloudConnectorCount', 'inventory', 'labels', 'createTime', 'updateTime',
+  'name',
+  'organization',
+  'organizationDisplayName',
+  'sensorCount',
+  'cloudConnectorCount',
+  'inventory',
+  'labels',
+  'createTime',
+  'updateTime',
 ]);
-const UPDATABLE_PATHS = new Set(['displayName', 'location', 'location.latitude', 'location.longitude', 'location.timeLocation']);
+const UPDATABLE_PATHS = new Set([
+  'displayName',
+  'location',
+  'location.latitude',
+  'location.longitude',
+  'location.timeLocation',
+]);
 const camel = (path: string) => path.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
 
 export async function updateProject(
-  deps: Deps, principal: Principal, projectId: string, body: ProjectPatch, mask: Set<string> | null,
+  deps: Deps,
+  principal: Principal,
+  projectId: string,
+  body: ProjectPatch,
+  mask: Set<string> | null,
 ): Promise<Project> {
   const { project } = await requireProject(deps, principal, projectId, 'project.update');
-  if (body.organization !== undefined && idFromName(body.organization, 'organizations', 'organization') !== project.organizationId) {
+  if (
+    body.organization !== undefined &&
+    idFromName(body.organization, 'organizations', 'organization') !== project.organizationId
+  ) {
     throw badRequest('organization is immutable; a project cannot move to another organization');
   }
   const paths = mask ? [...mask].map(camel) : null;
   for (const path of paths ?? []) {
-    if (!UPDATABLE_PATHS.has(path) && !READ_ONLY_PATHS.has(path)) throw badRequest(`update_mask: unknown field "${path}"`);
+    if (!UPDATABLE_PATHS.has(path) && !READ_ONLY_PATHS.has(path))
+      throw badRequest(`update_mask: unknown field "${path}"`);
   }
   // Parsed outside the transaction, applied to the row read inside it (a concurrent label batch is kept).
   const applies = (path: string) => (paths ? paths.includes(path) : false);
-  const displayName = (paths ? applies('displayName') : body.displayName !== undefined) ? parseDisplayName(body.displayName) : undefined;
-  const location = (paths ? applies('location') : body.location !== undefined) ? parseLocation(body.location) : undefined;
-  const latitude = applies('location.latitude') ? parseCoordinate(body.location?.latitude, 'location.latitude', 90) : undefined;
-  const longitude = applies('location.longitude') ? parseCoordinate(body.location?.longitude, 'location.longitude', 180) : undefined;
+  const displayName = (paths ? applies('displayName') : body.displayName !== undefined)
+    ? parseDisplayName(body.displayName)
+    : undefined;
+  const location = (paths ? applies('location') : body.location !== undefined)
+    ? parseLocation(body.location)
+    : undefined;
+  const latitude = applies('location.latitude')
+    ? parseCoordinate(body.location?.latitude, 'location.latitude', 90)
+    : undefined;
+  const longitude = applies('location.longitude')
+    ? parseCoordinate(body.location?.longitude, 'location.longitude', 180)
+    : undefined;
   const timeLocation = applies('location.timeLocation') ? parseTimeLocation(body.location?.timeLocation) : undefined;
   return deps.store.transaction(async (tx) => {
     const current = await tx.projects.getForUpdate(project.id);
@@ -141,12 +189,18 @@ export async function updateProject(
 }
 
 /** Deletes an empty project; its service accounts (with keys and memberships everywhere) and memberships go too. */
-export async function deleteProject(deps: Deps, principal: Principal, projectId: string): Promise<Record<string, never>> {
+export async function deleteProject(
+  deps: Deps,
+  principal: Principal,
+  projectId: string,
+): Promise<Record<string, never>> {
   const { project } = await requireProject(deps, principal, projectId, 'project.delete');
   await deps.store.transaction(async (tx) => {
     const contents = await tx.projects.countContents(projectId);
     if (contents.devices > 0 || contents.dataConnectors > 0) {
-      throw badRequest(`project still has ${contents.devices} device(s) and ${contents.dataConnectors} data connector(s); remove them first`);
+      throw badRequest(
+        `project still has ${contents.devices} device(s) and ${contents.dataConnectors} data connector(s); remove them first`,
+      );
     }
     await guardOwnedAccounts(tx, principal, project.id, project.organizationId);
     await tx.projects.delete(projectId);
@@ -160,7 +214,12 @@ export async function deleteProject(deps: Deps, principal: Principal, projectId:
  * ACCEPTED admin of that organization (§7 #9). Other organizations' memberships of the accounts go with them and
  * never block the delete (requireHoldsRolesOf).
  */
-async function guardOwnedAccounts(tx: Repos, principal: Principal, projectId: string, organizationId: string): Promise<void> {
+async function guardOwnedAccounts(
+  tx: Repos,
+  principal: Principal,
+  projectId: string,
+  organizationId: string,
+): Promise<void> {
   const owned = new Set<string>();
   let after: string | null = null;
   for (;;) {
@@ -169,15 +228,30 @@ async function guardOwnedAccounts(tx: Repos, principal: Principal, projectId: st
     if (batch.length < 500) break;
     after = batch[batch.length - 1]!.id;
   }
-  for (const id of owned) await requireHoldsRolesOf(tx, principal, id, organizationId, 'deleting this project, which deletes its service accounts,');
+  for (const id of owned)
+    await requireHoldsRolesOf(
+      tx,
+      principal,
+      id,
+      organizationId,
+      'deleting this project, which deletes its service accounts,',
+    );
   let removedAdmins = 0;
   for (const id of owned) {
     for (const m of await tx.memberships.listByMember(id)) {
-      if (m.scopeType === 'organization' && m.scopeId === organizationId && m.status === 'ACCEPTED' && m.roles.includes('roles/organization.admin')) removedAdmins++;
+      if (
+        m.scopeType === 'organization' &&
+        m.scopeId === organizationId &&
+        m.status === 'ACCEPTED' &&
+        m.roles.includes('roles/organization.admin')
+      )
+        removedAdmins++;
     }
   }
   if (removedAdmins > 0 && (await tx.memberships.countAcceptedOrganizationAdmins(organizationId)) <= removedAdmins) {
-    throw badRequest(`deleting this project would remove the last organization administrator of ${organizationName(organizationId)} (one of its service accounts)`);
+    throw badRequest(
+      `deleting this project would remove the last organization administrator of ${organizationName(organizationId)} (one of its service accounts)`,
+    );
   }
 }
 
@@ -187,8 +261,13 @@ function checkLabelKey(key: string, field: string): void {
 }
 
 /** POST /projects:batchUpdate: labels on many projects, all or nothing; removals apply before additions. */
-export async function batchUpdateProjectLabels(deps: Deps, principal: Principal, body: ProjectLabelBatch): Promise<Record<string, never>> {
-  if (body.addLabels === undefined && body.removeLabels === undefined) throw badRequest('addLabels or removeLabels is required');
+export async function batchUpdateProjectLabels(
+  deps: Deps,
+  principal: Principal,
+  body: ProjectLabelBatch,
+): Promise<Record<string, never>> {
+  if (body.addLabels === undefined && body.removeLabels === undefined)
+    throw badRequest('addLabels or removeLabels is required');
   if (body.projects.length === 0) throw badRequest('projects must name at least one project');
   checkBatchSize(body.projects, 'projects');
   for (const [key, value] of Object.entries(body.addLabels ?? {})) {
@@ -198,7 +277,9 @@ export async function batchUpdateProjectLabels(deps: Deps, principal: Principal,
   }
   for (const key of body.removeLabels ?? []) checkLabelKey(key, 'removeLabels');
   // Sorted: two batches lock the projects they share in the same order, so they never deadlock.
-  const ids = [...new Set(body.projects.map((name, i) => concreteProjectId(idFromName(name, 'projects', `projects[${i}]`))))].sort();
+  const ids = [
+    ...new Set(body.projects.map((name, i) => concreteProjectId(idFromName(name, 'projects', `projects[${i}]`)))),
+  ].sort();
   for (const id of ids) await requireProject(deps, principal, id, 'project.update');
   const now = nowMicros(deps);
   await deps.store.transaction(async (tx) => {
@@ -208,7 +289,8 @@ export async function batchUpdateProjectLabels(deps: Deps, principal: Principal,
       const labels = { ...project.labels };
       for (const key of body.removeLabels ?? []) delete labels[key];
       for (const [key, value] of Object.entries(body.addLabels ?? {})) labels[key] = value;
-      if (Object.keys(labels).length > MAX_LABELS) throw badRequest(`${projectName(id)} would hold more than ${MAX_LABELS} labels`);
+      if (Object.keys(labels).length > MAX_LABELS)
+        throw badRequest(`${projectName(id)} would hold more than ${MAX_LABELS} labels`);
       await tx.projects.update({ ...project, labels, updateTime: now });
     }
   });

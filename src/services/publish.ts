@@ -14,23 +14,42 @@ import type { Principal } from '../auth/principal.ts';
  * directly). The event time is the data's updateTime after defaulting. Throws 400 on a bad body, 404 when the
  * device is gone by the time the transaction runs.
  */
-export function publishEvent(deps: Deps, device: Pick<DeviceRecord, 'id' | 'projectId'>, body: unknown): Promise<EmittedEvent> {
+export function publishEvent(
+  deps: Deps,
+  device: Pick<DeviceRecord, 'id' | 'projectId'>,
+  body: unknown,
+): Promise<EmittedEvent> {
   return publishInTransaction(deps, device.projectId, device.id, body, false);
 }
 
 /** POST /projects/{p}/devices/{d}:publish: emulator.update on the project, emulated devices only. */
-export async function publishAsCaller(deps: Deps, principal: Principal, projectId: string, deviceId: string, body: unknown): Promise<EmittedEvent> {
+export async function publishAsCaller(
+  deps: Deps,
+  principal: Principal,
+  projectId: string,
+  deviceId: string,
+  body: unknown,
+): Promise<EmittedEvent> {
   await requireProject(deps, principal, projectId, 'emulator.update');
   return publishInTransaction(deps, projectId, deviceId, body, true);
 }
 
 // The device is read once, inside the transaction (the hot path of :publish): it is current, and a bad body
 // or a wrong device just rolls back an empty transaction.
-function publishInTransaction(deps: Deps, projectId: string, deviceId: string, body: unknown, emulatedOnly: boolean): Promise<EmittedEvent> {
-  return deps.events.transaction(async (tx, emit) => {
-    const device = await findProjectDevice(tx, projectId, deviceId);
-    if (emulatedOnly) requireEmulated(device);
-    const { eventType, data, timestamp } = normalizePublishBody(device.type, body, nowMicros(deps));
-    return emit(device, eventType, data, timestamp);
-  }, { devices: [deviceId] });
+function publishInTransaction(
+  deps: Deps,
+  projectId: string,
+  deviceId: string,
+  body: unknown,
+  emulatedOnly: boolean,
+): Promise<EmittedEvent> {
+  return deps.events.transaction(
+    async (tx, emit) => {
+      const device = await findProjectDevice(tx, projectId, deviceId);
+      if (emulatedOnly) requireEmulated(device);
+      const { eventType, data, timestamp } = normalizePublishBody(device.type, body, nowMicros(deps));
+      return emit(device, eventType, data, timestamp);
+    },
+    { devices: [deviceId] },
+  );
 }

@@ -43,14 +43,24 @@ function afterId(after: unknown[] | null): string | null {
  * its own organization (other organizations' memberships never block the owner: see requireHoldsRolesOf).
  */
 async function requireServiceAccount(
-  deps: Pick<Deps, 'store'>, principal: Principal, projectId: string, serviceAccountId: string, permission: ProjectPermission, action?: string,
+  deps: Pick<Deps, 'store'>,
+  principal: Principal,
+  projectId: string,
+  serviceAccountId: string,
+  permission: ProjectPermission,
+  action?: string,
 ): Promise<ServiceAccountRecord> {
   return (await requireOwnedServiceAccount(deps, principal, projectId, serviceAccountId, permission, action)).sa;
 }
 
 /** requireServiceAccount, with the organization that owns the account (its project's). */
 async function requireOwnedServiceAccount(
-  deps: Pick<Deps, 'store'>, principal: Principal, projectId: string, serviceAccountId: string, permission: ProjectPermission, action?: string,
+  deps: Pick<Deps, 'store'>,
+  principal: Principal,
+  projectId: string,
+  serviceAccountId: string,
+  permission: ProjectPermission,
+  action?: string,
 ): Promise<{ sa: ServiceAccountRecord; organizationId: string }> {
   const { project } = await requireProject(deps, principal, projectId, permission);
   const sa = await deps.store.serviceAccounts.get(serviceAccountId);
@@ -63,30 +73,53 @@ export async function listServiceAccounts(deps: Deps, principal: Principal, proj
   await requireProject(deps, principal, projectId, 'serviceaccount.read');
   const filters = `serviceaccounts:${projectId}`;
   const page = pageRequest(query, filters);
-  const rows = await deps.store.serviceAccounts.listByProject(projectId, { after: afterId(page.after), limit: page.pageSize + 1 });
+  const rows = await deps.store.serviceAccounts.listByProject(projectId, {
+    after: afterId(page.after),
+    limit: page.pageSize + 1,
+  });
   return toPage(rows, page, (sa) => [sa.id], filters);
 }
 
-export async function createServiceAccount(deps: Deps, principal: Principal, projectId: string, input: ServiceAccountInput): Promise<ServiceAccountRecord> {
+export async function createServiceAccount(
+  deps: Deps,
+  principal: Principal,
+  projectId: string,
+  input: ServiceAccountInput,
+): Promise<ServiceAccountRecord> {
   checkDisplayName(input.displayName);
   await requireProject(deps, principal, projectId, 'serviceaccount.create');
   const id = deps.ids.next();
   const now = nowMicros(deps);
   const sa: ServiceAccountRecord = {
-    id, projectId, email: serviceAccountEmail(id, projectId, deps.config.emailDomain),
-    displayName: input.displayName ?? '', enableBasicAuth: input.enableBasicAuth ?? false, createTime: now, updateTime: now,
+    id,
+    projectId,
+    email: serviceAccountEmail(id, projectId, deps.config.emailDomain),
+    displayName: input.displayName ?? '',
+    enableBasicAuth: input.enableBasicAuth ?? false,
+    createTime: now,
+    updateTime: now,
   };
   await deps.store.serviceAccounts.create(sa);
   return sa;
 }
 
-export function getServiceAccount(deps: Deps, principal: Principal, projectId: string, serviceAccountId: string): Promise<ServiceAccountRecord> {
+export function getServiceAccount(
+  deps: Deps,
+  principal: Principal,
+  projectId: string,
+  serviceAccountId: string,
+): Promise<ServiceAccountRecord> {
   return requireServiceAccount(deps, principal, projectId, serviceAccountId, 'serviceaccount.read');
 }
 
 /** PATCH: with a mask only the listed fields apply (a listed field absent from the body stays unchanged). */
 export async function updateServiceAccount(
-  deps: Deps, principal: Principal, projectId: string, serviceAccountId: string, input: ServiceAccountInput, mask: Set<string> | null,
+  deps: Deps,
+  principal: Principal,
+  projectId: string,
+  serviceAccountId: string,
+  input: ServiceAccountInput,
+  mask: Set<string> | null,
 ): Promise<ServiceAccountRecord> {
   let fields: Set<string> | null = null;
   if (mask) {
@@ -94,12 +127,21 @@ export async function updateServiceAccount(
     for (const raw of mask) {
       const path = toCamel(raw);
       if (MASK_FIELDS.has(path)) fields.add(path);
-      else if (!READ_ONLY_FIELDS.has(path)) throw badRequest(`update_mask: unknown field "${raw}" (allowed: displayName, enableBasicAuth)`);
+      else if (!READ_ONLY_FIELDS.has(path))
+        throw badRequest(`update_mask: unknown field "${raw}" (allowed: displayName, enableBasicAuth)`);
     }
   }
-  const applies = (field: keyof ServiceAccountInput) => input[field] !== undefined && (fields === null || fields.has(field));
+  const applies = (field: keyof ServiceAccountInput) =>
+    input[field] !== undefined && (fields === null || fields.has(field));
   if (applies('displayName')) checkDisplayName(input.displayName);
-  await requireServiceAccount(deps, principal, projectId, serviceAccountId, 'serviceaccount.update', 'updating this service account');
+  await requireServiceAccount(
+    deps,
+    principal,
+    projectId,
+    serviceAccountId,
+    'serviceaccount.update',
+    'updating this service account',
+  );
   // Applied to the row as it is now, locked: a concurrent PATCH of the other field is kept.
   return deps.store.transaction(async (tx) => {
     const sa = await tx.serviceAccounts.getForUpdate(serviceAccountId);
@@ -118,8 +160,20 @@ export async function updateServiceAccount(
  * Deletes the account with its keys and its memberships everywhere, other organizations' included; its Basic auth
  * and tokens die with it.
  */
-export async function deleteServiceAccount(deps: Deps, principal: Principal, projectId: string, serviceAccountId: string): Promise<void> {
-  const { sa, organizationId } = await requireOwnedServiceAccount(deps, principal, projectId, serviceAccountId, 'serviceaccount.delete', 'deleting this service account');
+export async function deleteServiceAccount(
+  deps: Deps,
+  principal: Principal,
+  projectId: string,
+  serviceAccountId: string,
+): Promise<void> {
+  const { sa, organizationId } = await requireOwnedServiceAccount(
+    deps,
+    principal,
+    projectId,
+    serviceAccountId,
+    'serviceaccount.delete',
+    'deleting this service account',
+  );
   await deps.store.transaction(async (tx) => {
     await refuseRemovingLastOrganizationAdmin(tx, sa.id, organizationId);
     await tx.serviceAccounts.delete(sa.id);
@@ -132,26 +186,60 @@ export async function deleteServiceAccount(deps: Deps, principal: Principal, pro
  */
 async function refuseRemovingLastOrganizationAdmin(tx: Repos, memberId: string, organizationId: string): Promise<void> {
   for (const m of await tx.memberships.listByMember(memberId)) {
-    if (m.scopeType !== 'organization' || m.scopeId !== organizationId || m.status !== 'ACCEPTED' || !m.roles.includes('roles/organization.admin')) continue;
+    if (
+      m.scopeType !== 'organization' ||
+      m.scopeId !== organizationId ||
+      m.status !== 'ACCEPTED' ||
+      !m.roles.includes('roles/organization.admin')
+    )
+      continue;
     if ((await tx.memberships.countAcceptedOrganizationAdmins(m.scopeId)) <= 1) {
-      throw badRequest(`the service account is the last organization admin of organizations/${m.scopeId}; add another admin first`);
+      throw badRequest(
+        `the service account is the last organization admin of organizations/${m.scopeId}; add another admin first`,
+      );
     }
   }
 }
 
-export async function listKeys(deps: Deps, principal: Principal, projectId: string, serviceAccountId: string, query: PageQuery) {
+export async function listKeys(
+  deps: Deps,
+  principal: Principal,
+  projectId: string,
+  serviceAccountId: string,
+  query: PageQuery,
+) {
   const sa = await requireServiceAccount(deps, principal, projectId, serviceAccountId, 'serviceaccount.key.read');
   const filters = `keys:${sa.id}`;
   const page = pageRequest(query, filters);
-  const rows = await deps.store.keys.listByServiceAccount(sa.id, { after: afterId(page.after), limit: page.pageSize + 1 });
+  const rows = await deps.store.keys.listByServiceAccount(sa.id, {
+    after: afterId(page.after),
+    limit: page.pageSize + 1,
+  });
   return toPage(rows, page, (k) => [k.id], filters);
 }
 
 /** Creates a key; the secret is returned here only and stored sealed under the master key (contract §3.6). */
-export async function createKey(deps: Deps, principal: Principal, projectId: string, serviceAccountId: string): Promise<{ key: KeyRecord; secret: string }> {
-  const sa = await requireServiceAccount(deps, principal, projectId, serviceAccountId, 'serviceaccount.key.create', 'creating a key for this service account');
+export async function createKey(
+  deps: Deps,
+  principal: Principal,
+  projectId: string,
+  serviceAccountId: string,
+): Promise<{ key: KeyRecord; secret: string }> {
+  const sa = await requireServiceAccount(
+    deps,
+    principal,
+    projectId,
+    serviceAccountId,
+    'serviceaccount.key.create',
+    'creating a key for this service account',
+  );
   const secret = newSecret(deps.random);
-  const key: KeyRecord = { id: deps.ids.next(), serviceAccountId: sa.id, secretEnc: deps.secretBox.seal(secret), createTime: nowMicros(deps) };
+  const key: KeyRecord = {
+    id: deps.ids.next(),
+    serviceAccountId: sa.id,
+    secretEnc: deps.secretBox.seal(secret),
+    createTime: nowMicros(deps),
+  };
   await deps.store.transaction(async (tx) => {
     if (!(await tx.serviceAccounts.get(sa.id))) throw notFound('service account not found');
     if ((await tx.keys.countByServiceAccount(sa.id)) >= MAX_KEYS_PER_SERVICE_ACCOUNT) {
@@ -163,7 +251,13 @@ export async function createKey(deps: Deps, principal: Principal, projectId: str
 }
 
 async function requireKey(
-  deps: Deps, principal: Principal, projectId: string, serviceAccountId: string, keyId: string, permission: ProjectPermission, action?: string,
+  deps: Deps,
+  principal: Principal,
+  projectId: string,
+  serviceAccountId: string,
+  keyId: string,
+  permission: ProjectPermission,
+  action?: string,
 ): Promise<KeyRecord> {
   const sa = await requireServiceAccount(deps, principal, projectId, serviceAccountId, permission, action);
   const key = await deps.store.keys.get(keyId);
@@ -171,13 +265,33 @@ async function requireKey(
   return key;
 }
 
-export function getKey(deps: Deps, principal: Principal, projectId: string, serviceAccountId: string, keyId: string): Promise<KeyRecord> {
+export function getKey(
+  deps: Deps,
+  principal: Principal,
+  projectId: string,
+  serviceAccountId: string,
+  keyId: string,
+): Promise<KeyRecord> {
   return requireKey(deps, principal, projectId, serviceAccountId, keyId, 'serviceaccount.key.read');
 }
 
 /** Deletes the key; Basic auth with it and tokens minted with it stop working at once. */
-export async function deleteKey(deps: Deps, principal: Principal, projectId: string, serviceAccountId: string, keyId: string): Promise<void> {
-  const key = await requireKey(deps, principal, projectId, serviceAccountId, keyId, 'serviceaccount.key.delete', 'deleting a key of this service account');
+export async function deleteKey(
+  deps: Deps,
+  principal: Principal,
+  projectId: string,
+  serviceAccountId: string,
+  keyId: string,
+): Promise<void> {
+  const key = await requireKey(
+    deps,
+    principal,
+    projectId,
+    serviceAccountId,
+    keyId,
+    'serviceaccount.key.delete',
+    'deleting a key of this service account',
+  );
   await deps.store.keys.delete(key.id);
 }
 
@@ -191,24 +305,45 @@ export async function deleteKey(deps: Deps, principal: Principal, projectId: str
 
 /** The account's memberships in other organizations, PENDING and ACCEPTED, in the member shape (§3.3), in creation order. */
 export async function listForeignMemberships(
-  deps: Deps, principal: Principal, projectId: string, serviceAccountId: string, query: PageQuery,
+  deps: Deps,
+  principal: Principal,
+  projectId: string,
+  serviceAccountId: string,
+  query: PageQuery,
 ): Promise<MemberList> {
-  const { sa, organizationId } = await requireOwnedServiceAccount(deps, principal, projectId, serviceAccountId, 'serviceaccount.read');
+  const { sa, organizationId } = await requireOwnedServiceAccount(
+    deps,
+    principal,
+    projectId,
+    serviceAccountId,
+    'serviceaccount.read',
+  );
   const filters = `memberships:${sa.id}`;
   const page = pageRequest(query, filters);
   const after = page.after;
-  if (after && (after.length !== 3 || typeof after[0] !== 'number' || typeof after[1] !== 'string' || typeof after[2] !== 'string')) {
+  if (
+    after &&
+    (after.length !== 3 || typeof after[0] !== 'number' || typeof after[1] !== 'string' || typeof after[2] !== 'string')
+  ) {
     throw badRequest('invalid pageToken'); // a forged token
   }
   const key = (m: MembershipRecord): [number, string, string] => [m.createTime, m.scopeType, m.scopeId];
   const beyond = (m: MembershipRecord) => {
     if (!after) return true;
     const [t, type, id] = key(m);
-    return t !== after[0] ? t > (after[0] as number) : type !== after[1] ? type > (after[1] as string) : id > (after[2] as string);
+    return t !== after[0]
+      ? t > (after[0] as number)
+      : type !== after[1]
+        ? type > (after[1] as string)
+        : id > (after[2] as string);
   };
   // An account holds few memberships: all of them are read, and the other organizations' paged here.
-  const rows = (await deps.store.memberships.listByMember(sa.id))
-    .sort((a, b) => a.createTime - b.createTime || (a.scopeType < b.scopeType ? -1 : a.scopeType > b.scopeType ? 1 : 0) || (a.scopeId < b.scopeId ? -1 : a.scopeId > b.scopeId ? 1 : 0));
+  const rows = (await deps.store.memberships.listByMember(sa.id)).sort(
+    (a, b) =>
+      a.createTime - b.createTime ||
+      (a.scopeType < b.scopeType ? -1 : a.scopeType > b.scopeType ? 1 : 0) ||
+      (a.scopeId < b.scopeId ? -1 : a.scopeId > b.scopeId ? 1 : 0),
+  );
   const foreign: MembershipRecord[] = [];
   for (const m of rows) {
     if (foreign.length > page.pageSize) break;
@@ -223,7 +358,12 @@ export async function listForeignMemberships(
 }
 
 /** The account's membership in `parent`, which must be of another organization than the owner's; else 404. */
-async function loadForeignMembership(repos: Repos, serviceAccountId: string, organizationId: string, parent: MemberScope) {
+async function loadForeignMembership(
+  repos: Repos,
+  serviceAccountId: string,
+  organizationId: string,
+  parent: MemberScope,
+) {
   const m = await repos.memberships.get(parent.type, parent.id, serviceAccountId);
   const owner = m ? await scopeOrganization(repos, parent) : null;
   if (!m || owner === null || owner === organizationId) throw notFound('membership not found');
@@ -232,10 +372,19 @@ async function loadForeignMembership(repos: Repos, serviceAccountId: string, org
 
 /** Accepts a PENDING membership in another organization (an ACCEPTED one is answered as it is). */
 export async function acceptForeignMembership(
-  deps: Deps, principal: Principal, projectId: string, serviceAccountId: string, parent: MemberScope,
+  deps: Deps,
+  principal: Principal,
+  projectId: string,
+  serviceAccountId: string,
+  parent: MemberScope,
 ): Promise<Member> {
   const { sa, organizationId } = await requireOwnedServiceAccount(
-    deps, principal, projectId, serviceAccountId, 'serviceaccount.update', 'accepting a membership of this service account',
+    deps,
+    principal,
+    projectId,
+    serviceAccountId,
+    'serviceaccount.update',
+    'accepting a membership of this service account',
   );
   return deps.store.transaction(async (tx) => {
     const m = await loadForeignMembership(tx, sa.id, organizationId, parent);
@@ -249,10 +398,19 @@ export async function acceptForeignMembership(
  * last-administrator guard protects another organization that made the account its only administrator.
  */
 export async function removeForeignMembership(
-  deps: Deps, principal: Principal, projectId: string, serviceAccountId: string, parent: MemberScope,
+  deps: Deps,
+  principal: Principal,
+  projectId: string,
+  serviceAccountId: string,
+  parent: MemberScope,
 ): Promise<Record<string, never>> {
   const { sa, organizationId } = await requireOwnedServiceAccount(
-    deps, principal, projectId, serviceAccountId, 'serviceaccount.update', 'removing a membership of this service account',
+    deps,
+    principal,
+    projectId,
+    serviceAccountId,
+    'serviceaccount.update',
+    'removing a membership of this service account',
   );
   await deps.store.transaction(async (tx) => {
     await loadForeignMembership(tx, sa.id, organizationId, parent);

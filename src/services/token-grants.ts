@@ -14,7 +14,13 @@ export type MintedToken = Required<TokenResponse>;
 /** `gen`: a user's token generation, read with the user (a sign-out meanwhile leaves the token already refused). */
 function mint(deps: Deps, sub: string, kid: string, gen?: number): MintedToken {
   const iat = Math.floor(deps.clock.now() / 1000);
-  const access_token = deps.tokens.sign({ sub, kid, iat, exp: iat + ACCESS_TOKEN_LIFETIME_SECONDS, ...(gen === undefined ? {} : { gen }) });
+  const access_token = deps.tokens.sign({
+    sub,
+    kid,
+    iat,
+    exp: iat + ACCESS_TOKEN_LIFETIME_SECONDS,
+    ...(gen === undefined ? {} : { gen }),
+  });
   return { access_token, token_type: 'Bearer', expires_in: ACCESS_TOKEN_LIFETIME_SECONDS };
 }
 
@@ -23,7 +29,12 @@ async function lookupAssertionKey(deps: Deps, keyId: string): Promise<AssertionK
   if (!key) return null;
   const sa = await deps.store.serviceAccounts.get(key.serviceAccountId);
   if (!sa) return null;
-  return { keyId: key.id, secret: deps.secretBox.open(key.secretEnc), serviceAccountId: sa.id, serviceAccountEmail: sa.email };
+  return {
+    keyId: key.id,
+    secret: deps.secretBox.open(key.secretEnc),
+    serviceAccountId: sa.id,
+    serviceAccountEmail: sa.email,
+  };
 }
 
 /** JWT-bearer grant: enableBasicAuth plays no part here (contract §2.3). */
@@ -38,7 +49,12 @@ export async function exchangeAssertion(deps: Deps, assertion: string, audiences
 }
 
 /** Password grant for active console users: the check is bounded and throttled (password-check.ts, contract §2.5). */
-export async function exchangePassword(deps: Deps, email: string, password: string, client: string): Promise<MintedToken> {
+export async function exchangePassword(
+  deps: Deps,
+  email: string,
+  password: string,
+  client: string,
+): Promise<MintedToken> {
   let userId = '';
   let generation = 0;
   const ok = await checkPassword(deps, email, client, password, async () => {

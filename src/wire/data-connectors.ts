@@ -6,18 +6,29 @@ export const MAX_DISPLAY_NAME_LENGTH = 256;
 
 /** signatureSecret and header values are "" for callers without dataconnector.update (contract §7 #1). */
 export const HttpConfigSchema = Type.Object({
-  url: Type.String(), signatureSecret: Type.String(), headers: Type.Record(Type.String(), Type.String()),
+  url: Type.String(),
+  signatureSecret: Type.String(),
+  headers: Type.Record(Type.String(), Type.String()),
 });
 export type HttpConfig = Static<typeof HttpConfigSchema>;
 
 export const DataConnectorSchema = Type.Object({
-  name: Type.String(), displayName: Type.String(), type: Type.String(), status: Type.String(),
-  events: Type.Array(Type.String()), labels: Type.Array(Type.String()), httpConfig: HttpConfigSchema,
-  createTime: Type.String(), updateTime: Type.String(),
+  name: Type.String(),
+  displayName: Type.String(),
+  type: Type.String(),
+  status: Type.String(),
+  events: Type.Array(Type.String()),
+  labels: Type.Array(Type.String()),
+  httpConfig: HttpConfigSchema,
+  createTime: Type.String(),
+  updateTime: Type.String(),
 });
 export type DataConnector = Static<typeof DataConnectorSchema>;
 
-export const DataConnectorListSchema = Type.Object({ dataConnectors: Type.Array(DataConnectorSchema), nextPageToken: Type.String() });
+export const DataConnectorListSchema = Type.Object({
+  dataConnectors: Type.Array(DataConnectorSchema),
+  nextPageToken: Type.String(),
+});
 export type DataConnectorList = Static<typeof DataConnectorListSchema>;
 
 export const HttpConfigInputSchema = Type.Object({
@@ -63,6 +74,8 @@ export type MetricsHistoryBucket = Static<typeof MetricsHistoryBucketSchema>;
 /** :metricsHistory: the series behind :metrics, one bucket per minute that had attempts. */
 export const MetricsHistorySchema = Type.Object({
   bucketDuration: Type.String({ description: 'length of each bucket, "60s"' }),
-  buckets: Type.Array(MetricsHistoryBucketSchema, { description: 'minutes of the last 3 hours that had attempts, oldest first (at most 181)' }),
+  buckets: Type.Array(MetricsHistoryBucketSchema, {
+    description: 'minutes of the last 3 hours that had attempts, oldest first (at most 181)',
+  }),
 });
 export type MetricsHistory = Static<typeof MetricsHistorySchema>;

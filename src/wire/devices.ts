@@ -5,8 +5,11 @@ import { PagingQuery } from './paging.ts';
 
 /** Keys in contract order. */
 export const DeviceSchema = Type.Object({
-  name: Type.String(), type: Type.String(), productNumber: Type.String(),
-  labels: Type.Record(Type.String(), Type.String()), reported: Type.Record(Type.String(), Type.Unknown()),
+  name: Type.String(),
+  type: Type.String(),
+  productNumber: Type.String(),
+  labels: Type.Record(Type.String(), Type.String()),
+  reported: Type.Record(Type.String(), Type.Unknown()),
 });
 export type Device = Static<typeof DeviceSchema>;
 
@@ -21,8 +24,14 @@ export const DeviceListParamsSchema = Type.Object({
   deviceTypes: Strings('Device types (repeated key; ORed)'),
   productNumbers: Strings('Product numbers (repeated key; ORed)'),
   labelFilters: Strings('key=value (exact) or key (present); all must hold'),
-  query: Type.Optional(Type.String({ description: 'Case-insensitive substring of the id, type, or any label key or value' })),
-  orderBy: Type.Optional(Type.String({ description: 'name|id, type, productNumber, labels.<key>, reported.<eventType>.<field>; "-" prefix = descending' })),
+  query: Type.Optional(
+    Type.String({ description: 'Case-insensitive substring of the id, type, or any label key or value' }),
+  ),
+  orderBy: Type.Optional(
+    Type.String({
+      description: 'name|id, type, productNumber, labels.<key>, reported.<eventType>.<field>; "-" prefix = descending',
+    }),
+  ),
   organization: Type.Optional(Type.String({ description: 'organizations/{o}; only with the wildcard project "-"' })),
   projects: Strings('projects/{p} (repeated key); only with the wildcard project "-"'),
 });
@@ -40,7 +49,8 @@ export type LabelPatch = Static<typeof LabelPatchSchema>;
 
 /** One device a batch could not change; code is one of INVALID_ARGUMENT, NOT_FOUND, PERMISSION_DENIED, INTERNAL_ERROR. */
 export const BatchErrorSchema = Type.Object({
-  device: Type.String(), status: Type.Object({ code: Type.String(), message: Type.String() }),
+  device: Type.String(),
+  status: Type.Object({ code: Type.String(), message: Type.String() }),
 });
 export type BatchError = Static<typeof BatchErrorSchema>;
 
@@ -56,8 +66,13 @@ export const BatchUpdateDevicesResponseSchema = Type.Object({ batchErrors: Type.
 export type BatchUpdateDevicesResponse = Static<typeof BatchUpdateDevicesResponseSchema>;
 
 /** POST /projects/{target}/devices:transfer. */
-export const TransferDevicesRequestSchema = Type.Object({ devices: Type.Array(Type.String(), { description: 'projects/{source}/devices/{d}' }) });
+export const TransferDevicesRequestSchema = Type.Object({
+  devices: Type.Array(Type.String(), { description: 'projects/{source}/devices/{d}' }),
+});
 export type TransferDevicesRequest = Static<typeof TransferDevicesRequestSchema>;
 
-export const TransferDevicesResponseSchema = Type.Object({ transferredDevices: Type.Array(Type.String()), transferErrors: Type.Array(BatchErrorSchema) });
+export const TransferDevicesResponseSchema = Type.Object({
+  transferredDevices: Type.Array(Type.String()),
+  transferErrors: Type.Array(BatchErrorSchema),
+});
 export type TransferDevicesResponse = Static<typeof TransferDevicesResponseSchema>;

@@ -19,7 +19,10 @@ export const EmulatedDeviceReplacementSchema = Type.Object({
 export type EmulatedDeviceReplacement = Static<typeof EmulatedDeviceReplacementSchema>;
 
 /** Any object: the publish rules (services/publish.ts) check it and name the problem. */
-export const PublishRequestSchema = Type.Object({}, {
-  description: 'Exactly one key, the event type, with its data: {"temperature":{"value":21.5}}',
-  additionalProperties: true,
-});
+export const PublishRequestSchema = Type.Object(
+  {},
+  {
+    description: 'Exactly one key, the event type, with its data: {"temperature":{"value":21.5}}',
+    additionalProperties: true,
+  },
+);

@@ -8,11 +8,18 @@ import { PagingQuery } from './paging.ts';
  * eventType, data, timestamp (the pipeline builds it in that order; a type cannot say so).
  */
 export const DeviceEventSchema = Type.Object({
-  eventId: Type.String(), targetName: Type.String(), eventType: Type.String(), data: Type.Unknown(), timestamp: Type.String(),
+  eventId: Type.String(),
+  targetName: Type.String(),
+  eventType: Type.String(),
+  data: Type.Unknown(),
+  timestamp: Type.String(),
 });
 export type DeviceEvent = Static<typeof DeviceEventSchema>;
 
-export const DeviceEventListSchema = Type.Object({ events: Type.Array(DeviceEventSchema), nextPageToken: Type.String() });
+export const DeviceEventListSchema = Type.Object({
+  events: Type.Array(DeviceEventSchema),
+  nextPageToken: Type.String(),
+});
 export type DeviceEventList = Static<typeof DeviceEventListSchema>;
 
 export const EventHistoryParamsSchema = Type.Object({
@@ -26,12 +33,16 @@ export type EventHistoryParams = Static<typeof EventHistoryParamsSchema>;
 const StreamFilters = {
   deviceIds: Type.Optional(Type.Array(Type.String(), { description: 'Device IDs (repeated key)' })),
   deviceTypes: Type.Optional(Type.Array(Type.String(), { description: 'Device types (repeated key)' })),
-  labelFilters: Type.Optional(Type.Array(Type.String(), { description: '`key=value` for an exact value, `key` for presence (repeated key)' })),
+  labelFilters: Type.Optional(
+    Type.Array(Type.String(), { description: '`key=value` for an exact value, `key` for presence (repeated key)' }),
+  ),
   productNumbers: Type.Optional(Type.Array(Type.String(), { description: 'Product numbers (repeated key)' })),
 };
 const StreamCommon = {
   eventTypes: Type.Optional(Type.Array(Type.String(), { description: 'Event types (repeated key)' })),
-  pingInterval: Type.Optional(Type.String({ description: 'Seconds between pings: "10s", "1.5s" or a number; default 10, clamped to 1-60' })),
+  pingInterval: Type.Optional(
+    Type.String({ description: 'Seconds between pings: "10s", "1.5s" or a number; default 10, clamped to 1-60' }),
+  ),
 };
 
 /** GET …/devices:stream: the filters of a device list (values ORed within a filter, filters ANDed). */

@@ -30,7 +30,10 @@ export const MemberProjectsQuerySchema = Type.Object({
 export type MemberProjectsQuery = Static<typeof MemberProjectsQuerySchema>;
 
 export const AddMemberRequestSchema = Type.Object({
-  email: Type.String({ description: 'user or service account email; one that is not a member of the organization yet gets a PENDING membership (an invitation)' }),
+  email: Type.String({
+    description:
+      'user or service account email; one that is not a member of the organization yet gets a PENDING membership (an invitation)',
+  }),
   roles: Type.Array(Type.String(), { description: 'roles/<role>' }),
 });
 export type AddMemberRequest = Static<typeof AddMemberRequestSchema>;
@@ -41,7 +44,11 @@ export type MemberPatch = Static<typeof MemberPatchSchema>;
 export const InviteUrlSchema = Type.Object({ inviteUrl: Type.String() });
 export type InviteUrl = Static<typeof InviteUrlSchema>;
 
-export const BatchCreateItemSchema = Type.Object({ project: Type.String(), email: Type.String(), roles: Type.Array(Type.String()) });
+export const BatchCreateItemSchema = Type.Object({
+  project: Type.String(),
+  email: Type.String(),
+  roles: Type.Array(Type.String()),
+});
 export type BatchCreateItem = Static<typeof BatchCreateItemSchema>;
 
 /** POST /projects/-/members:batchCreate. */
@@ -52,5 +59,7 @@ export const BatchCreateMembersResponseSchema = Type.Object({ members: Type.Arra
 export type BatchCreateMembersResponse = Static<typeof BatchCreateMembersResponseSchema>;
 
 /** POST /projects/-/members:batchDelete. */
-export const BatchDeleteMembersRequestSchema = Type.Object({ names: Type.Array(Type.String(), { description: 'projects/{p}/members/{m}' }) });
+export const BatchDeleteMembersRequestSchema = Type.Object({
+  names: Type.Array(Type.String(), { description: 'projects/{p}/members/{m}' }),
+});
 export type BatchDeleteMembersRequest = Static<typeof BatchDeleteMembersRequestSchema>;

@@ -4,7 +4,9 @@ import { Type, type Static } from 'typebox';
 import { PagingQuery } from './paging.ts';
 
 export const ProjectLocationSchema = Type.Object({
-  latitude: Type.Union([Type.Number(), Type.Null()]), longitude: Type.Union([Type.Number(), Type.Null()]), timeLocation: Type.String(),
+  latitude: Type.Union([Type.Number(), Type.Null()]),
+  longitude: Type.Union([Type.Number(), Type.Null()]),
+  timeLocation: Type.String(),
 });
 export type ProjectLocation = Static<typeof ProjectLocationSchema>;
 

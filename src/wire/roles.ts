@@ -2,7 +2,10 @@
 import { Type, type Static } from 'typebox';
 
 export const RoleSchema = Type.Object({
-  name: Type.String(), displayName: Type.String(), description: Type.String(), permissions: Type.Array(Type.String()),
+  name: Type.String(),
+  displayName: Type.String(),
+  description: Type.String(),
+  permissions: Type.Array(Type.String()),
 });
 export type Role = Static<typeof RoleSchema>;
 
@@ -10,5 +13,8 @@ export const RoleListSchema = Type.Object({ roles: Type.Array(RoleSchema), nextP
 export type RoleList = Static<typeof RoleListSchema>;
 
 /** GET …/permissions: the caller's effective permissions, sorted, paged like any list. */
-export const PermissionListSchema = Type.Object({ permissions: Type.Array(Type.String()), nextPageToken: Type.String() });
+export const PermissionListSchema = Type.Object({
+  permissions: Type.Array(Type.String()),
+  nextPageToken: Type.String(),
+});
 export type PermissionList = Static<typeof PermissionListSchema>;

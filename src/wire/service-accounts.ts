@@ -5,12 +5,19 @@ import { Type, type Static } from 'typebox';
 export const MAX_DISPLAY_NAME_LENGTH = 256;
 
 export const ServiceAccountSchema = Type.Object({
-  name: Type.String(), email: Type.String(), displayName: Type.String(), enableBasicAuth: Type.Boolean(),
-  createTime: Type.String(), updateTime: Type.String(),
+  name: Type.String(),
+  email: Type.String(),
+  displayName: Type.String(),
+  enableBasicAuth: Type.Boolean(),
+  createTime: Type.String(),
+  updateTime: Type.String(),
 });
 export type ServiceAccount = Static<typeof ServiceAccountSchema>;
 
-export const ServiceAccountListSchema = Type.Object({ serviceAccounts: Type.Array(ServiceAccountSchema), nextPageToken: Type.String() });
+export const ServiceAccountListSchema = Type.Object({
+  serviceAccounts: Type.Array(ServiceAccountSchema),
+  nextPageToken: Type.String(),
+});
 export type ServiceAccountList = Static<typeof ServiceAccountListSchema>;
 
 /** The body of create and patch. */

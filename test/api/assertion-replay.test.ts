@@ -26,12 +26,21 @@ after(() => t.close());
 const nowSeconds = () => Math.floor(t.clock.now() / 1000);
 let jtis = 0;
 /** As the reference SDK signs them (exp = iat + 3600), with a new jti unless told; `jti: undefined` leaves it out. */
-async function assertion(o: { jti?: string | number; secret?: string; account?: Account; iat?: number } = { jti: `jti-${++jtis}` }): Promise<string> {
+async function assertion(
+  o: { jti?: string | number; secret?: string; account?: Account; iat?: number } = { jti: `jti-${++jtis}` },
+): Promise<string> {
   const account = o.account ?? sa;
   const iat = o.iat ?? nowSeconds();
-  const claims: Record<string, unknown> = { iss: account.email, aud: `${t.deps.config.publicUrl}/oauth2/token`, iat, exp: iat + 3600 };
+  const claims: Record<string, unknown> = {
+    iss: account.email,
+    aud: `${t.deps.config.publicUrl}/oauth2/token`,
+    iat,
+    exp: iat + 3600,
+  };
   if (o.jti !== undefined) claims.jti = o.jti;
-  return new SignJWT(claims).setProtectedHeader({ alg: 'HS256', kid: account.keyId, typ: 'JWT' }).sign(new TextEncoder().encode(o.secret ?? account.secret));
+  return new SignJWT(claims)
+    .setProtectedHeader({ alg: 'HS256', kid: account.keyId, typ: 'JWT' })
+    .sign(new TextEncoder().encode(o.secret ?? account.secret));
 }
 const exchange = (a: string) => t.request('POST', '/oauth2/token', { auth: null, headers: FORM, rawBody: grant(a) });
 
@@ -49,7 +58,10 @@ describe('happy', () => {
     for (let i = 0; i < 2; i++) {
       const res = await exchange(await assertion());
       assert.equal(res.status, 200, res.text);
-      assert.equal((await t.request('GET', `/v2/projects/${t.projectId}`, { auth: { bearer: res.body.access_token } })).status, 200);
+      assert.equal(
+        (await t.request('GET', `/v2/projects/${t.projectId}`, { auth: { bearer: res.body.access_token } })).status,
+        200,
+      );
     }
   });
 

@@ -10,12 +10,15 @@ import { reopenTestStore } from '../helpers/store.ts';
 
 describe('authentication cache', () => {
   let t: TestContext;
-  before(async () => { t = await createTestContext(); });
+  before(async () => {
+    t = await createTestContext();
+  });
   after(() => t.close());
 
   const nowSeconds = () => Math.floor(t.clock.now() / 1000);
-  const bearerFor = (sa: Account, exp = nowSeconds() + 3600): Auth =>
-    ({ bearer: t.deps.tokens.sign({ sub: `sa:${sa.id}`, kid: sa.keyId, iat: nowSeconds(), exp }) });
+  const bearerFor = (sa: Account, exp = nowSeconds() + 3600): Auth => ({
+    bearer: t.deps.tokens.sign({ sub: `sa:${sa.id}`, kid: sa.keyId, iat: nowSeconds(), exp }),
+  });
   const devices = (projectId: string, auth: Auth) => t.request('GET', `/v2/projects/${projectId}/devices`, { auth });
   const labelsOf = (projectId: string) => t.request('GET', `/v2/projects/${projectId}/devices?pageSize=1`);
 
@@ -43,7 +46,13 @@ describe('authentication cache', () => {
       const other = await t.createProject();
       assert.equal((await devices(other, sa.auth)).status, 404);
       await t.deps.store.memberships.create({
-        scopeType: 'project', scopeId: other, memberId: sa.id, accountType: 'SERVICE_ACCOUNT', roles: ['roles/project.user'], status: 'ACCEPTED', createTime: nowMicros(t.deps),
+        scopeType: 'project',
+        scopeId: other,
+        memberId: sa.id,
+        accountType: 'SERVICE_ACCOUNT',
+        roles: ['roles/project.user'],
+        status: 'ACCEPTED',
+        createTime: nowMicros(t.deps),
       });
       assert.equal((await devices(other, sa.auth)).status, 200);
     });
@@ -95,7 +104,11 @@ describe('authentication cache', () => {
       const { projectId, sa, bearer } = await warmed('roles/project.admin');
       const device = await t.createDevice({ projectId });
       let n = 0;
-      const write = (auth: Auth) => t.request('POST', `/v2/projects/${projectId}/devices/${device.id}/labels`, { auth, body: { key: `k${n++}`, value: 'v' } });
+      const write = (auth: Auth) =>
+        t.request('POST', `/v2/projects/${projectId}/devices/${device.id}/labels`, {
+          auth,
+          body: { key: `k${n++}`, value: 'v' },
+        });
       assert.equal((await write(sa.auth)).status, 200);
       await t.deps.store.memberships.updateRoles('project', projectId, sa.id, ['roles/project.user']);
       assert.equal((await write(sa.auth)).status, 403);
@@ -117,7 +130,12 @@ describe('authentication cache', () => {
 
     it('a deactivated user loses its Bearer token at once', async () => {
       const login = await t.request('POST', '/oauth2/token', {
-        auth: null, rawBody: new URLSearchParams({ grant_type: 'password', username: t.boot.user.email, password: t.boot.user.password }).toString(),
+        auth: null,
+        rawBody: new URLSearchParams({
+          grant_type: 'password',
+          username: t.boot.user.email,
+          password: t.boot.user.password,
+        }).toString(),
         headers: { 'content-type': 'application/x-www-form-urlencoded' },
       });
       assert.equal(login.status, 200, login.text);

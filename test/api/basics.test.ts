@@ -7,7 +7,9 @@ import { createTestContext, type TestContext } from '../helpers/context.ts';
 
 describe('conventions', () => {
   let t: TestContext;
-  before(async () => { t = await createTestContext(); });
+  before(async () => {
+    t = await createTestContext();
+  });
   after(() => t.close());
 
   describe('happy', () => {
@@ -29,7 +31,10 @@ describe('conventions', () => {
     it('lists the four roles in the fixed order with nextPageToken', async () => {
       const res = await t.request('GET', '/v2/roles');
       assert.equal(res.status, 200);
-      assert.deepEqual(res.body.roles.map((r: { name: string }) => r.name), ['roles/project.user', 'roles/project.developer', 'roles/project.admin', 'roles/organization.admin']);
+      assert.deepEqual(
+        res.body.roles.map((r: { name: string }) => r.name),
+        ['roles/project.user', 'roles/project.developer', 'roles/project.admin', 'roles/organization.admin'],
+      );
       assert.equal(res.body.nextPageToken, '');
     });
 
@@ -38,7 +43,10 @@ describe('conventions', () => {
       assert.equal(first.body.roles.length, 3);
       assert.notEqual(first.body.nextPageToken, '');
       const second = await t.request('GET', `/v2/roles?pageSize=3&pageToken=${first.body.nextPageToken}`);
-      assert.deepEqual(second.body.roles.map((r: { name: string }) => r.name), ['roles/organization.admin']);
+      assert.deepEqual(
+        second.body.roles.map((r: { name: string }) => r.name),
+        ['roles/organization.admin'],
+      );
       assert.equal(second.body.nextPageToken, '');
     });
 
@@ -50,7 +58,10 @@ describe('conventions', () => {
 
     it('lists and gets the bootstrap organization', async () => {
       const list = await t.request('GET', '/v2/organizations');
-      assert.deepEqual(list.body, { organizations: [{ name: t.boot.organization, displayName: 'Default organization' }], nextPageToken: '' });
+      assert.deepEqual(list.body, {
+        organizations: [{ name: t.boot.organization, displayName: 'Default organization' }],
+        nextPageToken: '',
+      });
       const one = await t.request('GET', `/v2/${t.boot.organization}`);
       assert.equal(one.status, 200);
       const perms = await t.request('GET', `/v2/${t.boot.organization}/permissions`);
@@ -68,7 +79,11 @@ describe('conventions', () => {
 
   describe('errors', () => {
     it('unknown routes and methods are 404 with the error body', async () => {
-      for (const [m, u] of [['GET', '/v2/nothing'], ['DELETE', '/v2/roles'], ['GET', '/v2alpha/x']] as const) {
+      for (const [m, u] of [
+        ['GET', '/v2/nothing'],
+        ['DELETE', '/v2/roles'],
+        ['GET', '/v2alpha/x'],
+      ] as const) {
         const res = await t.request(m, u);
         assert.equal(res.status, 404, `${m} ${u}`);
         assert.deepEqual(Object.keys(res.body), ['error', 'code', 'help']);
@@ -95,7 +110,14 @@ describe('conventions', () => {
 
   describe('security', () => {
     it('missing, malformed and wrong credentials are 401', async () => {
-      const cases = [null, { raw: 'Basic' }, { raw: 'Basic !!!' }, { raw: 'Digest abc' }, { raw: 'Bearer nope' }, { basic: ['nokey', 'nosecret'] as [string, string] }];
+      const cases = [
+        null,
+        { raw: 'Basic' },
+        { raw: 'Basic !!!' },
+        { raw: 'Digest abc' },
+        { raw: 'Bearer nope' },
+        { basic: ['nokey', 'nosecret'] as [string, string] },
+      ];
       for (const auth of cases) {
         const res = await t.request('GET', '/v2/roles', { auth });
         assert.equal(res.status, 401, JSON.stringify(auth));
@@ -104,7 +126,9 @@ describe('conventions', () => {
     });
 
     it('a wrong secret for a real key is 401', async () => {
-      const res = await t.request('GET', '/v2/roles', { auth: { basic: [t.boot.serviceAccount.keyId, '0'.repeat(32)] } });
+      const res = await t.request('GET', '/v2/roles', {
+        auth: { basic: [t.boot.serviceAccount.keyId, '0'.repeat(32)] },
+      });
       assert.equal(res.status, 401);
     });
 
@@ -116,7 +140,10 @@ describe('conventions', () => {
     it('a service account without membership cannot see the organization', async () => {
       const sa = await t.createServiceAccount();
       assert.equal((await t.request('GET', `/v2/${t.boot.organization}`, { auth: sa.auth })).status, 404);
-      assert.deepEqual((await t.request('GET', '/v2/organizations', { auth: sa.auth })).body, { organizations: [], nextPageToken: '' });
+      assert.deepEqual((await t.request('GET', '/v2/organizations', { auth: sa.auth })).body, {
+        organizations: [],
+        nextPageToken: '',
+      });
     });
 
     it('a project member reads the organization but not its permissions beyond read', async () => {
@@ -132,7 +159,8 @@ describe('rate limiting of unauthenticated requests', () => {
   it('buckets failed authentication by client IP', async () => {
     const t = await createTestContext({ env: { SENSORCLOUD_RATE_LIMIT: '3/3s' } });
     try {
-      for (let i = 0; i < 3; i++) assert.equal((await t.request('GET', '/v2/roles', { auth: { basic: ['nokey', 'guess'] } })).status, 401);
+      for (let i = 0; i < 3; i++)
+        assert.equal((await t.request('GET', '/v2/roles', { auth: { basic: ['nokey', 'guess'] } })).status, 401);
       const limited = await t.request('GET', '/v2/roles', { auth: { basic: ['nokey', 'guess'] } });
       assert.equal(limited.status, 429);
       assert.ok(Number(limited.headers['retry-after']) >= 1);
@@ -163,7 +191,9 @@ describe('rate limiting', () => {
 
 describe('bodies', () => {
   let t: TestContext;
-  before(async () => { t = await createTestContext(); });
+  before(async () => {
+    t = await createTestContext();
+  });
   after(() => t.close());
 
   it('an unknown route is 404 even with a malformed body', async () => {
@@ -173,11 +203,14 @@ describe('bodies', () => {
 
 describe('strictness', () => {
   let t: TestContext;
-  before(async () => { t = await createTestContext(); });
+  before(async () => {
+    t = await createTestContext();
+  });
   after(() => t.close());
 
   it('refuses pageSize spellings that are not plain digits', async () => {
-    for (const v of ['1e3', '0x10', '%205', '+5']) assert.equal((await t.request('GET', `/v2/roles?pageSize=${v}`)).status, 400, v);
+    for (const v of ['1e3', '0x10', '%205', '+5'])
+      assert.equal((await t.request('GET', `/v2/roles?pageSize=${v}`)).status, 400, v);
   });
 
   it('refuses page tokens whose keys are not scalars', async () => {

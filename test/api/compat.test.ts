@@ -6,18 +6,36 @@ import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
 import { connect } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { createTestContext, type Auth, type RequestOptions, type TestContext, type TestResponse } from '../helpers/context.ts';
+import {
+  createTestContext,
+  type Auth,
+  type RequestOptions,
+  type TestContext,
+  type TestResponse,
+} from '../helpers/context.ts';
 
 const MiB = 1024 * 1024;
 /** Contract §1.4; 429 and 503 cannot happen here (rate limit off, store up). */
 const STATUSES = new Set([200, 400, 401, 403, 404, 409]);
 
 /** Checks what must hold for every response, then returns it. */
-function expectContract(t: TestContext, method: string, url: string, res: TestResponse, label = `${method} ${url.slice(0, 120)}`): TestResponse {
-  assert.ok(STATUSES.has(res.status), `${label}: status ${res.status} outside the contract's set: ${res.text.slice(0, 200)}`);
+function expectContract(
+  t: TestContext,
+  method: string,
+  url: string,
+  res: TestResponse,
+  label = `${method} ${url.slice(0, 120)}`,
+): TestResponse {
+  assert.ok(
+    STATUSES.has(res.status),
+    `${label}: status ${res.status} outside the contract's set: ${res.text.slice(0, 200)}`,
+  );
   assert.equal(res.headers['content-type'], 'application/json; charset=utf-8', `${label}: content-type`);
   if (method === 'HEAD') return res;
-  assert.ok(res.body && typeof res.body === 'object' && !Array.isArray(res.body), `${label}: body is not a JSON object: ${res.text.slice(0, 200)}`);
+  assert.ok(
+    res.body && typeof res.body === 'object' && !Array.isArray(res.body),
+    `${label}: body is not a JSON object: ${res.text.slice(0, 200)}`,
+  );
   if (res.status !== 200) {
     const { error, code, help } = res.body;
     assert.equal(typeof error, 'string', `${label}: error must be a string: ${res.text.slice(0, 200)}`);
@@ -40,95 +58,223 @@ function signJwt(header: Record<string, unknown>, claims: Record<string, unknown
   const input = `${b64url(header)}.${b64url(claims)}`;
   return `${input}.${createHmac('sha256', Buffer.from(secret, 'utf8')).update(input).digest('base64url')}`;
 }
-const forgedToken = (key: unknown[], filters: string) => Buffer.from(JSON.stringify({ k: key, f: filters })).toString('base64url');
+const forgedToken = (key: unknown[], filters: string) =>
+  Buffer.from(JSON.stringify({ k: key, f: filters })).toString('base64url');
 
 /** Every committed route, in its public form (path params in braces, custom verbs after ':'). */
 const COMMITTED_ROUTES: [string, string][] = [
-  ['GET', '/v2/roles'], ['GET', '/v2/roles/{role}'],
-  ['GET', '/v2/organizations'], ['GET', '/v2/organizations/{organization}'], ['GET', '/v2/organizations/{organization}/permissions'],
-  ['GET', '/v2/organizations/{organization}/members'], ['POST', '/v2/organizations/{organization}/members'],
-  ['GET', '/v2/organizations/{organization}/members/{member}'], ['PATCH', '/v2/organizations/{organization}/members/{member}'],
-  ['DELETE', '/v2/organizations/{organization}/members/{member}'], ['GET', '/v2/organizations/{organization}/members/{member}:getInviteUrl'],
-  ['GET', '/v2/projects'], ['POST', '/v2/projects'], ['POST', '/v2/projects:batchUpdate'],
-  ['GET', '/v2/projects/{project}'], ['PATCH', '/v2/projects/{project}'], ['DELETE', '/v2/projects/{project}'],
+  ['GET', '/v2/roles'],
+  ['GET', '/v2/roles/{role}'],
+  ['GET', '/v2/organizations'],
+  ['GET', '/v2/organizations/{organization}'],
+  ['GET', '/v2/organizations/{organization}/permissions'],
+  ['GET', '/v2/organizations/{organization}/members'],
+  ['POST', '/v2/organizations/{organization}/members'],
+  ['GET', '/v2/organizations/{organization}/members/{member}'],
+  ['PATCH', '/v2/organizations/{organization}/members/{member}'],
+  ['DELETE', '/v2/organizations/{organization}/members/{member}'],
+  ['GET', '/v2/organizations/{organization}/members/{member}:getInviteUrl'],
+  ['GET', '/v2/projects'],
+  ['POST', '/v2/projects'],
+  ['POST', '/v2/projects:batchUpdate'],
+  ['GET', '/v2/projects/{project}'],
+  ['PATCH', '/v2/projects/{project}'],
+  ['DELETE', '/v2/projects/{project}'],
   ['GET', '/v2/projects/{project}/permissions'],
-  ['GET', '/v2/projects/-/members'], ['POST', '/v2/projects/-/members:batchCreate'], ['POST', '/v2/projects/-/members:batchDelete'],
-  ['GET', '/v2/projects/{project}/members'], ['POST', '/v2/projects/{project}/members'],
-  ['GET', '/v2/projects/{project}/members/{member}'], ['PATCH', '/v2/projects/{project}/members/{member}'],
-  ['DELETE', '/v2/projects/{project}/members/{member}'], ['GET', '/v2/projects/{project}/members/{member}:getInviteUrl'],
-  ['POST', '/v2/invites:accept'], ['POST', '/v2/invites:lookup'],
-  ['GET', '/v2/projects/{project}/serviceaccounts'], ['POST', '/v2/projects/{project}/serviceaccounts'],
-  ['GET', '/v2/projects/{project}/serviceaccounts/{serviceAccount}'], ['PATCH', '/v2/projects/{project}/serviceaccounts/{serviceAccount}'],
+  ['GET', '/v2/projects/-/members'],
+  ['POST', '/v2/projects/-/members:batchCreate'],
+  ['POST', '/v2/projects/-/members:batchDelete'],
+  ['GET', '/v2/projects/{project}/members'],
+  ['POST', '/v2/projects/{project}/members'],
+  ['GET', '/v2/projects/{project}/members/{member}'],
+  ['PATCH', '/v2/projects/{project}/members/{member}'],
+  ['DELETE', '/v2/projects/{project}/members/{member}'],
+  ['GET', '/v2/projects/{project}/members/{member}:getInviteUrl'],
+  ['POST', '/v2/invites:accept'],
+  ['POST', '/v2/invites:lookup'],
+  ['GET', '/v2/projects/{project}/serviceaccounts'],
+  ['POST', '/v2/projects/{project}/serviceaccounts'],
+  ['GET', '/v2/projects/{project}/serviceaccounts/{serviceAccount}'],
+  ['PATCH', '/v2/projects/{project}/serviceaccounts/{serviceAccount}'],
   ['DELETE', '/v2/projects/{project}/serviceaccounts/{serviceAccount}'],
-  ['GET', '/v2/projects/{project}/serviceaccounts/{serviceAccount}/keys'], ['POST', '/v2/projects/{project}/serviceaccounts/{serviceAccount}/keys'],
-  ['GET', '/v2/projects/{project}/serviceaccounts/{serviceAccount}/keys/{key}'], ['DELETE', '/v2/projects/{project}/serviceaccounts/{serviceAccount}/keys/{key}'],
+  ['GET', '/v2/projects/{project}/serviceaccounts/{serviceAccount}/keys'],
+  ['POST', '/v2/projects/{project}/serviceaccounts/{serviceAccount}/keys'],
+  ['GET', '/v2/projects/{project}/serviceaccounts/{serviceAccount}/keys/{key}'],
+  ['DELETE', '/v2/projects/{project}/serviceaccounts/{serviceAccount}/keys/{key}'],
   ['GET', '/v2/projects/{project}/serviceaccounts/{serviceAccount}/memberships'],
   ['POST', '/v2/projects/{project}/serviceaccounts/{serviceAccount}/memberships/{parentType}/{parent}:accept'],
   ['DELETE', '/v2/projects/{project}/serviceaccounts/{serviceAccount}/memberships/{parentType}/{parent}'],
-  ['POST', '/oauth2/token'], ['POST', '/oauth2/revoke'], ['GET', '/v2/openapi.json'],
+  ['POST', '/oauth2/token'],
+  ['POST', '/oauth2/revoke'],
+  ['GET', '/v2/openapi.json'],
 ];
-const UNAUTHENTICATED = new Set(['POST /v2/invites:accept', 'POST /v2/invites:lookup', 'POST /oauth2/token', 'POST /oauth2/revoke', 'GET /v2/openapi.json']);
+const UNAUTHENTICATED = new Set([
+  'POST /v2/invites:accept',
+  'POST /v2/invites:lookup',
+  'POST /oauth2/token',
+  'POST /oauth2/revoke',
+  'GET /v2/openapi.json',
+]);
 /**
  * POST routes that take no body at all: key creation and accepting a membership of a service account (any body is
  * ignored, contract §1.2 "no body and no Content-Type").
  */
 const NO_BODY = new Set([
-  'POST /v2/projects/{project}/serviceaccounts/{serviceAccount}/keys', 'POST /oauth2/revoke',
+  'POST /v2/projects/{project}/serviceaccounts/{serviceAccount}/keys',
+  'POST /oauth2/revoke',
   'POST /v2/projects/{project}/serviceaccounts/{serviceAccount}/memberships/{parentType}/{parent}:accept',
 ]);
 
 type Ids = Record<string, string>;
-const fill = (template: string, ids: Ids) => template.replace(/\{(\w+)\}/g, (_, name: string) => ids[name] ?? `missing-${name}`);
+const fill = (template: string, ids: Ids) =>
+  template.replace(/\{(\w+)\}/g, (_, name: string) => ids[name] ?? `missing-${name}`);
 
 /** Wrong-typed bodies per body route: [body, the field the 400 message must name]. */
 function wrongTypedBodies(ids: Ids): Record<string, [unknown, string][]> {
   const org = `organizations/${ids.organization}`;
   return {
-    'POST /v2/organizations/{organization}/members': [[{ email: 5, roles: ['roles/organization.admin'] }, 'email'], [{ email: 'a@example.com', roles: 'roles/organization.admin' }, 'roles']],
-    'PATCH /v2/organizations/{organization}/members/{member}': [[{ roles: 'roles/organization.admin' }, 'roles'], [{ roles: [7] }, 'roles']],
-    'POST /v2/projects': [[{ organization: [org], displayName: 'x' }, 'organization'], [{ organization: org, displayName: 7 }, 'displayName'], [{ organization: org, displayName: 'x', location: 'here' }, 'location']],
-    'POST /v2/projects:batchUpdate': [[{ projects: `projects/${ids.project}`, addLabels: { a: 'b' } }, 'projects'], [{ projects: [`projects/${ids.project}`], addLabels: { a: 1 } }, 'addLabels'], [{ projects: [`projects/${ids.project}`], removeLabels: 'a' }, 'removeLabels']],
-    'PATCH /v2/projects/{project}': [[{ displayName: 5 }, 'displayName'], [{ location: { latitude: 'north' } }, 'latitude'], [{ organization: false }, 'organization']],
-    'POST /v2/projects/-/members:batchCreate': [[{ members: {} }, 'members'], [{ members: [{ project: `projects/${ids.project}`, email: 1, roles: ['roles/project.user'] }] }, 'email']],
-    'POST /v2/projects/-/members:batchDelete': [[{ names: 'x' }, 'names'], [{ names: [1] }, 'names']],
-    'POST /v2/projects/{project}/members': [[{ email: true, roles: ['roles/project.user'] }, 'email'], [{ email: 'a@example.com', roles: [1] }, 'roles']],
-    'PATCH /v2/projects/{project}/members/{member}': [[{ roles: {} }, 'roles'], [{ roles: 'roles/project.user' }, 'roles']],
-    'POST /v2/invites:accept': [[{ token: 1, password: 'long enough password' }, 'token'], [{ token: 'x', password: 123456789012345 }, 'password'], [{ token: 'x', password: 'long enough password', displayName: [] }, 'displayName']],
-    'POST /v2/invites:lookup': [[{ token: 1 }, 'token'], [{}, 'token']],
-    'POST /v2/projects/{project}/serviceaccounts': [[{ displayName: 1 }, 'displayName'], [{ enableBasicAuth: 'true' }, 'enableBasicAuth']],
-    'PATCH /v2/projects/{project}/serviceaccounts/{serviceAccount}': [[{ displayName: {} }, 'displayName'], [{ enableBasicAuth: 1 }, 'enableBasicAuth']],
-    'POST /oauth2/token': [[{ grant_type: 5 }, 'grant_type'], [{ grant_type: 'password', username: ['a'], password: 'x' }, 'username']],
+    'POST /v2/organizations/{organization}/members': [
+      [{ email: 5, roles: ['roles/organization.admin'] }, 'email'],
+      [{ email: 'a@example.com', roles: 'roles/organization.admin' }, 'roles'],
+    ],
+    'PATCH /v2/organizations/{organization}/members/{member}': [
+      [{ roles: 'roles/organization.admin' }, 'roles'],
+      [{ roles: [7] }, 'roles'],
+    ],
+    'POST /v2/projects': [
+      [{ organization: [org], displayName: 'x' }, 'organization'],
+      [{ organization: org, displayName: 7 }, 'displayName'],
+      [{ organization: org, displayName: 'x', location: 'here' }, 'location'],
+    ],
+    'POST /v2/projects:batchUpdate': [
+      [{ projects: `projects/${ids.project}`, addLabels: { a: 'b' } }, 'projects'],
+      [{ projects: [`projects/${ids.project}`], addLabels: { a: 1 } }, 'addLabels'],
+      [{ projects: [`projects/${ids.project}`], removeLabels: 'a' }, 'removeLabels'],
+    ],
+    'PATCH /v2/projects/{project}': [
+      [{ displayName: 5 }, 'displayName'],
+      [{ location: { latitude: 'north' } }, 'latitude'],
+      [{ organization: false }, 'organization'],
+    ],
+    'POST /v2/projects/-/members:batchCreate': [
+      [{ members: {} }, 'members'],
+      [{ members: [{ project: `projects/${ids.project}`, email: 1, roles: ['roles/project.user'] }] }, 'email'],
+    ],
+    'POST /v2/projects/-/members:batchDelete': [
+      [{ names: 'x' }, 'names'],
+      [{ names: [1] }, 'names'],
+    ],
+    'POST /v2/projects/{project}/members': [
+      [{ email: true, roles: ['roles/project.user'] }, 'email'],
+      [{ email: 'a@example.com', roles: [1] }, 'roles'],
+    ],
+    'PATCH /v2/projects/{project}/members/{member}': [
+      [{ roles: {} }, 'roles'],
+      [{ roles: 'roles/project.user' }, 'roles'],
+    ],
+    'POST /v2/invites:accept': [
+      [{ token: 1, password: 'long enough password' }, 'token'],
+      [{ token: 'x', password: 123456789012345 }, 'password'],
+      [{ token: 'x', password: 'long enough password', displayName: [] }, 'displayName'],
+    ],
+    'POST /v2/invites:lookup': [
+      [{ token: 1 }, 'token'],
+      [{}, 'token'],
+    ],
+    'POST /v2/projects/{project}/serviceaccounts': [
+      [{ displayName: 1 }, 'displayName'],
+      [{ enableBasicAuth: 'true' }, 'enableBasicAuth'],
+    ],
+    'PATCH /v2/projects/{project}/serviceaccounts/{serviceAccount}': [
+      [{ displayName: {} }, 'displayName'],
+      [{ enableBasicAuth: 1 }, 'enableBasicAuth'],
+    ],
+    'POST /oauth2/token': [
+      [{ grant_type: 5 }, 'grant_type'],
+      [{ grant_type: 'password', username: ['a'], password: 'x' }, 'username'],
+    ],
   };
 }
 
-const MALFORMED_BODIES = ['{', '{"a":', '{"a":1}garbage', "{'a':1}", '[]', '[{"a":1}]', '"a string"', '42', 'true', 'null', 'undefined', '\u0000'];
+const MALFORMED_BODIES = [
+  '{',
+  '{"a":',
+  '{"a":1}garbage',
+  "{'a':1}",
+  '[]',
+  '[{"a":1}]',
+  '"a string"',
+  '42',
+  'true',
+  'null',
+  'undefined',
+  '\u0000',
+];
 const OVERSIZE_BODY = `{"displayName":"${'x'.repeat(MiB)}"}`;
 const UNKNOWN_IDS = [
-  'd0000000000000000000', 'vvvvvvvvvvvvvvvvvvvv', 'emud0000000000000000000', 'D0U41G5ODMA76TASM65G', 'nope', '0', '-1', '1e9', 'null',
-  '__proto__', 'constructor', '%E2%9C%93', '%00', '%20', 'a%2Fb', '...', encodeURIComponent(`a'b"c<d>`), 'x'.repeat(3000),
+  'd0000000000000000000',
+  'vvvvvvvvvvvvvvvvvvvv',
+  'emud0000000000000000000',
+  'D0U41G5ODMA76TASM65G',
+  'nope',
+  '0',
+  '-1',
+  '1e9',
+  'null',
+  '__proto__',
+  'constructor',
+  '%E2%9C%93',
+  '%00',
+  '%20',
+  'a%2Fb',
+  '...',
+  encodeURIComponent(`a'b"c<d>`),
+  'x'.repeat(3000),
 ];
 
-interface Fixture { ids: Ids; saKeySecret: string; pendingEmail: string }
+interface Fixture {
+  ids: Ids;
+  saKeySecret: string;
+  pendingEmail: string;
+}
 
 /** Resources made through the API: a second project, a service account with two keys, pending members. */
 async function makeFixture(t: TestContext): Promise<Fixture> {
   const P = t.projectId;
   const O = t.organizationId;
-  const sa = await call(t, 'POST', `/v2/projects/${P}/serviceaccounts`, { body: { displayName: 'compat', enableBasicAuth: true } });
+  const sa = await call(t, 'POST', `/v2/projects/${P}/serviceaccounts`, {
+    body: { displayName: 'compat', enableBasicAuth: true },
+  });
   const saId = sa.body.name.split('/').pop();
   const key = await call(t, 'POST', `/v2/projects/${P}/serviceaccounts/${saId}/keys`);
   await call(t, 'POST', `/v2/projects/${P}/serviceaccounts/${saId}/keys`);
-  const p2 = await call(t, 'POST', '/v2/projects', { body: { organization: `organizations/${O}`, displayName: 'Second' } });
+  const p2 = await call(t, 'POST', '/v2/projects', {
+    body: { organization: `organizations/${O}`, displayName: 'Second' },
+  });
   const P2 = p2.body.name.split('/')[1];
   await call(t, 'POST', `/v2/projects/${P}/members`, { body: { email: sa.body.email, roles: ['roles/project.user'] } });
-  await call(t, 'POST', `/v2/projects/${P2}/members`, { body: { email: sa.body.email, roles: ['roles/project.user'] } });
-  const pending = await call(t, 'POST', `/v2/projects/${P}/members`, { body: { email: 'pending@example.com', roles: ['roles/project.user'] } });
-  const orgPending = await call(t, 'POST', `/v2/organizations/${O}/members`, { body: { email: 'org-pending@example.com', roles: ['roles/organization.admin'] } });
+  await call(t, 'POST', `/v2/projects/${P2}/members`, {
+    body: { email: sa.body.email, roles: ['roles/project.user'] },
+  });
+  const pending = await call(t, 'POST', `/v2/projects/${P}/members`, {
+    body: { email: 'pending@example.com', roles: ['roles/project.user'] },
+  });
+  const orgPending = await call(t, 'POST', `/v2/organizations/${O}/members`, {
+    body: { email: 'org-pending@example.com', roles: ['roles/organization.admin'] },
+  });
   return {
     ids: {
-      organization: O, project: P, project2: P2, role: 'project.user', serviceAccount: saId, key: key.body.key.id,
-      member: pending.body.name.split('/').pop(), orgMember: orgPending.body.name.split('/').pop(), saMember: saId,
-      parentType: 'projects', parent: P2,
+      organization: O,
+      project: P,
+      project2: P2,
+      role: 'project.user',
+      serviceAccount: saId,
+      key: key.body.key.id,
+      member: pending.body.name.split('/').pop(),
+      orgMember: orgPending.body.name.split('/').pop(),
+      saMember: saId,
+      parentType: 'projects',
+      parent: P2,
     },
     saKeySecret: key.body.secret,
     pendingEmail: 'pending@example.com',
@@ -139,12 +285,28 @@ async function makeFixture(t: TestContext): Promise<Fixture> {
 function readUrls(ids: Ids): string[] {
   const { organization: O, project: P, serviceAccount: S, key: K, member: M, orgMember: OM } = ids;
   return [
-    '/v2/roles', '/v2/roles/project.user', '/v2/organizations', `/v2/organizations/${O}`, `/v2/organizations/${O}/permissions`,
-    `/v2/organizations/${O}/members`, `/v2/organizations/${O}/members/${OM}`, `/v2/organizations/${O}/members/${OM}:getInviteUrl`,
-    '/v2/projects', `/v2/projects/${P}`, `/v2/projects/${P}/permissions`, `/v2/projects/-/members?memberId=${S}&organization=organizations/${O}`,
-    `/v2/projects/${P}/members`, `/v2/projects/${P}/members/${M}`, `/v2/projects/${P}/members/${M}:getInviteUrl`,
-    `/v2/projects/${P}/serviceaccounts`, `/v2/projects/${P}/serviceaccounts/${S}`, `/v2/projects/${P}/serviceaccounts/${S}/keys`,
-    `/v2/projects/${P}/serviceaccounts/${S}/keys/${K}`, `/v2/projects/${P}/serviceaccounts/${S}/memberships`, '/v2/openapi.json', '/healthz',
+    '/v2/roles',
+    '/v2/roles/project.user',
+    '/v2/organizations',
+    `/v2/organizations/${O}`,
+    `/v2/organizations/${O}/permissions`,
+    `/v2/organizations/${O}/members`,
+    `/v2/organizations/${O}/members/${OM}`,
+    `/v2/organizations/${O}/members/${OM}:getInviteUrl`,
+    '/v2/projects',
+    `/v2/projects/${P}`,
+    `/v2/projects/${P}/permissions`,
+    `/v2/projects/-/members?memberId=${S}&organization=organizations/${O}`,
+    `/v2/projects/${P}/members`,
+    `/v2/projects/${P}/members/${M}`,
+    `/v2/projects/${P}/members/${M}:getInviteUrl`,
+    `/v2/projects/${P}/serviceaccounts`,
+    `/v2/projects/${P}/serviceaccounts/${S}`,
+    `/v2/projects/${P}/serviceaccounts/${S}/keys`,
+    `/v2/projects/${P}/serviceaccounts/${S}/keys/${K}`,
+    `/v2/projects/${P}/serviceaccounts/${S}/memberships`,
+    '/v2/openapi.json',
+    '/healthz',
   ];
 }
 
@@ -152,10 +314,16 @@ function readUrls(ids: Ids): string[] {
 function listUrls(ids: Ids): [string, string][] {
   const { organization: O, project: P, serviceAccount: S } = ids;
   return [
-    ['/v2/roles', 'roles'], ['/v2/organizations', 'organizations'], [`/v2/organizations/${O}/permissions`, 'permissions'],
-    [`/v2/organizations/${O}/members`, 'members'], ['/v2/projects', 'projects'], [`/v2/projects/${P}/permissions`, 'permissions'],
-    [`/v2/projects/-/members?memberId=${S}&organization=organizations/${O}`, 'members'], [`/v2/projects/${P}/members`, 'members'],
-    [`/v2/projects/${P}/serviceaccounts`, 'serviceAccounts'], [`/v2/projects/${P}/serviceaccounts/${S}/keys`, 'keys'],
+    ['/v2/roles', 'roles'],
+    ['/v2/organizations', 'organizations'],
+    [`/v2/organizations/${O}/permissions`, 'permissions'],
+    [`/v2/organizations/${O}/members`, 'members'],
+    ['/v2/projects', 'projects'],
+    [`/v2/projects/${P}/permissions`, 'permissions'],
+    [`/v2/projects/-/members?memberId=${S}&organization=organizations/${O}`, 'members'],
+    [`/v2/projects/${P}/members`, 'members'],
+    [`/v2/projects/${P}/serviceaccounts`, 'serviceAccounts'],
+    [`/v2/projects/${P}/serviceaccounts/${S}/keys`, 'keys'],
     [`/v2/projects/${P}/serviceaccounts/${S}/memberships`, 'members'],
   ];
 }
@@ -176,20 +344,36 @@ describe('client compatibility (contract §1)', () => {
         const headers = { 'content-type': 'application/json' };
         assert.equal((await call(t, 'GET', url, { headers, rawBody: '' })).status, 200, url);
         const [path, query] = url.split('?');
-        assert.equal((await call(t, 'GET', `${path}/${query ? `?${query}` : ''}`)).status, 200, `${url} with a trailing slash`);
+        assert.equal(
+          (await call(t, 'GET', `${path}/${query ? `?${query}` : ''}`)).status,
+          200,
+          `${url} with a trailing slash`,
+        );
       }
     });
 
     it('every delete route accepts Content-Type: application/json with an empty body and answers 200 {}', async () => {
       const { organization: O, project: P } = f.ids;
       const headers = { 'content-type': 'application/json' };
-      const p = await call(t, 'POST', '/v2/projects', { body: { organization: `organizations/${O}`, displayName: 'Doomed' } });
+      const p = await call(t, 'POST', '/v2/projects', {
+        body: { organization: `organizations/${O}`, displayName: 'Doomed' },
+      });
       const sa = await call(t, 'POST', `/v2/projects/${P}/serviceaccounts`);
       const saPath = `/v2/projects/${P}/serviceaccounts/${sa.body.name.split('/').pop()}`;
       const key = await call(t, 'POST', `${saPath}/keys`);
-      const pm = await call(t, 'POST', `/v2/projects/${P}/members`, { body: { email: 'doomed@example.com', roles: ['roles/project.user'] } });
-      const om = await call(t, 'POST', `/v2/organizations/${O}/members`, { body: { email: 'doomed@example.com', roles: ['roles/organization.admin'] } });
-      for (const url of [`${saPath}/keys/${key.body.key.id}`, saPath, `/v2/${pm.body.name}`, `/v2/${om.body.name}`, `/v2/${p.body.name}`]) {
+      const pm = await call(t, 'POST', `/v2/projects/${P}/members`, {
+        body: { email: 'doomed@example.com', roles: ['roles/project.user'] },
+      });
+      const om = await call(t, 'POST', `/v2/organizations/${O}/members`, {
+        body: { email: 'doomed@example.com', roles: ['roles/organization.admin'] },
+      });
+      for (const url of [
+        `${saPath}/keys/${key.body.key.id}`,
+        saPath,
+        `/v2/${pm.body.name}`,
+        `/v2/${om.body.name}`,
+        `/v2/${p.body.name}`,
+      ]) {
         const res = await call(t, 'DELETE', url, { headers, rawBody: '' });
         assert.equal(res.status, 200, `${url}: ${res.text}`);
         assert.equal(res.text, '{}\n');
@@ -205,10 +389,27 @@ describe('client compatibility (contract §1)', () => {
       assert.equal(sa.body.enableBasicAuth, false);
       const saPath = `/v2/${sa.body.name}`;
       assert.equal((await call(t, 'POST', `${saPath}/keys`)).status, 200);
-      assert.equal((await call(t, 'POST', `${saPath}/keys`, { headers: { 'content-type': 'application/json' }, rawBody: '' })).status, 200);
-      assert.equal((await call(t, 'POST', `/v2/projects/${P}/serviceaccounts`, { headers: { 'content-type': 'application/json' }, rawBody: '' })).status, 200);
+      assert.equal(
+        (await call(t, 'POST', `${saPath}/keys`, { headers: { 'content-type': 'application/json' }, rawBody: '' }))
+          .status,
+        200,
+      );
+      assert.equal(
+        (
+          await call(t, 'POST', `/v2/projects/${P}/serviceaccounts`, {
+            headers: { 'content-type': 'application/json' },
+            rawBody: '',
+          })
+        ).status,
+        200,
+      );
       // PATCH without a body changes nothing (an empty body is no body), on every PATCH route.
-      for (const url of [`/v2/projects/${P}`, `/v2/projects/${P}/serviceaccounts/${S}`, `/v2/projects/${P}/members/${f.ids.member}`, `/v2/organizations/${f.ids.organization}/members/${f.ids.orgMember}`]) {
+      for (const url of [
+        `/v2/projects/${P}`,
+        `/v2/projects/${P}/serviceaccounts/${S}`,
+        `/v2/projects/${P}/members/${f.ids.member}`,
+        `/v2/organizations/${f.ids.organization}/members/${f.ids.orgMember}`,
+      ]) {
         const before = await call(t, 'GET', url);
         const res = await call(t, 'PATCH', url, { headers: { 'content-type': 'application/json' }, rawBody: '' });
         assert.equal(res.status, 200, `${url}: ${res.text}`);
@@ -218,7 +419,9 @@ describe('client compatibility (contract §1)', () => {
 
     it('every success is 200 with a JSON object, never 201 or 204, and writes answer the resource', async () => {
       const { organization: O, project: P } = f.ids;
-      const created = await call(t, 'POST', '/v2/projects', { body: { organization: `organizations/${O}`, displayName: 'Twohundred' } });
+      const created = await call(t, 'POST', '/v2/projects', {
+        body: { organization: `organizations/${O}`, displayName: 'Twohundred' },
+      });
       assert.equal(created.status, 200);
       assert.match(created.body.name, /^projects\/[0-9a-v]{20}$/);
       for (const [method, url, body] of [
@@ -234,28 +437,60 @@ describe('client compatibility (contract §1)', () => {
     it('null fields are absent, and unknown fields are ignored', async () => {
       const { organization: O, project: P } = f.ids;
       const p = await call(t, 'POST', '/v2/projects', {
-        body: { organization: `organizations/${O}`, displayName: 'Nulls', location: null, labels: null, azureServiceBusConfig: null, somethingNew: { nested: null } },
+        body: {
+          organization: `organizations/${O}`,
+          displayName: 'Nulls',
+          location: null,
+          labels: null,
+          azureServiceBusConfig: null,
+          somethingNew: { nested: null },
+        },
       });
       assert.equal(p.status, 200, p.text);
       assert.deepEqual(p.body.location, { latitude: null, longitude: null, timeLocation: '' });
-      const patched = await call(t, 'PATCH', `/v2/${p.body.name}`, { body: { displayName: null, location: { latitude: 10, longitude: null } } });
+      const patched = await call(t, 'PATCH', `/v2/${p.body.name}`, {
+        body: { displayName: null, location: { latitude: 10, longitude: null } },
+      });
       assert.equal(patched.body.displayName, 'Nulls');
       assert.deepEqual(patched.body.location, { latitude: 10, longitude: null, timeLocation: '' });
-      const sa = await call(t, 'POST', `/v2/projects/${P}/serviceaccounts`, { body: { displayName: null, enableBasicAuth: null, email: null, azureServiceBusConfig: null } });
+      const sa = await call(t, 'POST', `/v2/projects/${P}/serviceaccounts`, {
+        body: { displayName: null, enableBasicAuth: null, email: null, azureServiceBusConfig: null },
+      });
       assert.equal(sa.status, 200);
       assert.equal(sa.body.displayName, '');
-      const batch = await call(t, 'POST', '/v2/projects:batchUpdate', { body: { projects: [p.body.name], addLabels: { a: 'b' }, removeLabels: null } });
+      const batch = await call(t, 'POST', '/v2/projects:batchUpdate', {
+        body: { projects: [p.body.name], addLabels: { a: 'b' }, removeLabels: null },
+      });
       assert.equal(batch.status, 200);
-      const m = await call(t, 'POST', `/v2/projects/${P}/members`, { body: { email: 'nulls@example.com', roles: ['roles/project.user'], status: null, displayName: null } });
+      const m = await call(t, 'POST', `/v2/projects/${P}/members`, {
+        body: { email: 'nulls@example.com', roles: ['roles/project.user'], status: null, displayName: null },
+      });
       assert.equal(m.status, 200);
-      assert.equal((await call(t, 'PATCH', `/v2/${m.body.name}`, { body: { roles: null } })).body.roles[0], 'roles/project.user');
+      assert.equal(
+        (await call(t, 'PATCH', `/v2/${m.body.name}`, { body: { roles: null } })).body.roles[0],
+        'roles/project.user',
+      );
     });
 
     it('read-only fields sent back are ignored: a GET body PATCHed back unchanged is a no-op', async () => {
       const { project: P, serviceAccount: S, member: M, organization: O, orgMember: OM } = f.ids;
-      for (const url of [`/v2/projects/${P}`, `/v2/projects/${P}/serviceaccounts/${S}`, `/v2/projects/${P}/members/${M}`, `/v2/organizations/${O}/members/${OM}`]) {
+      for (const url of [
+        `/v2/projects/${P}`,
+        `/v2/projects/${P}/serviceaccounts/${S}`,
+        `/v2/projects/${P}/members/${M}`,
+        `/v2/organizations/${O}/members/${OM}`,
+      ]) {
         const got = await call(t, 'GET', url);
-        const back = { ...got.body, name: 'projects/elsewhere', createTime: '1999-01-01T00:00:00Z', updateTime: 'garbage', sensorCount: 99, status: 'ACCEPTED', email: 'other@example.com', accountType: 'USER' };
+        const back = {
+          ...got.body,
+          name: 'projects/elsewhere',
+          createTime: '1999-01-01T00:00:00Z',
+          updateTime: 'garbage',
+          sensorCount: 99,
+          status: 'ACCEPTED',
+          email: 'other@example.com',
+          accountType: 'USER',
+        };
         const res = await call(t, 'PATCH', url, { body: back });
         assert.equal(res.status, 200, `${url}: ${res.text}`);
         const { updateTime: _a, ...was } = got.body;
@@ -266,17 +501,30 @@ describe('client compatibility (contract §1)', () => {
 
     it('update_mask: only the listed fields apply (placeholders ignored), in either spelling; empty means every field', async () => {
       const { project: P, serviceAccount: S, member: M } = f.ids;
-      await call(t, 'PATCH', `/v2/projects/${P}`, { body: { displayName: 'Masked', location: { latitude: 1, longitude: 2, timeLocation: 'UTC' } } });
-      const p = await call(t, 'PATCH', `/v2/projects/${P}?update_mask=displayName`, { body: { displayName: 'Masked 2', location: { latitude: 0, longitude: 0, timeLocation: '' } } });
+      await call(t, 'PATCH', `/v2/projects/${P}`, {
+        body: { displayName: 'Masked', location: { latitude: 1, longitude: 2, timeLocation: 'UTC' } },
+      });
+      const p = await call(t, 'PATCH', `/v2/projects/${P}?update_mask=displayName`, {
+        body: { displayName: 'Masked 2', location: { latitude: 0, longitude: 0, timeLocation: '' } },
+      });
       assert.equal(p.body.displayName, 'Masked 2');
       assert.deepEqual(p.body.location, { latitude: 1, longitude: 2, timeLocation: 'UTC' });
-      const p2 = await call(t, 'PATCH', `/v2/projects/${P}?updateMask=location.latitude`, { body: { displayName: '', location: { latitude: 3, longitude: 0 } } });
+      const p2 = await call(t, 'PATCH', `/v2/projects/${P}?updateMask=location.latitude`, {
+        body: { displayName: '', location: { latitude: 3, longitude: 0 } },
+      });
       assert.equal(p2.body.displayName, 'Masked 2');
       assert.deepEqual(p2.body.location, { latitude: 3, longitude: 2, timeLocation: 'UTC' });
-      const sa = await call(t, 'PATCH', `/v2/projects/${P}/serviceaccounts/${S}?update_mask=enable_basic_auth`, { body: { displayName: '', enableBasicAuth: true } });
+      const sa = await call(t, 'PATCH', `/v2/projects/${P}/serviceaccounts/${S}?update_mask=enable_basic_auth`, {
+        body: { displayName: '', enableBasicAuth: true },
+      });
       assert.equal(sa.body.displayName, 'compat');
-      const m = await call(t, 'PATCH', `/v2/projects/${P}/members/${M}?update_mask=roles,status`, { body: { roles: ['roles/project.developer'], status: 'ACCEPTED', email: '' } });
-      assert.deepEqual([m.body.roles, m.body.status, m.body.email], [['roles/project.developer'], 'PENDING', f.pendingEmail]);
+      const m = await call(t, 'PATCH', `/v2/projects/${P}/members/${M}?update_mask=roles,status`, {
+        body: { roles: ['roles/project.developer'], status: 'ACCEPTED', email: '' },
+      });
+      assert.deepEqual(
+        [m.body.roles, m.body.status, m.body.email],
+        [['roles/project.developer'], 'PENDING', f.pendingEmail],
+      );
       const all = await call(t, 'PATCH', `/v2/projects/${P}?update_mask=`, { body: { displayName: 'Unmasked' } });
       assert.equal(all.body.displayName, 'Unmasked');
     });
@@ -286,11 +534,31 @@ describe('client compatibility (contract §1)', () => {
       for (const sep of [':', '%3A', '%3a']) {
         for (const slash of ['', '/']) {
           assert.equal((await call(t, 'GET', `/v2/projects/${P}/members/${M}${sep}getInviteUrl${slash}`)).status, 200);
-          assert.equal((await call(t, 'GET', `/v2/organizations/${O}/members/${OM}${sep}getInviteUrl${slash}`)).status, 200);
-          assert.equal((await call(t, 'POST', `/v2/projects${sep}batchUpdate${slash}`, { body: { projects: [`projects/${P}`], addLabels: { verb: 'yes' } } })).status, 200);
-          assert.equal((await call(t, 'POST', `/v2/projects/-/members${sep}batchDelete${slash}`, { body: { names: [] } })).status, 200);
-          assert.equal((await call(t, 'POST', `/v2/projects/-/members${sep}batchCreate${slash}`, { body: { members: [] } })).status, 200);
-          const accept = await call(t, 'POST', `/v2/invites${sep}accept${slash}`, { auth: null, body: { token: 'unknown', password: 'long enough password' } });
+          assert.equal(
+            (await call(t, 'GET', `/v2/organizations/${O}/members/${OM}${sep}getInviteUrl${slash}`)).status,
+            200,
+          );
+          assert.equal(
+            (
+              await call(t, 'POST', `/v2/projects${sep}batchUpdate${slash}`, {
+                body: { projects: [`projects/${P}`], addLabels: { verb: 'yes' } },
+              })
+            ).status,
+            200,
+          );
+          assert.equal(
+            (await call(t, 'POST', `/v2/projects/-/members${sep}batchDelete${slash}`, { body: { names: [] } })).status,
+            200,
+          );
+          assert.equal(
+            (await call(t, 'POST', `/v2/projects/-/members${sep}batchCreate${slash}`, { body: { members: [] } }))
+              .status,
+            200,
+          );
+          const accept = await call(t, 'POST', `/v2/invites${sep}accept${slash}`, {
+            auth: null,
+            body: { token: 'unknown', password: 'long enough password' },
+          });
           assert.equal(accept.status, 400, 'routed to invites:accept (a bad token), not 404');
         }
       }
@@ -302,7 +570,14 @@ describe('client compatibility (contract §1)', () => {
         assert.equal(typeof full.body.nextPageToken, 'string', `${url}: nextPageToken always present`);
         assert.equal(full.body.nextPageToken, '', `${url}: one page holds everything`);
         assert.ok(Array.isArray(full.body[items]), `${url}: ${items}`);
-        for (const q of ['pageToken=', 'page_token=', 'pageToken=&page_size=', 'page_size=0', 'pageSize=5000', 'foo=bar&__proto__=x&constructor=y']) {
+        for (const q of [
+          'pageToken=',
+          'page_token=',
+          'pageToken=&page_size=',
+          'page_size=0',
+          'pageSize=5000',
+          'foo=bar&__proto__=x&constructor=y',
+        ]) {
           const res = await call(t, 'GET', withQuery(url, q));
           assert.equal(res.status, 200, `${url} ${q}`);
           assert.deepEqual(res.body[items], full.body[items], `${url} ${q}`);
@@ -331,13 +606,27 @@ describe('client compatibility (contract §1)', () => {
       assert.equal(camel.body.members.length, 2);
       assert.equal((await call(t, 'GET', '/v2/roles?page_size=1&pageSize=3')).body.roles.length, 3);
       assert.equal((await call(t, 'GET', '/v2/roles?pageSize=2&pageSize=2')).body.roles.length, 2);
-      assert.equal((await call(t, 'GET', `/v2/projects?organization=organizations/${O}&organization=organizations/${O}`)).status, 200);
+      assert.equal(
+        (await call(t, 'GET', `/v2/projects?organization=organizations/${O}&organization=organizations/${O}`)).status,
+        200,
+      );
     });
 
     it('any Content-Type is read as JSON: no 415', async () => {
       const { project: P } = f.ids;
-      for (const ct of ['text/plain', 'application/xml', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/json; charset=iso-8859-1', 'garbage', 'application/merge-patch+json']) {
-        const res = await call(t, 'POST', `/v2/projects/${P}/serviceaccounts`, { headers: { 'content-type': ct }, rawBody: '{"displayName":"ct"}' });
+      for (const ct of [
+        'text/plain',
+        'application/xml',
+        'application/x-www-form-urlencoded',
+        'multipart/form-data; boundary=x',
+        'application/json; charset=iso-8859-1',
+        'garbage',
+        'application/merge-patch+json',
+      ]) {
+        const res = await call(t, 'POST', `/v2/projects/${P}/serviceaccounts`, {
+          headers: { 'content-type': ct },
+          rawBody: '{"displayName":"ct"}',
+        });
         assert.equal(res.status, 200, ct);
         assert.equal(res.body.displayName, 'ct');
       }
@@ -346,7 +635,9 @@ describe('client compatibility (contract §1)', () => {
     it('"__proto__" in a body is an ordinary field, and as a label key it is refused (400), never silently lost', async () => {
       const { project: P } = f.ids;
       const before = (await call(t, 'GET', `/v2/projects/${P}`)).body.labels;
-      const res = await call(t, 'POST', '/v2/projects:batchUpdate', { rawBody: `{"projects":["projects/${P}"],"addLabels":{"__proto__":"x"}}` });
+      const res = await call(t, 'POST', '/v2/projects:batchUpdate', {
+        rawBody: `{"projects":["projects/${P}"],"addLabels":{"__proto__":"x"}}`,
+      });
       assert.equal(res.status, 400);
       assert.match(res.body.error, /__proto__ is reserved/);
       assert.deepEqual((await call(t, 'GET', `/v2/projects/${P}`)).body.labels, before);
@@ -362,14 +653,22 @@ describe('client compatibility (contract §1)', () => {
           assert.ok(op.summary, `${method} ${path}: summary`);
           assert.ok(op.responses['200'] && op.responses.default, `${method} ${path}: responses`);
           const pathParams = [...path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]);
-          assert.deepEqual(op.parameters.filter((p: any) => p.in === 'path').map((p: any) => p.name), pathParams, `${method} ${path}: path parameters`);
+          assert.deepEqual(
+            op.parameters.filter((p: any) => p.in === 'path').map((p: any) => p.name),
+            pathParams,
+            `${method} ${path}: path parameters`,
+          );
         }
       }
       for (const [method, path] of COMMITTED_ROUTES) {
         const op = doc.paths[path]?.[method.toLowerCase()];
         assert.ok(op, `${method} ${path} missing from the OpenAPI document`);
         const wantsBody = (method === 'POST' || method === 'PATCH') && !NO_BODY.has(`${method} ${path}`);
-        if (wantsBody) assert.ok(op.requestBody?.content?.['application/json']?.schema?.properties, `${method} ${path}: request schema`);
+        if (wantsBody)
+          assert.ok(
+            op.requestBody?.content?.['application/json']?.schema?.properties,
+            `${method} ${path}: request schema`,
+          );
         if (path.endsWith('s') && method === 'GET' && !path.endsWith('openapi.json')) {
           const names = op.parameters.filter((p: any) => p.in === 'query').map((p: any) => p.name);
           assert.ok(names.includes('pageSize') && names.includes('pageToken'), `${method} ${path}: paging parameters`);
@@ -381,8 +680,16 @@ describe('client compatibility (contract §1)', () => {
         if (/\/(devices|dataconnectors)\b|\/metrics$/.test(route)) continue;
         assert.ok(committed.has(route), `${route} is documented but not in the compat table; add it`);
       }
-      assert.deepEqual(doc.paths['/v2/projects'].post.requestBody.content['application/json'].schema.required.sort(), ['displayName', 'organization']);
-      assert.deepEqual(doc.paths['/v2/projects/{project}/serviceaccounts/{serviceAccount}'].patch.parameters.filter((p: any) => p.in === 'query').map((p: any) => p.name), ['updateMask']);
+      assert.deepEqual(doc.paths['/v2/projects'].post.requestBody.content['application/json'].schema.required.sort(), [
+        'displayName',
+        'organization',
+      ]);
+      assert.deepEqual(
+        doc.paths['/v2/projects/{project}/serviceaccounts/{serviceAccount}'].patch.parameters
+          .filter((p: any) => p.in === 'query')
+          .map((p: any) => p.name),
+        ['updateMask'],
+      );
     });
   });
 
@@ -393,9 +700,17 @@ describe('client compatibility (contract §1)', () => {
         const route = `${method} ${template}`;
         const url = fill(template, f.ids);
         const auth = UNAUTHENTICATED.has(route) ? null : undefined;
-        const big = await call(t, method, url, { auth, rawBody: OVERSIZE_BODY, headers: { 'content-type': 'application/json' } });
+        const big = await call(t, method, url, {
+          auth,
+          rawBody: OVERSIZE_BODY,
+          headers: { 'content-type': 'application/json' },
+        });
         assert.equal(big.status, 400, `${route} oversize: ${big.text.slice(0, 200)}`);
-        const bigText = await call(t, method, url, { auth, rawBody: 'x'.repeat(MiB + 1), headers: { 'content-type': 'text/plain' } });
+        const bigText = await call(t, method, url, {
+          auth,
+          rawBody: 'x'.repeat(MiB + 1),
+          headers: { 'content-type': 'text/plain' },
+        });
         assert.equal(bigText.status, 400, `${route} oversize text`);
         if (NO_BODY.has(route)) continue;
         for (const raw of MALFORMED_BODIES) {
@@ -410,7 +725,9 @@ describe('client compatibility (contract §1)', () => {
     it('exactly 1 MiB is still accepted', async () => {
       const { project: P } = f.ids;
       const padding = MiB - '{"displayName":"x","pad":""}'.length;
-      const res = await call(t, 'POST', `/v2/projects/${P}/serviceaccounts`, { rawBody: `{"displayName":"x","pad":"${'p'.repeat(padding)}"}` });
+      const res = await call(t, 'POST', `/v2/projects/${P}/serviceaccounts`, {
+        rawBody: `{"displayName":"x","pad":"${'p'.repeat(padding)}"}`,
+      });
       assert.equal(res.status, 200);
     });
 
@@ -422,16 +739,26 @@ describe('client compatibility (contract §1)', () => {
         const cases = table[route];
         assert.ok(cases, `${route}: no wrong-typed cases in the table`);
         for (const [body, field] of cases) {
-          const res = await call(t, method, fill(template, f.ids), { auth: UNAUTHENTICATED.has(route) ? null : undefined, body });
+          const res = await call(t, method, fill(template, f.ids), {
+            auth: UNAUTHENTICATED.has(route) ? null : undefined,
+            body,
+          });
           assert.equal(res.status, 400, `${route} ${JSON.stringify(body)}: ${res.text}`);
-          assert.match(`${res.body.error} ${res.body.error_description ?? ''}`, new RegExp(field), `${route}: message names ${field}`);
+          assert.match(
+            `${res.body.error} ${res.body.error_description ?? ''}`,
+            new RegExp(field),
+            `${route}: message names ${field}`,
+          );
         }
       }
     });
 
     it('bodies nested absurdly deep are 400, not a stack overflow', async () => {
       const { project: P } = f.ids;
-      for (const raw of [`{"a":${'['.repeat(200000)}${']'.repeat(200000)}}`, `${'{"a":'.repeat(100000)}1${'}'.repeat(100000)}`]) {
+      for (const raw of [
+        `{"a":${'['.repeat(200000)}${']'.repeat(200000)}}`,
+        `${'{"a":'.repeat(100000)}1${'}'.repeat(100000)}`,
+      ]) {
         assert.equal((await call(t, 'POST', `/v2/projects/${P}/serviceaccounts`, { rawBody: raw })).status, 400);
         assert.equal((await call(t, 'POST', '/v2/invites:accept', { auth: null, rawBody: raw })).status, 400);
       }
@@ -441,22 +768,39 @@ describe('client compatibility (contract §1)', () => {
       const { organization: O, project: P, serviceAccount: S, member: M, orgMember: OM } = f.ids;
       const templates: [string, (x: string) => string, unknown?][] = [
         ['GET', (x) => `/v2/roles/${x}`],
-        ['GET', (x) => `/v2/organizations/${x}`], ['GET', (x) => `/v2/organizations/${x}/permissions`], ['GET', (x) => `/v2/organizations/${x}/members`],
-        ['POST', (x) => `/v2/organizations/${x}/members`, { email: 'a@example.com', roles: ['roles/organization.admin'] }],
-        ['GET', (x) => `/v2/organizations/${O}/members/${x}`], ['DELETE', (x) => `/v2/organizations/${O}/members/${x}`],
-        ['PATCH', (x) => `/v2/organizations/${O}/members/${x}`, { roles: ['roles/organization.admin'] }], ['GET', (x) => `/v2/organizations/${O}/members/${x}:getInviteUrl`],
+        ['GET', (x) => `/v2/organizations/${x}`],
+        ['GET', (x) => `/v2/organizations/${x}/permissions`],
+        ['GET', (x) => `/v2/organizations/${x}/members`],
+        [
+          'POST',
+          (x) => `/v2/organizations/${x}/members`,
+          { email: 'a@example.com', roles: ['roles/organization.admin'] },
+        ],
+        ['GET', (x) => `/v2/organizations/${O}/members/${x}`],
+        ['DELETE', (x) => `/v2/organizations/${O}/members/${x}`],
+        ['PATCH', (x) => `/v2/organizations/${O}/members/${x}`, { roles: ['roles/organization.admin'] }],
+        ['GET', (x) => `/v2/organizations/${O}/members/${x}:getInviteUrl`],
         ['GET', (x) => `/v2/organizations/${x}/members/${OM}`],
-        ['GET', (x) => `/v2/projects/${x}`], ['PATCH', (x) => `/v2/projects/${x}`, { displayName: 'x' }], ['DELETE', (x) => `/v2/projects/${x}`],
-        ['GET', (x) => `/v2/projects/${x}/permissions`], ['GET', (x) => `/v2/projects/${x}/members`],
+        ['GET', (x) => `/v2/projects/${x}`],
+        ['PATCH', (x) => `/v2/projects/${x}`, { displayName: 'x' }],
+        ['DELETE', (x) => `/v2/projects/${x}`],
+        ['GET', (x) => `/v2/projects/${x}/permissions`],
+        ['GET', (x) => `/v2/projects/${x}/members`],
         ['POST', (x) => `/v2/projects/${x}/members`, { email: 'a@example.com', roles: ['roles/project.user'] }],
-        ['GET', (x) => `/v2/projects/${P}/members/${x}`], ['PATCH', (x) => `/v2/projects/${P}/members/${x}`, { roles: ['roles/project.user'] }],
-        ['DELETE', (x) => `/v2/projects/${P}/members/${x}`], ['GET', (x) => `/v2/projects/${P}/members/${x}:getInviteUrl`],
+        ['GET', (x) => `/v2/projects/${P}/members/${x}`],
+        ['PATCH', (x) => `/v2/projects/${P}/members/${x}`, { roles: ['roles/project.user'] }],
+        ['DELETE', (x) => `/v2/projects/${P}/members/${x}`],
+        ['GET', (x) => `/v2/projects/${P}/members/${x}:getInviteUrl`],
         ['GET', (x) => `/v2/projects/${x}/members/${M}`],
-        ['GET', (x) => `/v2/projects/${x}/serviceaccounts`], ['POST', (x) => `/v2/projects/${x}/serviceaccounts`],
-        ['GET', (x) => `/v2/projects/${P}/serviceaccounts/${x}`], ['PATCH', (x) => `/v2/projects/${P}/serviceaccounts/${x}`, { displayName: 'x' }],
-        ['DELETE', (x) => `/v2/projects/${P}/serviceaccounts/${x}`], ['GET', (x) => `/v2/projects/${P}/serviceaccounts/${x}/keys`],
+        ['GET', (x) => `/v2/projects/${x}/serviceaccounts`],
+        ['POST', (x) => `/v2/projects/${x}/serviceaccounts`],
+        ['GET', (x) => `/v2/projects/${P}/serviceaccounts/${x}`],
+        ['PATCH', (x) => `/v2/projects/${P}/serviceaccounts/${x}`, { displayName: 'x' }],
+        ['DELETE', (x) => `/v2/projects/${P}/serviceaccounts/${x}`],
+        ['GET', (x) => `/v2/projects/${P}/serviceaccounts/${x}/keys`],
         ['POST', (x) => `/v2/projects/${P}/serviceaccounts/${x}/keys`],
-        ['GET', (x) => `/v2/projects/${P}/serviceaccounts/${S}/keys/${x}`], ['DELETE', (x) => `/v2/projects/${P}/serviceaccounts/${S}/keys/${x}`],
+        ['GET', (x) => `/v2/projects/${P}/serviceaccounts/${S}/keys/${x}`],
+        ['DELETE', (x) => `/v2/projects/${P}/serviceaccounts/${S}/keys/${x}`],
         ['GET', (x) => `/v2/projects/${P}/serviceaccounts/${x}/memberships`],
         ['POST', (x) => `/v2/projects/${P}/serviceaccounts/${S}/memberships/projects/${x}:accept`],
         ['DELETE', (x) => `/v2/projects/${P}/serviceaccounts/${S}/memberships/organizations/${x}`],
@@ -473,11 +817,18 @@ describe('client compatibility (contract §1)', () => {
         const inBody: [string, unknown][] = [
           ['/v2/projects', { organization: `organizations/${raw}`, displayName: 'x' }],
           ['/v2/projects:batchUpdate', { projects: [`projects/${raw}`], addLabels: { a: 'b' } }],
-          ['/v2/projects/-/members:batchCreate', { members: [{ project: `projects/${raw}`, email: 'a@example.com', roles: ['roles/project.user'] }] }],
+          [
+            '/v2/projects/-/members:batchCreate',
+            { members: [{ project: `projects/${raw}`, email: 'a@example.com', roles: ['roles/project.user'] }] },
+          ],
         ];
         for (const [url, body] of inBody) {
           const res = await call(t, 'POST', url, { body });
-          assert.equal(res.status, 404, `POST ${url} with ${JSON.stringify(raw).slice(0, 40)}: ${res.text.slice(0, 200)}`);
+          assert.equal(
+            res.status,
+            404,
+            `POST ${url} with ${JSON.stringify(raw).slice(0, 40)}: ${res.text.slice(0, 200)}`,
+          );
         }
         const wildcard = await call(t, 'GET', `/v2/projects/-/members?memberId=${S}&organization=organizations/${id}`);
         assert.equal(wildcard.status, 404, `wildcard members in organizations/${id.slice(0, 40)}`);
@@ -487,10 +838,23 @@ describe('client compatibility (contract §1)', () => {
     it('unknown methods on known paths are 404, never 405', async () => {
       const { project: P, serviceAccount: S } = f.ids;
       const cases: [string, string][] = [
-        ['PUT', `/v2/projects/${P}`], ['PATCH', '/v2/projects'], ['DELETE', '/v2/roles'], ['POST', '/v2/roles/project.user'], ['PUT', `/v2/projects/${P}/serviceaccounts/${S}`],
-        ['DELETE', '/v2/projects:batchUpdate'], ['GET', '/v2/projects:batchUpdate'], ['GET', '/v2/invites:accept'], ['GET', '/oauth2/token'], ['OPTIONS', '/v2/projects'],
-        ['POST', '/healthz'], ['POST', '/v2/openapi.json'], ['PATCH', `/v2/projects/${P}/serviceaccounts/${S}/keys`], ['DELETE', '/v2/organizations'], ['TRACE', '/v2/projects'],
-        ['POST', `/v2/projects/${P}:frobnicate`], ['GET', `/v2/projects/${P}/members/x:stream`],
+        ['PUT', `/v2/projects/${P}`],
+        ['PATCH', '/v2/projects'],
+        ['DELETE', '/v2/roles'],
+        ['POST', '/v2/roles/project.user'],
+        ['PUT', `/v2/projects/${P}/serviceaccounts/${S}`],
+        ['DELETE', '/v2/projects:batchUpdate'],
+        ['GET', '/v2/projects:batchUpdate'],
+        ['GET', '/v2/invites:accept'],
+        ['GET', '/oauth2/token'],
+        ['OPTIONS', '/v2/projects'],
+        ['POST', '/healthz'],
+        ['POST', '/v2/openapi.json'],
+        ['PATCH', `/v2/projects/${P}/serviceaccounts/${S}/keys`],
+        ['DELETE', '/v2/organizations'],
+        ['TRACE', '/v2/projects'],
+        ['POST', `/v2/projects/${P}:frobnicate`],
+        ['GET', `/v2/projects/${P}/members/x:stream`],
       ];
       for (const [method, url] of cases) assert.equal((await call(t, method, url)).status, 404, `${method} ${url}`);
     });
@@ -504,9 +868,25 @@ describe('client compatibility (contract §1)', () => {
       }
       for (const [url] of lists) {
         const bad = [
-          'pageToken=garbage', 'pageToken=%E2%9C%93', `pageToken=${'A'.repeat(5000)}`, 'pageSize=-1', 'pageSize=1.5', 'pageSize=abc', 'page_size=-5',
-          ...['', 'roles', 'permissions', 'members', '["",""]', `serviceaccounts:${f.ids.project}`, `keys:${f.ids.serviceAccount}`].flatMap((filters) => [
-            `pageToken=${forgedToken([{}], filters)}`, `pageToken=${forgedToken([['nested']], filters)}`, `pageToken=${forgedToken([{ a: 1 }, {}], filters)}`,
+          'pageToken=garbage',
+          'pageToken=%E2%9C%93',
+          `pageToken=${'A'.repeat(5000)}`,
+          'pageSize=-1',
+          'pageSize=1.5',
+          'pageSize=abc',
+          'page_size=-5',
+          ...[
+            '',
+            'roles',
+            'permissions',
+            'members',
+            '["",""]',
+            `serviceaccounts:${f.ids.project}`,
+            `keys:${f.ids.serviceAccount}`,
+          ].flatMap((filters) => [
+            `pageToken=${forgedToken([{}], filters)}`,
+            `pageToken=${forgedToken([['nested']], filters)}`,
+            `pageToken=${forgedToken([{ a: 1 }, {}], filters)}`,
           ]),
         ];
         for (const q of bad) {
@@ -515,15 +895,23 @@ describe('client compatibility (contract §1)', () => {
         }
         for (const token of tokens) {
           const res = await call(t, 'GET', withQuery(url, `pageSize=1&pageToken=${token}`));
-          assert.ok(res.status === 200 || res.status === 400, `${url}: a foreign token is 400 or, if from this very list, a page`);
+          assert.ok(
+            res.status === 200 || res.status === 400,
+            `${url}: a foreign token is 400 or, if from this very list, a page`,
+          );
         }
       }
     });
 
     it("the wildcard project '-' outside its few places is 400", async () => {
       for (const [method, url, body] of [
-        ['GET', '/v2/projects/-', undefined], ['PATCH', '/v2/projects/-', {}], ['DELETE', '/v2/projects/-', undefined], ['GET', '/v2/projects/-/permissions', undefined],
-        ['GET', '/v2/projects/-/serviceaccounts', undefined], ['POST', '/v2/projects/-/serviceaccounts', undefined], ['GET', '/v2/projects/-/members/x', undefined],
+        ['GET', '/v2/projects/-', undefined],
+        ['PATCH', '/v2/projects/-', {}],
+        ['DELETE', '/v2/projects/-', undefined],
+        ['GET', '/v2/projects/-/permissions', undefined],
+        ['GET', '/v2/projects/-/serviceaccounts', undefined],
+        ['POST', '/v2/projects/-/serviceaccounts', undefined],
+        ['GET', '/v2/projects/-/members/x', undefined],
         ['POST', '/v2/projects/-/members', { email: 'a@example.com', roles: ['roles/project.user'] }],
         ['POST', '/v2/projects:batchUpdate', { projects: ['projects/-'], addLabels: { a: 'b' } }],
         ['GET', '/v2/projects/-/members', undefined],
@@ -534,9 +922,18 @@ describe('client compatibility (contract §1)', () => {
 
     it('unknown update_mask paths are 400 on every PATCH route', async () => {
       const { project: P, serviceAccount: S, member: M, organization: O, orgMember: OM } = f.ids;
-      for (const url of [`/v2/projects/${P}`, `/v2/projects/${P}/serviceaccounts/${S}`, `/v2/projects/${P}/members/${M}`, `/v2/organizations/${O}/members/${OM}`]) {
+      for (const url of [
+        `/v2/projects/${P}`,
+        `/v2/projects/${P}/serviceaccounts/${S}`,
+        `/v2/projects/${P}/members/${M}`,
+        `/v2/organizations/${O}/members/${OM}`,
+      ]) {
         for (const mask of ['bogus', 'displayName,bogus', 'roles.x.y']) {
-          assert.equal((await call(t, 'PATCH', withQuery(url, `update_mask=${mask}`), { body: {} })).status, 400, `${url} ${mask}`);
+          assert.equal(
+            (await call(t, 'PATCH', withQuery(url, `update_mask=${mask}`), { body: {} })).status,
+            400,
+            `${url} ${mask}`,
+          );
         }
       }
     });
@@ -549,10 +946,25 @@ describe('client compatibility (contract §1)', () => {
 
   describe('security', () => {
     const malformed = (keyId: string): Auth[] => [
-      null, { raw: '' }, { raw: 'Basic' }, { raw: 'Basic ' }, { raw: 'Basic !!!' }, { raw: `Basic ${b64('no-colon')}` }, { raw: `Basic ${b64(':')}` },
-      { raw: `Basic ${b64(`${keyId}:${'0'.repeat(32)}`)}` }, { raw: `Basic ${b64(`${keyId}:`)}` }, { raw: `Basic ${'A'.repeat(10000)}` },
-      { raw: 'Bearer' }, { raw: 'Bearer ' }, { raw: 'Bearer a.b.c' }, { raw: 'Bearer ....' }, { raw: `Bearer ${'x'.repeat(10000)}` },
-      { raw: 'Digest username="x"' }, { raw: 'Token abc' }, { raw: 'Basic\tabc' }, { raw: '\u00ff\u00fe' },
+      null,
+      { raw: '' },
+      { raw: 'Basic' },
+      { raw: 'Basic ' },
+      { raw: 'Basic !!!' },
+      { raw: `Basic ${b64('no-colon')}` },
+      { raw: `Basic ${b64(':')}` },
+      { raw: `Basic ${b64(`${keyId}:${'0'.repeat(32)}`)}` },
+      { raw: `Basic ${b64(`${keyId}:`)}` },
+      { raw: `Basic ${'A'.repeat(10000)}` },
+      { raw: 'Bearer' },
+      { raw: 'Bearer ' },
+      { raw: 'Bearer a.b.c' },
+      { raw: 'Bearer ....' },
+      { raw: `Bearer ${'x'.repeat(10000)}` },
+      { raw: 'Digest username="x"' },
+      { raw: 'Token abc' },
+      { raw: 'Basic\tabc' },
+      { raw: '\u00ff\u00fe' },
     ];
 
     it('malformed or wrong Authorization headers are 401 on every authenticated route', async () => {
@@ -580,8 +992,20 @@ describe('client compatibility (contract §1)', () => {
       const auth = { raw: 'Garbage !!!' };
       assert.equal((await call(t, 'GET', '/healthz', { auth })).status, 200);
       assert.equal((await call(t, 'GET', '/v2/openapi.json', { auth })).status, 200);
-      assert.equal((await call(t, 'POST', '/oauth2/token', { auth, rawBody: 'grant_type=password&username=a@example.com&password=wrong' })).status, 400);
-      assert.equal((await call(t, 'POST', '/v2/invites:accept', { auth, body: { token: 'x', password: 'long enough password' } })).status, 400);
+      assert.equal(
+        (
+          await call(t, 'POST', '/oauth2/token', {
+            auth,
+            rawBody: 'grant_type=password&username=a@example.com&password=wrong',
+          })
+        ).status,
+        400,
+      );
+      assert.equal(
+        (await call(t, 'POST', '/v2/invites:accept', { auth, body: { token: 'x', password: 'long enough password' } }))
+          .status,
+        400,
+      );
     });
   });
 });
@@ -601,13 +1025,22 @@ describe('token endpoint against independently built JWTs (contract §2.3)', () 
   const now = () => Math.floor(t.clock.now() / 1000);
   const claims = (o: Record<string, unknown> = {}) => ({ iss: key.email, aud, iat: now(), exp: now() + 3600, ...o });
   const header = (o: Record<string, unknown> = {}) => ({ alg: 'HS256', kid: key.keyId, ...o });
-  const grant = (assertion: string) => `grant_type=${encodeURIComponent('urn:ietf:params:oauth:grant-type:jwt-bearer')}&assertion=${encodeURIComponent(assertion)}`;
+  const grant = (assertion: string) =>
+    `grant_type=${encodeURIComponent('urn:ietf:params:oauth:grant-type:jwt-bearer')}&assertion=${encodeURIComponent(assertion)}`;
   const exchange = (assertion: string, auth: Auth = null) =>
-    call(t, 'POST', '/oauth2/token', { auth, rawBody: grant(assertion), headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+    call(t, 'POST', '/oauth2/token', {
+      auth,
+      rawBody: grant(assertion),
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
 
   describe('happy', () => {
     it('accepts typ absent, JWT or anything, aud as a string or an array, and the token works until expiry plus 30 s', async () => {
-      for (const [h, c] of [[header(), claims()], [header({ typ: 'JWT' }), claims({ aud: [aud] })], [header({ typ: 'whatever' }), claims({ aud: ['https://elsewhere/', aud] })]] as const) {
+      for (const [h, c] of [
+        [header(), claims()],
+        [header({ typ: 'JWT' }), claims({ aud: [aud] })],
+        [header({ typ: 'whatever' }), claims({ aud: ['https://elsewhere/', aud] })],
+      ] as const) {
         const res = await exchange(signJwt(h, c, key.secret), { raw: 'Garbage' });
         assert.equal(res.status, 200, res.text);
         assert.deepEqual(Object.keys(res.body), ['access_token', 'token_type', 'expires_in']);
@@ -617,14 +1050,29 @@ describe('token endpoint against independently built JWTs (contract §2.3)', () 
       }
       const token = (await exchange(signJwt(header(), claims(), key.secret))).body.access_token;
       assert.equal((await call(t, 'GET', `/v2/projects/${t.projectId}`, { auth: { bearer: token } })).status, 200);
-      assert.equal((await call(t, 'GET', `/v2/projects/${t.projectId}`, { auth: { raw: `bEaReR ${token}` } })).status, 200);
+      assert.equal(
+        (await call(t, 'GET', `/v2/projects/${t.projectId}`, { auth: { raw: `bEaReR ${token}` } })).status,
+        200,
+      );
       t.clock.advance(3629_000);
-      assert.equal((await call(t, 'GET', `/v2/projects/${t.projectId}`, { auth: { bearer: token } })).status, 200, 'inside the 30 s grace');
+      assert.equal(
+        (await call(t, 'GET', `/v2/projects/${t.projectId}`, { auth: { bearer: token } })).status,
+        200,
+        'inside the 30 s grace',
+      );
       t.clock.advance(2_000);
-      assert.equal((await call(t, 'GET', `/v2/projects/${t.projectId}`, { auth: { bearer: token } })).status, 401, 'expired');
+      assert.equal(
+        (await call(t, 'GET', `/v2/projects/${t.projectId}`, { auth: { bearer: token } })).status,
+        401,
+        'expired',
+      );
       const [h, p, s] = token.split('.');
       const tampered = `${h}.${b64url({ ...JSON.parse(Buffer.from(p, 'base64url').toString()), exp: now() + 9999 })}.${s}`;
-      assert.equal((await call(t, 'GET', `/v2/projects/${t.projectId}`, { auth: { bearer: tampered } })).status, 401, 'tampered bearer token');
+      assert.equal(
+        (await call(t, 'GET', `/v2/projects/${t.projectId}`, { auth: { bearer: tampered } })).status,
+        401,
+        'tampered bearer token',
+      );
     });
   });
 
@@ -672,9 +1120,14 @@ describe('token endpoint against independently built JWTs (contract §2.3)', () 
 
     it('bad token requests are 400 invalid_request or unsupported_grant_type', async () => {
       for (const [raw, error] of [
-        ['', 'invalid_request'], ['grant_type=', 'invalid_request'], ['{bad json', 'invalid_request'], ['{"grant_type":["x"]}', 'invalid_request'],
-        ['grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Ajwt-bearer', 'invalid_request'], ['grant_type=client_credentials', 'unsupported_grant_type'],
-        ['grant_type=password&grant_type=password', 'invalid_request'], ['%ZZ', 'invalid_request'],
+        ['', 'invalid_request'],
+        ['grant_type=', 'invalid_request'],
+        ['{bad json', 'invalid_request'],
+        ['{"grant_type":["x"]}', 'invalid_request'],
+        ['grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Ajwt-bearer', 'invalid_request'],
+        ['grant_type=client_credentials', 'unsupported_grant_type'],
+        ['grant_type=password&grant_type=password', 'invalid_request'],
+        ['%ZZ', 'invalid_request'],
       ] as const) {
         const res = await call(t, 'POST', '/oauth2/token', { auth: null, rawBody: raw });
         assert.equal(res.status, 400, raw);
@@ -700,7 +1153,9 @@ describe('on a real socket', () => {
       const socket = connect(port, '127.0.0.1');
       let data = '';
       socket.setTimeout(5000, () => socket.destroy(new Error('timeout')));
-      socket.on('data', (chunk) => { data += chunk.toString('utf8'); });
+      socket.on('data', (chunk) => {
+        data += chunk.toString('utf8');
+      });
       socket.on('error', (err) => (data ? resolve(data) : reject(err)));
       socket.on('close', () => resolve(data));
       socket.write(request);
@@ -725,7 +1180,9 @@ describe('on a real socket', () => {
 
     it('a chunked empty body with Content-Type: application/json is no body', async () => {
       const auth = `Basic ${b64(`${t.boot.serviceAccount.keyId}:${t.boot.serviceAccount.secret}`)}`;
-      const answer = await raw(`DELETE /v2/projects/nope HTTP/1.1\r\nHost: x\r\nAuthorization: ${auth}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n0\r\n\r\n`);
+      const answer = await raw(
+        `DELETE /v2/projects/nope HTTP/1.1\r\nHost: x\r\nAuthorization: ${auth}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n0\r\n\r\n`,
+      );
       assert.match(answer, /^HTTP\/1\.1 404 /);
     });
   });

@@ -9,7 +9,12 @@ import { createTestContext, type TestContext } from '../helpers/context.ts';
 
 /** The console's maps (connector-form.tsx, members.tsx, service-accounts.tsx, invite.tsx). */
 const CONNECTOR: FieldMap = {
-  displayName: 'name', 'httpConfig.url': 'url', 'httpConfig.signatureSecret': 'secret', 'httpConfig.headers': 'headers', labels: 'labels', events: 'events',
+  displayName: 'name',
+  'httpConfig.url': 'url',
+  'httpConfig.signatureSecret': 'secret',
+  'httpConfig.headers': 'headers',
+  labels: 'labels',
+  events: 'events',
 };
 const MEMBER: FieldMap = { email: 'email', roles: 'role' };
 const SERVICE_ACCOUNT: FieldMap = { displayName: 'name' };
@@ -21,7 +26,9 @@ function apiError(status: number, body: { error: string; error_description?: str
 }
 
 let t: TestContext;
-before(async () => { t = await createTestContext(); });
+before(async () => {
+  t = await createTestContext();
+});
 after(() => t.close());
 
 async function explain(method: string, url: string, body: unknown, fields: FieldMap, auth?: null) {
@@ -33,20 +40,44 @@ async function explain(method: string, url: string, body: unknown, fields: Field
 describe('happy', () => {
   it('data connector refusals go to their field, in words', async () => {
     const url = `/v2/projects/${t.projectId}/dataconnectors`;
-    const connector = (patch: Record<string, unknown>, http: Record<string, unknown> = {}) =>
-      ({ type: 'HTTP_PUSH', displayName: 'x', ...patch, httpConfig: { url: 'https://hooks.example.org/in', ...http } });
+    const connector = (patch: Record<string, unknown>, http: Record<string, unknown> = {}) => ({
+      type: 'HTTP_PUSH',
+      displayName: 'x',
+      ...patch,
+      httpConfig: { url: 'https://hooks.example.org/in', ...http },
+    });
     const cases: [unknown, string, RegExp][] = [
       [connector({}, { url: 'http://hooks.example.org/in' }), 'url', /^The URL must start with https:\/\//],
-      [connector({}, { url: 'hooks.example.org' }), 'url', /^Enter the full address of your endpoint, starting with https:\/\//],
+      [
+        connector({}, { url: 'hooks.example.org' }),
+        'url',
+        /^Enter the full address of your endpoint, starting with https:\/\//,
+      ],
       [connector({}, { url: '' }), 'url', /^Enter the full address/],
       [connector({}, { url: 'https://hooks.example.org/a b' }), 'url', /^The URL must not contain spaces/],
-      [connector({}, { url: 'https://10.1.2.3/in' }), 'url', /^This address cannot receive pushes \(10\.1\.2\.3 is a private address\)/],
+      [
+        connector({}, { url: 'https://10.1.2.3/in' }),
+        'url',
+        /^This address cannot receive pushes \(10\.1\.2\.3 is a private address\)/,
+      ],
       [connector({}, { url: `https://hooks.example.org/${'a'.repeat(2100)}` }), 'url', /^At most 2048 characters\.$/],
-      [connector({}, { headers: { 'Content-Type': 'text/plain' } }), 'headers', /^Content-Type is set by the service itself/],
+      [
+        connector({}, { headers: { 'Content-Type': 'text/plain' } }),
+        'headers',
+        /^Content-Type is set by the service itself/,
+      ],
       [connector({}, { headers: { 'a b': 'x' } }), 'headers', /^“a b” is not a valid header name/],
       [connector({}, { headers: { 'X-A': '1', 'x-a': '2' } }), 'headers', /is given twice/],
-      [connector({}, { headers: { 'X-A': 'line\nbreak' } }), 'headers', /^The value of X-A may hold only printable characters/],
-      [connector({}, { headers: { 'X-A': 'v'.repeat(5000) } }), 'headers', /^The value of X-A must be at most \d+ characters/],
+      [
+        connector({}, { headers: { 'X-A': 'line\nbreak' } }),
+        'headers',
+        /^The value of X-A may hold only printable characters/,
+      ],
+      [
+        connector({}, { headers: { 'X-A': 'v'.repeat(5000) } }),
+        'headers',
+        /^The value of X-A must be at most \d+ characters/,
+      ],
       [connector({}, { signatureSecret: 's'.repeat(300) }), 'secret', /^At most 256 characters\.$/],
       [connector({ displayName: 'n'.repeat(300) }), 'name', /^At most 256 characters\.$/],
       [connector({ labels: ['a=b'] }), 'labels', /^The label key “a=b” must not contain '='\.$/],
@@ -65,12 +96,49 @@ describe('happy', () => {
     await t.request('POST', members, { body: { email: 'there@example.com', roles: ['roles/project.user'] } });
     const cases: [string, string, unknown, FieldMap, string | null, RegExp, null?][] = [
       ['POST', members, { email: 'nope', roles: ['roles/project.user'] }, MEMBER, 'email', /^Enter an e-mail address/],
-      ['POST', members, { email: 'x@p.serviceaccount.sensorcloud.local', roles: ['roles/project.user'] }, MEMBER, 'email', /^No service account has the e-mail/],
-      ['POST', members, { email: 'there@example.com', roles: ['roles/project.user'] }, MEMBER, 'email', /^This account is already a member/],
+      [
+        'POST',
+        members,
+        { email: 'x@p.serviceaccount.sensorcloud.local', roles: ['roles/project.user'] },
+        MEMBER,
+        'email',
+        /^No service account has the e-mail/,
+      ],
+      [
+        'POST',
+        members,
+        { email: 'there@example.com', roles: ['roles/project.user'] },
+        MEMBER,
+        'email',
+        /^This account is already a member/,
+      ],
       ['POST', members, { email: 'new@example.com', roles: [] }, MEMBER, 'role', /^Choose a role\.$/],
-      ['POST', `/v2/projects/${t.projectId}/serviceaccounts`, { displayName: 'n'.repeat(300) }, SERVICE_ACCOUNT, 'name', /^At most 256 characters\.$/],
-      ['POST', '/v2/invites:accept', { token: 'x', password: 'short' }, INVITE, 'password', /^The password must have at least 12 characters\.$/, null],
-      ['POST', '/v2/invites:accept', { token: 'x', password: 'long enough password' }, INVITE, null, /^This invitation link no longer works/, null],
+      [
+        'POST',
+        `/v2/projects/${t.projectId}/serviceaccounts`,
+        { displayName: 'n'.repeat(300) },
+        SERVICE_ACCOUNT,
+        'name',
+        /^At most 256 characters\.$/,
+      ],
+      [
+        'POST',
+        '/v2/invites:accept',
+        { token: 'x', password: 'short' },
+        INVITE,
+        'password',
+        /^The password must have at least 12 characters\.$/,
+        null,
+      ],
+      [
+        'POST',
+        '/v2/invites:accept',
+        { token: 'x', password: 'long enough password' },
+        INVITE,
+        null,
+        /^This invitation link no longer works/,
+        null,
+      ],
       ['POST', '/v2/invites:lookup', { token: 'x' }, INVITE, null, /^This invitation link no longer works/, null],
     ];
     for (const [method, url, body, fields, field, text, auth] of cases) {
@@ -82,21 +150,45 @@ describe('happy', () => {
 
   it('a permission, the last organization administrator and a message no rule knows go to the top of the form', async () => {
     const viewer = await t.createServiceAccount({ roles: ['roles/project.user'] });
-    const forbidden = await t.request('POST', `/v2/projects/${t.projectId}/serviceaccounts`, { body: { displayName: 'x' }, auth: viewer.auth });
-    assert.deepEqual(explainError(apiError(forbidden.status, forbidden.body), SERVICE_ACCOUNT),
-      { field: null, text: 'Your role does not allow this: it needs the permission serviceaccount.create.' });
+    const forbidden = await t.request('POST', `/v2/projects/${t.projectId}/serviceaccounts`, {
+      body: { displayName: 'x' },
+      auth: viewer.auth,
+    });
+    assert.deepEqual(explainError(apiError(forbidden.status, forbidden.body), SERVICE_ACCOUNT), {
+      field: null,
+      text: 'Your role does not allow this: it needs the permission serviceaccount.create.',
+    });
 
     const admins = (await t.request('GET', `/v2/organizations/${t.organizationId}/members`)).body.members;
     const user = admins.find((m: any) => m.accountType === 'USER');
     assert.equal((await t.request('DELETE', `/v2/${user.name}`)).status, 200);
     const self = admins.find((m: any) => m.accountType === 'SERVICE_ACCOUNT');
     const last = await explain('DELETE', `/v2/${self.name}`, undefined, {});
-    assert.deepEqual({ field: last.field, text: last.text }, { field: null, text: "This is the organization's last administrator and cannot be removed: add another administrator first." });
+    assert.deepEqual(
+      { field: last.field, text: last.text },
+      {
+        field: null,
+        text: "This is the organization's last administrator and cannot be removed: add another administrator first.",
+      },
+    );
 
-    assert.deepEqual(explainError(apiError(400, { error: 'project still has 1 device(s) and 0 data connector(s); remove them first' })),
-      { field: null, text: 'Project still has 1 device(s) and 0 data connector(s); remove them first.' });
-    assert.deepEqual(explainError(apiError(400, { error: 'displayName must be a string' })), { field: null, text: 'displayName must be a string.' });
-    assert.equal(explainError(new TypeError('Failed to fetch')).text, 'The service could not be reached. Check that it is running, then try again.');
-    assert.deepEqual(explainError(new Error('The two passwords differ.')), { field: null, text: 'The two passwords differ.' });
+    assert.deepEqual(
+      explainError(
+        apiError(400, { error: 'project still has 1 device(s) and 0 data connector(s); remove them first' }),
+      ),
+      { field: null, text: 'Project still has 1 device(s) and 0 data connector(s); remove them first.' },
+    );
+    assert.deepEqual(explainError(apiError(400, { error: 'displayName must be a string' })), {
+      field: null,
+      text: 'displayName must be a string.',
+    });
+    assert.equal(
+      explainError(new TypeError('Failed to fetch')).text,
+      'The service could not be reached. Check that it is running, then try again.',
+    );
+    assert.deepEqual(explainError(new Error('The two passwords differ.')), {
+      field: null,
+      text: 'The two passwords differ.',
+    });
   });
 });

@@ -19,7 +19,12 @@ const form = (fields: Record<string, string>) => new URLSearchParams(fields).toS
 async function signIn(extraHeaders: Record<string, string> = CONSOLE) {
   return t.request('POST', '/oauth2/token', {
     auth: null,
-    rawBody: form({ grant_type: 'password', username: t.boot.user.email, password: t.boot.user.password, session: 'cookie' }),
+    rawBody: form({
+      grant_type: 'password',
+      username: t.boot.user.email,
+      password: t.boot.user.password,
+      session: 'cookie',
+    }),
     headers: { 'content-type': 'application/x-www-form-urlencoded', ...extraHeaders },
   });
 }
@@ -37,7 +42,10 @@ describe('happy', () => {
     assert.equal(res.status, 200, res.text);
     assert.deepEqual(res.body, { token_type: 'Bearer', expires_in: 3600 });
     const cookie = String(res.headers['set-cookie']);
-    assert.match(cookie, new RegExp(`^${SESSION_COOKIE}=[A-Za-z0-9_.-]+; Path=/; Max-Age=3600; HttpOnly; SameSite=Strict$`));
+    assert.match(
+      cookie,
+      new RegExp(`^${SESSION_COOKIE}=[A-Za-z0-9_.-]+; Path=/; Max-Age=3600; HttpOnly; SameSite=Strict$`),
+    );
     assert.equal(res.headers['cache-control'], 'no-store');
   });
 
@@ -47,7 +55,9 @@ describe('happy', () => {
     assert.equal(list.status, 200, list.text);
     assert.equal(list.body.projects.length, 1);
     const created = await t.request('POST', `/v2/projects/${t.projectId}/devices`, {
-      auth: null, headers: { cookie, ...CONSOLE, origin: 'http://127.0.0.1:8080' }, body: { type: 'temperature' },
+      auth: null,
+      headers: { cookie, ...CONSOLE, origin: 'http://127.0.0.1:8080' },
+      body: { type: 'temperature' },
     });
     assert.equal(created.status, 200, created.text);
   });
@@ -56,13 +66,21 @@ describe('happy', () => {
     const cookie = await sessionCookie();
     const device = await t.createDevice();
     const url = `/v2/projects/${t.projectId}/devices/${device.id}:publish`;
-    const ok = await t.request('POST', url, { auth: null, headers: { cookie, ...CONSOLE }, body: { temperature: { value: 20.5 } } });
+    const ok = await t.request('POST', url, {
+      auth: null,
+      headers: { cookie, ...CONSOLE },
+      body: { temperature: { value: 20.5 } },
+    });
     assert.equal(ok.status, 200, ok.text);
     assert.deepEqual(ok.body, {});
     const got = await t.request('GET', `/v2/projects/${t.projectId}/devices/${device.id}`);
     assert.equal(got.body.reported.temperature.value, 20.5);
     // Without the console header the same request is refused, on the lean path's URL too.
-    const forged = await t.request('POST', url, { auth: null, headers: { cookie }, body: { temperature: { value: 99 } } });
+    const forged = await t.request('POST', url, {
+      auth: null,
+      headers: { cookie },
+      body: { temperature: { value: 99 } },
+    });
     assert.equal(forged.status, 403, forged.text);
     assert.equal(forged.body.code, 403);
   });
@@ -77,7 +95,10 @@ describe('happy', () => {
     const res = await t.request('POST', '/oauth2/revoke', { auth: null, headers: CONSOLE });
     assert.equal(res.status, 200, res.text);
     assert.deepEqual(res.body, {});
-    assert.match(String(res.headers['set-cookie']), new RegExp(`^${SESSION_COOKIE}=; Path=/; Max-Age=0; HttpOnly; SameSite=Strict$`));
+    assert.match(
+      String(res.headers['set-cookie']),
+      new RegExp(`^${SESSION_COOKIE}=; Path=/; Max-Age=0; HttpOnly; SameSite=Strict$`),
+    );
   });
 
   it('the cookie is Secure when the public URL is https', async () => {
@@ -85,7 +106,12 @@ describe('happy', () => {
     try {
       const res = await s.request('POST', '/oauth2/token', {
         auth: null,
-        rawBody: form({ grant_type: 'password', username: s.boot.user.email, password: s.boot.user.password, session: 'cookie' }),
+        rawBody: form({
+          grant_type: 'password',
+          username: s.boot.user.email,
+          password: s.boot.user.password,
+          session: 'cookie',
+        }),
         headers: { 'content-type': 'application/x-www-form-urlencoded', ...CONSOLE },
       });
       assert.equal(res.status, 200, res.text);
@@ -99,7 +125,11 @@ describe('happy', () => {
 describe('sad', () => {
   it('a cookie write without the console header is 403 with the error body', async () => {
     const cookie = await sessionCookie();
-    const res = await t.request('POST', `/v2/projects/${t.projectId}/devices`, { auth: null, headers: { cookie }, body: { type: 'touch' } });
+    const res = await t.request('POST', `/v2/projects/${t.projectId}/devices`, {
+      auth: null,
+      headers: { cookie },
+      body: { type: 'touch' },
+    });
     assert.equal(res.status, 403);
     assert.equal(res.body.code, 403);
     assert.match(res.body.error, /x-requested-with/);
@@ -107,7 +137,10 @@ describe('sad', () => {
 
   it('a cookie write from another origin is 403', async () => {
     const cookie = await sessionCookie();
-    const res = await t.request('DELETE', `/v2/projects/${t.projectId}`, { auth: null, headers: { cookie, ...CONSOLE, origin: 'https://evil.example' } });
+    const res = await t.request('DELETE', `/v2/projects/${t.projectId}`, {
+      auth: null,
+      headers: { cookie, ...CONSOLE, origin: 'https://evil.example' },
+    });
     assert.equal(res.status, 403);
     assert.match(res.body.error, /another origin/);
     assert.equal((await t.request('GET', `/v2/projects/${t.projectId}`)).status, 200);
@@ -121,7 +154,12 @@ describe('sad', () => {
     const crossOrigin = await signIn({ ...CONSOLE, origin: 'https://evil.example' });
     assert.equal(crossOrigin.status, 403);
     const jwt = await t.request('POST', '/oauth2/token', {
-      auth: null, rawBody: form({ grant_type: 'urn:ietf:params:oauth:grant-type:jwt-bearer', assertion: 'x.y.z', session: 'cookie' }),
+      auth: null,
+      rawBody: form({
+        grant_type: 'urn:ietf:params:oauth:grant-type:jwt-bearer',
+        assertion: 'x.y.z',
+        session: 'cookie',
+      }),
       headers: { 'content-type': 'application/x-www-form-urlencoded', ...CONSOLE },
     });
     assert.equal(jwt.status, 400);
@@ -131,11 +169,17 @@ describe('sad', () => {
   it('a wrong password sets no cookie, and the login throttle applies', async () => {
     const s = await createTestContext();
     try {
-      const attempt = () => s.request('POST', '/oauth2/token', {
-        auth: null,
-        rawBody: form({ grant_type: 'password', username: s.boot.user.email, password: 'wrong password!', session: 'cookie' }),
-        headers: { 'content-type': 'application/x-www-form-urlencoded', ...CONSOLE },
-      });
+      const attempt = () =>
+        s.request('POST', '/oauth2/token', {
+          auth: null,
+          rawBody: form({
+            grant_type: 'password',
+            username: s.boot.user.email,
+            password: 'wrong password!',
+            session: 'cookie',
+          }),
+          headers: { 'content-type': 'application/x-www-form-urlencoded', ...CONSOLE },
+        });
       const first = await attempt();
       assert.equal(first.status, 400);
       assert.equal(first.body.error, 'invalid_grant');
@@ -155,10 +199,21 @@ describe('sad', () => {
     // The admin's own token, an hour and a minute old: past its life and its 30 s grace.
     const expired = t.deps.tokens.sign({ sub: `user:${user.id}`, kid: '', iat: now - 3660, exp: now - 60 });
     const fresh = t.deps.tokens.sign({ sub: `user:${user.id}`, kid: '', iat: now, exp: now + 3600 });
-    assert.equal((await t.request('GET', '/v2/projects', { auth: null, headers: { cookie: `${SESSION_COOKIE}=${fresh}` } })).status, 200);
-    const res = await t.request('GET', '/v2/projects', { auth: null, headers: { cookie: `${SESSION_COOKIE}=${expired}` } });
+    assert.equal(
+      (await t.request('GET', '/v2/projects', { auth: null, headers: { cookie: `${SESSION_COOKIE}=${fresh}` } }))
+        .status,
+      200,
+    );
+    const res = await t.request('GET', '/v2/projects', {
+      auth: null,
+      headers: { cookie: `${SESSION_COOKIE}=${expired}` },
+    });
     assert.equal(res.status, 401);
-    assert.equal((await t.request('GET', '/v2/projects', { auth: null, headers: { cookie: `${SESSION_COOKIE}=forged.token.x` } })).status, 401);
+    assert.equal(
+      (await t.request('GET', '/v2/projects', { auth: null, headers: { cookie: `${SESSION_COOKIE}=forged.token.x` } }))
+        .status,
+      401,
+    );
     assert.equal((await t.request('GET', '/v2/projects', { auth: null, headers: { cookie: 'other=1' } })).status, 401);
   });
 

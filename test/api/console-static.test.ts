@@ -12,7 +12,8 @@ import { createTestContext, type TestContext } from '../helpers/context.ts';
 let t: TestContext;
 let app: App;
 let dir: string;
-const INDEX = '<!doctype html><html lang="en"><title>console</title><script type="module" src="/assets/index-abc123.js"></script></html>';
+const INDEX =
+  '<!doctype html><html lang="en"><title>console</title><script type="module" src="/assets/index-abc123.js"></script></html>';
 const SCRIPT = `console.log(${JSON.stringify('x'.repeat(2000))});`;
 
 before(async () => {
@@ -42,7 +43,13 @@ describe('happy', () => {
     assert.equal(res.body, INDEX);
     assert.equal(res.headers['content-type'], 'text/html; charset=utf-8');
     const csp = String(res.headers['content-security-policy']);
-    for (const directive of ["default-src 'self'", "script-src 'self'", "frame-ancestors 'none'", "object-src 'none'", "base-uri 'none'"]) {
+    for (const directive of [
+      "default-src 'self'",
+      "script-src 'self'",
+      "frame-ancestors 'none'",
+      "object-src 'none'",
+      "base-uri 'none'",
+    ]) {
       assert.ok(csp.includes(directive), `${directive} missing from ${csp}`);
     }
     assert.ok(!csp.includes('unsafe-inline') && !csp.includes('unsafe-eval'));
@@ -53,7 +60,12 @@ describe('happy', () => {
   });
 
   it('deep links get the console page (the browser routes), query strings included', async () => {
-    for (const url of ['/projects/abc/devices', '/projects/abc/devices/emu1?range=24h', '/invite/sometoken', '/signin']) {
+    for (const url of [
+      '/projects/abc/devices',
+      '/projects/abc/devices/emu1?range=24h',
+      '/invite/sometoken',
+      '/signin',
+    ]) {
       const res = await get(url);
       assert.equal(res.statusCode, 200, url);
       assert.equal(res.body, INDEX, url);
@@ -85,7 +97,11 @@ describe('sad', () => {
     for (const url of ['/v2/nothing', '/v2/projects/x/unknown/deeper', '/oauth2/nothing']) {
       const res = await get(url);
       assert.equal(res.statusCode, 404, url);
-      assert.deepEqual(JSON.parse(res.body), { error: 'not found', code: 404, help: 'http://127.0.0.1:8080/docs/errors#404' });
+      assert.deepEqual(JSON.parse(res.body), {
+        error: 'not found',
+        code: 404,
+        help: 'http://127.0.0.1:8080/docs/errors#404',
+      });
     }
   });
 

@@ -11,7 +11,11 @@ before(async () => {
 });
 after(() => t.close());
 
-const minimal = (extra: Record<string, unknown> = {}) => ({ type: 'HTTP_PUSH', httpConfig: { url: 'https://example.org/hook' }, ...extra });
+const minimal = (extra: Record<string, unknown> = {}) => ({
+  type: 'HTTP_PUSH',
+  httpConfig: { url: 'https://example.org/hook' },
+  ...extra,
+});
 
 async function create(body: Record<string, unknown> = minimal()) {
   const res = await t.request('POST', base, { body });
@@ -30,8 +34,15 @@ describe('happy', () => {
     assert.deepEqual(
       { ...c, name: undefined, createTime: undefined, updateTime: undefined },
       {
-        name: undefined, displayName: '', type: 'HTTP_PUSH', status: 'ACTIVE', events: [], labels: [],
-        httpConfig: { url: 'https://example.org/hook', signatureSecret: '', headers: {} }, createTime: undefined, updateTime: undefined,
+        name: undefined,
+        displayName: '',
+        type: 'HTTP_PUSH',
+        status: 'ACTIVE',
+        events: [],
+        labels: [],
+        httpConfig: { url: 'https://example.org/hook', signatureSecret: '', headers: {} },
+        createTime: undefined,
+        updateTime: undefined,
       },
     );
     assert.match(c.createTime, TIME);
@@ -42,39 +53,73 @@ describe('happy', () => {
 
   it('creates with every field; duplicate events are removed; null configs and read-only keys are ignored', async () => {
     const c = await create({
-      name: 'projects/x/dataconnectors/y', createTime: 'whenever', type: 'HTTP_PUSH', displayName: 'warehouse', status: 'USER_DISABLED',
-      events: ['touch', 'temperature', 'touch'], labels: ['name', 'room'], azureServiceBusConfig: null,
-      httpConfig: { url: 'https://example.org/a?b=c', headers: { 'X-Api-Key': 'k1', Authorization: 'Bearer z' }, signatureSecret: 'my-secret' },
+      name: 'projects/x/dataconnectors/y',
+      createTime: 'whenever',
+      type: 'HTTP_PUSH',
+      displayName: 'warehouse',
+      status: 'USER_DISABLED',
+      events: ['touch', 'temperature', 'touch'],
+      labels: ['name', 'room'],
+      azureServiceBusConfig: null,
+      httpConfig: {
+        url: 'https://example.org/a?b=c',
+        headers: { 'X-Api-Key': 'k1', Authorization: 'Bearer z' },
+        signatureSecret: 'my-secret',
+      },
     });
     assert.equal(c.displayName, 'warehouse');
     assert.equal(c.status, 'USER_DISABLED');
     assert.deepEqual(c.events, ['touch', 'temperature']);
     assert.deepEqual(c.labels, ['name', 'room']);
-    assert.deepEqual(c.httpConfig, { url: 'https://example.org/a?b=c', signatureSecret: 'my-secret', headers: { 'X-Api-Key': 'k1', Authorization: 'Bearer z' } });
+    assert.deepEqual(c.httpConfig, {
+      url: 'https://example.org/a?b=c',
+      signatureSecret: 'my-secret',
+      headers: { 'X-Api-Key': 'k1', Authorization: 'Bearer z' },
+    });
   });
 
   it('lists in creation order with keyset paging', async () => {
     const project = await t.createProject('paging');
     const names: string[] = [];
     for (let i = 0; i < 3; i++) {
-      const r = await t.request('POST', `/v2/projects/${project}/dataconnectors`, { body: minimal({ displayName: `c${i}` }) });
+      const r = await t.request('POST', `/v2/projects/${project}/dataconnectors`, {
+        body: minimal({ displayName: `c${i}` }),
+      });
       names.push(r.body.name);
     }
     const p1 = await t.request('GET', `/v2/projects/${project}/dataconnectors?pageSize=2`);
-    assert.deepEqual(p1.body.dataConnectors.map((c: any) => c.name), names.slice(0, 2));
+    assert.deepEqual(
+      p1.body.dataConnectors.map((c: any) => c.name),
+      names.slice(0, 2),
+    );
     assert.notEqual(p1.body.nextPageToken, '');
-    const p2 = await t.request('GET', `/v2/projects/${project}/dataconnectors?page_size=2&page_token=${p1.body.nextPageToken}`);
-    assert.deepEqual(p2.body.dataConnectors.map((c: any) => c.name), names.slice(2));
+    const p2 = await t.request(
+      'GET',
+      `/v2/projects/${project}/dataconnectors?page_size=2&page_token=${p1.body.nextPageToken}`,
+    );
+    assert.deepEqual(
+      p2.body.dataConnectors.map((c: any) => c.name),
+      names.slice(2),
+    );
     assert.equal(p2.body.nextPageToken, '');
   });
 
   it('PATCH merges httpConfig key by key, replaces headers, lists and removes signing with ""', async () => {
-    const c = await create(minimal({ events: ['touch'], httpConfig: { url: 'https://example.org/1', headers: { 'X-A': '1', 'X-B': '2' }, signatureSecret: 'one' } }));
+    const c = await create(
+      minimal({
+        events: ['touch'],
+        httpConfig: { url: 'https://example.org/1', headers: { 'X-A': '1', 'X-B': '2' }, signatureSecret: 'one' },
+      }),
+    );
     const url = `${base}/${idOf(c)}`;
     t.clock.advance(1000);
     let r = await t.request('PATCH', url, { body: { httpConfig: { headers: { 'X-C': '3' } }, labels: ['room'] } });
     assert.equal(r.status, 200, r.text);
-    assert.deepEqual(r.body.httpConfig, { url: 'https://example.org/1', signatureSecret: 'one', headers: { 'X-C': '3' } });
+    assert.deepEqual(r.body.httpConfig, {
+      url: 'https://example.org/1',
+      signatureSecret: 'one',
+      headers: { 'X-C': '3' },
+    });
     assert.deepEqual(r.body.labels, ['room']);
     assert.deepEqual(r.body.events, ['touch']);
     assert.notEqual(r.body.updateTime, c.updateTime);
@@ -84,15 +129,24 @@ describe('happy', () => {
   });
 
   it('PATCH with update_mask applies only the listed fields (placeholders elsewhere are ignored)', async () => {
-    const c = await create(minimal({ displayName: 'keep', httpConfig: { url: 'https://example.org/keep', signatureSecret: 'keep' } }));
+    const c = await create(
+      minimal({ displayName: 'keep', httpConfig: { url: 'https://example.org/keep', signatureSecret: 'keep' } }),
+    );
     const r = await t.request('PATCH', `${base}/${idOf(c)}?update_mask=http_config.url,status`, {
-      body: { displayName: '', status: 'USER_DISABLED', httpConfig: { url: 'https://example.org/new', signatureSecret: '', headers: {} }, events: [] },
+      body: {
+        displayName: '',
+        status: 'USER_DISABLED',
+        httpConfig: { url: 'https://example.org/new', signatureSecret: '', headers: {} },
+        events: [],
+      },
     });
     assert.equal(r.status, 200, r.text);
     assert.equal(r.body.displayName, 'keep');
     assert.equal(r.body.status, 'USER_DISABLED');
     assert.deepEqual(r.body.httpConfig, { url: 'https://example.org/new', signatureSecret: 'keep', headers: {} });
-    const whole = await t.request('PATCH', `${base}/${idOf(c)}?updateMask=httpConfig`, { body: { httpConfig: { signatureSecret: 'new' } } });
+    const whole = await t.request('PATCH', `${base}/${idOf(c)}?updateMask=httpConfig`, {
+      body: { httpConfig: { signatureSecret: 'new' } },
+    });
     assert.equal(whole.body.httpConfig.signatureSecret, 'new');
     assert.equal(whole.body.httpConfig.url, 'https://example.org/new');
   });
@@ -126,7 +180,9 @@ describe('happy', () => {
   it('DELETE answers {} and removes the connector with its queue', async () => {
     const c = await create();
     const device = await t.createDevice();
-    await t.deps.events.transaction((_tx, emit) => emit(device, 'touch', { touch: { updateTime: '2025-06-01T12:00:00.000000Z' } }, 1));
+    await t.deps.events.transaction((_tx, emit) =>
+      emit(device, 'touch', { touch: { updateTime: '2025-06-01T12:00:00.000000Z' } }, 1),
+    );
     const queued = await t.deps.store.deliveries.count();
     assert.ok(queued >= 1);
     const r = await t.request('DELETE', `${base}/${idOf(c)}`, { headers: { 'content-type': 'application/json' } });
@@ -153,7 +209,10 @@ describe('errors', () => {
     assert.equal(r.status, 400, `${JSON.stringify(body)} → ${r.status} ${r.text}`);
     if (pattern) assert.match(r.body.error, pattern);
   };
-  const withHttp = (httpConfig: Record<string, unknown>) => ({ type: 'HTTP_PUSH', httpConfig: { url: 'https://example.org/h', ...httpConfig } });
+  const withHttp = (httpConfig: Record<string, unknown>) => ({
+    type: 'HTTP_PUSH',
+    httpConfig: { url: 'https://example.org/h', ...httpConfig },
+  });
 
   it('refuses a missing or other type and a config of another connector type', async () => {
     await bad({ httpConfig: { url: 'https://example.org' } }, /type/);
@@ -173,7 +232,20 @@ describe('errors', () => {
   });
 
   it('refuses bad headers', async () => {
-    for (const name of ['Host', 'content-type', 'Content-Length', 'Transfer-Encoding', 'Connection', 'x-service-signature', 'Keep-Alive', 'TE', 'Upgrade', 'Proxy-Authorization', 'Trailer', 'Expect']) {
+    for (const name of [
+      'Host',
+      'content-type',
+      'Content-Length',
+      'Transfer-Encoding',
+      'Connection',
+      'x-service-signature',
+      'Keep-Alive',
+      'TE',
+      'Upgrade',
+      'Proxy-Authorization',
+      'Trailer',
+      'Expect',
+    ]) {
       await bad(withHttp({ headers: { [name]: 'v' } }), /reserved/);
     }
     await bad(withHttp({ headers: { 'Bad Header': 'v' } }), /header name/);
@@ -181,7 +253,10 @@ describe('errors', () => {
     // Exactly what the HTTP client refuses at send time: CR, LF, NUL, other controls, anything beyond Latin-1 (NUL is
     // refused in any text of any body, before this check).
     for (const value of ['a\r\nX-Injected: 1', 'a\u0000b', 'a\u0007', 'caf\u00e9 \u2603', '\ud83d\ude00']) {
-      await bad(withHttp({ headers: { 'X-A': value } }), value.includes('\u0000') ? /NUL character/ : /visible ASCII and Latin-1/);
+      await bad(
+        withHttp({ headers: { 'X-A': value } }),
+        value.includes('\u0000') ? /NUL character/ : /visible ASCII and Latin-1/,
+      );
     }
     await bad(withHttp({ headers: JSON.parse('{"__proto__":"v"}') }), /__proto__/);
     await bad(withHttp({ headers: { 'X-A': 'v'.repeat(4097) } }), /4096/);
@@ -204,7 +279,14 @@ describe('errors', () => {
   it('refuses bad PATCHes without changing anything', async () => {
     const c = await create();
     const url = `${base}/${idOf(c)}`;
-    for (const body of [{ status: 'SYSTEM_DISABLED' }, { status: 'paused' }, { type: 'OTHER' }, { httpConfig: { url: 'http://x.org' } }, { events: ['x'] }, { httpConfig: { headers: { Host: 'x' } } }]) {
+    for (const body of [
+      { status: 'SYSTEM_DISABLED' },
+      { status: 'paused' },
+      { type: 'OTHER' },
+      { httpConfig: { url: 'http://x.org' } },
+      { events: ['x'] },
+      { httpConfig: { headers: { Host: 'x' } } },
+    ]) {
       const r = await t.request('PATCH', url, { body });
       assert.equal(r.status, 400, `${JSON.stringify(body)} → ${r.text}`);
     }
@@ -214,10 +296,21 @@ describe('errors', () => {
 
   it('allows at most 100 connectors per project', async () => {
     const project = await t.createProject('full');
-    for (let i = 0; i < 100; i++) await t.deps.store.dataConnectors.create({
-      id: `fill${String(i).padStart(16, '0')}`, projectId: project, displayName: '', status: 'ACTIVE', events: [], labels: [], url: 'https://x.org',
-      headers: {}, signatureSecretSealed: '', failingSince: null, createTime: 1, updateTime: 1,
-    });
+    for (let i = 0; i < 100; i++)
+      await t.deps.store.dataConnectors.create({
+        id: `fill${String(i).padStart(16, '0')}`,
+        projectId: project,
+        displayName: '',
+        status: 'ACTIVE',
+        events: [],
+        labels: [],
+        url: 'https://x.org',
+        headers: {},
+        signatureSecretSealed: '',
+        failingSince: null,
+        createTime: 1,
+        updateTime: 1,
+      });
     const r = await t.request('POST', `/v2/projects/${project}/dataconnectors`, { body: minimal() });
     assert.equal(r.status, 400);
     assert.match(r.body.error, /100/);
@@ -245,14 +338,26 @@ describe('security', () => {
     user = await t.createServiceAccount({ roles: ['roles/project.user'] });
     developer = await t.createServiceAccount({ roles: ['roles/project.developer'] });
     stranger = await t.createServiceAccount({ projectId: await t.createProject('stranger') });
-    connector = await create(minimal({ httpConfig: { url: 'https://example.org/s', headers: { Authorization: 'Bearer secret-token' }, signatureSecret: 'top-secret' } }));
+    connector = await create(
+      minimal({
+        httpConfig: {
+          url: 'https://example.org/s',
+          headers: { Authorization: 'Bearer secret-token' },
+          signatureSecret: 'top-secret',
+        },
+      }),
+    );
   });
 
   it('project.user reads without secrets or header values, and cannot write', async () => {
     const url = `${base}/${idOf(connector)}`;
     const got = await t.request('GET', url, { auth: user.auth });
     assert.equal(got.status, 200);
-    assert.deepEqual(got.body.httpConfig, { url: 'https://example.org/s', signatureSecret: '', headers: { Authorization: '' } });
+    assert.deepEqual(got.body.httpConfig, {
+      url: 'https://example.org/s',
+      signatureSecret: '',
+      headers: { Authorization: '' },
+    });
     const list = await t.request('GET', base, { auth: user.auth });
     const inList = list.body.dataConnectors.find((c: any) => c.name === connector.name);
     assert.equal(inList.httpConfig.signatureSecret, '');
@@ -265,19 +370,39 @@ describe('security', () => {
   });
 
   it('project.developer creates, sees secrets, updates and deletes', async () => {
-    const created = await t.request('POST', base, { auth: developer.auth, body: minimal({ httpConfig: { url: 'https://example.org/d', signatureSecret: 'dev' } }) });
+    const created = await t.request('POST', base, {
+      auth: developer.auth,
+      body: minimal({ httpConfig: { url: 'https://example.org/d', signatureSecret: 'dev' } }),
+    });
     assert.equal(created.status, 200);
     assert.equal(created.body.httpConfig.signatureSecret, 'dev');
     const url = `${base}/${idOf(created.body)}`;
-    assert.equal((await t.request('GET', `${base}/${idOf(connector)}`, { auth: developer.auth })).body.httpConfig.signatureSecret, 'top-secret');
-    assert.equal((await t.request('PATCH', url, { auth: developer.auth, body: { status: 'USER_DISABLED' } })).body.status, 'USER_DISABLED');
+    assert.equal(
+      (await t.request('GET', `${base}/${idOf(connector)}`, { auth: developer.auth })).body.httpConfig.signatureSecret,
+      'top-secret',
+    );
+    assert.equal(
+      (await t.request('PATCH', url, { auth: developer.auth, body: { status: 'USER_DISABLED' } })).body.status,
+      'USER_DISABLED',
+    );
     assert.equal((await t.request('DELETE', url, { auth: developer.auth })).status, 200);
   });
 
   it('a caller without membership gets 404 everywhere; no credentials is 401', async () => {
     const url = `${base}/${idOf(connector)}`;
-    for (const [method, path] of [['GET', base], ['POST', base], ['GET', url], ['PATCH', url], ['DELETE', url], ['POST', `${url}:sync`], ['GET', `${url}:metrics`]] as const) {
-      const r = await t.request(method, path, { auth: stranger.auth, body: method === 'GET' || method === 'DELETE' || path.endsWith('sync') ? undefined : minimal() });
+    for (const [method, path] of [
+      ['GET', base],
+      ['POST', base],
+      ['GET', url],
+      ['PATCH', url],
+      ['DELETE', url],
+      ['POST', `${url}:sync`],
+      ['GET', `${url}:metrics`],
+    ] as const) {
+      const r = await t.request(method, path, {
+        auth: stranger.auth,
+        body: method === 'GET' || method === 'DELETE' || path.endsWith('sync') ? undefined : minimal(),
+      });
       assert.equal(r.status, 404, `${method} ${path}`);
     }
     assert.equal((await t.request('GET', base, { auth: null })).status, 401);

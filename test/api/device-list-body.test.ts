@@ -21,7 +21,9 @@ const AWKWARD_LABELS: Array<Record<string, string>> = [
 
 describe('device list body', () => {
   let t: TestContext;
-  before(async () => { t = await createTestContext(); });
+  before(async () => {
+    t = await createTestContext();
+  });
   after(() => t.close());
 
   /** What the list served before it was prebuilt: JSON.stringify of presentDevice for each stored record. */
@@ -47,11 +49,25 @@ describe('device list body', () => {
       for (const labels of AWKWARD_LABELS) await t.createDevice({ projectId, labels });
       await t.createDevice({ projectId, type: 'touch', productNumber: 'pn "quoted" \\ ü', labels: { a: '1' } });
       await t.createDevice({
-        projectId, type: 'temperature', labels: {},
-        reported: { temperature: { value: 21.5, updateTime: '2026-01-01T00:00:00.000000Z' }, probeWireStatus: { state: 'FOUR_WIRE' }, unknownType: { x: 1 } },
+        projectId,
+        type: 'temperature',
+        labels: {},
+        reported: {
+          temperature: { value: 21.5, updateTime: '2026-01-01T00:00:00.000000Z' },
+          probeWireStatus: { state: 'FOUR_WIRE' },
+          unknownType: { x: 1 },
+        },
       });
-      await t.createDevice({ projectId, type: 'co2', reported: { co2: { ppm: 400, note: 'naïve "x"' }, humidity: null } });
-      await t.createDevice({ projectId, type: 'ccon', reported: { touch: {}, connectionStatus: { connection: 'ETHERNET', available: ['ETHERNET', 'CELLULAR'] } } });
+      await t.createDevice({
+        projectId,
+        type: 'co2',
+        reported: { co2: { ppm: 400, note: 'naïve "x"' }, humidity: null },
+      });
+      await t.createDevice({
+        projectId,
+        type: 'ccon',
+        reported: { touch: {}, connectionStatus: { connection: 'ETHERNET', available: ['ETHERNET', 'CELLULAR'] } },
+      });
       await t.createDevice({ projectId, type: 'no-such-type', productNumber: '', reported: { whatever: 1 } });
       const { ids } = await assertSameBytes(`/v2/projects/${projectId}/devices`);
       assert.equal(ids.length, AWKWARD_LABELS.length + 5);
@@ -61,8 +77,20 @@ describe('device list body', () => {
 
     it('matches across pages, orders, filters and the wildcard project', async () => {
       const projectId = await t.createProject();
-      for (let i = 0; i < 7; i++) await t.createDevice({ projectId, type: i % 2 ? 'touch' : 'humidity', labels: { room: `r${i % 3}`, 'ü': `é${i}` } });
-      for (const query of ['pageSize=3', 'orderBy=-labels.room&pageSize=2', 'orderBy=type', 'labelFilters=room%3Dr1', 'query=%C3%A9', 'deviceTypes=touch']) {
+      for (let i = 0; i < 7; i++)
+        await t.createDevice({
+          projectId,
+          type: i % 2 ? 'touch' : 'humidity',
+          labels: { room: `r${i % 3}`, 'ü': `é${i}` },
+        });
+      for (const query of [
+        'pageSize=3',
+        'orderBy=-labels.room&pageSize=2',
+        'orderBy=type',
+        'labelFilters=room%3Dr1',
+        'query=%C3%A9',
+        'deviceTypes=touch',
+      ]) {
         let url = `/v2/projects/${projectId}/devices?${query}`;
         for (let pages = 0; pages < 10; pages++) {
           const { nextPageToken } = await assertSameBytes(url);
@@ -84,27 +112,50 @@ describe('device list body', () => {
     it('presentReportedJson equals JSON.stringify(presentReported) and is stable when memoised', () => {
       const reported = JSON.stringify({ temperature: { value: -1e-7 }, probeWireStatus: { state: 'ONE_WIRE' } });
       const first = presentReportedJson('temperature', reported);
-      assert.equal(first, '{"temperature":{"value":-1e-7},"touch":null,"networkStatus":null,"batteryStatus":null,"probeWireStatus":{"state":"ONE_WIRE"}}');
+      assert.equal(
+        first,
+        '{"temperature":{"value":-1e-7},"touch":null,"networkStatus":null,"batteryStatus":null,"probeWireStatus":{"state":"ONE_WIRE"}}',
+      );
       assert.equal(presentReportedJson('temperature', reported), first);
       assert.equal(presentReportedJson('touch', reported), '{"touch":null,"networkStatus":null,"batteryStatus":null}');
     });
 
     it('presentDeviceJson equals JSON.stringify(presentDevice) for a listing row', () => {
       const record: DeviceRecord = {
-        id: 'emu"x', projectId: 'p\\1', type: 'touch', productNumber: '\u0000', labels: { 'k"': 'v\n' }, reported: { touch: { a: 1 } },
-        latestEvents: {}, emulated: true, createTime: 0, updateTime: 0,
+        id: 'emu"x',
+        projectId: 'p\\1',
+        type: 'touch',
+        productNumber: '\u0000',
+        labels: { 'k"': 'v\n' },
+        reported: { touch: { a: 1 } },
+        latestEvents: {},
+        emulated: true,
+        createTime: 0,
+        updateTime: 0,
       };
       const row = {
-        id: record.id, projectId: record.projectId, type: record.type, productNumber: record.productNumber,
-        labelsJson: JSON.stringify(record.labels), reportedJson: JSON.stringify(record.reported), sortValue: null,
+        id: record.id,
+        projectId: record.projectId,
+        type: record.type,
+        productNumber: record.productNumber,
+        labelsJson: JSON.stringify(record.labels),
+        reportedJson: JSON.stringify(record.reported),
+        sortValue: null,
       };
       assert.equal(presentDeviceJson(row), JSON.stringify(presentDevice(record)));
     });
 
     it('devicePageBody hands the same bytes out again for the same frozen rows, and new bytes for any other row', () => {
-      const row = (id: string, reported: string) => Object.freeze({
-        id, projectId: 'p', type: 'touch', productNumber: '102058', labelsJson: '{}', reportedJson: reported, sortValue: null,
-      });
+      const row = (id: string, reported: string) =>
+        Object.freeze({
+          id,
+          projectId: 'p',
+          type: 'touch',
+          productNumber: '102058',
+          labelsJson: '{}',
+          reportedJson: reported,
+          sortValue: null,
+        });
       const a = row('a', '{}');
       const b = row('b', '{}');
       const page = devicePageBody([a, b], 'tok');
@@ -113,7 +164,10 @@ describe('device list body', () => {
       const b2 = row('b', '{"touch":{"updateTime":"2026-01-01T00:00:00Z"}}');
       const changed = devicePageBody([a, b2], 'tok');
       assert.match(changed.toString(), /2026-01-01/);
-      assert.equal(devicePageBody([a], 'tok').toString(), `{"devices":[${presentDeviceJson(a)}],"nextPageToken":"tok"}\n`);
+      assert.equal(
+        devicePageBody([a], 'tok').toString(),
+        `{"devices":[${presentDeviceJson(a)}],"nextPageToken":"tok"}\n`,
+      );
       const unfrozen = { ...a, labelsJson: '{"k":"1"}' };
       const first = devicePageBody([unfrozen], '');
       unfrozen.labelsJson = '{"k":"2"}';
@@ -147,18 +201,29 @@ describe('device list body', () => {
       assert.equal((await t.request('GET', url)).body.devices[0].labels.v, '2');
 
       // Through the API: a label change and a published event.
-      assert.equal((await t.request('POST', `/v2/projects/${projectId}/devices/${a.id}/labels`, { body: { key: 'w', value: 'x' } })).status, 200);
+      assert.equal(
+        (
+          await t.request('POST', `/v2/projects/${projectId}/devices/${a.id}/labels`, {
+            body: { key: 'w', value: 'x' },
+          })
+        ).status,
+        200,
+      );
       assert.equal((await t.request('GET', url)).body.devices[0].labels.w, 'x');
-      const published = await t.request('POST', `/v2/projects/${projectId}/devices/${b.id}:publish`, { body: { touch: {} } });
+      const published = await t.request('POST', `/v2/projects/${projectId}/devices/${b.id}:publish`, {
+        body: { touch: {} },
+      });
       assert.equal(published.status, 200, published.text);
       assert.notEqual((await t.request('GET', url)).body.devices[1].reported.touch, null);
       await assertSameBytes(url);
 
       // A transaction that writes and then fails leaves the list as it was.
-      await assert.rejects(t.deps.store.transaction(async (tx) => {
-        await tx.devices.updateLabels(a.id, { rolled: 'back' }, nowMicros(t.deps));
-        throw new Error('abort');
-      }));
+      await assert.rejects(
+        t.deps.store.transaction(async (tx) => {
+          await tx.devices.updateLabels(a.id, { rolled: 'back' }, nowMicros(t.deps));
+          throw new Error('abort');
+        }),
+      );
       assert.equal((await t.request('GET', url)).body.devices[0].labels.rolled, undefined);
 
       await t.deps.store.devices.move(b.id, other, nowMicros(t.deps));

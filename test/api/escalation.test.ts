@@ -7,9 +7,22 @@ import { after, before, describe, it } from 'node:test';
 import { createTestContext, type Account, type TestContext } from '../helpers/context.ts';
 
 type Caller = 'project admin' | 'project admin, user elsewhere' | 'organization admin';
-type Target = 'no roles' | 'developer here' | 'admin here' | 'user elsewhere' | 'admin elsewhere' | 'organization admin';
+type Target =
+  | 'no roles'
+  | 'developer here'
+  | 'admin here'
+  | 'user elsewhere'
+  | 'admin elsewhere'
+  | 'organization admin';
 
-const TARGETS: Target[] = ['no roles', 'developer here', 'admin here', 'user elsewhere', 'admin elsewhere', 'organization admin'];
+const TARGETS: Target[] = [
+  'no roles',
+  'developer here',
+  'admin here',
+  'user elsewhere',
+  'admin elsewhere',
+  'organization admin',
+];
 
 /** Who may act on whom: the caller must hold every role of the target. */
 const ALLOWED: Record<Caller, ReadonlySet<Target>> = {
@@ -26,7 +39,14 @@ interface Operation {
 
 const OPERATIONS: Operation[] = [
   { name: 'create a key', call: async (_t, sa) => ({ method: 'POST', url: `/v2/${sa}/keys` }) },
-  { name: 'PATCH the account', call: async (_t, sa) => ({ method: 'PATCH', url: `/v2/${sa}`, body: { displayName: 'taken over', enableBasicAuth: true } }) },
+  {
+    name: 'PATCH the account',
+    call: async (_t, sa) => ({
+      method: 'PATCH',
+      url: `/v2/${sa}`,
+      body: { displayName: 'taken over', enableBasicAuth: true },
+    }),
+  },
   { name: 'delete the account', call: async (_t, sa) => ({ method: 'DELETE', url: `/v2/${sa}` }) },
   {
     name: 'delete one of its keys',
@@ -47,7 +67,15 @@ describe('no escalation through a service account', () => {
   async function account(target: Target): Promise<string> {
     const sa = await t.createServiceAccount();
     const grant = async (scope: 'project' | 'organization', scopeId: string, roles: string[]) =>
-      t.deps.store.memberships.create({ scopeType: scope, scopeId, memberId: sa.id, accountType: 'SERVICE_ACCOUNT', roles, status: 'ACCEPTED', createTime: 1 });
+      t.deps.store.memberships.create({
+        scopeType: scope,
+        scopeId,
+        memberId: sa.id,
+        accountType: 'SERVICE_ACCOUNT',
+        roles,
+        status: 'ACCEPTED',
+        createTime: 1,
+      });
     if (target === 'developer here') await grant('project', t.projectId, ['roles/project.developer']);
     if (target === 'admin here') await grant('project', t.projectId, ['roles/project.admin']);
     if (target === 'user elsewhere') await grant('project', elsewhere, ['roles/project.user']);
@@ -61,7 +89,15 @@ describe('no escalation through a service account', () => {
     elsewhere = await t.createProject('elsewhere');
     callers.set('project admin', await t.createServiceAccount({ roles: ['roles/project.admin'] }));
     const both = await t.createServiceAccount({ roles: ['roles/project.admin'] });
-    await t.deps.store.memberships.create({ scopeType: 'project', scopeId: elsewhere, memberId: both.id, accountType: 'SERVICE_ACCOUNT', roles: ['roles/project.user'], status: 'ACCEPTED', createTime: 1 });
+    await t.deps.store.memberships.create({
+      scopeType: 'project',
+      scopeId: elsewhere,
+      memberId: both.id,
+      accountType: 'SERVICE_ACCOUNT',
+      roles: ['roles/project.user'],
+      status: 'ACCEPTED',
+      createTime: 1,
+    });
     callers.set('project admin, user elsewhere', both);
     callers.set('organization admin', await t.createServiceAccount({ roles: ['roles/organization.admin'] }));
   });
@@ -85,7 +121,11 @@ describe('no escalation through a service account', () => {
             // Nothing changed: the account, its name and its keys are as they were.
             assert.deepEqual((await t.request('GET', `/v2/${sa}`)).body, before.body, where);
             const keysAfter = await t.request('GET', `/v2/${sa}/keys`);
-            assert.equal(keysAfter.body.keys.length, keysBefore.body.keys.length + (op.name === 'delete one of its keys' ? 1 : 0), where);
+            assert.equal(
+              keysAfter.body.keys.length,
+              keysBefore.body.keys.length + (op.name === 'delete one of its keys' ? 1 : 0),
+              where,
+            );
           }
         }
       }
@@ -105,10 +145,16 @@ describe('no escalation through a service account', () => {
     const key = await t.request('POST', `/v2/${bootstrapSa}/keys`, { auth: admin.auth });
     assert.equal(key.status, 403);
     assert.match(key.body.error, /roles\/organization\.admin/);
-    assert.equal((await t.request('PATCH', `/v2/${bootstrapSa}`, { auth: admin.auth, body: { displayName: 'mine' } })).status, 403);
+    assert.equal(
+      (await t.request('PATCH', `/v2/${bootstrapSa}`, { auth: admin.auth, body: { displayName: 'mine' } })).status,
+      403,
+    );
     assert.equal((await t.request('DELETE', `/v2/${bootstrapSa}`, { auth: admin.auth })).status, 403);
     // And it still cannot grant itself the role directly.
-    const self = await t.request('POST', `/v2/organizations/${t.organizationId}/members`, { auth: admin.auth, body: { email: admin.email, roles: ['roles/organization.admin'] } });
+    const self = await t.request('POST', `/v2/organizations/${t.organizationId}/members`, {
+      auth: admin.auth,
+      body: { email: admin.email, roles: ['roles/organization.admin'] },
+    });
     assert.equal(self.status, 403);
   });
 
@@ -116,7 +162,15 @@ describe('no escalation through a service account', () => {
     const doomed = await t.createProject('doomed');
     const admin = await t.createServiceAccount({ projectId: doomed, roles: ['roles/project.admin'] });
     const owned = await t.createServiceAccount({ projectId: doomed });
-    await t.deps.store.memberships.create({ scopeType: 'project', scopeId: elsewhere, memberId: owned.id, accountType: 'SERVICE_ACCOUNT', roles: ['roles/project.admin'], status: 'ACCEPTED', createTime: 1 });
+    await t.deps.store.memberships.create({
+      scopeType: 'project',
+      scopeId: elsewhere,
+      memberId: owned.id,
+      accountType: 'SERVICE_ACCOUNT',
+      roles: ['roles/project.admin'],
+      status: 'ACCEPTED',
+      createTime: 1,
+    });
     const refused = await t.request('DELETE', `/v2/projects/${doomed}`, { auth: admin.auth });
     assert.equal(refused.status, 403, refused.text);
     assert.match(refused.body.error, /deleting this project/);
@@ -159,8 +213,15 @@ describe('no escalation through an invitation link', () => {
     assert.equal(link.status, 200, link.text);
     const token = link.body.inviteUrl.split('/invite/')[1];
     // Now an organization admin makes the pending user an organization admin.
-    assert.equal((await addMember(null, `organizations/${t.organizationId}`, 'later@example.com', 'roles/organization.admin')).status, 200);
-    const accepted = await t.request('POST', '/v2/invites:accept', { auth: null, body: { token, password: 'a long enough password' } });
+    assert.equal(
+      (await addMember(null, `organizations/${t.organizationId}`, 'later@example.com', 'roles/organization.admin'))
+        .status,
+      200,
+    );
+    const accepted = await t.request('POST', '/v2/invites:accept', {
+      auth: null,
+      body: { token, password: 'a long enough password' },
+    });
     assert.equal(accepted.status, 400, accepted.text);
     const user = await t.deps.store.users.getByEmail('later@example.com');
     assert.equal(user!.active, false);
@@ -169,13 +230,29 @@ describe('no escalation through an invitation link', () => {
 
     // A raised role revokes too: a fresh link, then a role change by the project admin.
     const second = await addMember(projectAdmin, project, 'raised@example.com', 'roles/project.user');
-    const secondLink = (await t.request('GET', `/v2/${second.body.name}:getInviteUrl`, { auth: projectAdmin.auth })).body.inviteUrl;
-    const patched = await t.request('PATCH', `/v2/${second.body.name}`, { auth: projectAdmin.auth, body: { roles: ['roles/project.admin'] } });
+    const secondLink = (await t.request('GET', `/v2/${second.body.name}:getInviteUrl`, { auth: projectAdmin.auth }))
+      .body.inviteUrl;
+    const patched = await t.request('PATCH', `/v2/${second.body.name}`, {
+      auth: projectAdmin.auth,
+      body: { roles: ['roles/project.admin'] },
+    });
     assert.equal(patched.status, 200);
-    const stale = await t.request('POST', '/v2/invites:accept', { auth: null, body: { token: secondLink.split('/invite/')[1], password: 'a long enough password' } });
+    const stale = await t.request('POST', '/v2/invites:accept', {
+      auth: null,
+      body: { token: secondLink.split('/invite/')[1], password: 'a long enough password' },
+    });
     assert.equal(stale.status, 400);
     // A link made after the change works.
-    const fresh = (await t.request('GET', `/v2/${second.body.name}:getInviteUrl`, { auth: projectAdmin.auth })).body.inviteUrl;
-    assert.equal((await t.request('POST', '/v2/invites:accept', { auth: null, body: { token: fresh.split('/invite/')[1], password: 'a long enough password' } })).status, 200);
+    const fresh = (await t.request('GET', `/v2/${second.body.name}:getInviteUrl`, { auth: projectAdmin.auth })).body
+      .inviteUrl;
+    assert.equal(
+      (
+        await t.request('POST', '/v2/invites:accept', {
+          auth: null,
+          body: { token: fresh.split('/invite/')[1], password: 'a long enough password' },
+        })
+      ).status,
+      200,
+    );
   });
 });

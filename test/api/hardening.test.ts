@@ -23,33 +23,80 @@ describe('bounded payloads', () => {
   let device: string;
   before(async () => {
     t = await createTestContext();
-    device = (await t.request('POST', `/v2/projects/${t.projectId}/devices`, { body: { type: 'temperature' } })).body.name;
+    device = (await t.request('POST', `/v2/projects/${t.projectId}/devices`, { body: { type: 'temperature' } })).body
+      .name;
   });
   after(() => t.close());
 
   it('refuses a publish beyond the event limits with 400 naming the field, and stores nothing', async () => {
     const before = await snapshot(t, device);
     const samples = (n: number) => Array.from({ length: n }, () => ({ value: 21.5 }));
-    const refused = await t.request('POST', `/v2/${device}:publish`, { body: { temperature: { value: 1, samples: samples(15_000) } } });
+    const refused = await t.request('POST', `/v2/${device}:publish`, {
+      body: { temperature: { value: 1, samples: samples(15_000) } },
+    });
     assert.equal(refused.status, 400);
     assert.match(refused.body.error, /temperature\.samples must hold at most 100 items, got 15000/);
-    assert.equal((await t.request('POST', `/v2/${device}:publish`, { body: { temperature: { value: 1, samples: samples(EVENT_LIMITS.samples + 1) } } })).status, 400);
+    assert.equal(
+      (
+        await t.request('POST', `/v2/${device}:publish`, {
+          body: { temperature: { value: 1, samples: samples(EVENT_LIMITS.samples + 1) } },
+        })
+      ).status,
+      400,
+    );
     assert.deepEqual(await snapshot(t, device), before);
-    assert.equal((await t.request('POST', `/v2/${device}:publish`, { body: { temperature: { value: 1, samples: samples(EVENT_LIMITS.samples) } } })).status, 200);
+    assert.equal(
+      (
+        await t.request('POST', `/v2/${device}:publish`, {
+          body: { temperature: { value: 1, samples: samples(EVENT_LIMITS.samples) } },
+        })
+      ).status,
+      200,
+    );
   });
 
   it('bounds every list and string inside an event', async () => {
-    const make = async (type: string) => (await t.request('POST', `/v2/projects/${t.projectId}/devices`, { body: { type } })).body.name as string;
-    const [sensor, ccon, desk, humidity] = [await make('touch'), await make('ccon'), await make('deskOccupancy'), await make('humidity')];
+    const make = async (type: string) =>
+      (await t.request('POST', `/v2/projects/${t.projectId}/devices`, { body: { type } })).body.name as string;
+    const [sensor, ccon, desk, humidity] = [
+      await make('touch'),
+      await make('ccon'),
+      await make('deskOccupancy'),
+      await make('humidity'),
+    ];
     const cases: Array<[string, unknown, RegExp]> = [
-      [humidity, { humidity: { temperature: 1, relativeHumidity: 1, samples: Array(101).fill({}) } }, /humidity\.samples must hold at most 100/],
+      [
+        humidity,
+        { humidity: { temperature: 1, relativeHumidity: 1, samples: Array(101).fill({}) } },
+        /humidity\.samples must hold at most 100/,
+      ],
       [sensor, { networkStatus: { cloudConnectors: Array(17).fill({}) } }, /cloudConnectors must hold at most 16/],
-      [sensor, { networkStatus: { cloudConnectors: [{ id: 'c'.repeat(65) }] } }, /cloudConnectors\[0\]\.id must be at most 64/],
-      [ccon, { connectionStatus: { connection: 'SDS', available: Array(5).fill('SDS') } }, /available must hold at most 4/],
-      [ccon, { ethernetStatus: { macAddress: 'm'.repeat(65), ipAddress: '10.0.0.1' } }, /macAddress must be at most 64/],
+      [
+        sensor,
+        { networkStatus: { cloudConnectors: [{ id: 'c'.repeat(65) }] } },
+        /cloudConnectors\[0\]\.id must be at most 64/,
+      ],
+      [
+        ccon,
+        { connectionStatus: { connection: 'SDS', available: Array(5).fill('SDS') } },
+        /available must hold at most 4/,
+      ],
+      [
+        ccon,
+        { ethernetStatus: { macAddress: 'm'.repeat(65), ipAddress: '10.0.0.1' } },
+        /macAddress must be at most 64/,
+      ],
       [ccon, { ethernetStatus: { macAddress: 'm', ipAddress: 'i'.repeat(65) } }, /ipAddress must be at most 64/],
-      [ccon, { ethernetStatus: { macAddress: 'm', ipAddress: 'i', errors: Array(17).fill('e') } }, /errors must hold at most 16/],
-      [ccon, { cellularStatus: { signalStrength: 5, errors: [{ detail: 'x'.repeat(2000) }] } }, /errors\[0\] must be at most 1024 bytes/],
+      [
+        ccon,
+        { ethernetStatus: { macAddress: 'm', ipAddress: 'i', errors: Array(17).fill('e') } },
+        /errors must hold at most 16/,
+      ],
+      [
+        ccon,
+        { cellularStatus: { signalStrength: 5, errors: [{ detail: 'x'.repeat(2000) }] } },
+        /errors\[0\] must be at most 1024 bytes/,
+      ],
       [desk, { deskOccupancy: { state: 'OCCUPIED', remarks: Array(17).fill('r') } }, /remarks must hold at most 16/],
       [desk, { deskOccupancy: { state: 'OCCUPIED', remarks: ['r'.repeat(257)] } }, /remarks\[0\] must be at most 256/],
     ];
@@ -64,10 +111,28 @@ describe('bounded payloads', () => {
     const P = t.projectId;
     const many = (f: (i: number) => unknown) => Array.from({ length: 1001 }, (_, i) => f(i));
     const cases: Array<[string, unknown, RegExp]> = [
-      [`/v2/projects/${P}/devices:batchUpdate`, { devices: many(() => device), addLabels: { k: 'v' } }, /devices may hold at most 1000 items, got 1001/],
+      [
+        `/v2/projects/${P}/devices:batchUpdate`,
+        { devices: many(() => device), addLabels: { k: 'v' } },
+        /devices may hold at most 1000 items, got 1001/,
+      ],
       [`/v2/projects/${P}/devices:transfer`, { devices: many(() => device) }, /devices may hold at most 1000/],
-      ['/v2/projects:batchUpdate', { projects: many(() => `projects/${P}`), addLabels: { k: 'v' } }, /projects may hold at most 1000/],
-      ['/v2/projects/-/members:batchCreate', { members: many((i) => ({ project: `projects/${P}`, email: `m${i}@example.com`, roles: ['roles/project.user'] })) }, /members may hold at most 1000/],
+      [
+        '/v2/projects:batchUpdate',
+        { projects: many(() => `projects/${P}`), addLabels: { k: 'v' } },
+        /projects may hold at most 1000/,
+      ],
+      [
+        '/v2/projects/-/members:batchCreate',
+        {
+          members: many((i) => ({
+            project: `projects/${P}`,
+            email: `m${i}@example.com`,
+            roles: ['roles/project.user'],
+          })),
+        },
+        /members may hold at most 1000/,
+      ],
     ];
     for (const [url, body, message] of cases) {
       const res = await t.request('POST', url, { body });
@@ -103,7 +168,8 @@ describe('bounded payloads', () => {
   });
 
   it('ends a history page early at MAX_PAGE_BYTES', async () => {
-    const d = (await t.request('POST', `/v2/projects/${t.projectId}/devices`, { body: { type: 'touch' } })).body.name as string;
+    const d = (await t.request('POST', `/v2/projects/${t.projectId}/devices`, { body: { type: 'touch' } })).body
+      .name as string;
     // Each PUT that replaces 100 long labels emits one labelsChanged event of ~100 KB.
     const rounds = Math.ceil((MAX_PAGE_BYTES * 1.5) / 105_000);
     for (let i = 0; i < rounds; i++) {
@@ -111,7 +177,10 @@ describe('bounded payloads', () => {
       assert.equal((await t.request('PUT', `/v2/${d}`, { body: { type: 'touch', labels } })).status, 200);
     }
     const first = await t.request('GET', `/v2/${d}/events?pageSize=1000`);
-    assert.ok(first.body.events.length < rounds && first.body.nextPageToken !== '', `${first.body.events.length} of ${rounds}`);
+    assert.ok(
+      first.body.events.length < rounds && first.body.nextPageToken !== '',
+      `${first.body.events.length} of ${rounds}`,
+    );
     const second = await t.request('GET', `/v2/${d}/events?pageSize=1000&pageToken=${first.body.nextPageToken}`);
     assert.equal(first.body.events.length + second.body.events.length, rounds);
   });
@@ -119,11 +188,21 @@ describe('bounded payloads', () => {
   it('heartbeats over large devices yield to requests between slices', async () => {
     const ctx = await createTestContext();
     try {
-      const reported = { temperature: { value: 1, updateTime: '2025-06-01T12:00:00.000000Z', samples: Array(15_000).fill({ value: 1, sampleTime: '2025-06-01T12:00:00.000000Z' }), isBackfilled: false } };
+      const reported = {
+        temperature: {
+          value: 1,
+          updateTime: '2025-06-01T12:00:00.000000Z',
+          samples: Array(15_000).fill({ value: 1, sampleTime: '2025-06-01T12:00:00.000000Z' }),
+          isBackfilled: false,
+        },
+      };
       for (let i = 0; i < 40; i++) await ctx.createDevice({ reported });
       const hb = createHeartbeats(ctx.deps, { intervalSeconds: 60 });
       let finished = false;
-      const pass = hb.tickOnce().then((n) => { finished = true; return n; });
+      const pass = hb.tickOnce().then((n) => {
+        finished = true;
+        return n;
+      });
       // A request made while the pass runs is answered before the pass ends.
       const health = await ctx.request('GET', '/healthz', { auth: null });
       assert.equal(health.status, 200);
@@ -140,7 +219,8 @@ describe('all or nothing: text that cannot be stored', () => {
   let device: string;
   before(async () => {
     t = await createTestContext();
-    device = (await t.request('POST', `/v2/projects/${t.projectId}/devices`, { body: { type: 'temperature' } })).body.name;
+    device = (await t.request('POST', `/v2/projects/${t.projectId}/devices`, { body: { type: 'temperature' } })).body
+      .name;
   });
   after(() => t.close());
 
@@ -149,9 +229,19 @@ describe('all or nothing: text that cannot be stored', () => {
     const cases: Array<[string, string, string, RegExp]> = [
       ['POST', `/v2/${device}/labels`, '{"key":"\\ud800","value":"v"}', /^key: /],
       ['POST', `/v2/${device}/labels`, '{"key":"k","value":"a\\udc00b"}', /^value: /],
-      ['POST', `/v2/${device}:publish`, '{"temperature":{"value":1,"samples":[{"sampleTime":"\\ud83d"}]}}', /^temperature\.samples\[0\]\.sampleTime: /],
+      [
+        'POST',
+        `/v2/${device}:publish`,
+        '{"temperature":{"value":1,"samples":[{"sampleTime":"\\ud83d"}]}}',
+        /^temperature\.samples\[0\]\.sampleTime: /,
+      ],
       ['PUT', `/v2/${device}`, '{"type":"temperature","labels":{"\\ud800":"x"}}', /^a field name in labels: /],
-      ['POST', `/v2/projects/${t.projectId}/devices:batchUpdate`, `{"devices":["${device}"],"addLabels":{"k":"\\ud800"}}`, /^addLabels\.k: /],
+      [
+        'POST',
+        `/v2/projects/${t.projectId}/devices:batchUpdate`,
+        `{"devices":["${device}"],"addLabels":{"k":"\\ud800"}}`,
+        /^addLabels\.k: /,
+      ],
     ];
     for (const [method, url, body, message] of cases) {
       const res = await t.request(method, url, { rawBody: body });
@@ -161,10 +251,20 @@ describe('all or nothing: text that cannot be stored', () => {
     }
     assert.deepEqual(await snapshot(t, device), before);
     const projects = (await t.request('GET', '/v2/projects')).body;
-    assert.equal((await t.request('POST', `/v2/projects/${t.projectId}/serviceaccounts`, { rawBody: '{"displayName":"\\udfff"}' })).status, 400);
-    assert.equal((await t.request('PATCH', `/v2/projects/${t.projectId}`, { rawBody: '{"displayName":"x\\ud800"}' })).status, 400);
+    assert.equal(
+      (await t.request('POST', `/v2/projects/${t.projectId}/serviceaccounts`, { rawBody: '{"displayName":"\\udfff"}' }))
+        .status,
+      400,
+    );
+    assert.equal(
+      (await t.request('PATCH', `/v2/projects/${t.projectId}`, { rawBody: '{"displayName":"x\\ud800"}' })).status,
+      400,
+    );
     assert.deepEqual((await t.request('GET', '/v2/projects')).body, projects);
-    const token = await t.request('POST', '/oauth2/token', { auth: null, rawBody: '{"grant_type":"password","username":"a@b.c","password":"\\ud800"}' });
+    const token = await t.request('POST', '/oauth2/token', {
+      auth: null,
+      rawBody: '{"grant_type":"password","username":"a@b.c","password":"\\ud800"}',
+    });
     assert.equal(token.status, 400);
     assert.equal(token.body.error, 'invalid_request');
   });
@@ -174,17 +274,34 @@ describe('all or nothing: text that cannot be stored', () => {
     const before = await snapshot(t, device);
     const P = t.projectId;
     const lists = async () => [
-      (await t.request('GET', `/v2/projects/${P}/serviceaccounts`)).body, (await t.request('GET', `/v2/projects/${P}/dataconnectors`)).body, (await t.request('GET', '/v2/projects')).body,
+      (await t.request('GET', `/v2/projects/${P}/serviceaccounts`)).body,
+      (await t.request('GET', `/v2/projects/${P}/dataconnectors`)).body,
+      (await t.request('GET', '/v2/projects')).body,
     ];
     const listsBefore = await lists();
     const cases: Array<[string, string, string, RegExp]> = [
       ['POST', `/v2/${device}/labels`, '{"key":"k","value":"a\\u0000b"}', /^value: /],
-      ['POST', `/v2/${device}:publish`, '{"temperature":{"value":1,"samples":[{"sampleTime":"\\u0000"}]}}', /^temperature\.samples\[0\]\.sampleTime: /],
+      [
+        'POST',
+        `/v2/${device}:publish`,
+        '{"temperature":{"value":1,"samples":[{"sampleTime":"\\u0000"}]}}',
+        /^temperature\.samples\[0\]\.sampleTime: /,
+      ],
       ['PUT', `/v2/${device}`, '{"type":"temperature","labels":{"a\\u0000":"x"}}', /^a field name in labels: /],
-      ['POST', `/v2/projects/${P}/devices:batchUpdate`, `{"devices":["${device}"],"addLabels":{"k":"\\u0000"}}`, /^addLabels\.k: /],
+      [
+        'POST',
+        `/v2/projects/${P}/devices:batchUpdate`,
+        `{"devices":["${device}"],"addLabels":{"k":"\\u0000"}}`,
+        /^addLabels\.k: /,
+      ],
       ['PATCH', `/v2/projects/${P}`, '{"displayName":"x\\u0000"}', /^displayName: /],
       ['POST', `/v2/projects/${P}/serviceaccounts`, '{"displayName":"\\u0000"}', /^displayName: /],
-      ['POST', `/v2/projects/${P}/dataconnectors`, '{"type":"HTTP_PUSH","displayName":"a\\u0000","httpConfig":{"url":"https://example.com/h"}}', /^displayName: /],
+      [
+        'POST',
+        `/v2/projects/${P}/dataconnectors`,
+        '{"type":"HTTP_PUSH","displayName":"a\\u0000","httpConfig":{"url":"https://example.com/h"}}',
+        /^displayName: /,
+      ],
     ];
     for (const [method, url, body, message] of cases) {
       const res = await t.request(method, url, { rawBody: body });
@@ -199,7 +316,9 @@ describe('all or nothing: text that cannot be stored', () => {
   });
 
   it('well-formed text outside the BMP and escaped text are fine', async () => {
-    const res = await t.request('POST', `/v2/${device}/labels`, { rawBody: '{"key":"\\ud83d\\ude00 emoji","value":"\\u00e9t\\u00e9"}' });
+    const res = await t.request('POST', `/v2/${device}/labels`, {
+      rawBody: '{"key":"\\ud83d\\ude00 emoji","value":"\\u00e9t\\u00e9"}',
+    });
     assert.equal(res.status, 200, res.text);
     assert.equal(res.body.key, '😀 emoji');
     assert.equal(res.body.name, `${device}/labels/${encodeURIComponent('😀 emoji')}`);
@@ -225,7 +344,11 @@ describe('__proto__ as a label key: 400 on every path', () => {
       ['PATCH', `/v2/${device}/labels/__proto__`, '{"value":"x"}'],
       ['DELETE', `/v2/${device}/labels/__proto__`, undefined],
       ['POST', '/v2/projects:batchUpdate', `{"projects":["projects/${P}"],"addLabels":{"__proto__":"x"}}`],
-      ['POST', `/v2/projects/${P}/dataconnectors`, '{"type":"HTTP_PUSH","labels":["__proto__"],"httpConfig":{"url":"https://example.com/h"}}'],
+      [
+        'POST',
+        `/v2/projects/${P}/dataconnectors`,
+        '{"type":"HTTP_PUSH","labels":["__proto__"],"httpConfig":{"url":"https://example.com/h"}}',
+      ],
       ['GET', `/v2/projects/${P}/devices?label_filters=__proto__`, undefined],
       ['GET', `/v2/projects/${P}/devices?label_filters=__proto__%3Dx`, undefined],
       ['GET', `/v2/projects/${P}/devices?order_by=labels.__proto__`, undefined],
@@ -237,10 +360,16 @@ describe('__proto__ as a label key: 400 on every path', () => {
       assert.match(res.text, /__proto__ is reserved/);
     }
     // The label batch answers a bad key as it answers any: INVALID_ARGUMENT for each device (contract §4.6).
-    for (const body of [`{"devices":["${device}"],"addLabels":{"__proto__":"x"}}`, `{"devices":["${device}"],"removeLabels":["__proto__"]}`]) {
+    for (const body of [
+      `{"devices":["${device}"],"addLabels":{"__proto__":"x"}}`,
+      `{"devices":["${device}"],"removeLabels":["__proto__"]}`,
+    ]) {
       const res = await t.request('POST', `/v2/projects/${P}/devices:batchUpdate`, { rawBody: body });
       assert.equal(res.status, 200);
-      assert.deepEqual(res.body.batchErrors.map((e: { status: { code: string } }) => e.status.code), ['INVALID_ARGUMENT']);
+      assert.deepEqual(
+        res.body.batchErrors.map((e: { status: { code: string } }) => e.status.code),
+        ['INVALID_ARGUMENT'],
+      );
       assert.match(res.body.batchErrors[0].status.message, /__proto__ is reserved/);
     }
     assert.deepEqual(await snapshot(t, device), before);
@@ -264,14 +393,29 @@ describe('data connector settings as they will be sent', () => {
   });
   after(() => t.close());
   const create = (httpConfig: Record<string, unknown>) =>
-    t.request('POST', `/v2/projects/${t.projectId}/dataconnectors`, { body: { type: 'HTTP_PUSH', httpConfig: { url: 'https://example.com/hook', ...httpConfig } } });
+    t.request('POST', `/v2/projects/${t.projectId}/dataconnectors`, {
+      body: { type: 'HTTP_PUSH', httpConfig: { url: 'https://example.com/hook', ...httpConfig } },
+    });
 
   it('refuses a URL that URL parsing would change (whitespace, control characters, backslashes)', async () => {
-    for (const url of ['https://example.com/a\r\nb', 'https://example.com/\tx', ' https://example.com/x', 'https://example.com/x ', 'https://example.com\\x', 'https://exa mple.com/', 'https://example.com/\u0000']) {
+    for (const url of [
+      'https://example.com/a\r\nb',
+      'https://example.com/\tx',
+      ' https://example.com/x',
+      'https://example.com/x ',
+      'https://example.com\\x',
+      'https://exa mple.com/',
+      'https://example.com/\u0000',
+    ]) {
       const res = await create({ url });
       assert.equal(res.status, 400, `${JSON.stringify(url)}: ${res.text}`);
       // NUL is refused with any text of any body, before the URL's own checks.
-      assert.match(res.body.error, url.includes('\u0000') ? /^httpConfig\.url: the text may not contain the NUL/ : /httpConfig\.url must not contain/);
+      assert.match(
+        res.body.error,
+        url.includes('\u0000')
+          ? /^httpConfig\.url: the text may not contain the NUL/
+          : /httpConfig\.url must not contain/,
+      );
     }
     assert.deepEqual((await t.request('GET', `/v2/projects/${t.projectId}/dataconnectors`)).body.dataConnectors, []);
   });
@@ -302,7 +446,9 @@ describe('the HTTP edge, on a real socket', () => {
       let data = '';
       let sent = 0;
       socket.setTimeout(10_000, () => socket.destroy(new Error(`no answer: ${data}`)));
-      socket.on('data', (chunk) => { data += chunk.toString('utf8'); });
+      socket.on('data', (chunk) => {
+        data += chunk.toString('utf8');
+      });
       socket.on('error', (err) => (data ? resolve(data) : reject(err)));
       socket.on('close', () => resolve(data));
       const next = () => {
@@ -321,11 +467,15 @@ describe('the HTTP edge, on a real socket', () => {
     const answer = await exchange([head, ...'{"displayName":"slow"}'.split('')], 300);
     assert.match(answer, /^HTTP\/1\.1 400 /, answer);
     assert.match(bodyOf(answer).error, /did not arrive completely within 1 s/);
-    assert.equal((await t.request('GET', `/v2/projects/${t.projectId}/serviceaccounts`)).body.serviceAccounts.length, 1);
+    assert.equal(
+      (await t.request('GET', `/v2/projects/${t.projectId}/serviceaccounts`)).body.serviceAccounts.length,
+      1,
+    );
   });
 
   it('the slow :publish fast path times out the same way', async () => {
-    const device = (await t.request('POST', `/v2/projects/${t.projectId}/devices`, { body: { type: 'touch' } })).body.name;
+    const device = (await t.request('POST', `/v2/projects/${t.projectId}/devices`, { body: { type: 'touch' } })).body
+      .name;
     const head = `POST /v2/${device}:publish HTTP/1.1\r\nHost: x\r\nAuthorization: ${auth}\r\nContent-Length: 12\r\n\r\n`;
     const answer = await exchange([head, '{', '"', 't'], 600);
     assert.match(answer, /^HTTP\/1\.1 400 /, answer);
@@ -333,7 +483,9 @@ describe('the HTTP edge, on a real socket', () => {
   });
 
   it('an unknown Expect is ignored: the request is answered as usual, never 417', async () => {
-    const ok = await exchange([`GET /v2/roles HTTP/1.1\r\nHost: x\r\nAuthorization: ${auth}\r\nExpect: banana\r\nConnection: close\r\n\r\n`]);
+    const ok = await exchange([
+      `GET /v2/roles HTTP/1.1\r\nHost: x\r\nAuthorization: ${auth}\r\nExpect: banana\r\nConnection: close\r\n\r\n`,
+    ]);
     assert.match(ok, /^HTTP\/1\.1 200 /, ok);
     assert.equal(bodyOf(ok).roles.length, 4);
     const missing = await exchange(['GET /v2/nope HTTP/1.1\r\nHost: x\r\nExpect: banana\r\nConnection: close\r\n\r\n']);
@@ -346,7 +498,9 @@ describe('the HTTP edge, on a real socket', () => {
       await exchange([`POST /oauth2/token HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`]),
       await exchange(['POST /oauth2/token HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n']),
       await exchange(['POST /oauth2/token HTTP/1.1\r\nHost: x\r\nContent-Length: 30\r\n\r\n', 'grant', '_type'], 700),
-      await exchange([`POST /oauth2/token HTTP/1.1\r\nHost: x\r\nContent-Length: ${1024 * 1024 + 10}\r\nConnection: close\r\n\r\n${'a'.repeat(1024 * 1024 + 10)}`]),
+      await exchange([
+        `POST /oauth2/token HTTP/1.1\r\nHost: x\r\nContent-Length: ${1024 * 1024 + 10}\r\nConnection: close\r\n\r\n${'a'.repeat(1024 * 1024 + 10)}`,
+      ]),
     ];
     for (const answer of answers) {
       assert.match(answer, /^HTTP\/1\.1 400 /, answer.slice(0, 200));

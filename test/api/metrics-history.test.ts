@@ -16,7 +16,9 @@ before(async () => {
 after(() => t.close());
 
 async function createConnector(): Promise<string> {
-  const res = await t.request('POST', base, { body: { type: 'HTTP_PUSH', httpConfig: { url: 'https://example.org/hook' } } });
+  const res = await t.request('POST', base, {
+    body: { type: 'HTTP_PUSH', httpConfig: { url: 'https://example.org/hook' } },
+  });
   assert.equal(res.status, 200, res.text);
   return res.body.name.split('/')[3];
 }
@@ -66,7 +68,11 @@ describe('sad', () => {
     assert.deepEqual(Object.keys(anonymous.body), ['error', 'code', 'help']);
     assert.equal((await t.request('GET', `${base}/cvq2b1b0l4l9s3f2a9g0:metricsHistory`)).status, 404);
     const other = await t.createProject('other');
-    const outsider = await t.createServiceAccount({ projectId: other, roles: ['roles/project.admin'], memberOf: other });
+    const outsider = await t.createServiceAccount({
+      projectId: other,
+      roles: ['roles/project.admin'],
+      memberOf: other,
+    });
     assert.equal((await t.request('GET', `${base}/${dc}:metricsHistory`, { auth: outsider.auth })).status, 404);
   });
 

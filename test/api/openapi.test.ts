@@ -15,7 +15,9 @@ describe('happy', () => {
     assert.equal(res.status, 200);
     const seen = new Map<string, string>();
     let count = 0;
-    for (const [path, ops] of Object.entries(res.body.paths as Record<string, Record<string, { operationId: string; tags: string[] }>>)) {
+    for (const [path, ops] of Object.entries(
+      res.body.paths as Record<string, Record<string, { operationId: string; tags: string[] }>>,
+    )) {
       for (const [method, op] of Object.entries(ops)) {
         count++;
         const where = `${method.toUpperCase()} ${path}`;
@@ -29,6 +31,9 @@ describe('happy', () => {
     assert.ok(count >= 60, `only ${count} operations`);
     assert.equal(seen.get('listDevices'), 'GET /v2/projects/{project}/devices');
     assert.equal(seen.get('publishDeviceEvent'), 'POST /v2/projects/{project}/devices/{device}:publish');
-    assert.equal(seen.get('getDataConnectorMetricsHistory'), 'GET /v2/projects/{project}/dataconnectors/{dc}:metricsHistory');
+    assert.equal(
+      seen.get('getDataConnectorMetricsHistory'),
+      'GET /v2/projects/{project}/dataconnectors/{dc}:metricsHistory',
+    );
   });
 });

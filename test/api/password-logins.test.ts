@@ -15,18 +15,29 @@ const T0 = 1_750_000_000_000;
 async function hashWithCost(password: string, n: number, p: number): Promise<string> {
   const salt = randomBytes(16);
   const key = await new Promise<Buffer>((resolve, reject) =>
-    scrypt(password, salt, 32, { N: n, r: 8, p, maxmem: 256 * n * 8 }, (err, k) => (err ? reject(err) : resolve(k))));
+    scrypt(password, salt, 32, { N: n, r: 8, p, maxmem: 256 * n * 8 }, (err, k) => (err ? reject(err) : resolve(k))),
+  );
   return `scrypt$${n}$8$${p}$${salt.toString('base64url')}$${key.toString('base64url')}`;
 }
 
 async function createUser(t: TestContext, email: string, passwordHash: string): Promise<void> {
   const now = t.clock.now() * 1000;
-  await t.deps.store.users.create({ id: t.deps.ids.next(), email, displayName: 'U', passwordHash, active: true, createTime: now, updateTime: now });
+  await t.deps.store.users.create({
+    id: t.deps.ids.next(),
+    email,
+    displayName: 'U',
+    passwordHash,
+    active: true,
+    createTime: now,
+    updateTime: now,
+  });
 }
 
 const login = (t: TestContext, username: string, password: string, remoteAddress = '127.0.0.1') =>
   t.request('POST', '/oauth2/token', {
-    auth: null, remoteAddress, rawBody: new URLSearchParams({ grant_type: 'password', username, password }).toString(),
+    auth: null,
+    remoteAddress,
+    rawBody: new URLSearchParams({ grant_type: 'password', username, password }).toString(),
     headers: { 'content-type': 'application/x-www-form-urlencoded' },
   });
 
@@ -43,23 +54,39 @@ describe('password logins sent at once', () => {
   before(async () => {
     t = await createTestContext({
       clock: new FakeClock(T0),
-      env: { SENSORCLOUD_PASSWORD_CHECKS: '64', SENSORCLOUD_PASSWORD_CHECKS_PER_CLIENT: '64', UV_THREADPOOL_SIZE: '65' },
+      env: {
+        SENSORCLOUD_PASSWORD_CHECKS: '64',
+        SENSORCLOUD_PASSWORD_CHECKS_PER_CLIENT: '64',
+        UV_THREADPOOL_SIZE: '65',
+      },
     });
   });
   after(() => t.close());
 
   it('30 wrong passwords for one email from one address: 10 are checked, 20 refused with 429', async () => {
     await createUser(t, 'raced@example.org', await hashWithCost('the-right-password', 1024, 1));
-    const answers = await Promise.all(Array.from({ length: 30 }, (_, i) => login(t, 'raced@example.org', `wrong-${i}`)));
+    const answers = await Promise.all(
+      Array.from({ length: 30 }, (_, i) => login(t, 'raced@example.org', `wrong-${i}`)),
+    );
     assert.deepEqual(statuses(answers), { 400: 10, 429: 20 });
     for (const r of answers.filter((a) => a.status === 429)) assert.equal(r.headers['retry-after'], String(15 * 60));
-    assert.equal((await login(t, 'raced@example.org', 'the-right-password')).status, 429, 'this address is locked out for the email');
-    assert.equal((await login(t, 'raced@example.org', 'the-right-password', '127.0.0.2')).status, 200, 'another is not');
+    assert.equal(
+      (await login(t, 'raced@example.org', 'the-right-password')).status,
+      429,
+      'this address is locked out for the email',
+    );
+    assert.equal(
+      (await login(t, 'raced@example.org', 'the-right-password', '127.0.0.2')).status,
+      200,
+      'another is not',
+    );
   });
 
   it('64 wrong passwords for one email from 8 addresses: 50 are checked, the bound of the email', async () => {
     await createUser(t, 'spread@example.org', await hashWithCost('the-right-password', 1024, 1));
-    const answers = await Promise.all(Array.from({ length: 64 }, (_, i) => login(t, 'spread@example.org', `wrong-${i}`, `10.0.0.${i % 8}`)));
+    const answers = await Promise.all(
+      Array.from({ length: 64 }, (_, i) => login(t, 'spread@example.org', `wrong-${i}`, `10.0.0.${i % 8}`)),
+    );
     assert.deepEqual(statuses(answers), { 400: 50, 429: 14 });
     assert.match(answers.find((a) => a.status === 429)!.body.error, /too many failed logins for this email/);
   });
@@ -84,8 +111,16 @@ describe('password checks running at once', () => {
     assert.equal(anyone.headers['retry-after'], '1');
     assert.equal((await t.request('GET', `/v2/projects/${t.projectId}`)).status, 200, 'Basic auth checks no password');
     for (const release of held) (release as () => void)();
-    assert.equal((await login(t, t.boot.user.email, t.boot.user.password, '192.0.2.3')).status, 200, 'the slots were given back');
-    assert.equal((await login(t, t.boot.user.email, 'wrong password!', '192.0.2.1')).status, 400, 'and the refusals counted no failure');
+    assert.equal(
+      (await login(t, t.boot.user.email, t.boot.user.password, '192.0.2.3')).status,
+      200,
+      'the slots were given back',
+    );
+    assert.equal(
+      (await login(t, t.boot.user.email, 'wrong password!', '192.0.2.1')).status,
+      400,
+      'and the refusals counted no failure',
+    );
   });
 
   it('a client whose password was wrong within 15 minutes does not get the last free slot; one that has not failed does', async () => {
@@ -95,9 +130,17 @@ describe('password checks running at once', () => {
     const failing = await login(t, 'mine@example.org', 'the-right-password', '192.0.2.50');
     assert.equal(failing.status, 503, failing.text);
     assert.equal(failing.headers['retry-after'], '1');
-    assert.equal((await login(t, 'mine@example.org', 'the-right-password', '192.0.2.51')).status, 200, 'a client that has not failed');
+    assert.equal(
+      (await login(t, 'mine@example.org', 'the-right-password', '192.0.2.51')).status,
+      200,
+      'a client that has not failed',
+    );
     t.clock.advance(15 * 60_000);
-    assert.equal((await login(t, 'mine@example.org', 'the-right-password', '192.0.2.50')).status, 200, 'the wrong password has left the window');
+    assert.equal(
+      (await login(t, 'mine@example.org', 'the-right-password', '192.0.2.50')).status,
+      200,
+      'the wrong password has left the window',
+    );
     held();
   });
 
@@ -105,10 +148,12 @@ describe('password checks running at once', () => {
     // About 8 times the cost of a stored password, so the two checks that run hold their slots a while.
     await createUser(t, 'slow@example.org', await hashWithCost('the-right-password', 1 << 14, 16));
     const done: string[] = [];
-    const logins = Array.from({ length: 6 }, (_, i) => login(t, 'slow@example.org', 'wrong password', `198.51.100.${i}`).then((r) => {
-      done.push(`login ${r.status}`);
-      return r;
-    }));
+    const logins = Array.from({ length: 6 }, (_, i) =>
+      login(t, 'slow@example.org', 'wrong password', `198.51.100.${i}`).then((r) => {
+        done.push(`login ${r.status}`);
+        return r;
+      }),
+    );
     const read = t.request('GET', `/v2/projects/${t.projectId}`).then((r) => {
       done.push(`read ${r.status}`);
       return r;
@@ -117,7 +162,11 @@ describe('password checks running at once', () => {
     await read;
     assert.deepEqual(statuses(answers), { 400: 2, 503: 4 });
     for (const r of answers.filter((a) => a.status === 503)) assert.equal(r.headers['retry-after'], '1');
-    assert.deepEqual(done.slice(-2), ['login 400', 'login 400'], `the refusals and the read came first: ${done.join(', ')}`);
+    assert.deepEqual(
+      done.slice(-2),
+      ['login 400', 'login 400'],
+      `the refusals and the read came first: ${done.join(', ')}`,
+    );
     assert.ok(done.includes('read 200'));
   });
 });
@@ -129,7 +178,7 @@ describe('lockout per client address', () => {
   });
   after(() => t.close());
 
-  it('a guesser at one address locks itself out, not the owner at another; a success forgets the owner\'s typos', async () => {
+  it("a guesser at one address locks itself out, not the owner at another; a success forgets the owner's typos", async () => {
     const owner = { email: 'owner@example.org', password: 'the-right-password' };
     await createUser(t, owner.email, await hashWithCost(owner.password, 1024, 1));
     for (let i = 0; i < 10; i++) {
@@ -140,20 +189,30 @@ describe('lockout per client address', () => {
     assert.equal(locked.status, 429);
     assert.match(locked.body.error, /from this address/);
     for (let i = 0; i < 9; i++) assert.equal((await login(t, owner.email, `typo-${i}`, '192.0.2.10')).status, 400);
-    assert.equal((await login(t, owner.email, owner.password, '192.0.2.10')).status, 200, 'the owner logs in from its own address');
-    for (let i = 0; i < 9; i++) assert.equal((await login(t, owner.email, `typo-${i}`, '192.0.2.10')).status, 400, 'its typos were forgiven');
+    assert.equal(
+      (await login(t, owner.email, owner.password, '192.0.2.10')).status,
+      200,
+      'the owner logs in from its own address',
+    );
+    for (let i = 0; i < 9; i++)
+      assert.equal((await login(t, owner.email, `typo-${i}`, '192.0.2.10')).status, 400, 'its typos were forgiven');
     assert.equal((await login(t, owner.email, owner.password, '192.0.2.10')).status, 200);
   });
 
   it('guesses spread over addresses are bounded per email: 50 in 15 minutes, then 429 everywhere until they leave the window', async () => {
     await createUser(t, 'target@example.org', await hashWithCost('the-right-password', 1024, 1));
     t.clock.advance(60_000);
-    for (let i = 0; i < 50; i++) assert.equal((await login(t, 'target@example.org', `guess-${i}`, `10.1.${i % 5}.1`)).status, 400);
+    for (let i = 0; i < 50; i++)
+      assert.equal((await login(t, 'target@example.org', `guess-${i}`, `10.1.${i % 5}.1`)).status, 400);
     const fresh = await login(t, 'target@example.org', 'guess-new', '10.2.0.1');
     assert.equal(fresh.status, 429);
     assert.equal(fresh.headers['retry-after'], String(15 * 60));
     assert.match(fresh.body.error, /too many failed logins for this email;/);
-    assert.equal((await login(t, 'target@example.org', 'the-right-password', '192.0.2.20')).status, 429, 'the owner too: the price of the bound');
+    assert.equal(
+      (await login(t, 'target@example.org', 'the-right-password', '192.0.2.20')).status,
+      429,
+      'the owner too: the price of the bound',
+    );
     t.clock.advance(15 * 60_000);
     assert.equal((await login(t, 'target@example.org', 'the-right-password', '192.0.2.20')).status, 200);
   });

@@ -8,7 +8,9 @@ const UNSET = { latitude: null, longitude: null, timeLocation: '' };
 
 describe('projects', () => {
   let t: TestContext;
-  before(async () => { t = await createTestContext(); });
+  before(async () => {
+    t = await createTestContext();
+  });
   after(() => t.close());
 
   const create = (body: unknown, auth?: Auth) => t.request('POST', '/v2/projects', { body, auth });
@@ -17,28 +19,56 @@ describe('projects', () => {
     it('lists the bootstrap project in the exact shape of §3.2', async () => {
       const res = await t.request('GET', '/v2/projects');
       assert.equal(res.status, 200);
-      assert.deepEqual(res.body.projects.find((p: { name: string }) => p.name === t.boot.project), {
-        name: t.boot.project, displayName: 'Default project', organization: t.boot.organization, organizationDisplayName: 'Default organization',
-        sensorCount: 0, cloudConnectorCount: 0, inventory: false, location: UNSET, labels: {},
-      });
+      assert.deepEqual(
+        res.body.projects.find((p: { name: string }) => p.name === t.boot.project),
+        {
+          name: t.boot.project,
+          displayName: 'Default project',
+          organization: t.boot.organization,
+          organizationDisplayName: 'Default organization',
+          sensorCount: 0,
+          cloudConnectorCount: 0,
+          inventory: false,
+          location: UNSET,
+          labels: {},
+        },
+      );
       assert.equal(typeof res.body.nextPageToken, 'string');
     });
 
     it('creates a project without adding the creator as a member', async () => {
-      const res = await create({ organization: t.boot.organization, displayName: 'Warehouse', location: { latitude: 59.9, longitude: 10.7, timeLocation: 'Europe/Oslo' } });
+      const res = await create({
+        organization: t.boot.organization,
+        displayName: 'Warehouse',
+        location: { latitude: 59.9, longitude: 10.7, timeLocation: 'Europe/Oslo' },
+      });
       assert.equal(res.status, 200);
       assert.match(res.body.name, /^projects\/[0-9a-v]{20}$/);
-      assert.deepEqual({ ...res.body, name: undefined }, {
-        name: undefined, displayName: 'Warehouse', organization: t.boot.organization, organizationDisplayName: 'Default organization',
-        sensorCount: 0, cloudConnectorCount: 0, inventory: false, location: { latitude: 59.9, longitude: 10.7, timeLocation: 'Europe/Oslo' }, labels: {},
-      });
+      assert.deepEqual(
+        { ...res.body, name: undefined },
+        {
+          name: undefined,
+          displayName: 'Warehouse',
+          organization: t.boot.organization,
+          organizationDisplayName: 'Default organization',
+          sensorCount: 0,
+          cloudConnectorCount: 0,
+          inventory: false,
+          location: { latitude: 59.9, longitude: 10.7, timeLocation: 'Europe/Oslo' },
+          labels: {},
+        },
+      );
       const id = res.body.name.split('/')[1];
       assert.deepEqual((await t.request('GET', `/v2/projects/${id}/members`)).body, { members: [], nextPageToken: '' });
       assert.equal((await t.request('GET', `/v2/${res.body.name}`)).status, 200);
     });
 
     it('accepts a bare organization id and null location parts', async () => {
-      const res = await create({ organization: t.organizationId, displayName: 'Bare', location: { latitude: null, longitude: null, timeLocation: null } });
+      const res = await create({
+        organization: t.organizationId,
+        displayName: 'Bare',
+        location: { latitude: null, longitude: null, timeLocation: null },
+      });
       assert.equal(res.status, 200);
       assert.deepEqual(res.body.location, UNSET);
     });
@@ -56,7 +86,15 @@ describe('projects', () => {
     it('PATCH without a mask applies every field present and ignores read-only fields', async () => {
       const id = await t.createProject('Before');
       const res = await t.request('PATCH', `/v2/projects/${id}`, {
-        body: { name: 'projects/other', displayName: 'After', sensorCount: 99, inventory: true, labels: { x: 'y' }, organization: t.boot.organization, location: { latitude: 1.5 } },
+        body: {
+          name: 'projects/other',
+          displayName: 'After',
+          sensorCount: 99,
+          inventory: true,
+          labels: { x: 'y' },
+          organization: t.boot.organization,
+          location: { latitude: 1.5 },
+        },
       });
       assert.equal(res.status, 200);
       assert.equal(res.body.name, `projects/${id}`);
@@ -69,15 +107,21 @@ describe('projects', () => {
 
     it('PATCH with update_mask or updateMask applies only the listed fields', async () => {
       const id = await t.createProject('Masked');
-      const a = await t.request('PATCH', `/v2/projects/${id}?update_mask=location`, { body: { displayName: '', location: { latitude: 10, longitude: 20, timeLocation: 'UTC' } } });
+      const a = await t.request('PATCH', `/v2/projects/${id}?update_mask=location`, {
+        body: { displayName: '', location: { latitude: 10, longitude: 20, timeLocation: 'UTC' } },
+      });
       assert.equal(a.status, 200);
       assert.equal(a.body.displayName, 'Masked');
       assert.deepEqual(a.body.location, { latitude: 10, longitude: 20, timeLocation: 'UTC' });
-      const b = await t.request('PATCH', `/v2/projects/${id}?updateMask=displayName,location.timeLocation`, { body: { displayName: 'Renamed', location: { latitude: 0, timeLocation: 'Europe/Paris' } } });
+      const b = await t.request('PATCH', `/v2/projects/${id}?updateMask=displayName,location.timeLocation`, {
+        body: { displayName: 'Renamed', location: { latitude: 0, timeLocation: 'Europe/Paris' } },
+      });
       assert.equal(b.status, 200);
       assert.equal(b.body.displayName, 'Renamed');
       assert.deepEqual(b.body.location, { latitude: 10, longitude: 20, timeLocation: 'Europe/Paris' });
-      const c = await t.request('PATCH', `/v2/projects/${id}?update_mask=display_name,sensorCount`, { body: { displayName: 'Snake' } });
+      const c = await t.request('PATCH', `/v2/projects/${id}?update_mask=display_name,sensorCount`, {
+        body: { displayName: 'Snake' },
+      });
       assert.equal(c.body.displayName, 'Snake');
       const empty = await t.request('PATCH', `/v2/projects/${id}?update_mask=`, { body: { displayName: 'EmptyMask' } });
       assert.equal(empty.body.displayName, 'EmptyMask');
@@ -85,7 +129,11 @@ describe('projects', () => {
 
     it('DELETE removes an empty project with its service accounts, keys and memberships', async () => {
       const id = await t.createProject('Doomed');
-      const owned = await t.createServiceAccount({ projectId: id, roles: ['roles/project.developer'], memberOf: t.projectId });
+      const owned = await t.createServiceAccount({
+        projectId: id,
+        roles: ['roles/project.developer'],
+        memberOf: t.projectId,
+      });
       const member = await t.createServiceAccount({ roles: ['roles/project.user'], memberOf: id });
       const res = await t.request('DELETE', `/v2/projects/${id}`);
       assert.equal(res.status, 200);
@@ -107,10 +155,21 @@ describe('projects', () => {
       assert.equal(admin.body.nextPageToken, '');
       const user = await t.createServiceAccount({ roles: ['roles/project.user'] });
       const mine = await t.request('GET', `/v2/projects/${t.projectId}/permissions`, { auth: user.auth });
-      assert.deepEqual(mine.body.permissions, ['dataconnector.read', 'device.read', 'emulator.read', 'membership.read', 'project.read', 'sensor.read']);
+      assert.deepEqual(mine.body.permissions, [
+        'dataconnector.read',
+        'device.read',
+        'emulator.read',
+        'membership.read',
+        'project.read',
+        'sensor.read',
+      ]);
       const first = await t.request('GET', `/v2/projects/${t.projectId}/permissions?page_size=4`, { auth: user.auth });
       assert.equal(first.body.permissions.length, 4);
-      const second = await t.request('GET', `/v2/projects/${t.projectId}/permissions?page_size=4&page_token=${first.body.nextPageToken}`, { auth: user.auth });
+      const second = await t.request(
+        'GET',
+        `/v2/projects/${t.projectId}/permissions?page_size=4&page_token=${first.body.nextPageToken}`,
+        { auth: user.auth },
+      );
       assert.deepEqual([...first.body.permissions, ...second.body.permissions], mine.body.permissions);
       assert.equal(second.body.nextPageToken, '');
     });
@@ -118,11 +177,15 @@ describe('projects', () => {
     it('projects:batchUpdate adds and removes labels on several projects', async () => {
       const a = await t.createProject('A');
       const b = await t.createProject('B');
-      const add = await t.request('POST', '/v2/projects:batchUpdate', { body: { projects: [`projects/${a}`, `projects/${b}`], addLabels: { env: 'prod', team: 'ops' } } });
+      const add = await t.request('POST', '/v2/projects:batchUpdate', {
+        body: { projects: [`projects/${a}`, `projects/${b}`], addLabels: { env: 'prod', team: 'ops' } },
+      });
       assert.equal(add.status, 200);
       assert.deepEqual(add.body, {});
       assert.deepEqual((await t.request('GET', `/v2/projects/${b}`)).body.labels, { env: 'prod', team: 'ops' });
-      const rm = await t.request('POST', '/v2/projects%3AbatchUpdate', { body: { projects: [`projects/${a}`], removeLabels: ['team', 'absent'], addLabels: { env: 'dev' } } });
+      const rm = await t.request('POST', '/v2/projects%3AbatchUpdate', {
+        body: { projects: [`projects/${a}`], removeLabels: ['team', 'absent'], addLabels: { env: 'dev' } },
+      });
       assert.equal(rm.status, 200);
       assert.deepEqual((await t.request('GET', `/v2/projects/${a}`)).body.labels, { env: 'dev' });
     });
@@ -142,14 +205,20 @@ describe('projects', () => {
       const seen: string[] = [];
       let token = '';
       for (let i = 0; i < 10; i++) {
-        const res = await lt.request('GET', `/v2/projects?${i % 2 ? 'pageSize' : 'page_size'}=2&${i % 2 ? 'pageToken' : 'page_token'}=${token}`);
+        const res = await lt.request(
+          'GET',
+          `/v2/projects?${i % 2 ? 'pageSize' : 'page_size'}=2&${i % 2 ? 'pageToken' : 'page_token'}=${token}`,
+        );
         assert.equal(res.status, 200);
         assert.ok(res.body.projects.length <= 2);
         seen.push(...res.body.projects.map((p: { name: string }) => p.name));
         token = res.body.nextPageToken;
         if (token === '') break;
       }
-      assert.deepEqual(seen, [lt.projectId, ...ids].map((id) => `projects/${id}`));
+      assert.deepEqual(
+        seen,
+        [lt.projectId, ...ids].map((id) => `projects/${id}`),
+      );
     });
 
     it('the last full page has an empty nextPageToken', async () => {
@@ -160,9 +229,15 @@ describe('projects', () => {
 
     it('filters by query (case-insensitive) and organization', async () => {
       const q = await lt.request('GET', '/v2/projects?query=SITE');
-      assert.deepEqual(q.body.projects.map((p: { displayName: string }) => p.displayName), ['Alpha site', 'beta SITE']);
+      assert.deepEqual(
+        q.body.projects.map((p: { displayName: string }) => p.displayName),
+        ['Alpha site', 'beta SITE'],
+      );
       const org = await lt.request('GET', `/v2/projects?organization=${lt.boot.organization}&query=gam`);
-      assert.deepEqual(org.body.projects.map((p: { displayName: string }) => p.displayName), ['Gamma']);
+      assert.deepEqual(
+        org.body.projects.map((p: { displayName: string }) => p.displayName),
+        ['Gamma'],
+      );
       const other = await lt.request('GET', '/v2/projects?organization=organizations/nope');
       assert.deepEqual(other.body, { projects: [], nextPageToken: '' });
     });
@@ -170,15 +245,24 @@ describe('projects', () => {
     it('a page token issued for other filters is refused', async () => {
       const first = await lt.request('GET', '/v2/projects?pageSize=1&query=site');
       assert.notEqual(first.body.nextPageToken, '');
-      assert.equal((await lt.request('GET', `/v2/projects?pageSize=1&pageToken=${first.body.nextPageToken}`)).status, 400);
+      assert.equal(
+        (await lt.request('GET', `/v2/projects?pageSize=1&pageToken=${first.body.nextPageToken}`)).status,
+        400,
+      );
     });
 
     it('a project member lists only its own projects', async () => {
       const sa = await lt.createServiceAccount({ roles: ['roles/project.user'], memberOf: ids[2] });
       const res = await lt.request('GET', '/v2/projects', { auth: sa.auth });
-      assert.deepEqual(res.body, { projects: [(await lt.request('GET', `/v2/projects/${ids[2]}`)).body], nextPageToken: '' });
+      assert.deepEqual(res.body, {
+        projects: [(await lt.request('GET', `/v2/projects/${ids[2]}`)).body],
+        nextPageToken: '',
+      });
       const none = await lt.createServiceAccount();
-      assert.deepEqual((await lt.request('GET', '/v2/projects', { auth: none.auth })).body, { projects: [], nextPageToken: '' });
+      assert.deepEqual((await lt.request('GET', '/v2/projects', { auth: none.auth })).body, {
+        projects: [],
+        nextPageToken: '',
+      });
     });
   });
 
@@ -214,7 +298,10 @@ describe('projects', () => {
     });
 
     it('creating in an unknown organization is 404', async () => {
-      assert.equal((await create({ organization: 'organizations/d0000000000000000000', displayName: 'x' })).status, 404);
+      assert.equal(
+        (await create({ organization: 'organizations/d0000000000000000000', displayName: 'x' })).status,
+        404,
+      );
     });
 
     it('PATCH refuses a differing organization, unknown mask paths and invalid values', async () => {
@@ -243,8 +330,18 @@ describe('projects', () => {
       const id = await t.createProject('Connected');
       const now = nowMicros(t.deps);
       await t.deps.store.dataConnectors.create({
-        id: t.deps.ids.next(), projectId: id, displayName: '', status: 'ACTIVE', events: [], labels: [], url: 'https://example.org',
-        headers: {}, signatureSecretSealed: '', failingSince: null, createTime: now, updateTime: now,
+        id: t.deps.ids.next(),
+        projectId: id,
+        displayName: '',
+        status: 'ACTIVE',
+        events: [],
+        labels: [],
+        url: 'https://example.org',
+        headers: {},
+        signatureSecretSealed: '',
+        failingSince: null,
+        createTime: now,
+        updateTime: now,
       });
       const res = await t.request('DELETE', `/v2/projects/${id}`);
       assert.equal(res.status, 400);
@@ -255,7 +352,9 @@ describe('projects', () => {
       const lt = await createTestContext();
       try {
         // The bootstrap user and service account are the two admins; drop the user's admin membership.
-        const users = (await lt.deps.store.memberships.listByScope('organization', lt.organizationId, { limit: 10 })).filter((m) => m.accountType === 'USER');
+        const users = (
+          await lt.deps.store.memberships.listByScope('organization', lt.organizationId, { limit: 10 })
+        ).filter((m) => m.accountType === 'USER');
         for (const m of users) await lt.deps.store.memberships.delete('organization', lt.organizationId, m.memberId);
         const res = await lt.request('DELETE', `/v2/projects/${lt.projectId}`);
         assert.equal(res.status, 400);
@@ -266,11 +365,23 @@ describe('projects', () => {
     });
 
     it("'-' is refused on every single-project route", async () => {
-      for (const [m, u] of [['GET', '/v2/projects/-'], ['PATCH', '/v2/projects/-'], ['DELETE', '/v2/projects/-'], ['GET', '/v2/projects/-/permissions']] as const) {
+      for (const [m, u] of [
+        ['GET', '/v2/projects/-'],
+        ['PATCH', '/v2/projects/-'],
+        ['DELETE', '/v2/projects/-'],
+        ['GET', '/v2/projects/-/permissions'],
+      ] as const) {
         const res = await t.request(m, u, { body: m === 'PATCH' ? { displayName: 'x' } : undefined });
         assert.equal(res.status, 400, `${m} ${u}`);
       }
-      assert.equal((await t.request('POST', '/v2/projects:batchUpdate', { body: { projects: ['projects/-'], addLabels: { a: 'b' } } })).status, 400);
+      assert.equal(
+        (
+          await t.request('POST', '/v2/projects:batchUpdate', {
+            body: { projects: ['projects/-'], addLabels: { a: 'b' } },
+          })
+        ).status,
+        400,
+      );
     });
 
     it('unknown projects are 404 whatever the id format', async () => {
@@ -284,12 +395,30 @@ describe('projects', () => {
       const a = await t.createProject('Batch A');
       const p = `projects/${a}`;
       assert.equal((await t.request('POST', '/v2/projects:batchUpdate', { body: { projects: [p] } })).status, 400);
-      assert.equal((await t.request('POST', '/v2/projects:batchUpdate', { body: { projects: [], addLabels: { a: 'b' } } })).status, 400);
-      assert.equal((await t.request('POST', '/v2/projects:batchUpdate', { body: { projects: p, addLabels: { a: 'b' } } })).status, 400);
-      assert.equal((await t.request('POST', '/v2/projects:batchUpdate', { body: { projects: [p], addLabels: { 'a/b': 'c' } } })).status, 400);
-      assert.equal((await t.request('POST', '/v2/projects:batchUpdate', { body: { projects: [p], addLabels: { a: 1 } } })).status, 400);
-      assert.equal((await t.request('POST', '/v2/projects:batchUpdate', { body: { projects: [p], removeLabels: 'a' } })).status, 400);
-      const res = await t.request('POST', '/v2/projects:batchUpdate', { body: { projects: [p, 'projects/d0000000000000000000'], addLabels: { a: 'b' } } });
+      assert.equal(
+        (await t.request('POST', '/v2/projects:batchUpdate', { body: { projects: [], addLabels: { a: 'b' } } })).status,
+        400,
+      );
+      assert.equal(
+        (await t.request('POST', '/v2/projects:batchUpdate', { body: { projects: p, addLabels: { a: 'b' } } })).status,
+        400,
+      );
+      assert.equal(
+        (await t.request('POST', '/v2/projects:batchUpdate', { body: { projects: [p], addLabels: { 'a/b': 'c' } } }))
+          .status,
+        400,
+      );
+      assert.equal(
+        (await t.request('POST', '/v2/projects:batchUpdate', { body: { projects: [p], addLabels: { a: 1 } } })).status,
+        400,
+      );
+      assert.equal(
+        (await t.request('POST', '/v2/projects:batchUpdate', { body: { projects: [p], removeLabels: 'a' } })).status,
+        400,
+      );
+      const res = await t.request('POST', '/v2/projects:batchUpdate', {
+        body: { projects: [p, 'projects/d0000000000000000000'], addLabels: { a: 'b' } },
+      });
       assert.equal(res.status, 404);
       assert.deepEqual((await t.request('GET', `/v2/${p}`)).body.labels, {});
     });
@@ -304,7 +433,15 @@ describe('projects', () => {
   describe('security', () => {
     it('requires credentials', async () => {
       assert.equal((await t.request('GET', '/v2/projects', { auth: null })).status, 401);
-      assert.equal((await t.request('POST', '/v2/projects', { auth: null, body: { organization: t.boot.organization, displayName: 'x' } })).status, 401);
+      assert.equal(
+        (
+          await t.request('POST', '/v2/projects', {
+            auth: null,
+            body: { organization: t.boot.organization, displayName: 'x' },
+          })
+        ).status,
+        401,
+      );
     });
 
     it('a project user reads but cannot change or delete (403); a stranger gets 404', async () => {
@@ -312,10 +449,23 @@ describe('projects', () => {
       const user = await t.createServiceAccount({ roles: ['roles/project.user'], memberOf: id });
       const stranger = await t.createServiceAccount();
       assert.equal((await t.request('GET', `/v2/projects/${id}`, { auth: user.auth })).status, 200);
-      assert.equal((await t.request('PATCH', `/v2/projects/${id}`, { auth: user.auth, body: { displayName: 'x' } })).status, 403);
+      assert.equal(
+        (await t.request('PATCH', `/v2/projects/${id}`, { auth: user.auth, body: { displayName: 'x' } })).status,
+        403,
+      );
       assert.equal((await t.request('DELETE', `/v2/projects/${id}`, { auth: user.auth })).status, 403);
-      for (const [m, u] of [['GET', `/v2/projects/${id}`], ['PATCH', `/v2/projects/${id}`], ['DELETE', `/v2/projects/${id}`], ['GET', `/v2/projects/${id}/permissions`]] as const) {
-        assert.equal((await t.request(m, u, { auth: stranger.auth, body: m === 'PATCH' ? { displayName: 'x' } : undefined })).status, 404, `${m} ${u}`);
+      for (const [m, u] of [
+        ['GET', `/v2/projects/${id}`],
+        ['PATCH', `/v2/projects/${id}`],
+        ['DELETE', `/v2/projects/${id}`],
+        ['GET', `/v2/projects/${id}/permissions`],
+      ] as const) {
+        assert.equal(
+          (await t.request(m, u, { auth: stranger.auth, body: m === 'PATCH' ? { displayName: 'x' } : undefined }))
+            .status,
+          404,
+          `${m} ${u}`,
+        );
       }
       assert.equal((await t.request('GET', `/v2/projects/${id}`)).body.displayName, 'Guarded');
     });
@@ -323,7 +473,10 @@ describe('projects', () => {
     it('a project admin can update and delete its project but not create projects (403)', async () => {
       const id = await t.createProject('Own');
       const admin = await t.createServiceAccount({ roles: ['roles/project.admin'], memberOf: id });
-      assert.equal((await t.request('PATCH', `/v2/projects/${id}`, { auth: admin.auth, body: { displayName: 'Mine' } })).status, 200);
+      assert.equal(
+        (await t.request('PATCH', `/v2/projects/${id}`, { auth: admin.auth, body: { displayName: 'Mine' } })).status,
+        200,
+      );
       assert.equal((await create({ organization: t.boot.organization, displayName: 'x' }, admin.auth)).status, 403);
       const stranger = await t.createServiceAccount();
       assert.equal((await create({ organization: t.boot.organization, displayName: 'x' }, stranger.auth)).status, 404);
@@ -334,18 +487,45 @@ describe('projects', () => {
       const mine = await t.createProject('Mine');
       const theirs = await t.createProject('Theirs');
       const dev = await t.createServiceAccount({ roles: ['roles/project.admin'], memberOf: mine });
-      await t.deps.store.memberships.create({ scopeType: 'project', scopeId: theirs, memberId: dev.id, accountType: 'SERVICE_ACCOUNT', roles: ['roles/project.developer'], status: 'ACCEPTED', createTime: nowMicros(t.deps) });
-      const res = await t.request('POST', '/v2/projects:batchUpdate', { auth: dev.auth, body: { projects: [`projects/${mine}`, `projects/${theirs}`], addLabels: { a: 'b' } } });
+      await t.deps.store.memberships.create({
+        scopeType: 'project',
+        scopeId: theirs,
+        memberId: dev.id,
+        accountType: 'SERVICE_ACCOUNT',
+        roles: ['roles/project.developer'],
+        status: 'ACCEPTED',
+        createTime: nowMicros(t.deps),
+      });
+      const res = await t.request('POST', '/v2/projects:batchUpdate', {
+        auth: dev.auth,
+        body: { projects: [`projects/${mine}`, `projects/${theirs}`], addLabels: { a: 'b' } },
+      });
       assert.equal(res.status, 403);
       assert.deepEqual((await t.request('GET', `/v2/projects/${mine}`)).body.labels, {});
       const hidden = await t.createProject('Hidden');
-      assert.equal((await t.request('POST', '/v2/projects:batchUpdate', { auth: dev.auth, body: { projects: [`projects/${hidden}`], addLabels: { a: 'b' } } })).status, 404);
+      assert.equal(
+        (
+          await t.request('POST', '/v2/projects:batchUpdate', {
+            auth: dev.auth,
+            body: { projects: [`projects/${hidden}`], addLabels: { a: 'b' } },
+          })
+        ).status,
+        404,
+      );
     });
 
     it('a pending membership grants nothing', async () => {
       const id = await t.createProject('Pending');
       const sa = await t.createServiceAccount();
-      await t.deps.store.memberships.create({ scopeType: 'project', scopeId: id, memberId: sa.id, accountType: 'SERVICE_ACCOUNT', roles: ['roles/project.admin'], status: 'PENDING', createTime: nowMicros(t.deps) });
+      await t.deps.store.memberships.create({
+        scopeType: 'project',
+        scopeId: id,
+        memberId: sa.id,
+        accountType: 'SERVICE_ACCOUNT',
+        roles: ['roles/project.admin'],
+        status: 'PENDING',
+        createTime: nowMicros(t.deps),
+      });
       assert.equal((await t.request('GET', `/v2/projects/${id}`, { auth: sa.auth })).status, 404);
     });
   });

@@ -40,7 +40,14 @@ describe('lean :publish path', () => {
     }
     it('leaves a request without an Authorization header (a console session cookie) to the fastify route', () => {
       const fast = createPublishFastPath({} as never, () => new Promise(() => {}));
-      const req = { method: 'POST', url: `/v2/projects/p1/devices/${ID}:publish`, headers: { cookie: 'sensorcloud_session=x' }, socket: {}, setEncoding() {}, on() {} } as unknown as IncomingMessage;
+      const req = {
+        method: 'POST',
+        url: `/v2/projects/p1/devices/${ID}:publish`,
+        headers: { cookie: 'sensorcloud_session=x' },
+        socket: {},
+        setEncoding() {},
+        on() {},
+      } as unknown as IncomingMessage;
       assert.equal(fast(req, {} as ServerResponse), false);
     });
   });
@@ -63,14 +70,31 @@ describe('lean :publish path', () => {
       await limited.close();
     });
 
-    interface Case { body?: unknown; rawBody?: string; auth?: Auth | null; project?: string; device?: string; headers?: Record<string, string> }
+    interface Case {
+      body?: unknown;
+      rawBody?: string;
+      auth?: Auth | null;
+      project?: string;
+      device?: string;
+      headers?: Record<string, string>;
+    }
     /** The answer of the lean path and of the route, without what differs by nature (the date). */
     const bothWays = async (ctx: TestContext, c: Case) => {
       const path = `/v2/projects/${c.project ?? ctx.projectId}/devices/${c.device ?? device}`;
       const answers = [];
       for (const url of [`${path}:publish`, `${path}%3Apublish`]) {
-        const res = await ctx.request('POST', url, { body: c.body, rawBody: c.rawBody, auth: c.auth, headers: c.headers });
-        answers.push({ status: res.status, body: res.body, contentType: res.headers['content-type'], retryAfter: res.headers['retry-after'] });
+        const res = await ctx.request('POST', url, {
+          body: c.body,
+          rawBody: c.rawBody,
+          auth: c.auth,
+          headers: c.headers,
+        });
+        answers.push({
+          status: res.status,
+          body: res.body,
+          contentType: res.headers['content-type'],
+          retryAfter: res.headers['retry-after'],
+        });
       }
       assert.deepEqual(answers[0], answers[1]);
       return answers[0]!;
@@ -109,7 +133,9 @@ describe('lean :publish path', () => {
     });
 
     it('the rate limit: the same bucket, and the same 429 with Retry-After', async () => {
-      const res = await limited.request('POST', `/v2/projects/${limited.projectId}/devices`, { body: { type: 'touch' } });
+      const res = await limited.request('POST', `/v2/projects/${limited.projectId}/devices`, {
+        body: { type: 'touch' },
+      });
       assert.equal(res.status, 200, res.text);
       const path = `/v2/projects/${limited.projectId}/${res.body.name.split('/').slice(2).join('/')}`;
       // The create took the first of 2 tokens, the lean path takes the second; then both ways are refused alike.
@@ -127,7 +153,9 @@ describe('lean :publish path', () => {
       const answers = [];
       for (const verb of [':publish', '%3Apublish']) {
         const res = await fetch(`http://127.0.0.1:${port}/v2/projects/${t.projectId}/devices/${device}${verb}`, {
-          method: 'POST', headers: { authorization, 'content-type': 'application/json' }, body: '{"touch":{}}',
+          method: 'POST',
+          headers: { authorization, 'content-type': 'application/json' },
+          body: '{"touch":{}}',
         });
         const headers = Object.fromEntries([...res.headers].filter(([name]) => name !== 'date'));
         answers.push({ status: res.status, headers, body: await res.text() });
@@ -143,14 +171,15 @@ describe('lean :publish path', () => {
       const { port } = t.app.server.address() as { port: number };
       const { keyId, secret } = t.boot.serviceAccount;
       const authorization = `Basic ${Buffer.from(`${keyId}:${secret}`).toString('base64')}`;
-      const history = async () => (await t.request('GET', `/v2/projects/${t.projectId}/devices/${device}/events`)).body.events as unknown[];
+      const history = async () =>
+        (await t.request('GET', `/v2/projects/${t.projectId}/devices/${device}/events`)).body.events as unknown[];
       const before = (await history()).length;
       const socket = connect(port, '127.0.0.1');
       await once(socket, 'connect');
       const body = '{"touch":{}}';
       socket.write(
         `POST /v2/projects/${t.projectId}/devices/${device}:publish HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: ${authorization}\r\n` +
-        `Content-Type: application/json\r\nContent-Length: ${body.length + 20}\r\n\r\n${body}`,
+          `Content-Type: application/json\r\nContent-Length: ${body.length + 20}\r\n\r\n${body}`,
       );
       let answered = '';
       socket.on('data', (chunk: Buffer) => (answered += chunk.toString()));
@@ -160,7 +189,9 @@ describe('lean :publish path', () => {
       assert.equal(answered, '');
       assert.equal((await history()).length, before);
       const res = await fetch(`http://127.0.0.1:${port}/v2/projects/${t.projectId}/devices/${device}:publish`, {
-        method: 'POST', headers: { authorization, 'content-type': 'application/json' }, body,
+        method: 'POST',
+        headers: { authorization, 'content-type': 'application/json' },
+        body,
       });
       assert.equal(res.status, 200);
       assert.equal((await history()).length, before + 1);

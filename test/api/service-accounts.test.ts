@@ -36,7 +36,14 @@ describe('service accounts', () => {
     it('creates with no body, no Content-Type, using the defaults and the exact shape', async () => {
       const res = await t.request('POST', base);
       assert.equal(res.status, 200, res.text);
-      assert.deepEqual(Object.keys(res.body), ['name', 'email', 'displayName', 'enableBasicAuth', 'createTime', 'updateTime']);
+      assert.deepEqual(Object.keys(res.body), [
+        'name',
+        'email',
+        'displayName',
+        'enableBasicAuth',
+        'createTime',
+        'updateTime',
+      ]);
       const id = res.body.name.split('/')[3];
       assert.match(id, /^[0-9a-v]{20}$/);
       assert.equal(res.body.name, `projects/${t.projectId}/serviceaccounts/${id}`);
@@ -57,7 +64,14 @@ describe('service accounts', () => {
 
     it('creates with displayName and enableBasicAuth, ignoring read-only and unknown fields and nulls', async () => {
       const res = await t.request('POST', base, {
-        body: { displayName: 'ci-bot', enableBasicAuth: true, email: 'evil@example.org', name: 'projects/x/serviceaccounts/y', extra: 1, createTime: null },
+        body: {
+          displayName: 'ci-bot',
+          enableBasicAuth: true,
+          email: 'evil@example.org',
+          name: 'projects/x/serviceaccounts/y',
+          extra: 1,
+          createTime: null,
+        },
       });
       assert.equal(res.status, 200, res.text);
       assert.equal(res.body.displayName, 'ci-bot');
@@ -79,15 +93,22 @@ describe('service accounts', () => {
       const project = await t.createProject('paging');
       const pbase = `/v2/projects/${project}/serviceaccounts`;
       const names: string[] = [];
-      for (let i = 0; i < 3; i++) names.push((await t.request('POST', pbase, { body: { displayName: `sa${i}` } })).body.name);
+      for (let i = 0; i < 3; i++)
+        names.push((await t.request('POST', pbase, { body: { displayName: `sa${i}` } })).body.name);
       const all = await t.request('GET', pbase);
-      assert.deepEqual(all.body.serviceAccounts.map((s: { name: string }) => s.name), names);
+      assert.deepEqual(
+        all.body.serviceAccounts.map((s: { name: string }) => s.name),
+        names,
+      );
       assert.equal(all.body.nextPageToken, '');
       const first = await t.request('GET', `${pbase}?page_size=2`);
       assert.equal(first.body.serviceAccounts.length, 2);
       assert.notEqual(first.body.nextPageToken, '');
       const second = await t.request('GET', `${pbase}?pageSize=2&pageToken=${first.body.nextPageToken}`);
-      assert.deepEqual(second.body.serviceAccounts.map((s: { name: string }) => s.name), [names[2]]);
+      assert.deepEqual(
+        second.body.serviceAccounts.map((s: { name: string }) => s.name),
+        [names[2]],
+      );
       assert.equal(second.body.nextPageToken, '');
       const one = await t.request('GET', `/v2/${names[1]}`);
       assert.equal(one.status, 200);
@@ -104,7 +125,9 @@ describe('service accounts', () => {
     it('PATCH without a mask applies the fields present; read-only fields are ignored', async () => {
       const sa = (await t.request('POST', base, { body: { displayName: 'before' } })).body;
       t.clock.advance(1000);
-      const res = await t.request('PATCH', `/v2/${sa.name}`, { body: { displayName: 'after', email: 'x@y.z', name: 'projects/a/serviceaccounts/b' } });
+      const res = await t.request('PATCH', `/v2/${sa.name}`, {
+        body: { displayName: 'after', email: 'x@y.z', name: 'projects/a/serviceaccounts/b' },
+      });
       assert.equal(res.status, 200, res.text);
       assert.equal(res.body.displayName, 'after');
       assert.equal(res.body.enableBasicAuth, false);
@@ -117,11 +140,15 @@ describe('service accounts', () => {
 
     it('PATCH with update_mask applies only the listed fields', async () => {
       const sa = (await t.request('POST', base, { body: { displayName: 'keep' } })).body;
-      const res = await t.request('PATCH', `/v2/${sa.name}?update_mask=enableBasicAuth`, { body: { displayName: 'placeholder', enableBasicAuth: true } });
+      const res = await t.request('PATCH', `/v2/${sa.name}?update_mask=enableBasicAuth`, {
+        body: { displayName: 'placeholder', enableBasicAuth: true },
+      });
       assert.equal(res.status, 200, res.text);
       assert.equal(res.body.displayName, 'keep');
       assert.equal(res.body.enableBasicAuth, true);
-      const both = await t.request('PATCH', `/v2/${sa.name}?updateMask=displayName,enableBasicAuth`, { body: { displayName: 'new', enableBasicAuth: false } });
+      const both = await t.request('PATCH', `/v2/${sa.name}?updateMask=displayName,enableBasicAuth`, {
+        body: { displayName: 'new', enableBasicAuth: false },
+      });
       assert.equal(both.body.displayName, 'new');
       assert.equal(both.body.enableBasicAuth, false);
     });
@@ -131,7 +158,15 @@ describe('service accounts', () => {
       const id = sa.name.split('/')[3];
       const key = (await t.request('POST', `/v2/${sa.name}/keys`)).body;
       const other = await t.createProject('elsewhere');
-      await t.deps.store.memberships.create({ scopeType: 'project', scopeId: other, memberId: id, accountType: 'SERVICE_ACCOUNT', roles: ['roles/project.user'], status: 'ACCEPTED', createTime: 0 });
+      await t.deps.store.memberships.create({
+        scopeType: 'project',
+        scopeId: other,
+        memberId: id,
+        accountType: 'SERVICE_ACCOUNT',
+        roles: ['roles/project.user'],
+        status: 'ACCEPTED',
+        createTime: 0,
+      });
       const res = await t.request('DELETE', `/v2/${sa.name}`);
       assert.equal(res.status, 200);
       assert.deepEqual(res.body, {});
@@ -149,7 +184,13 @@ describe('service accounts', () => {
       assert.equal((await t.request('GET', `${base}/not-an-id`)).status, 404);
       const project = await t.createProject('foreign');
       const foreign = (await t.request('POST', `/v2/projects/${project}/serviceaccounts`)).body.name.split('/')[3];
-      for (const [m, u] of [['GET', ''], ['PATCH', ''], ['DELETE', ''], ['GET', '/keys'], ['POST', '/keys']] as const) {
+      for (const [m, u] of [
+        ['GET', ''],
+        ['PATCH', ''],
+        ['DELETE', ''],
+        ['GET', '/keys'],
+        ['POST', '/keys'],
+      ] as const) {
         assert.equal((await t.request(m, `${base}/${foreign}${u}`)).status, 404, `${m} ${u}`);
       }
     });
@@ -160,16 +201,23 @@ describe('service accounts', () => {
         assert.equal(res.status, 400, JSON.stringify(body));
         assert.deepEqual(Object.keys(res.body), ['error', 'code', 'help']);
       }
-      assert.equal((await t.request('POST', base, { rawBody: '{nope', headers: { 'content-type': 'application/json' } })).status, 400);
+      assert.equal(
+        (await t.request('POST', base, { rawBody: '{nope', headers: { 'content-type': 'application/json' } })).status,
+        400,
+      );
       assert.equal((await t.request('POST', base, { rawBody: '[1]' })).status, 400);
     });
 
     it('an unknown update_mask path is 400; read-only paths are ignored', async () => {
       const sa = (await t.request('POST', base)).body;
-      const bad = await t.request('PATCH', `/v2/${sa.name}?update_mask=displayName,colour`, { body: { displayName: 'x' } });
+      const bad = await t.request('PATCH', `/v2/${sa.name}?update_mask=displayName,colour`, {
+        body: { displayName: 'x' },
+      });
       assert.equal(bad.status, 400);
       assert.match(bad.body.error, /colour/);
-      const ro = await t.request('PATCH', `/v2/${sa.name}?update_mask=email,display_name`, { body: { displayName: 'y', email: 'z@z' } });
+      const ro = await t.request('PATCH', `/v2/${sa.name}?update_mask=email,display_name`, {
+        body: { displayName: 'y', email: 'z@z' },
+      });
       assert.equal(ro.status, 200, ro.text);
       assert.equal(ro.body.displayName, 'y');
       assert.equal(ro.body.email, sa.email);
@@ -205,18 +253,29 @@ describe('service accounts', () => {
         await t.createServiceAccount({ roles: ['roles/project.user', 'roles/project.developer'] }),
       ];
       const calls = [
-        ['GET', base], ['POST', base], ['GET', `/v2/${sa.name}`], ['PATCH', `/v2/${sa.name}`], ['DELETE', `/v2/${sa.name}`],
-        ['GET', `/v2/${sa.name}/keys`], ['POST', `/v2/${sa.name}/keys`], ['GET', `/v2/${key.name}`], ['DELETE', `/v2/${key.name}`],
+        ['GET', base],
+        ['POST', base],
+        ['GET', `/v2/${sa.name}`],
+        ['PATCH', `/v2/${sa.name}`],
+        ['DELETE', `/v2/${sa.name}`],
+        ['GET', `/v2/${sa.name}/keys`],
+        ['POST', `/v2/${sa.name}/keys`],
+        ['GET', `/v2/${key.name}`],
+        ['DELETE', `/v2/${key.name}`],
       ] as const;
       for (const caller of callers) {
         for (const [m, u] of calls) {
-          const res = await t.request(m, u, { auth: caller.auth, body: m === 'PATCH' ? { displayName: 'x' } : undefined });
+          const res = await t.request(m, u, {
+            auth: caller.auth,
+            body: m === 'PATCH' ? { displayName: 'x' } : undefined,
+          });
           assert.equal(res.status, 403, `${m} ${u}`);
         }
       }
       // A project admin of another project holds nothing on this one: 404, existence not leaked.
       const outsider = await t.createServiceAccount({ projectId: elsewhere, roles: ['roles/project.admin'] });
-      for (const [m, u] of calls) assert.equal((await t.request(m, u, { auth: outsider.auth })).status, 404, `${m} ${u}`);
+      for (const [m, u] of calls)
+        assert.equal((await t.request(m, u, { auth: outsider.auth })).status, 404, `${m} ${u}`);
       // Nothing was changed by the refused calls.
       assert.equal((await t.request('GET', `/v2/${key.name}`)).status, 200);
     });
@@ -279,7 +338,8 @@ describe('service account keys', () => {
   let sa: { name: string; email: string };
   before(async () => {
     t = await createTestContext();
-    sa = (await t.request('POST', `/v2/projects/${t.projectId}/serviceaccounts`, { body: { enableBasicAuth: true } })).body;
+    sa = (await t.request('POST', `/v2/projects/${t.projectId}/serviceaccounts`, { body: { enableBasicAuth: true } }))
+      .body;
   });
   after(() => t.close());
 
@@ -306,7 +366,10 @@ describe('service account keys', () => {
 
     it('ignores any body on key creation, even malformed JSON', async () => {
       for (const rawBody of ['', '{}', '{not json', '{"secret":"0123456789abcdef0123456789abcdef"}']) {
-        const res = await t.request('POST', `/v2/${sa.name}/keys`, { rawBody, headers: { 'content-type': 'application/json' } });
+        const res = await t.request('POST', `/v2/${sa.name}/keys`, {
+          rawBody,
+          headers: { 'content-type': 'application/json' },
+        });
         assert.equal(res.status, 200, `${rawBody}: ${res.text}`);
         assert.notEqual(res.body.secret, '0123456789abcdef0123456789abcdef');
         await t.request('DELETE', `/v2/${res.body.key.name}`);
@@ -315,7 +378,10 @@ describe('service account keys', () => {
 
     it('a new key authenticates with Basic', async () => {
       const res = await t.request('POST', `/v2/${sa.name}/keys`);
-      assert.equal((await t.request('GET', '/v2/roles', { auth: { basic: [res.body.key.id, res.body.secret] } })).status, 200);
+      assert.equal(
+        (await t.request('GET', '/v2/roles', { auth: { basic: [res.body.key.id, res.body.secret] } })).status,
+        200,
+      );
       await t.request('DELETE', `/v2/${res.body.key.name}`);
     });
 
@@ -324,9 +390,15 @@ describe('service account keys', () => {
       const ids: string[] = [];
       for (let i = 0; i < 3; i++) ids.push((await t.request('POST', `/v2/${other.name}/keys`)).body.key.id);
       const first = await t.request('GET', `/v2/${other.name}/keys?pageSize=2`);
-      assert.deepEqual(first.body.keys.map((k: { id: string }) => k.id), ids.slice(0, 2));
+      assert.deepEqual(
+        first.body.keys.map((k: { id: string }) => k.id),
+        ids.slice(0, 2),
+      );
       const second = await t.request('GET', `/v2/${other.name}/keys?pageSize=2&page_token=${first.body.nextPageToken}`);
-      assert.deepEqual(second.body.keys.map((k: { id: string }) => k.id), ids.slice(2));
+      assert.deepEqual(
+        second.body.keys.map((k: { id: string }) => k.id),
+        ids.slice(2),
+      );
       assert.equal(second.body.nextPageToken, '');
       const del = await t.request('DELETE', `/v2/${other.name}/keys/${ids[0]}`);
       assert.equal(del.status, 200);

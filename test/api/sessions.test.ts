@@ -23,21 +23,29 @@ after(() => t.close());
 
 /** The admin user's password grant: a Bearer token as API clients get it. */
 async function login(): Promise<Auth> {
-  const res = await t.request('POST', '/oauth2/token', { auth: null, headers: FORM, rawBody: form({ grant_type: 'password', username: t.boot.user.email, password }) });
+  const res = await t.request('POST', '/oauth2/token', {
+    auth: null,
+    headers: FORM,
+    rawBody: form({ grant_type: 'password', username: t.boot.user.email, password }),
+  });
   assert.equal(res.status, 200, res.text);
   return { bearer: res.body.access_token };
 }
 /** The console's login: the token in the session cookie; answers the Cookie header to send. */
 async function consoleLogin(): Promise<string> {
   const res = await t.request('POST', '/oauth2/token', {
-    auth: null, headers: { ...FORM, ...CONSOLE }, rawBody: form({ grant_type: 'password', username: t.boot.user.email, password, session: 'cookie' }),
+    auth: null,
+    headers: { ...FORM, ...CONSOLE },
+    rawBody: form({ grant_type: 'password', username: t.boot.user.email, password, session: 'cookie' }),
   });
   assert.equal(res.status, 200, res.text);
   return String(res.headers['set-cookie']).split(';')[0]!;
 }
-const projects = (auth: Auth, headers: Record<string, string> = {}) => t.request('GET', '/v2/projects', { auth, headers });
+const projects = (auth: Auth, headers: Record<string, string> = {}) =>
+  t.request('GET', '/v2/projects', { auth, headers });
 const withCookie = (cookie: string) => projects(null, { cookie });
-const signOut = (headers: Record<string, string>) => t.request('POST', '/oauth2/revoke', { auth: null, headers: { ...CONSOLE, ...headers } });
+const signOut = (headers: Record<string, string>) =>
+  t.request('POST', '/oauth2/revoke', { auth: null, headers: { ...CONSOLE, ...headers } });
 
 describe('sign-out', () => {
   it('a user token minted before token generations existed works until the next sign-out', async () => {
@@ -81,7 +89,12 @@ describe('sign-out', () => {
     const old = await consoleLogin();
     assert.equal((await signOut({ cookie: old })).status, 200);
     const current = await consoleLogin();
-    const attempts: Array<Record<string, string>> = [{ cookie: old }, { cookie: `${SESSION_COOKIE}=forged.token.x` }, { authorization: 'Basic eDp5' }, {}];
+    const attempts: Array<Record<string, string>> = [
+      { cookie: old },
+      { cookie: `${SESSION_COOKIE}=forged.token.x` },
+      { authorization: 'Basic eDp5' },
+      {},
+    ];
     for (const headers of attempts) {
       assert.equal((await signOut(headers)).status, 200, JSON.stringify(headers));
     }
@@ -90,9 +103,13 @@ describe('sign-out', () => {
 
   it('a service account token is left alone; without the console header nothing ends', async () => {
     const sa = await t.createServiceAccount({ roles: ['roles/project.user'] });
-    const token = (await t.request('POST', '/oauth2/token', {
-      auth: null, headers: FORM, rawBody: form({ grant_type: 'urn:ietf:params:oauth:grant-type:jwt-bearer', assertion: await assertionFor(sa) }),
-    })).body.access_token as string;
+    const token = (
+      await t.request('POST', '/oauth2/token', {
+        auth: null,
+        headers: FORM,
+        rawBody: form({ grant_type: 'urn:ietf:params:oauth:grant-type:jwt-bearer', assertion: await assertionFor(sa) }),
+      })
+    ).body.access_token as string;
     assert.equal((await signOut({ authorization: `Bearer ${token}` })).status, 200);
     assert.equal((await projects({ bearer: token })).status, 200);
     const cookie = await consoleLogin();
@@ -138,6 +155,13 @@ describe('another process on the same database', () => {
 async function assertionFor(sa: { keyId: string; secret: string; email: string }): Promise<string> {
   const { SignJWT } = await import('jose');
   const iat = Math.floor(t.clock.now() / 1000);
-  return new SignJWT({ iss: sa.email, aud: `${t.deps.config.publicUrl}/oauth2/token`, iat, exp: iat + 3600, jti: t.deps.ids.next() })
-    .setProtectedHeader({ alg: 'HS256', kid: sa.keyId }).sign(new TextEncoder().encode(sa.secret));
+  return new SignJWT({
+    iss: sa.email,
+    aud: `${t.deps.config.publicUrl}/oauth2/token`,
+    iat,
+    exp: iat + 3600,
+    jti: t.deps.ids.next(),
+  })
+    .setProtectedHeader({ alg: 'HS256', kid: sa.keyId })
+    .sign(new TextEncoder().encode(sa.secret));
 }

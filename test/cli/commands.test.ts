@@ -13,11 +13,12 @@ const connectorSecret = 'connector-signing-secret-0123456789';
 
 // One service for the file, set up by the first suite's hook (a top-level before() does not run first in Node 20).
 let setup: Promise<void> | null = null;
-const ready = () => (setup ??= (async () => {
-  s = await startService();
-  const login = await s.run(['login', '--from', `${s.dataDir}/bootstrap.json`]);
-  assert.equal(login.code, 0, login.stderr);
-})());
+const ready = () =>
+  (setup ??= (async () => {
+    s = await startService();
+    const login = await s.run(['login', '--from', `${s.dataDir}/bootstrap.json`]);
+    assert.equal(login.code, 0, login.stderr);
+  })());
 
 describe('happy', () => {
   before(ready);
@@ -28,19 +29,28 @@ describe('happy', () => {
       s.json(['orgs', 'get']),
       s.json(['organizations', 'permissions']),
     ]);
-    assert.deepEqual(orgs.map((o: any) => o.name), [s.boot.organization]);
+    assert.deepEqual(
+      orgs.map((o: any) => o.name),
+      [s.boot.organization],
+    );
     assert.equal(org.name, s.boot.organization);
     assert.ok(permissions.includes('project.create'));
   });
 
   it('projects: list, get, create, update, permissions, labels', async () => {
     const list = await s.json(['projects', 'list']);
-    assert.deepEqual(list.map((p: any) => p.name), [s.boot.project]);
+    assert.deepEqual(
+      list.map((p: any) => p.name),
+      [s.boot.project],
+    );
     const created = await s.json(['projects', 'create', 'Second project', '--time-location', 'Europe/Oslo']);
     p2 = created.name.split('/')[1];
     assert.equal(created.location.timeLocation, 'Europe/Oslo');
     const updated = await s.json(['projects', 'update', p2, '--display-name', 'Project two', '--latitude', '59.9']);
-    assert.deepEqual([updated.displayName, updated.location.latitude, updated.location.timeLocation], ['Project two', 59.9, 'Europe/Oslo']);
+    assert.deepEqual(
+      [updated.displayName, updated.location.latitude, updated.location.timeLocation],
+      ['Project two', 59.9, 'Europe/Oslo'],
+    );
     const labels = await s.run(['projects', 'labels', p2, '--add', 'env=test']);
     assert.equal(labels.code, 0, labels.stderr);
     const [got, permissions, table] = await Promise.all([
@@ -59,7 +69,10 @@ describe('happy', () => {
 
   it('roles: list and get', async () => {
     const [roles, developer] = await Promise.all([s.json(['roles', 'list']), s.json(['roles', 'get', 'developer'])]);
-    assert.deepEqual(roles.map((r: any) => r.name), ['roles/project.user', 'roles/project.developer', 'roles/project.admin', 'roles/organization.admin']);
+    assert.deepEqual(
+      roles.map((r: any) => r.name),
+      ['roles/project.user', 'roles/project.developer', 'roles/project.admin', 'roles/organization.admin'],
+    );
     assert.ok(developer.permissions.includes('dataconnector.create'));
   });
 
@@ -82,14 +95,23 @@ describe('happy', () => {
       s.json(['keys', 'list', saId]),
       s.json(['keys', 'get', key.key.id, '--service-account', saId]),
     ]);
-    assert.deepEqual(keys.map((k: any) => k.id), [key.key.id]);
+    assert.deepEqual(
+      keys.map((k: any) => k.id),
+      [key.key.id],
+    );
     assert.equal(oneKey.name, key.key.name);
 
     const member = await s.json(['members', 'add', sa.email, '--role', 'user']);
     assert.deepEqual([member.status, member.roles], ['ACCEPTED', ['roles/project.user']]);
 
     // The new key, from the environment only (as in CI), holds project.user: creating a connector is a 403.
-    const asUser = { SENSORCLOUD_URL: `${s.url}/v2`, SENSORCLOUD_KEY_ID: key.key.id, SENSORCLOUD_KEY_SECRET: key.secret, SENSORCLOUD_SERVICE_ACCOUNT: sa.email, SENSORCLOUD_PROJECT: s.projectId };
+    const asUser = {
+      SENSORCLOUD_URL: `${s.url}/v2`,
+      SENSORCLOUD_KEY_ID: key.key.id,
+      SENSORCLOUD_KEY_SECRET: key.secret,
+      SENSORCLOUD_SERVICE_ACCOUNT: sa.email,
+      SENSORCLOUD_PROJECT: s.projectId,
+    };
     const forbidden = await s.run(['connectors', 'create', '--url', 'https://receiver.test/hook'], { env: asUser });
     assert.equal(forbidden.code, 1, forbidden.stderr);
     assert.match(forbidden.stderr, /error: .*permission/i);
@@ -103,12 +125,18 @@ describe('happy', () => {
     ]);
     assert.ok(listed.some((m: any) => m.email === sa.email));
     assert.equal(byEmail.name, `${s.boot.project}/members/${saId}`);
-    assert.deepEqual(memberships.map((m: any) => m.name), [`${s.boot.project}/members/${saId}`]);
+    assert.deepEqual(
+      memberships.map((m: any) => m.name),
+      [`${s.boot.project}/members/${saId}`],
+    );
     const promoted = await s.json(['members', 'update', saId, '--role', 'developer']);
     assert.deepEqual(promoted.roles, ['roles/project.developer']);
 
     const batch = await s.json(['members', 'batch-add', sa.email, '--to', p2, '--role', 'user']);
-    assert.deepEqual(batch.members.map((m: any) => m.name), [`projects/${p2}/members/${saId}`]);
+    assert.deepEqual(
+      batch.members.map((m: any) => m.name),
+      [`projects/${p2}/members/${saId}`],
+    );
     const removed = await s.run(['members', 'batch-remove', `projects/${p2}/members/${saId}`]);
     assert.equal(removed.code, 0, removed.stderr);
     assert.equal((await s.api('GET', `projects/${p2}/members/${saId}`)).status, 404);
@@ -125,7 +153,9 @@ describe('happy', () => {
     assert.equal(pending.status, 'PENDING');
     const link = await s.json(['members', 'invite-url', 'alice@example.org']);
     assert.match(link.inviteUrl, /\/invite\/[^/]+$/);
-    const accepted = await s.run(['invites', 'accept', link.inviteUrl, '--display-name', 'Alice'], { input: 'correct horse battery staple\n' });
+    const accepted = await s.run(['invites', 'accept', link.inviteUrl, '--display-name', 'Alice'], {
+      input: 'correct horse battery staple\n',
+    });
     assert.equal(accepted.code, 0, accepted.stderr);
     assert.equal((await s.json(['members', 'get', 'alice@example.org'])).status, 'ACCEPTED');
     assert.equal((await s.run(['members', 'remove', 'alice@example.org'])).code, 0);
@@ -140,7 +170,14 @@ describe('happy', () => {
     assert.ok(list.some((m: any) => m.email === 'bob@example.org'));
     assert.equal(got.name, bob.name);
     assert.match(orgLink.inviteUrl, /\/invite\//);
-    const same = await s.json(['organizations', 'members', 'update', 'bob@example.org', '--role', 'organization.admin']);
+    const same = await s.json([
+      'organizations',
+      'members',
+      'update',
+      'bob@example.org',
+      '--role',
+      'organization.admin',
+    ]);
     assert.deepEqual(same.roles, ['roles/organization.admin']);
     assert.equal((await s.run(['organizations', 'members', 'remove', bob.name])).code, 0);
   });
@@ -164,15 +201,30 @@ describe('happy', () => {
       s.json(['devices', 'list', '--label', 'name=Lab', '--order-by', '-type']),
     ]);
     assert.equal(got.reported.temperature.value, 21.5);
-    assert.deepEqual(temperatureOnly.map((d: any) => d.name), [room.name]);
-    assert.deepEqual(byLabel.map((d: any) => d.name), [co2.name]);
+    assert.deepEqual(
+      temperatureOnly.map((d: any) => d.name),
+      [room.name],
+    );
+    assert.deepEqual(
+      byLabel.map((d: any) => d.name),
+      [co2.name],
+    );
     assert.equal((await s.api('GET', co2.name)).body.reported.co2.ppm, 612);
 
     // set adds (POST), then changes an existing key (409 → PATCH); remove deletes.
     const set = await s.json(['devices', 'labels', 'set', roomId, 'room=4', 'floor=2']);
-    assert.deepEqual(set.map((l: any) => [l.key, l.value]), [['room', '4'], ['floor', '2']]);
+    assert.deepEqual(
+      set.map((l: any) => [l.key, l.value]),
+      [
+        ['room', '4'],
+        ['floor', '2'],
+      ],
+    );
     const changed = await s.json(['devices', 'labels', 'set', roomId, 'room=5']);
-    assert.deepEqual(changed.map((l: any) => l.value), ['5']);
+    assert.deepEqual(
+      changed.map((l: any) => l.value),
+      ['5'],
+    );
     assert.equal((await s.run(['devices', 'labels', 'remove', roomId, 'floor'])).code, 0);
     const batch = await s.json(['devices', 'labels', 'batch', roomId, co2.name, '--add', 'site=oslo']);
     assert.deepEqual(batch.batchErrors, []);
@@ -182,7 +234,11 @@ describe('happy', () => {
     assert.deepEqual(replaced.labels, { name: 'Lab 2', 'virtual-sensor': '' });
 
     const history = await s.json(['events', 'history', roomId, '--since', '1h']);
-    assert.deepEqual(history.map((e: any) => e.eventType), [...Array(5).fill('labelsChanged'), 'temperature'], 'one labelsChanged per POST, PATCH, DELETE and batch');
+    assert.deepEqual(
+      history.map((e: any) => e.eventType),
+      [...Array(5).fill('labelsChanged'), 'temperature'],
+      'one labelsChanged per POST, PATCH, DELETE and batch',
+    );
     const onlyTemperature = await s.json(['events', 'history', roomId, '--type', 'temperature']);
     assert.equal(onlyTemperature.length, 1);
 
@@ -190,7 +246,10 @@ describe('happy', () => {
     assert.deepEqual(moved.transferredDevices, [room.name]);
     assert.equal((await s.api('GET', `projects/${p2}/devices/${roomId}`)).status, 200);
     const everywhere = await s.json(['devices', 'list', '--all-projects', '--order-by', 'type']);
-    assert.deepEqual(everywhere.map((d: any) => d.name), [co2.name, `projects/${p2}/devices/${roomId}`]);
+    assert.deepEqual(
+      everywhere.map((d: any) => d.name),
+      [co2.name, `projects/${p2}/devices/${roomId}`],
+    );
     assert.equal((await s.json(['devices', 'list', '--all-projects', '--limit', '1'])).length, 1);
     const deleted = await Promise.all([
       s.run(['devices', 'delete', `projects/${p2}/devices/${roomId}`]),
@@ -203,7 +262,10 @@ describe('happy', () => {
   it('events tail prints new events as NDJSON, export writes CSV', async () => {
     const device = await s.json(['devices', 'create', '--type', 'touch']);
     const [node, ...cli] = cliCommand();
-    const tail = spawn(node!, [...cli, 'events', 'tail', '--type', 'touch', '--count', '2', '--json'], { env: s.cliEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+    const tail = spawn(node!, [...cli, 'events', 'tail', '--type', 'touch', '--count', '2', '--json'], {
+      env: s.cliEnv,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     let err = '';
     tail.stdout.on('data', (d: Buffer) => (out += d.toString()));
@@ -219,36 +281,80 @@ describe('happy', () => {
     } finally {
       tail.kill('SIGKILL');
     }
-    const lines = out.trimEnd().split('\n').map((l) => JSON.parse(l));
-    assert.deepEqual(lines.map((e) => [e.eventType, e.targetName]), [['touch', device.name], ['touch', device.name]]);
+    const lines = out
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    assert.deepEqual(
+      lines.map((e) => [e.eventType, e.targetName]),
+      [
+        ['touch', device.name],
+        ['touch', device.name],
+      ],
+    );
 
     const csv = await s.run(['events', 'export', '--device', device.name, '--format', 'csv']);
     assert.equal(csv.code, 0, csv.stderr);
     const rows = csv.stdout.trimEnd().split('\n');
     assert.equal(rows[0], 'timestamp,device,eventType,eventId,field,value');
-    assert.deepEqual(rows.slice(1).map((r) => r.split(',')[2]), ['touch', 'touch', 'batteryStatus']);
+    assert.deepEqual(
+      rows.slice(1).map((r) => r.split(',')[2]),
+      ['touch', 'touch', 'batteryStatus'],
+    );
     assert.match(rows[1]!, /,touch,[0-9a-v]{20},,$/, 'a touch has no fields: one row, field and value empty');
     assert.match(rows[3]!, /,batteryStatus,[0-9a-v]{20},percentage,80$/);
   });
 
   it('connectors: create, list, get, update, disable, enable, sync, metrics, delete', async () => {
-    const created = await s.json(['connectors', 'create', '--url', 'https://receiver.test/hook', '--display-name', 'hook', '--secret', connectorSecret,
-      '--events', 'touch,temperature', '--label-keys', 'name', '--header', 'X-Api-Key: k3y']);
+    const created = await s.json([
+      'connectors',
+      'create',
+      '--url',
+      'https://receiver.test/hook',
+      '--display-name',
+      'hook',
+      '--secret',
+      connectorSecret,
+      '--events',
+      'touch,temperature',
+      '--label-keys',
+      'name',
+      '--header',
+      'X-Api-Key: k3y',
+    ]);
     assert.deepEqual([created.status, created.events, created.labels], ['ACTIVE', ['touch', 'temperature'], ['name']]);
     // What the API echoes is redacted in every output; the service has the real values.
-    assert.deepEqual(created.httpConfig, { url: 'https://receiver.test/hook', signatureSecret: '<redacted>', headers: { 'X-Api-Key': '<redacted>' } });
+    assert.deepEqual(created.httpConfig, {
+      url: 'https://receiver.test/hook',
+      signatureSecret: '<redacted>',
+      headers: { 'X-Api-Key': '<redacted>' },
+    });
     const stored = (await s.api('GET', created.name)).body;
-    assert.deepEqual([stored.httpConfig.signatureSecret, stored.httpConfig.headers], [connectorSecret, { 'X-Api-Key': 'k3y' }]);
+    assert.deepEqual(
+      [stored.httpConfig.signatureSecret, stored.httpConfig.headers],
+      [connectorSecret, { 'X-Api-Key': 'k3y' }],
+    );
     const id = created.name.split('/').pop();
 
-    const [list, got, table] = await Promise.all([s.json(['connectors', 'list']), s.json(['connectors', 'get', id]), s.run(['connectors', 'get', id])]);
-    assert.deepEqual(list.map((c: any) => c.name), [created.name]);
+    const [list, got, table] = await Promise.all([
+      s.json(['connectors', 'list']),
+      s.json(['connectors', 'get', id]),
+      s.run(['connectors', 'get', id]),
+    ]);
+    assert.deepEqual(
+      list.map((c: any) => c.name),
+      [created.name],
+    );
     assert.equal(got.httpConfig.signatureSecret, '<redacted>');
     assert.match(table.stdout, /signed\s+yes/);
 
     const updated = await s.json(['connectors', 'update', id, '--events', 'touch', '--label-keys', 'name,room']);
     assert.deepEqual([updated.events, updated.labels], [['touch'], ['name', 'room']]);
-    assert.equal((await s.api('GET', created.name)).body.httpConfig.signatureSecret, connectorSecret, 'untouched fields stay');
+    assert.equal(
+      (await s.api('GET', created.name)).body.httpConfig.signatureSecret,
+      connectorSecret,
+      'untouched fields stay',
+    );
     const generated = await s.json(['connectors', 'update', id, '--generate-secret']);
     assert.match(generated.generatedSecret, /^[0-9a-f]{64}$/);
     assert.equal((await s.api('GET', created.name)).body.httpConfig.signatureSecret, generated.generatedSecret);
@@ -278,7 +384,15 @@ describe('happy', () => {
     const [bash, zsh] = await Promise.all([s.run(['completion', 'bash']), s.run(['completion', 'zsh'])]);
     assert.equal(bash.code, 0);
     // bash itself runs the function: `sensorcloud devices l<TAB>` and `sensorcloud events export --f<TAB>`.
-    const complete = (words: string[]) => execFileSync('bash', ['-c', `${bash.stdout}\nCOMP_WORDS=(${words.map((w) => `'${w}'`).join(' ')}); COMP_CWORD=${words.length - 1}; _sensorcloud; echo "\${COMPREPLY[*]}"`], { encoding: 'utf8' }).trim();
+    const complete = (words: string[]) =>
+      execFileSync(
+        'bash',
+        [
+          '-c',
+          `${bash.stdout}\nCOMP_WORDS=(${words.map((w) => `'${w}'`).join(' ')}); COMP_CWORD=${words.length - 1}; _sensorcloud; echo "\${COMPREPLY[*]}"`,
+        ],
+        { encoding: 'utf8' },
+      ).trim();
     assert.equal(complete(['sensorcloud', 'devices', 'l']), 'list labels');
     assert.equal(complete(['sensorcloud', 'events', 'export', '--f']), '--format');
     assert.equal(complete(['sensorcloud', 'connectors', 'di']), 'disable');
@@ -303,7 +417,9 @@ describe('errors', () => {
     assert.equal(oauth.code, 3, oauth.stderr);
     assert.match(oauth.stderr, /refused the credentials/);
     // Without the email (and without the profile, which knows it for this key id) the CLI uses Basic Auth.
-    const basic = await s.run(['projects', 'list'], { env: { ...wrong, SENSORCLOUD_SERVICE_ACCOUNT: undefined, XDG_CONFIG_HOME: `${s.dataDir}/no-profiles` } });
+    const basic = await s.run(['projects', 'list'], {
+      env: { ...wrong, SENSORCLOUD_SERVICE_ACCOUNT: undefined, XDG_CONFIG_HOME: `${s.dataDir}/no-profiles` },
+    });
     assert.equal(basic.code, 3, basic.stderr);
     assert.match(basic.stderr, /authentication failed/);
   });

@@ -23,34 +23,51 @@ let device: string;
 let seeded: string[] = [];
 
 let setup: Promise<void> | null = null;
-const ready = () => (setup ??= (async () => {
-  s = await startService();
-  const created = await s.api('POST', `${s.boot.project}/devices`, { type: 'touchCounter' });
-  device = created.body.name;
-  const deviceId = device.split('/').pop()!;
-  // One event per second, ending a few minutes ago: distinct timestamps, all inside --since 7d.
-  const PUBLISHED = 3;
-  const startMicros = (Date.now() - (COUNT + 300) * 1000) * 1000;
-  const ids = createIdGenerator(systemClock, systemRandom);
-  const store = createSqliteStore(join(s.dataDir, 'sensorcloud.db'));
-  try {
-    await store.transaction(async (tx) => {
-      for (let i = 0; i < COUNT - PUBLISHED; i++) {
-        const timestamp = startMicros + i * 1_000_000;
-        const event = { eventId: ids.next(), targetName: device, eventType: 'touchCount', data: { touchCount: { total: i, updateTime: formatTimestamp(timestamp) } }, timestamp: formatTimestamp(timestamp) };
-        await tx.events.insert({ id: event.eventId, projectId: s.projectId, deviceId, eventType: 'touchCount', timestamp, createTime: timestamp, body: JSON.stringify(event) });
-      }
-    });
-  } finally {
-    await store.close();
-  }
-  for (let i = COUNT - PUBLISHED; i < COUNT; i++) {
-    const res = await s.api('POST', `${device}:publish`, { touchCount: { total: i, updateTime: formatTimestamp(startMicros + i * 1_000_000) } });
-    assert.equal(res.status, 200);
-  }
-  seeded = [];
-  for await (const page of pagesOldestFirst()) seeded.push(...page);
-})());
+const ready = () =>
+  (setup ??= (async () => {
+    s = await startService();
+    const created = await s.api('POST', `${s.boot.project}/devices`, { type: 'touchCounter' });
+    device = created.body.name;
+    const deviceId = device.split('/').pop()!;
+    // One event per second, ending a few minutes ago: distinct timestamps, all inside --since 7d.
+    const PUBLISHED = 3;
+    const startMicros = (Date.now() - (COUNT + 300) * 1000) * 1000;
+    const ids = createIdGenerator(systemClock, systemRandom);
+    const store = createSqliteStore(join(s.dataDir, 'sensorcloud.db'));
+    try {
+      await store.transaction(async (tx) => {
+        for (let i = 0; i < COUNT - PUBLISHED; i++) {
+          const timestamp = startMicros + i * 1_000_000;
+          const event = {
+            eventId: ids.next(),
+            targetName: device,
+            eventType: 'touchCount',
+            data: { touchCount: { total: i, updateTime: formatTimestamp(timestamp) } },
+            timestamp: formatTimestamp(timestamp),
+          };
+          await tx.events.insert({
+            id: event.eventId,
+            projectId: s.projectId,
+            deviceId,
+            eventType: 'touchCount',
+            timestamp,
+            createTime: timestamp,
+            body: JSON.stringify(event),
+          });
+        }
+      });
+    } finally {
+      await store.close();
+    }
+    for (let i = COUNT - PUBLISHED; i < COUNT; i++) {
+      const res = await s.api('POST', `${device}:publish`, {
+        touchCount: { total: i, updateTime: formatTimestamp(startMicros + i * 1_000_000) },
+      });
+      assert.equal(res.status, 200);
+    }
+    seeded = [];
+    for await (const page of pagesOldestFirst()) seeded.push(...page);
+  })());
 
 /** The seeded ids from the API directly (newest first in the API), returned oldest first. */
 async function* pagesOldestFirst(): AsyncGenerator<string[]> {
@@ -59,7 +76,10 @@ async function* pagesOldestFirst(): AsyncGenerator<string[]> {
   const since = encodeURIComponent(new Date(Date.now() - 7 * 86_400_000).toISOString());
   let token = '';
   do {
-    const res = await s.api('GET', `${device}/events?pageSize=1000&startTime=${since}&pageToken=${encodeURIComponent(token)}`);
+    const res = await s.api(
+      'GET',
+      `${device}/events?pageSize=1000&startTime=${since}&pageToken=${encodeURIComponent(token)}`,
+    );
     assert.equal(res.status, 200, JSON.stringify(res.body));
     all.push(...res.body.events.map((e: any) => e.eventId));
     token = res.body.nextPageToken;
@@ -73,44 +93,101 @@ describe('happy', () => {
   it('exports all 10,000 events as NDJSON, newest first, each once', { timeout: 120_000 }, async () => {
     assert.equal(seeded.length, COUNT);
     const file = join(s.dataDir, 'history.ndjson');
-    const r = await s.run(['events', 'export', '--device', device, '--since', '7d', '--format', 'ndjson', '--output', file], { env: envCredentials(s), timeoutMs: 90_000 });
+    const r = await s.run(
+      ['events', 'export', '--device', device, '--since', '7d', '--format', 'ndjson', '--output', file],
+      { env: envCredentials(s), timeoutMs: 90_000 },
+    );
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stderr, /Exported 10,000 events/);
-    const events = readFileSync(file, 'utf8').trimEnd().split('\n').map((l) => JSON.parse(l));
+    const events = readFileSync(file, 'utf8')
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     assert.equal(events.length, COUNT);
-    assert.deepEqual(events.map((e) => e.eventId), [...seeded].reverse());
+    assert.deepEqual(
+      events.map((e) => e.eventId),
+      [...seeded].reverse(),
+    );
     // Newest first: each count is one less than the one before it.
     events.forEach((e, i) => assert.equal(e.data.touchCount.total, COUNT - 1 - i));
   });
 
   it('exports them as CSV to stdout: one row per field value, with the device', { timeout: 120_000 }, async () => {
-    const r = await s.run(['events', 'export', '--device', device, '--since', '7d'], { env: envCredentials(s), timeoutMs: 90_000 });
+    const r = await s.run(['events', 'export', '--device', device, '--since', '7d'], {
+      env: envCredentials(s),
+      timeoutMs: 90_000,
+    });
     assert.equal(r.code, 0, r.stderr);
-    const rows = r.stdout.trimEnd().split('\n').map((row) => row.split(','));
+    const rows = r.stdout
+      .trimEnd()
+      .split('\n')
+      .map((row) => row.split(','));
     // touchCount has one field (total): one row per event.
     assert.equal(rows.length, COUNT + 1);
     assert.deepEqual(rows[0], ['timestamp', 'device', 'eventType', 'eventId', 'field', 'value']);
     const deviceId = device.split('/').pop();
-    assert.deepEqual(rows.slice(1).map((row) => row[3]), [...seeded].reverse());
-    rows.slice(1).forEach((row, i) => assert.deepEqual(row.slice(1, 3).concat(row.slice(4)), [deviceId, 'touchCount', 'total', String(COUNT - 1 - i)]));
+    assert.deepEqual(
+      rows.slice(1).map((row) => row[3]),
+      [...seeded].reverse(),
+    );
+    rows
+      .slice(1)
+      .forEach((row, i) =>
+        assert.deepEqual(row.slice(1, 3).concat(row.slice(4)), [
+          deviceId,
+          'touchCount',
+          'total',
+          String(COUNT - 1 - i),
+        ]),
+      );
     const timestamps = rows.slice(1).map((row) => Date.parse(row[0]!));
-    for (let i = 1; i < timestamps.length; i++) assert.ok(timestamps[i]! < timestamps[i - 1]!, `row ${i + 1} is older than the row before`);
+    for (let i = 1; i < timestamps.length; i++)
+      assert.ok(timestamps[i]! < timestamps[i - 1]!, `row ${i + 1} is older than the row before`);
   });
 });
 
 describe('the CSV shape (docs/cli.md, docs/console.md)', () => {
   const at = (s: number) => `2025-06-01T12:00:${String(s).padStart(2, '0')}.000000Z`;
   const ev = (seconds: number, eventType: string, data: unknown): ApiEvent => ({
-    eventId: `e${String(seconds).padStart(19, '0')}`, targetName: 'projects/p1/devices/emu00000000000000000001', eventType, data, timestamp: at(seconds),
+    eventId: `e${String(seconds).padStart(19, '0')}`,
+    targetName: 'projects/p1/devices/emu00000000000000000001',
+    eventType,
+    data,
+    timestamp: at(seconds),
   });
   // Newest first, as the API returns them; every kind of field the event types have.
   const events: ApiEvent[] = [
-    ev(9, 'labelsChanged', { added: { name: 'Room 4, east', '=cmd': '@SUM(1)' }, modified: { floor: '-2', note: '-x' }, removed: ['room', 'desk'] }),
-    ev(8, 'deskOccupancy', { deskOccupancy: { state: 'OCCUPIED', remarks: ['said "hi"\nthen left'], updateTime: at(8) } }),
-    ev(7, 'connectionStatus', { connectionStatus: { connection: 'ETHERNET', available: ['ETHERNET', 'CELLULAR'], updateTime: at(7) } }),
-    ev(6, 'networkStatus', { networkStatus: { signalStrength: 80, rssi: -61, updateTime: at(6), cloudConnectors: [{ id: 'ccon1', signalStrength: 80, rssi: -61 }], transmissionMode: 'LOW_POWER_STANDARD_MODE' } }),
-    ev(5, 'ethernetStatus', { ethernetStatus: { macAddress: '00:00:5e:00:53:01', ipAddress: '192.0.2.10', errors: [], updateTime: at(5) } }),
-    ev(4, 'temperature', { temperature: { value: -3.5, updateTime: at(4), samples: [{ value: -3.5, sampleTime: at(4) }], isBackfilled: false } }),
+    ev(9, 'labelsChanged', {
+      added: { name: 'Room 4, east', '=cmd': '@SUM(1)' },
+      modified: { floor: '-2', note: '-x' },
+      removed: ['room', 'desk'],
+    }),
+    ev(8, 'deskOccupancy', {
+      deskOccupancy: { state: 'OCCUPIED', remarks: ['said "hi"\nthen left'], updateTime: at(8) },
+    }),
+    ev(7, 'connectionStatus', {
+      connectionStatus: { connection: 'ETHERNET', available: ['ETHERNET', 'CELLULAR'], updateTime: at(7) },
+    }),
+    ev(6, 'networkStatus', {
+      networkStatus: {
+        signalStrength: 80,
+        rssi: -61,
+        updateTime: at(6),
+        cloudConnectors: [{ id: 'ccon1', signalStrength: 80, rssi: -61 }],
+        transmissionMode: 'LOW_POWER_STANDARD_MODE',
+      },
+    }),
+    ev(5, 'ethernetStatus', {
+      ethernetStatus: { macAddress: '00:00:5e:00:53:01', ipAddress: '192.0.2.10', errors: [], updateTime: at(5) },
+    }),
+    ev(4, 'temperature', {
+      temperature: {
+        value: -3.5,
+        updateTime: at(4),
+        samples: [{ value: -3.5, sampleTime: at(4) }],
+        isBackfilled: false,
+      },
+    }),
     ev(3, 'touch', { touch: { updateTime: at(3) } }),
   ];
   const D = 'emu00000000000000000001';
@@ -145,7 +222,7 @@ describe('the CSV shape (docs/cli.md, docs/console.md)', () => {
     assert.equal(`${EVENTS_CSV_HEADER}\n${events.map(eventCsvRows).join('')}`, expected);
   });
 
-  it('the console\'s Export CSV writes the same bytes as the CLI for the same events', () => {
+  it("the console's Export CSV writes the same bytes as the CLI for the same events", () => {
     assert.equal(eventsToCsv(events), expected);
   });
 });

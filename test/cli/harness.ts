@@ -74,12 +74,18 @@ export function cliCommand(): string[] {
   return [...CLI_COMMAND];
 }
 
-export function runCli(args: string[], env: Record<string, string | undefined>, options: RunOptions = {}): Promise<RunResult> {
+export function runCli(
+  args: string[],
+  env: Record<string, string | undefined>,
+  options: RunOptions = {},
+): Promise<RunResult> {
   const childEnv: Record<string, string> = {};
   for (const [k, v] of Object.entries({ ...env, ...options.env })) if (v !== undefined) childEnv[k] = v;
   const [node, ...cli] = cliCommand();
   const child = spawn(node!, [...cli, ...args], { cwd: ROOT, env: childEnv, stdio: ['pipe', 'pipe', 'pipe'] });
-  return outputOf(child, `sensorcloud ${args.join(' ')}`, options.input ?? '', options.timeoutMs ?? 30_000).then((r) => ({ ...r, code: r.code ?? -1 }));
+  return outputOf(child, `sensorcloud ${args.join(' ')}`, options.input ?? '', options.timeoutMs ?? 30_000).then(
+    (r) => ({ ...r, code: r.code ?? -1 }),
+  );
 }
 
 export async function startService(extraEnv: Record<string, string> = {}): Promise<Service> {
@@ -87,8 +93,13 @@ export async function startService(extraEnv: Record<string, string> = {}): Promi
   const configHome = join(dataDir, 'config');
   const port = await freePort();
   const child = await serve({
-    ...cleanEnv(), PORT: String(port), SENSORCLOUD_DATA_DIR: dataDir, SENSORCLOUD_HEARTBEAT_INTERVAL: '0', LOG_LEVEL: 'error',
-    SENSORCLOUD_RATE_LIMIT: 'off', ...extraEnv,
+    ...cleanEnv(),
+    PORT: String(port),
+    SENSORCLOUD_DATA_DIR: dataDir,
+    SENSORCLOUD_HEARTBEAT_INTERVAL: '0',
+    LOG_LEVEL: 'error',
+    SENSORCLOUD_RATE_LIMIT: 'off',
+    ...extraEnv,
   });
   cleanups.push(() => {
     child.kill('SIGKILL');
@@ -100,7 +111,14 @@ export async function startService(extraEnv: Record<string, string> = {}): Promi
   const transcript: string[] = [];
   const auth = `Basic ${Buffer.from(`${boot.serviceAccount.keyId}:${boot.serviceAccount.secret}`).toString('base64')}`;
   const service: Service = {
-    url, port, dataDir, boot, projectId: boot.project.split('/')[1]!, cliEnv, configHome, transcript,
+    url,
+    port,
+    dataDir,
+    boot,
+    projectId: boot.project.split('/')[1]!,
+    cliEnv,
+    configHome,
+    transcript,
     async run(args, options) {
       const result = await runCli(args, cliEnv, options);
       transcript.push(result.stdout, result.stderr);
@@ -108,7 +126,10 @@ export async function startService(extraEnv: Record<string, string> = {}): Promi
     },
     async json(args, options) {
       const result = await service.run([...args, '--json'], options);
-      if (result.code !== 0) throw new Error(`sensorcloud ${args.join(' ')} --json exited ${result.code}\n${result.stdout}\n${result.stderr}`);
+      if (result.code !== 0)
+        throw new Error(
+          `sensorcloud ${args.join(' ')} --json exited ${result.code}\n${result.stdout}\n${result.stderr}`,
+        );
       try {
         return JSON.parse(result.stdout);
       } catch {
@@ -116,7 +137,11 @@ export async function startService(extraEnv: Record<string, string> = {}): Promi
       }
     },
     async api(method, path, body) {
-      const res = await fetch(`${url}/v2/${path}`, { method, headers: { authorization: auth }, body: body === undefined ? undefined : JSON.stringify(body) });
+      const res = await fetch(`${url}/v2/${path}`, {
+        method,
+        headers: { authorization: auth },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
       return { status: res.status, body: (await res.json()) as any };
     },
   };
@@ -126,13 +151,19 @@ export async function startService(extraEnv: Record<string, string> = {}): Promi
 /** Environment that points the CLI at the service with the bootstrap key, without any profile. */
 export function envCredentials(s: Service): Record<string, string> {
   return {
-    SENSORCLOUD_URL: s.url, SENSORCLOUD_KEY_ID: s.boot.serviceAccount.keyId, SENSORCLOUD_KEY_SECRET: s.boot.serviceAccount.secret,
+    SENSORCLOUD_URL: s.url,
+    SENSORCLOUD_KEY_ID: s.boot.serviceAccount.keyId,
+    SENSORCLOUD_KEY_SECRET: s.boot.serviceAccount.secret,
     SENSORCLOUD_SERVICE_ACCOUNT: s.boot.serviceAccount.email,
   };
 }
 
 /** Waits (polling every 50 ms, at most `timeoutMs`) until `check` returns a value other than undefined. */
-export async function waitFor<T>(what: string, check: () => T | undefined | Promise<T | undefined>, timeoutMs = 15_000): Promise<T> {
+export async function waitFor<T>(
+  what: string,
+  check: () => T | undefined | Promise<T | undefined>,
+  timeoutMs = 15_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await check();

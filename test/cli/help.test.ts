@@ -25,14 +25,33 @@ describe('happy', () => {
 
   it('the tree has every group', () => {
     const groups = new Set(all.map((l) => l.path.split(' ')[0]));
-    for (const g of ['login', 'organizations', 'projects', 'members', 'invites', 'roles', 'service-accounts', 'keys', 'devices', 'emulator', 'events', 'connectors', 'listen', 'completion', 'serve']) {
+    for (const g of [
+      'login',
+      'organizations',
+      'projects',
+      'members',
+      'invites',
+      'roles',
+      'service-accounts',
+      'keys',
+      'devices',
+      'emulator',
+      'events',
+      'connectors',
+      'listen',
+      'completion',
+      'serve',
+    ]) {
       assert.ok(groups.has(g), g);
     }
   });
 
-  it('every command\'s help ends with an example, groups included', () => {
+  it("every command's help ends with an example, groups included", () => {
     const every = (command: Command, path: string[] = []): Array<{ path: string; command: Command }> =>
-      command.commands.flatMap((c) => [{ path: [...path, c.name()].join(' '), command: c }, ...every(c, [...path, c.name()])]);
+      command.commands.flatMap((c) => [
+        { path: [...path, c.name()].join(' '), command: c },
+        ...every(c, [...path, c.name()]),
+      ]);
     for (const { path, command } of every(buildProgram())) {
       let text = '';
       command.configureOutput({ writeOut: (t) => (text += t), writeErr: () => undefined });
@@ -58,18 +77,23 @@ describe('happy', () => {
     const visit = (file: string) => {
       if (loaded.has(file)) return;
       loaded.add(file);
-      for (const m of readFileSync(join(dir, file), 'utf8').matchAll(/^import\s*(?:[^'"]*?from\s*)?"\.\/([\w.-]+\.js)";?$/gm)) visit(m[1]!);
+      for (const m of readFileSync(join(dir, file), 'utf8').matchAll(
+        /^import\s*(?:[^'"]*?from\s*)?"\.\/([\w.-]+\.js)";?$/gm,
+      ))
+        visit(m[1]!);
     };
     visit('cli.js');
     const packages = new Set<string>();
     for (const file of loaded) {
-      for (const source of (JSON.parse(readFileSync(join(dir, `${file}.map`), 'utf8')) as { sources: string[] }).sources) {
+      for (const source of (JSON.parse(readFileSync(join(dir, `${file}.map`), 'utf8')) as { sources: string[] })
+        .sources) {
         const m = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(source);
         if (m) packages.add(m[1]!);
       }
     }
     assert.ok(packages.has('commander'), `the check sees bundled packages: ${[...packages].join(', ')}`);
-    for (const heavy of ['fastify', 'better-sqlite3', 'pino', 'pg', 'undici', 'typebox']) assert.ok(!packages.has(heavy), `${heavy} is loaded by every client command`);
+    for (const heavy of ['fastify', 'better-sqlite3', 'pino', 'pg', 'undici', 'typebox'])
+      assert.ok(!packages.has(heavy), `${heavy} is loaded by every client command`);
     assert.doesNotMatch([...loaded].map((f) => readFileSync(join(dir, f), 'utf8')).join('\n'), /from "better-sqlite3"/);
   });
 
@@ -79,22 +103,30 @@ describe('happy', () => {
     assert.equal(stdout.trim(), JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).version);
   });
 
-  it('every command\'s --help runs from the build, so every statically imported chunk resolves', { timeout: 120_000 }, async () => {
+  it("every command's --help runs from the build, so every statically imported chunk resolves", {
+    timeout: 120_000,
+  }, async () => {
     const [node, ...cli] = cliCommand();
     const paths = [[], ...leaves(buildProgram()).map((l) => l.path.split(' '))];
     const failures: string[] = [];
     // Four at a time: each is a whole node process (~0.15 s).
     const queue = [...paths];
-    await Promise.all(Array.from({ length: 4 }, async () => {
-      for (let path = queue.shift(); path !== undefined; path = queue.shift()) {
-        try {
-          const { stdout } = await execFileAsync(node!, [...cli, ...path, '--help'], { encoding: 'utf8', timeout: 30_000 });
-          if (!/Usage: sensorcloud/.test(stdout)) failures.push(`sensorcloud ${path.join(' ')} --help printed no usage: ${stdout}`);
-        } catch (err) {
-          failures.push(`sensorcloud ${path.join(' ')} --help: ${(err as Error).message}`);
+    await Promise.all(
+      Array.from({ length: 4 }, async () => {
+        for (let path = queue.shift(); path !== undefined; path = queue.shift()) {
+          try {
+            const { stdout } = await execFileAsync(node!, [...cli, ...path, '--help'], {
+              encoding: 'utf8',
+              timeout: 30_000,
+            });
+            if (!/Usage: sensorcloud/.test(stdout))
+              failures.push(`sensorcloud ${path.join(' ')} --help printed no usage: ${stdout}`);
+          } catch (err) {
+            failures.push(`sensorcloud ${path.join(' ')} --help: ${(err as Error).message}`);
+          }
         }
-      }
-    }));
+      }),
+    );
     assert.deepEqual(failures, []);
   });
 });

@@ -17,10 +17,14 @@ let s: Service;
 let engineReceiver: Receiver;
 
 let setup: Promise<void> | null = null;
-const ready = () => (setup ??= (async () => {
-  s = await startService({ SENSORCLOUD_ALLOW_PRIVATE_ENDPOINTS: '127.0.0.0/8', SENSORCLOUD_CA_FILE: testTls().caFile });
-  engineReceiver = await startReceiver();
-})());
+const ready = () =>
+  (setup ??= (async () => {
+    s = await startService({
+      SENSORCLOUD_ALLOW_PRIVATE_ENDPOINTS: '127.0.0.0/8',
+      SENSORCLOUD_CA_FILE: testTls().caFile,
+    });
+    engineReceiver = await startReceiver();
+  })());
 
 interface Forwarded {
   headers: IncomingHttpHeaders;
@@ -36,10 +40,14 @@ after(async () => {
 describe('happy', () => {
   before(ready);
 
-  it('forwards with the engine\'s body and headers, signed with a generated secret the receiver kit verifies', { timeout: 60_000 }, async () => {
+  it("forwards with the engine's body and headers, signed with a generated secret the receiver kit verifies", {
+    timeout: 60_000,
+  }, async () => {
     // A real connector to an HTTPS receiver, for the engine's pushes of the same events.
     const connector = await s.api('POST', `${s.boot.project}/dataconnectors`, {
-      type: 'HTTP_PUSH', labels: ['name'], httpConfig: { url: engineReceiver.url, headers: { 'X-Api-Key': 'k3y' }, signatureSecret: 'engine-secret' },
+      type: 'HTTP_PUSH',
+      labels: ['name'],
+      httpConfig: { url: engineReceiver.url, headers: { 'X-Api-Key': 'k3y' }, signatureSecret: 'engine-secret' },
     });
     assert.equal(connector.status, 200, JSON.stringify(connector.body));
 
@@ -67,8 +75,23 @@ describe('happy', () => {
     await once(local, 'listening');
     const port = (local.address() as AddressInfo).port;
 
-    const listen = spawn(cliCommand()[0]!, [...cliCommand().slice(1), 'listen', '--forward-to', `http://127.0.0.1:${port}/hook`, '--label-keys', 'name',
-      '--header', 'X-Api-Key: k3y', '--count', '3', '--json'], { cwd: ROOT, env: { ...s.cliEnv, ...envCredentials(s) }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const listen = spawn(
+      cliCommand()[0]!,
+      [
+        ...cliCommand().slice(1),
+        'listen',
+        '--forward-to',
+        `http://127.0.0.1:${port}/hook`,
+        '--label-keys',
+        'name',
+        '--header',
+        'X-Api-Key: k3y',
+        '--count',
+        '3',
+        '--json',
+      ],
+      { cwd: ROOT, env: { ...s.cliEnv, ...envCredentials(s) }, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     let out = '';
     let err = '';
     listen.stdout.on('data', (d: Buffer) => (out += d.toString()));
@@ -79,7 +102,10 @@ describe('happy', () => {
       secret = /signature secret: ([0-9a-f]{64})\n/.exec(err)?.[1] ?? '';
       assert.notEqual(secret, '', `the generated secret is printed once on stderr: ${err}`);
 
-      const device = await s.api('POST', `${s.boot.project}/devices`, { type: 'temperature', labels: { name: 'Room 4' } });
+      const device = await s.api('POST', `${s.boot.project}/devices`, {
+        type: 'temperature',
+        labels: { name: 'Room 4' },
+      });
       // Each step after the previous forward, so the labels each body should carry are known.
       assert.equal((await s.api('POST', `${device.body.name}:publish`, { temperature: { value: 21.5 } })).status, 200);
       await waitFor('the first forward', () => (forwarded.length >= 1 ? true : undefined));
@@ -93,10 +119,23 @@ describe('happy', () => {
     }
 
     // One NDJSON line per forward: 200 and a latency.
-    const lines = out.trimEnd().split('\n').map((l) => JSON.parse(l));
-    assert.deepEqual(lines.map((l) => [l.eventType, l.status]), [['temperature', 200], ['labelsChanged', 200], ['labelsChanged', 200]]);
+    const lines = out
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    assert.deepEqual(
+      lines.map((l) => [l.eventType, l.status]),
+      [
+        ['temperature', 200],
+        ['labelsChanged', 200],
+        ['labelsChanged', 200],
+      ],
+    );
     for (const l of lines) assert.equal(typeof l.latencyMs, 'number');
-    assert.deepEqual(forwarded.map((f) => f.verified), [true, true, true]);
+    assert.deepEqual(
+      forwarded.map((f) => f.verified),
+      [true, true, true],
+    );
     assert.equal(err.split(secret).length - 1, 1, 'the generated secret is printed exactly once');
 
     // The engine pushed the same three events: the same bytes (labels as after each change), the same headers.
@@ -107,7 +146,8 @@ describe('happy', () => {
       const push = byEvent.get(eventId);
       assert.ok(push, `the engine pushed ${eventId} too`);
       assert.equal(f.body.toString('utf8'), push.body.toString('utf8'));
-      for (const name of ['content-type', 'user-agent', 'x-api-key', 'content-length']) assert.equal(f.headers[name], push.headers[name], name);
+      for (const name of ['content-type', 'user-agent', 'x-api-key', 'content-length'])
+        assert.equal(f.headers[name], push.headers[name], name);
     }
     const labels = forwarded.map((f) => JSON.parse(f.body.toString()).labels);
     assert.deepEqual(labels, [{ name: 'Room 4' }, { name: 'Room 4' }, { name: 'Kitchen' }]);
@@ -117,7 +157,9 @@ describe('happy', () => {
 describe('errors', () => {
   before(ready);
 
-  it('an endpoint that refuses is reported per event, and a wrong secret fails verification', { timeout: 60_000 }, async () => {
+  it('an endpoint that refuses is reported per event, and a wrong secret fails verification', {
+    timeout: 60_000,
+  }, async () => {
     const seen: string[] = [];
     const local = createServer((req, res) => {
       const chunks: Buffer[] = [];
@@ -135,8 +177,22 @@ describe('errors', () => {
     local.listen(0, '127.0.0.1');
     await once(local, 'listening');
     const port = (local.address() as AddressInfo).port;
-    const listen = spawn(cliCommand()[0]!, [...cliCommand().slice(1), 'listen', '--forward-to', `http://127.0.0.1:${port}/hook`, '--secret', 'listen-secret',
-      '--events', 'touch', '--count', '1'], { cwd: ROOT, env: { ...s.cliEnv, ...envCredentials(s) }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const listen = spawn(
+      cliCommand()[0]!,
+      [
+        ...cliCommand().slice(1),
+        'listen',
+        '--forward-to',
+        `http://127.0.0.1:${port}/hook`,
+        '--secret',
+        'listen-secret',
+        '--events',
+        'touch',
+        '--count',
+        '1',
+      ],
+      { cwd: ROOT, env: { ...s.cliEnv, ...envCredentials(s) }, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     let out = '';
     let err = '';
     listen.stdout.on('data', (d: Buffer) => (out += d.toString()));

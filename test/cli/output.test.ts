@@ -7,7 +7,17 @@ import { createProgress } from '../../src/cli/progress.ts';
 
 /** A stream that records what is written; `isTTY` as a terminal would say. */
 function fakeStream(isTTY: boolean): NodeJS.WriteStream & { text: string } {
-  const stream = { isTTY, text: '', write(chunk: string) { stream.text += chunk; return true; }, once() { return stream; } };
+  const stream = {
+    isTTY,
+    text: '',
+    write(chunk: string) {
+      stream.text += chunk;
+      return true;
+    },
+    once() {
+      return stream;
+    },
+  };
   return stream as unknown as NodeJS.WriteStream & { text: string };
 }
 
@@ -15,8 +25,14 @@ interface Row {
   id: string;
   type: string;
 }
-const rows: Row[] = [{ id: 'a', type: 'temperature' }, { id: 'bbbbbb', type: 'co2' }];
-const columns = [{ header: 'ID', value: (r: Row) => r.id }, { header: 'TYPE', value: (r: Row) => r.type }];
+const rows: Row[] = [
+  { id: 'a', type: 'temperature' },
+  { id: 'bbbbbb', type: 'co2' },
+];
+const columns = [
+  { header: 'ID', value: (r: Row) => r.id },
+  { header: 'TYPE', value: (r: Row) => r.type },
+];
 const ESC = '\u001b[';
 
 describe('happy', () => {
@@ -27,9 +43,15 @@ describe('happy', () => {
 
     const tty = fakeStream(true);
     new Output({}, tty, fakeStream(true), {}).list(rows, columns, (r) => r.id, 'rows');
-    assert.ok(tty.text.startsWith(`${ESC}1mID${ESC}0m      ${ESC}1mTYPE${ESC}0m\n`), 'bold headers, padded on the plain text');
+    assert.ok(
+      tty.text.startsWith(`${ESC}1mID${ESC}0m      ${ESC}1mTYPE${ESC}0m\n`),
+      'bold headers, padded on the plain text',
+    );
 
-    for (const [options, env] of [[{}, { NO_COLOR: '1' }], [{ color: false }, {}]] as const) {
+    for (const [options, env] of [
+      [{}, { NO_COLOR: '1' }],
+      [{ color: false }, {}],
+    ] as const) {
       const out = fakeStream(true);
       new Output(options, out, fakeStream(true), env).list(rows, columns, (r) => r.id, 'rows');
       assert.ok(!out.text.includes(ESC), JSON.stringify({ options, env }));

@@ -9,9 +9,10 @@ import { startService, type Service } from './harness.ts';
 
 let s: Service;
 let setup: Promise<void> | null = null;
-const ready = () => (setup ??= (async () => {
-  s = await startService();
-})());
+const ready = () =>
+  (setup ??= (async () => {
+    s = await startService();
+  })());
 
 const modeOf = (path: string) => statSync(path).mode & 0o777;
 const freshConfig = () => mkdtempSync(join(s.dataDir, 'config-'));
@@ -31,7 +32,10 @@ describe('happy', () => {
     assert.equal(modeOf(dir), 0o700);
     assert.equal(modeOf(file), 0o600);
     const saved = JSON.parse(readFileSync(file, 'utf8'));
-    assert.deepEqual(saved, { current: 'default', profiles: { default: { url: s.url, keyId, secret, email, project: s.projectId } } });
+    assert.deepEqual(saved, {
+      current: 'default',
+      profiles: { default: { url: s.url, keyId, secret, email, project: s.projectId } },
+    });
     // A command with the profile: a token was exchanged and cached, also 0600.
     const list = await s.run(['projects', 'list', '--json'], { env: { XDG_CONFIG_HOME: config } });
     assert.equal(list.code, 0, list.stderr);
@@ -50,12 +54,22 @@ describe('happy', () => {
     saved.profiles.other.url = 'http://127.0.0.1:9';
     writeFileSync(file, JSON.stringify(saved));
     const listed = await s.json(['profiles', 'list'], { env });
-    assert.deepEqual(listed.map((p: any) => [p.name, p.current]), [['default', false], ['other', true]]);
+    assert.deepEqual(
+      listed.map((p: any) => [p.name, p.current]),
+      [
+        ['default', false],
+        ['other', true],
+      ],
+    );
     assert.ok(!JSON.stringify(listed).includes(s.boot.serviceAccount.secret));
     const unreachable = await s.run(['projects', 'list'], { env });
     assert.equal(unreachable.code, 1);
     assert.match(unreachable.stderr, /cannot reach http:\/\/127\.0\.0\.1:9/);
-    assert.equal((await s.run(['--profile', 'default', 'projects', 'list'], { env })).code, 0, 'global option before the command');
+    assert.equal(
+      (await s.run(['--profile', 'default', 'projects', 'list'], { env })).code,
+      0,
+      'global option before the command',
+    );
     assert.equal((await s.run(['profiles', 'use', 'default'], { env })).code, 0);
     assert.equal((await s.run(['projects', 'list'], { env })).code, 0);
     assert.equal((await s.run(['logout', '--profile', 'other'], { env })).code, 0);
@@ -65,24 +79,44 @@ describe('happy', () => {
 
   it('without XDG_CONFIG_HOME the profile goes to ~/.config/sensorcloud', async () => {
     const home = freshConfig();
-    const r = await s.run(['login', '--from', join(s.dataDir, 'bootstrap.json')], { env: { XDG_CONFIG_HOME: undefined, HOME: home } });
+    const r = await s.run(['login', '--from', join(s.dataDir, 'bootstrap.json')], {
+      env: { XDG_CONFIG_HOME: undefined, HOME: home },
+    });
     assert.equal(r.code, 0, r.stderr);
     assert.equal(modeOf(join(home, '.config', 'sensorcloud', 'profiles.json')), 0o600);
   });
 
   it('SENSORCLOUD_URL (with /v2), _KEY_ID and _KEY_SECRET need no login and override a profile', async () => {
     const { keyId, secret, email } = s.boot.serviceAccount;
-    const ci = { XDG_CONFIG_HOME: freshConfig(), SENSORCLOUD_URL: `${s.url}/v2/`, SENSORCLOUD_KEY_ID: keyId, SENSORCLOUD_KEY_SECRET: secret };
+    const ci = {
+      XDG_CONFIG_HOME: freshConfig(),
+      SENSORCLOUD_URL: `${s.url}/v2/`,
+      SENSORCLOUD_KEY_ID: keyId,
+      SENSORCLOUD_KEY_SECRET: secret,
+    };
     const basic = await s.json(['projects', 'list'], { env: ci });
-    assert.deepEqual(basic.map((p: any) => p.name), [s.boot.project]);
+    assert.deepEqual(
+      basic.map((p: any) => p.name),
+      [s.boot.project],
+    );
     const oauth = await s.json(['projects', 'list'], { env: { ...ci, SENSORCLOUD_SERVICE_ACCOUNT: email } });
-    assert.deepEqual(oauth.map((p: any) => p.name), [s.boot.project]);
+    assert.deepEqual(
+      oauth.map((p: any) => p.name),
+      [s.boot.project],
+    );
     assert.ok(!existsSync(join(ci.XDG_CONFIG_HOME, 'sensorcloud')), 'environment credentials leave nothing on disk');
 
     // A profile pointing elsewhere loses to the environment.
     const config = freshConfig();
     mkdirSync(join(config, 'sensorcloud'), { recursive: true, mode: 0o700 });
-    writeFileSync(join(config, 'sensorcloud', 'profiles.json'), JSON.stringify({ current: 'default', profiles: { default: { url: 'http://127.0.0.1:9', keyId: 'x', secret: 'y' } } }), { mode: 0o600 });
+    writeFileSync(
+      join(config, 'sensorcloud', 'profiles.json'),
+      JSON.stringify({
+        current: 'default',
+        profiles: { default: { url: 'http://127.0.0.1:9', keyId: 'x', secret: 'y' } },
+      }),
+      { mode: 0o600 },
+    );
     const overridden = await s.run(['projects', 'list', '--quiet'], { env: { ...ci, XDG_CONFIG_HOME: config } });
     assert.equal(overridden.code, 0, overridden.stderr);
     assert.equal(overridden.stdout, `${s.boot.project}\n`);
@@ -95,12 +129,18 @@ describe('errors', () => {
   it('no credentials at all: exit 2 with what to do', async () => {
     const r = await s.run(['projects', 'list'], { env: { XDG_CONFIG_HOME: freshConfig() } });
     assert.equal(r.code, 2);
-    assert.match(r.stderr, /not logged in: run `sensorcloud login`, or set SENSORCLOUD_URL, SENSORCLOUD_KEY_ID, SENSORCLOUD_KEY_SECRET/);
+    assert.match(
+      r.stderr,
+      /not logged in: run `sensorcloud login`, or set SENSORCLOUD_URL, SENSORCLOUD_KEY_ID, SENSORCLOUD_KEY_SECRET/,
+    );
   });
 
   it('login with a wrong secret: exit 3, nothing saved', async () => {
     const config = freshConfig();
-    const r = await s.run(['login', '--url', s.url, '--key-id', s.boot.serviceAccount.keyId], { env: { XDG_CONFIG_HOME: config }, input: `${'f'.repeat(32)}\n` });
+    const r = await s.run(['login', '--url', s.url, '--key-id', s.boot.serviceAccount.keyId], {
+      env: { XDG_CONFIG_HOME: config },
+      input: `${'f'.repeat(32)}\n`,
+    });
     assert.equal(r.code, 3, r.stderr);
     assert.ok(!existsSync(join(config, 'sensorcloud', 'profiles.json')));
   });
@@ -109,7 +149,12 @@ describe('errors', () => {
     const created = await s.api('POST', 'projects', { organization: s.boot.organization, displayName: 'Another' });
     assert.equal(created.status, 200);
     const { keyId, secret } = s.boot.serviceAccount;
-    const env = { XDG_CONFIG_HOME: freshConfig(), SENSORCLOUD_URL: s.url, SENSORCLOUD_KEY_ID: keyId, SENSORCLOUD_KEY_SECRET: secret };
+    const env = {
+      XDG_CONFIG_HOME: freshConfig(),
+      SENSORCLOUD_URL: s.url,
+      SENSORCLOUD_KEY_ID: keyId,
+      SENSORCLOUD_KEY_SECRET: secret,
+    };
     const r = await s.run(['devices', 'list'], { env });
     assert.equal(r.code, 2);
     assert.match(r.stderr, /several projects: pass --project/);

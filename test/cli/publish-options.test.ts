@@ -40,15 +40,24 @@ describe('happy', () => {
       const normalized = normalizePublishBody(deviceType, body, 1_748_779_200_000_000);
       assert.equal(normalized.eventType, eventType);
     }
-    assert.deepEqual(publishBody('temperature', { value: '21.5', backfilled: true }), { temperature: { value: 21.5, isBackfilled: true } });
-    assert.deepEqual(publishBody('deskOccupancy', { state: 'OCCUPIED', remark: ['INCOMPLETE_DATA'] }), { deskOccupancy: { state: 'OCCUPIED', remarks: ['INCOMPLETE_DATA'] } });
-    assert.deepEqual(publishBody('touch', { data: '{"updateTime":"2025-06-01T12:00:00Z"}' }), { touch: { updateTime: '2025-06-01T12:00:00Z' } });
+    assert.deepEqual(publishBody('temperature', { value: '21.5', backfilled: true }), {
+      temperature: { value: 21.5, isBackfilled: true },
+    });
+    assert.deepEqual(publishBody('deskOccupancy', { state: 'OCCUPIED', remark: ['INCOMPLETE_DATA'] }), {
+      deskOccupancy: { state: 'OCCUPIED', remarks: ['INCOMPLETE_DATA'] },
+    });
+    assert.deepEqual(publishBody('touch', { data: '{"updateTime":"2025-06-01T12:00:00Z"}' }), {
+      touch: { updateTime: '2025-06-01T12:00:00Z' },
+    });
   });
 });
 
 describe('errors', () => {
   const usage = (eventType: string, options: Record<string, unknown>, message: RegExp) =>
-    assert.throws(() => publishBody(eventType, options), (err: unknown) => err instanceof UsageError && message.test(err.message));
+    assert.throws(
+      () => publishBody(eventType, options),
+      (err: unknown) => err instanceof UsageError && message.test(err.message),
+    );
 
   it('a missing required option, a stray option, a bad enum or number, an unknown type', () => {
     usage('co2', {}, /co2 events need --ppm/);

@@ -16,7 +16,9 @@ import { testTls } from '../helpers/tls.ts';
 import { basic, call, connectorAndDevices, startCluster, storedEventIds, until } from './helpers.ts';
 
 describe('a PostgreSQL backup restored into a new database', () => {
-  it('serves the same data with the same key, and pushes what was queued when the backup was made', { timeout: 180_000 }, async () => {
+  it('serves the same data with the same key, and pushes what was queued when the backup was made', {
+    timeout: 180_000,
+  }, async () => {
     const source = await createTestDatabase();
     // Restored as the docs show it: by the service's own user (no superuser), into a database it owns.
     const target = await createTestDatabase();
@@ -45,26 +47,41 @@ describe('a PostgreSQL backup restored into a new database', () => {
       const auth = basic(serviceAccount.keyId, serviceAccount.secret);
       const node = cluster.nodes[0]!;
       const devices = await connectorAndDevices(node.base, auth, project, receiver.url, 3);
-      for (let i = 0; i < 30; i++) assert.equal((await call(node.base, auth, 'POST', `/${devices[i % 3]}:publish`, { touch: {} })).status, 200);
+      for (let i = 0; i < 30; i++)
+        assert.equal((await call(node.base, auth, 'POST', `/${devices[i % 3]}:publish`, { touch: {} })).status, 200);
       const published = await storedEventIds(node.base, auth, devices);
       assert.equal(published.size, 30);
       await until('the first attempts', () => attempts >= 30, 30_000);
 
       // The backup, made while the process runs, as the docs show it.
       const dump = join(dir, 'sensorcloud.dump');
-      execFileSync(join(postgresBin(), 'pg_dump'), ['--format=custom', `--file=${dump}`, `--dbname=${source.url}`], { stdio: 'pipe' });
+      execFileSync(join(postgresBin(), 'pg_dump'), ['--format=custom', `--file=${dump}`, `--dbname=${source.url}`], {
+        stdio: 'pipe',
+      });
       const keyFile = join(dir, 'master.key');
       copyFileSync(cluster.keyFile, keyFile);
       await cluster.close();
 
-      execFileSync(join(postgresBin(), 'pg_restore'), ['--no-owner', '--exit-on-error', `--dbname=${targetUrl}`, dump], { stdio: 'pipe' });
+      execFileSync(
+        join(postgresBin(), 'pg_restore'),
+        ['--no-owner', '--exit-on-error', `--dbname=${targetUrl}`, dump],
+        { stdio: 'pipe' },
+      );
       up = true;
       const port = await freePort();
       restored = await serve({
-        ...process.env, PORT: String(port), HOST: '127.0.0.1', SENSORCLOUD_DATA_DIR: join(dir, 'data'),
-        SENSORCLOUD_DATABASE_URL: targetUrl.toString(), SENSORCLOUD_MASTER_KEY_FILE: keyFile,
-        SENSORCLOUD_ALLOW_PRIVATE_ENDPOINTS: '127.0.0.0/8', SENSORCLOUD_CA_FILE: testTls().caFile,
-        SENSORCLOUD_RATE_LIMIT: 'off', SENSORCLOUD_HEARTBEAT_INTERVAL: '0', LOG_LEVEL: 'warn', SENSORCLOUD_DELIVERY_LEASE: '15s',
+        ...process.env,
+        PORT: String(port),
+        HOST: '127.0.0.1',
+        SENSORCLOUD_DATA_DIR: join(dir, 'data'),
+        SENSORCLOUD_DATABASE_URL: targetUrl.toString(),
+        SENSORCLOUD_MASTER_KEY_FILE: keyFile,
+        SENSORCLOUD_ALLOW_PRIVATE_ENDPOINTS: '127.0.0.0/8',
+        SENSORCLOUD_CA_FILE: testTls().caFile,
+        SENSORCLOUD_RATE_LIMIT: 'off',
+        SENSORCLOUD_HEARTBEAT_INTERVAL: '0',
+        LOG_LEVEL: 'warn',
+        SENSORCLOUD_DELIVERY_LEASE: '15s',
       });
       const base = `http://127.0.0.1:${port}`;
       // The same key authenticates (its secret opens under the same master key), the same events are there.

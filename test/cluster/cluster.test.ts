@@ -8,14 +8,23 @@ import { SERVICE_APPLICATION_NAME } from '../../src/store/postgres/db.ts';
 import { createTestDatabase } from '../helpers/postgres.ts';
 import { startPostgresServer } from '../helpers/postgres-server.ts';
 import { startReceiver, type ReceivedRequest } from '../helpers/receiver.ts';
-import { basic, call, connectorAndDevices, eventIdReceiver, publishLoad, startCluster, storedEventIds, until } from './helpers.ts';
+import {
+  basic,
+  call,
+  connectorAndDevices,
+  eventIdReceiver,
+  publishLoad,
+  startCluster,
+  storedEventIds,
+  until,
+} from './helpers.ts';
 
 describe('a cluster of serve processes on PostgreSQL', () => {
   it('shares credentials at once and event streams across processes', { timeout: 120_000 }, async () => {
     const db = await createTestDatabase();
     const cluster = await startCluster(db.url, 2);
     try {
-      const [a, b] = cluster.nodes as [typeof cluster.nodes[0], typeof cluster.nodes[0]];
+      const [a, b] = cluster.nodes as [(typeof cluster.nodes)[0], (typeof cluster.nodes)[0]];
       const { project, serviceAccount } = cluster.boot;
       const admin = basic(serviceAccount.keyId, serviceAccount.secret);
 
@@ -51,10 +60,12 @@ describe('a cluster of serve processes on PostgreSQL', () => {
       await reading.catch(() => undefined);
 
       // The login throttle counts the failures of every process: 10 spread over A and B refuse the next at either.
-      const login = (base: string, password: string) => fetch(`${base}/oauth2/token`, {
-        method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' },
-        body: new URLSearchParams({ grant_type: 'password', username: cluster.boot.user.email, password }),
-      });
+      const login = (base: string, password: string) =>
+        fetch(`${base}/oauth2/token`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          body: new URLSearchParams({ grant_type: 'password', username: cluster.boot.user.email, password }),
+        });
       for (let i = 0; i < 10; i++) assert.equal((await login(i % 2 ? a.base : b.base, `wrong-${i}`)).status, 400);
       assert.equal((await login(a.base, cluster.boot.user.password)).status, 429);
       assert.equal((await login(b.base, cluster.boot.user.password)).status, 429);
@@ -68,7 +79,9 @@ describe('a cluster of serve processes on PostgreSQL', () => {
     }
   });
 
-  it('a connector created or disabled at A governs the very next event published at B', { timeout: 120_000 }, async () => {
+  it('a connector created or disabled at A governs the very next event published at B', {
+    timeout: 120_000,
+  }, async () => {
     const db = await createTestDatabase();
     const pushed: string[] = [];
     const receiver = await startReceiver({
@@ -79,7 +92,7 @@ describe('a cluster of serve processes on PostgreSQL', () => {
     });
     const cluster = await startCluster(db.url, 2);
     try {
-      const [a, b] = cluster.nodes as [typeof cluster.nodes[0], typeof cluster.nodes[0]];
+      const [a, b] = cluster.nodes as [(typeof cluster.nodes)[0], (typeof cluster.nodes)[0]];
       const { project, serviceAccount } = cluster.boot;
       const admin = basic(serviceAccount.keyId, serviceAccount.secret);
       const device = (await call(b.base, admin, 'POST', `/${project}/devices`, { type: 'touch' })).body;
@@ -90,11 +103,17 @@ describe('a cluster of serve processes on PostgreSQL', () => {
       };
       // B has read the project's (empty) connector list, so a cache of it would be warm.
       await publishAtB();
-      const created = await call(a.base, admin, 'POST', `/${project}/dataconnectors`, { type: 'HTTP_PUSH', httpConfig: { url: receiver.url } });
+      const created = await call(a.base, admin, 'POST', `/${project}/dataconnectors`, {
+        type: 'HTTP_PUSH',
+        httpConfig: { url: receiver.url },
+      });
       assert.equal(created.status, 200);
       const first = await publishAtB();
       await until('the push of the event published at B', () => pushed.includes(first), 10_000);
-      assert.equal((await call(a.base, admin, 'PATCH', `/${created.body.name}`, { status: 'USER_DISABLED' })).status, 200);
+      assert.equal(
+        (await call(a.base, admin, 'PATCH', `/${created.body.name}`, { status: 'USER_DISABLED' })).status,
+        200,
+      );
       const second = await publishAtB();
       await new Promise((r) => setTimeout(r, 1000));
       assert.ok(!pushed.includes(second), 'an event published after the disable is never pushed');
@@ -105,7 +124,9 @@ describe('a cluster of serve processes on PostgreSQL', () => {
     }
   });
 
-  it('three processes under load, one SIGKILLed and restarted: every event delivered, the per-connector limit held by the cluster', { timeout: 600_000 }, async () => {
+  it('three processes under load, one SIGKILLed and restarted: every event delivered, the per-connector limit held by the cluster', {
+    timeout: 600_000,
+  }, async () => {
     const EVENTS = 20_000;
     const LIMIT = 64; // per-connector attempts in flight (engine default)
     const DELAY_MS = 40;
@@ -145,14 +166,22 @@ describe('a cluster of serve processes on PostgreSQL', () => {
       await until('every stored event delivered', () => [...stored].every((id) => delivered.has(id)), 240_000);
       const duplicates = [...delivered.values()].reduce((n, c) => n + c - 1, 0);
       // At least once: the attempts in flight at the kill may be pushed again. Reported, not hidden.
-      console.log(`# cluster crash run: ${stored.size} events stored, ${delivered.size} delivered, ${duplicates} duplicate pushes (${((100 * duplicates) / stored.size).toFixed(2)} %)`);
+      console.log(
+        `# cluster crash run: ${stored.size} events stored, ${delivered.size} delivered, ${duplicates} duplicate pushes (${((100 * duplicates) / stored.size).toFixed(2)} %)`,
+      );
 
       // The receiver never had more than LIMIT requests of the connector open at once: a request is open from its
       // arrival until its answer is written (DELAY_MS later, by a timer; the next attempt in its slot starts only
       // after the answer was received). The times are the answer's own: a timer may fire up to a loop turn short of
       // DELAY_MS after the arrival as performance.now() saw it, since it counts from the loop's cached time.
       // (A request not yet answered is open still.)
-      const changes = received.flatMap((r) => [[r.arrivedAt, 1], [r.answeredAt ?? Infinity, -1]] as Array<[number, number]>);
+      const changes = received.flatMap(
+        (r) =>
+          [
+            [r.arrivedAt, 1],
+            [r.answeredAt ?? Infinity, -1],
+          ] as Array<[number, number]>,
+      );
       changes.sort((x, y) => x[0] - y[0] || x[1] - y[1]);
       let max = 0;
       let open = 0;
@@ -167,7 +196,9 @@ describe('a cluster of serve processes on PostgreSQL', () => {
     }
   });
 
-  it('a rolling restart under load, each process stopped with SIGTERM and started again: exit 0, every event pushed once, none waiting for a lease', { timeout: 600_000 }, async () => {
+  it('a rolling restart under load, each process stopped with SIGTERM and started again: exit 0, every event pushed once, none waiting for a lease', {
+    timeout: 600_000,
+  }, async () => {
     const EVENTS = 6_000;
     const db = await createTestDatabase();
     const pushes = new Map<string, number>();
@@ -194,7 +225,11 @@ describe('a cluster of serve processes on PostgreSQL', () => {
       const load = publishLoad(cluster, admin, devices, { events: EVENTS, publishers: 16, down });
       const stops: number[] = [];
       for (const i of [0, 1, 2]) {
-        await until(`${i + 1} quarters of the events published`, () => load.published() >= ((i + 1) * EVENTS) / 4, 300_000);
+        await until(
+          `${i + 1} quarters of the events published`,
+          () => load.published() >= ((i + 1) * EVENTS) / 4,
+          300_000,
+        );
         const node = cluster.nodes[i]!;
         const signalled = Date.now();
         await cluster.kill(i, 'SIGTERM');
@@ -210,10 +245,15 @@ describe('a cluster of serve processes on PostgreSQL', () => {
       assert.ok(stored.size >= EVENTS, `stored ${stored.size} events`);
       await until('every stored event delivered', () => [...stored].every((id) => pushes.has(id)), 120_000);
       const twice = [...pushes.values()].filter((n) => n > 1).length;
-      console.log(`# rolling restart: ${stored.size} events stored, ${load.refused()} publishes refused or unanswered and sent again, slowest first push ${slowest} ms after its publish; stops took ${stops.join(', ')} ms`);
+      console.log(
+        `# rolling restart: ${stored.size} events stored, ${load.refused()} publishes refused or unanswered and sent again, slowest first push ${slowest} ms after its publish; stops took ${stops.join(', ')} ms`,
+      );
       // A stopped process first finished its attempts and recorded their outcomes: nothing to push again.
       assert.equal(twice, 0, `${twice} events pushed more than once`);
-      assert.ok(slowest < 30_000, `an event waited ${slowest} ms for its first push: a row left leased waits for the 60 s lease`);
+      assert.ok(
+        slowest < 30_000,
+        `an event waited ${slowest} ms for its first push: a row left leased waits for the 60 s lease`,
+      );
     } finally {
       await cluster.close();
       await receiver.close();
@@ -221,7 +261,9 @@ describe('a cluster of serve processes on PostgreSQL', () => {
     }
   });
 
-  it('every connection of the processes ended by the server, again and again under load: no process exits, every event delivered', { timeout: 300_000 }, async () => {
+  it('every connection of the processes ended by the server, again and again under load: no process exits, every event delivered', {
+    timeout: 300_000,
+  }, async () => {
     const EVENTS = 4_000;
     const db = await createTestDatabase();
     const { receiver, delivered } = await eventIdReceiver();
@@ -257,7 +299,9 @@ describe('a cluster of serve processes on PostgreSQL', () => {
       const stored = await storedEventIds(cluster.nodes[0]!.base, admin, devices);
       assert.ok(stored.size >= EVENTS, `stored ${stored.size} events`);
       await until('every stored event delivered', () => [...stored].every((id) => delivered.has(id)), 120_000);
-      console.log(`# connections ended: ${ended} in 10 rounds; ${load.refused()} publishes refused (503) or unanswered and sent again`);
+      console.log(
+        `# connections ended: ${ended} in 10 rounds; ${load.refused()} publishes refused (503) or unanswered and sent again`,
+      );
       assert.ok(ended >= 10, `connections were ended (${ended})`);
     } finally {
       await cluster.close();
@@ -266,7 +310,9 @@ describe('a cluster of serve processes on PostgreSQL', () => {
     }
   });
 
-  it('a process paused past its lease (SIGSTOP) and resumed: the rows another process took over stay that one\'s, none pushed a third time', { timeout: 180_000 }, async () => {
+  it("a process paused past its lease (SIGSTOP) and resumed: the rows another process took over stay that one's, none pushed a third time", {
+    timeout: 180_000,
+  }, async () => {
     // A pushes three events and is stopped while its attempts are in flight. After the 15 s lease B claims the rows
     // and pushes them; the receiver holds B's pushes open for 6 s and answers 200. A, resumed meanwhile, finds its
     // push timeouts (10 s) passed and records three failures: they must leave B's leases alone (released, the rows
@@ -293,22 +339,37 @@ describe('a cluster of serve processes on PostgreSQL', () => {
       const { project, serviceAccount } = cluster.boot;
       const admin = basic(serviceAccount.keyId, serviceAccount.secret);
       const [device] = await connectorAndDevices(b.base, admin, project, receiver.url, 1);
-      for (let i = 0; i < EVENTS; i++) assert.equal((await call(a.base, admin, 'POST', `/${device}:publish`, { touch: {} })).status, 200);
+      for (let i = 0; i < EVENTS; i++)
+        assert.equal((await call(a.base, admin, 'POST', `/${device}:publish`, { touch: {} })).status, 200);
       await receiver.waitFor(EVENTS, 10_000);
       a.child.kill('SIGSTOP');
       // B takes the rows over once A's leases end, and pushes them.
       await receiver.waitFor(2 * EVENTS, 40_000);
-      assert.equal(await count('SELECT count(*) AS n FROM deliveries WHERE lease_until IS NOT NULL AND attempts = 0'), EVENTS, 'B holds every row');
+      assert.equal(
+        await count('SELECT count(*) AS n FROM deliveries WHERE lease_until IS NOT NULL AND attempts = 0'),
+        EVENTS,
+        'B holds every row',
+      );
       a.child.kill('SIGCONT');
-      await until('A recorded its failed attempts', async () => (await count('SELECT coalesce(sum(error_count), 0) AS n FROM connector_metrics')) >= EVENTS, 10_000);
-      const rows = await sql.query<{ lease_until: string | null; attempts: number }>('SELECT lease_until, attempts FROM deliveries');
-      assert.equal(rows.rows.length, EVENTS, 'B\'s rows are still there while its attempts are open');
+      await until(
+        'A recorded its failed attempts',
+        async () => (await count('SELECT coalesce(sum(error_count), 0) AS n FROM connector_metrics')) >= EVENTS,
+        10_000,
+      );
+      const rows = await sql.query<{ lease_until: string | null; attempts: number }>(
+        'SELECT lease_until, attempts FROM deliveries',
+      );
+      assert.equal(rows.rows.length, EVENTS, "B's rows are still there while its attempts are open");
       for (const r of rows.rows) {
-        assert.notEqual(r.lease_until, null, 'each stays leased to B\'s attempt in flight');
-        assert.equal(r.attempts, 0, 'A\'s outcome did not reschedule it');
+        assert.notEqual(r.lease_until, null, "each stays leased to B's attempt in flight");
+        assert.equal(r.attempts, 0, "A's outcome did not reschedule it");
       }
       // B's answers arrive: every row acknowledged, each event pushed twice (A's attempt and B's), none a third time.
-      await until('the queue is empty', async () => (await count('SELECT count(*) AS n FROM deliveries')) === 0, 30_000);
+      await until(
+        'the queue is empty',
+        async () => (await count('SELECT count(*) AS n FROM deliveries')) === 0,
+        30_000,
+      );
       await new Promise((r) => setTimeout(r, 1_000));
       assert.deepEqual([...pushes.values()], Array(EVENTS).fill(2), 'each event pushed by A, then by B, and no more');
       assert.equal(receiver.requests.length, 2 * EVENTS);
@@ -322,15 +383,25 @@ describe('a cluster of serve processes on PostgreSQL', () => {
     }
   });
 
-  it('PostgreSQL stopped for 10 s mid-run: no process exits, /healthz says 503 then recovers, every event delivered', { timeout: 300_000 }, async () => {
+  it('PostgreSQL stopped for 10 s mid-run: no process exits, /healthz says 503 then recovers, every event delivered', {
+    timeout: 300_000,
+  }, async () => {
     const server = await startPostgresServer();
     const { receiver, delivered } = await eventIdReceiver();
     const cluster = await startCluster(server.url, 2);
     try {
       const { project, serviceAccount } = cluster.boot;
       const admin = basic(serviceAccount.keyId, serviceAccount.secret);
-      const [a, b] = cluster.nodes as [typeof cluster.nodes[0], typeof cluster.nodes[0]];
-      assert.equal((await call(a.base, admin, 'POST', `/${project}/dataconnectors`, { type: 'HTTP_PUSH', httpConfig: { url: receiver.url } })).status, 200);
+      const [a, b] = cluster.nodes as [(typeof cluster.nodes)[0], (typeof cluster.nodes)[0]];
+      assert.equal(
+        (
+          await call(a.base, admin, 'POST', `/${project}/dataconnectors`, {
+            type: 'HTTP_PUSH',
+            httpConfig: { url: receiver.url },
+          })
+        ).status,
+        200,
+      );
       const device = (await call(a.base, admin, 'POST', `/${project}/devices`, { type: 'touch' })).body.name as string;
       let accepted = 0;
       let refused = 0;
@@ -359,7 +430,9 @@ describe('a cluster of serve processes on PostgreSQL', () => {
         try {
           return (await fetch(`${n.base}/healthz`)).status === 200;
         } catch (err) {
-          throw new Error(`/healthz of ${n.base} failed: ${(err as Error).message} (${String((err as Error).cause)})\n${cluster.nodes.map((x) => x.describe()).join('\n')}`);
+          throw new Error(
+            `/healthz of ${n.base} failed: ${(err as Error).message} (${String((err as Error).cause)})\n${cluster.nodes.map((x) => x.describe()).join('\n')}`,
+          );
         }
       };
       await until('healthz ok again on both', async () => (await healthy(a)) && (await healthy(b)), 60_000);
@@ -372,11 +445,18 @@ describe('a cluster of serve processes on PostgreSQL', () => {
       // The outage is logged when it starts (and its end, at info), not at every attempt that fails meanwhile: an
       // idle process wrote each of these lines several times a second.
       const repeated = [
-        'database: the cluster connection was lost; periodic jobs are given up until it is back', 'delivery engine: claiming due deliveries failed',
-        'event streams: sending to the other processes failed', 'delivery engine: recording attempt outcomes failed',
+        'database: the cluster connection was lost; periodic jobs are given up until it is back',
+        'delivery engine: claiming due deliveries failed',
+        'event streams: sending to the other processes failed',
+        'delivery engine: recording attempt outcomes failed',
       ];
-      for (const n of cluster.nodes) for (const msg of repeated) assert.ok(n.logged(msg) <= 2, `"${msg}" logged ${n.logged(msg)} times during a 10 s outage`);
-      assert.ok(cluster.nodes.some((n) => n.logged('delivery engine: claiming due deliveries failed') >= 1), 'the outage was logged');
+      for (const n of cluster.nodes)
+        for (const msg of repeated)
+          assert.ok(n.logged(msg) <= 2, `"${msg}" logged ${n.logged(msg)} times during a 10 s outage`);
+      assert.ok(
+        cluster.nodes.some((n) => n.logged('delivery engine: claiming due deliveries failed') >= 1),
+        'the outage was logged',
+      );
 
       const stored = await storedEventIds(a.base, admin, [device]);
       assert.ok(stored.size >= accepted, `every accepted publish is stored (${stored.size} of ${accepted})`);

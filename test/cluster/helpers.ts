@@ -28,7 +28,11 @@ const TAIL_BYTES = 4_000;
 export interface TestCluster {
   nodes: Node[];
   /** bootstrap.json of the process that set the database up. */
-  boot: { project: string; user: { email: string; password: string }; serviceAccount: { name: string; keyId: string; secret: string } };
+  boot: {
+    project: string;
+    user: { email: string; password: string };
+    serviceAccount: { name: string; keyId: string; secret: string };
+  };
   /** The master key file every process reads. */
   keyFile: string;
   start(i: number): Promise<Node>;
@@ -36,16 +40,28 @@ export interface TestCluster {
   close(): Promise<void>;
 }
 
-export async function startCluster(databaseUrl: string, size: number, extraEnv: Record<string, string> = {}): Promise<TestCluster> {
+export async function startCluster(
+  databaseUrl: string,
+  size: number,
+  extraEnv: Record<string, string> = {},
+): Promise<TestCluster> {
   const root = mkdtempSync(join(tmpdir(), 'sensorcloud-cluster-'));
   const keyFile = join(root, 'master.key');
   writeFileSync(keyFile, randomBytes(32).toString('hex') + '\n', { mode: 0o600 });
   const nodes: Node[] = [];
   const envOf = (port: number, dataDir: string) => ({
-    ...process.env, PORT: String(port), HOST: '127.0.0.1', SENSORCLOUD_DATA_DIR: dataDir,
-    SENSORCLOUD_DATABASE_URL: databaseUrl, SENSORCLOUD_MASTER_KEY_FILE: keyFile,
-    SENSORCLOUD_ALLOW_PRIVATE_ENDPOINTS: '127.0.0.0/8', SENSORCLOUD_CA_FILE: testTls().caFile,
-    SENSORCLOUD_RATE_LIMIT: 'off', SENSORCLOUD_HEARTBEAT_INTERVAL: '0', LOG_LEVEL: 'warn', SENSORCLOUD_DELIVERY_LEASE: '15s',
+    ...process.env,
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    SENSORCLOUD_DATA_DIR: dataDir,
+    SENSORCLOUD_DATABASE_URL: databaseUrl,
+    SENSORCLOUD_MASTER_KEY_FILE: keyFile,
+    SENSORCLOUD_ALLOW_PRIVATE_ENDPOINTS: '127.0.0.0/8',
+    SENSORCLOUD_CA_FILE: testTls().caFile,
+    SENSORCLOUD_RATE_LIMIT: 'off',
+    SENSORCLOUD_HEARTBEAT_INTERVAL: '0',
+    LOG_LEVEL: 'warn',
+    SENSORCLOUD_DELIVERY_LEASE: '15s',
     ...extraEnv,
   });
   const start = async (i: number): Promise<Node> => {
@@ -68,8 +84,16 @@ export async function startCluster(databaseUrl: string, size: number, extraEnv: 
         if (msg !== undefined) counts.set(msg, (counts.get(msg) ?? 0) + 1);
       }
     });
-    const describe = () => `process ${i} (port ${port}): ${child.exitCode !== null || child.signalCode !== null ? `exited (${child.exitCode ?? child.signalCode})` : 'running'}; its last output:\n${tail}`;
-    const node = { port, dataDir, child, base: `http://127.0.0.1:${port}`, describe, logged: (msg: string) => counts.get(msg) ?? 0 };
+    const describe = () =>
+      `process ${i} (port ${port}): ${child.exitCode !== null || child.signalCode !== null ? `exited (${child.exitCode ?? child.signalCode})` : 'running'}; its last output:\n${tail}`;
+    const node = {
+      port,
+      dataDir,
+      child,
+      base: `http://127.0.0.1:${port}`,
+      describe,
+      logged: (msg: string) => counts.get(msg) ?? 0,
+    };
     nodes[i] = node;
     return node;
   };
@@ -84,7 +108,11 @@ export async function startCluster(databaseUrl: string, size: number, extraEnv: 
     await once(c, 'exit');
   };
   return {
-    nodes, boot, keyFile, start, kill,
+    nodes,
+    boot,
+    keyFile,
+    start,
+    kill,
     async close() {
       for (let i = 0; i < nodes.length; i++) await kill(i, 'SIGTERM');
       rmSync(root, { recursive: true, force: true });
@@ -93,9 +121,17 @@ export async function startCluster(databaseUrl: string, size: number, extraEnv: 
 }
 
 /** A JSON API call with Basic auth; returns status and body. */
-export async function call(base: string, auth: string, method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
+export async function call(
+  base: string,
+  auth: string,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<{ status: number; body: any }> {
   const res = await fetch(`${base}/v2${path}`, {
-    method, headers: { authorization: auth, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body),
+    method,
+    headers: { authorization: auth, 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
   });
   const text = await res.text();
   return { status: res.status, body: text ? JSON.parse(text) : null };
@@ -106,11 +142,21 @@ export const basic = (keyId: string, secret: string) => `Basic ${Buffer.from(`${
 export { until } from '../helpers/until.ts';
 
 /** A connector of the project pushing to `url`, and `count` touch devices; returns the devices' names. */
-export async function connectorAndDevices(base: string, auth: string, project: string, url: string, count: number): Promise<string[]> {
-  const created = await call(base, auth, 'POST', `/${project}/dataconnectors`, { type: 'HTTP_PUSH', httpConfig: { url } });
+export async function connectorAndDevices(
+  base: string,
+  auth: string,
+  project: string,
+  url: string,
+  count: number,
+): Promise<string[]> {
+  const created = await call(base, auth, 'POST', `/${project}/dataconnectors`, {
+    type: 'HTTP_PUSH',
+    httpConfig: { url },
+  });
   assert.equal(created.status, 200, JSON.stringify(created.body));
   const devices: string[] = [];
-  for (let i = 0; i < count; i++) devices.push((await call(base, auth, 'POST', `/${project}/devices`, { type: 'touch' })).body.name);
+  for (let i = 0; i < count; i++)
+    devices.push((await call(base, auth, 'POST', `/${project}/devices`, { type: 'touch' })).body.name);
   return devices;
 }
 
@@ -134,7 +180,12 @@ export async function storedEventIds(base: string, auth: string, devices: readon
  * stopped or died under it) is sent to the next process, and a process in `down` is passed over. Any other answer
  * fails the run.
  */
-export function publishLoad(cluster: TestCluster, auth: string, devices: readonly string[], options: { events: number; publishers: number; down: ReadonlySet<number> }): { done: Promise<void>; published(): number; refused(): number } {
+export function publishLoad(
+  cluster: TestCluster,
+  auth: string,
+  devices: readonly string[],
+  options: { events: number; publishers: number; down: ReadonlySet<number> },
+): { done: Promise<void>; published(): number; refused(): number } {
   const size = cluster.nodes.length;
   let next = 0;
   let published = 0;
@@ -147,7 +198,9 @@ export function publishLoad(cluster: TestCluster, auth: string, devices: readonl
         let node = (w + attempt) % size;
         if (options.down.has(node)) node = (node + 1) % size;
         try {
-          const r = await call(cluster.nodes[node]!.base, auth, 'POST', `/${devices[i % devices.length]}:publish`, { touch: {} });
+          const r = await call(cluster.nodes[node]!.base, auth, 'POST', `/${devices[i % devices.length]}:publish`, {
+            touch: {},
+          });
           if (r.status === 200) break;
           assert.equal(r.status, 503, `a publish answered ${r.status}: ${JSON.stringify(r.body)}`);
         } catch (err) {
@@ -164,7 +217,10 @@ export function publishLoad(cluster: TestCluster, auth: string, devices: readonl
 }
 
 /** A receiver that answers every push 200 at once and keeps the ids of the events pushed to it. */
-export async function eventIdReceiver(): Promise<{ receiver: Awaited<ReturnType<typeof startReceiver>>; delivered: Set<string> }> {
+export async function eventIdReceiver(): Promise<{
+  receiver: Awaited<ReturnType<typeof startReceiver>>;
+  delivered: Set<string>;
+}> {
   const delivered = new Set<string>();
   const receiver = await startReceiver({
     reply: (req) => {

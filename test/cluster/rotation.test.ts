@@ -10,25 +10,37 @@ import { cleanEnv, runCli } from '../operator/cli-process.ts';
 import { basic, call, startCluster } from './helpers.ts';
 
 describe('master key rotation on PostgreSQL', () => {
-  it('waits for every serve process to stop, then seals every secret again; the old key no longer starts a process', { timeout: 180_000 }, async () => {
+  it('waits for every serve process to stop, then seals every secret again; the old key no longer starts a process', {
+    timeout: 180_000,
+  }, async () => {
     const db = await createTestDatabase();
     const cluster = await startCluster(db.url, 1);
     try {
       const { project, serviceAccount } = cluster.boot;
       const admin = basic(serviceAccount.keyId, serviceAccount.secret);
       const created = await call(cluster.nodes[0]!.base, admin, 'POST', `/${project}/dataconnectors`, {
-        type: 'HTTP_PUSH', httpConfig: { url: 'https://receiver.example/hook', signatureSecret: 'kept across rotation' },
+        type: 'HTTP_PUSH',
+        httpConfig: { url: 'https://receiver.example/hook', signatureSecret: 'kept across rotation' },
       });
       assert.equal(created.status, 200, JSON.stringify(created.body));
       const dataDir = cluster.nodes[0]!.dataDir;
       const next = join(dataDir, 'next.key');
       const nextHex = randomBytes(32).toString('hex');
       writeFileSync(next, `${nextHex}\n`, { mode: 0o600 });
-      const env = (keyFile = cluster.keyFile) => cleanEnv({ SENSORCLOUD_DATA_DIR: dataDir, SENSORCLOUD_DATABASE_URL: db.url, SENSORCLOUD_MASTER_KEY_FILE: keyFile, LOG_LEVEL: 'error' });
+      const env = (keyFile = cluster.keyFile) =>
+        cleanEnv({
+          SENSORCLOUD_DATA_DIR: dataDir,
+          SENSORCLOUD_DATABASE_URL: db.url,
+          SENSORCLOUD_MASTER_KEY_FILE: keyFile,
+          LOG_LEVEL: 'error',
+        });
 
       const refused = await runCli(['admin', 'rotate-master-key', '--new-key-file', next], env());
       assert.equal(refused.code, 2);
-      assert.match(refused.stderr, /^error: serve processes are connected to the database \(\d+ connections\): stop every one of them first\n$/);
+      assert.match(
+        refused.stderr,
+        /^error: serve processes are connected to the database \(\d+ connections\): stop every one of them first\n$/,
+      );
 
       await cluster.kill(0, 'SIGTERM');
       const rotated = await runCli(['admin', 'rotate-master-key', '--new-key-file', next], env());
@@ -42,7 +54,11 @@ describe('master key rotation on PostgreSQL', () => {
       assert.match(stale.stderr, /is not the one this database's secrets are sealed with/);
 
       const node = await cluster.start(0);
-      assert.equal((await call(node.base, admin, 'GET', `/${project}`)).status, 200, 'the key secret opens under the new key');
+      assert.equal(
+        (await call(node.base, admin, 'GET', `/${project}`)).status,
+        200,
+        'the key secret opens under the new key',
+      );
       const connector = await call(node.base, admin, 'GET', `/${created.body.name}`);
       assert.equal(connector.body.httpConfig.signatureSecret, 'kept across rotation');
     } finally {

@@ -10,7 +10,13 @@ import { after, before, describe, it } from 'node:test';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { createAccessTokenSigner } from '../../src/auth/access-tokens.ts';
 import {
-  expectAccessible, launchBrowser, newContext, screenshot, signIn, startConsoleServer, type ConsoleServer,
+  expectAccessible,
+  launchBrowser,
+  newContext,
+  screenshot,
+  signIn,
+  startConsoleServer,
+  type ConsoleServer,
 } from '../helpers/console-browser.ts';
 
 const VIEWER = 'viewer@example.com';
@@ -43,10 +49,14 @@ describe('sign-in and session', () => {
     const order: string[] = [];
     for (let i = 0; i < 3; i++) {
       await page.keyboard.press('Tab');
-      order.push(await page.evaluate(() => {
-        const el = document.activeElement as HTMLElement;
-        return el.id ? document.querySelector(`label[for="${el.id}"]`)?.textContent ?? el.tagName : el.textContent ?? el.tagName;
-      }));
+      order.push(
+        await page.evaluate(() => {
+          const el = document.activeElement as HTMLElement;
+          return el.id
+            ? (document.querySelector(`label[for="${el.id}"]`)?.textContent ?? el.tagName)
+            : (el.textContent ?? el.tagName);
+        }),
+      );
     }
     assert.deepEqual(order, ['E-mail', 'Password', 'Sign in']);
     await signIn(page, server, server.boot.user.email, 'not the password').catch(() => undefined);
@@ -61,24 +71,35 @@ describe('sign-in and session', () => {
     assert.ok(session, 'session cookie set');
     assert.equal(session.httpOnly, true);
     assert.equal(session.sameSite, 'Strict');
-    assert.equal(await page.evaluate(() => document.cookie.includes('sensorcloud_session')), false, 'not readable by scripts');
+    assert.equal(
+      await page.evaluate(() => document.cookie.includes('sensorcloud_session')),
+      false,
+      'not readable by scripts',
+    );
     await page.reload();
     await page.getByRole('heading', { name: 'Members' }).waitFor();
   });
 
   it('an expired session sends the user to sign-in and back to the same page afterwards', async () => {
     // The admin's own token, issued 1 h 5 min ago: past its life and the 30 s grace, signed with the real key.
-    const signer = createAccessTokenSigner(Buffer.from(readFileSync(join(server.dataDir, 'master.key'), 'utf8').trim(), 'hex'));
+    const signer = createAccessTokenSigner(
+      Buffer.from(readFileSync(join(server.dataDir, 'master.key'), 'utf8').trim(), 'hex'),
+    );
     const members = await server.api('GET', `/organizations/${organizationId}/members`);
     const admin = members.members.find((m: any) => m.email === server.boot.user.email);
     const now = Math.floor(Date.now() / 1000);
     const expired = signer.sign({ sub: `user:${admin.name.split('/')[3]}`, kid: '', iat: now - 3900, exp: now - 300 });
-    await context.addCookies([{ name: 'sensorcloud_session', value: expired, url: server.url, httpOnly: true, sameSite: 'Strict' }]);
+    await context.addCookies([
+      { name: 'sensorcloud_session', value: expired, url: server.url, httpOnly: true, sameSite: 'Strict' },
+    ]);
     await page.goto(`${server.url}/projects/${projectId}/devices?type=touch`);
     await page.waitForURL(/\/signin\?next=/);
     await page.getByText('Your session has ended').waitFor();
     await signIn(page, server);
-    assert.equal(new URL(page.url()).pathname + new URL(page.url()).search, `/projects/${projectId}/devices?type=touch`);
+    assert.equal(
+      new URL(page.url()).pathname + new URL(page.url()).search,
+      `/projects/${projectId}/devices?type=touch`,
+    );
   });
 });
 
@@ -100,11 +121,11 @@ describe('projects', () => {
     const device = await server.api('POST', `/projects/${labId}/devices`, { type: 'touch' });
     await page.reload();
     const lab2 = page.getByRole('row', { name: /Lab 2/ });
-    assert.match(await lab2.textContent() ?? '', /Lab 2.*1/, 'sensor count shown');
+    assert.match((await lab2.textContent()) ?? '', /Lab 2.*1/, 'sensor count shown');
     await lab2.getByRole('button', { name: 'Delete' }).click();
     await page.getByRole('button', { name: 'Delete Lab 2?' }).click();
     await lab2.getByRole('alert').filter({ hasText: '(HTTP 400)' }).waitFor();
-    assert.match(await lab2.getByRole('alert').textContent() ?? '', /device/);
+    assert.match((await lab2.getByRole('alert').textContent()) ?? '', /device/);
     await screenshot(page, 'projects');
     await expectAccessible(page, 'projects');
 
@@ -136,12 +157,16 @@ describe('service accounts and keys', () => {
     await screenshot(page, 'service-account-key');
     await expectAccessible(page, 'new key');
 
-    const sa = (await server.api('GET', `/projects/${projectId}/serviceaccounts`)).serviceAccounts.find((s: any) => s.displayName === 'ci-bot');
+    const sa = (await server.api('GET', `/projects/${projectId}/serviceaccounts`)).serviceAccounts.find(
+      (s: any) => s.displayName === 'ci-bot',
+    );
     saEmail = sa.email;
     assert.equal(sa.enableBasicAuth, true);
     const keys = (await server.api('GET', `${'/' + sa.name}/keys`)).keys;
     assert.equal(keys.length, 1);
-    const res = await fetch(`${server.url}/v2/projects`, { headers: { authorization: `Basic ${Buffer.from(`${keys[0].id}:${secretText}`).toString('base64')}` } });
+    const res = await fetch(`${server.url}/v2/projects`, {
+      headers: { authorization: `Basic ${Buffer.from(`${keys[0].id}:${secretText}`).toString('base64')}` },
+    });
     assert.equal(res.status, 200, 'the shown secret authenticates');
 
     await page.getByRole('button', { name: 'I have stored it' }).click();
@@ -165,7 +190,9 @@ describe('service accounts and keys', () => {
     await row2.getByRole('button', { name: 'Delete' }).click();
     await row2.getByRole('button', { name: /Delete it/ }).click();
     await row2.waitFor({ state: 'detached' });
-    const left = (await server.api('GET', `/projects/${projectId}/serviceaccounts`)).serviceAccounts.map((s: any) => s.name);
+    const left = (await server.api('GET', `/projects/${projectId}/serviceaccounts`)).serviceAccounts.map(
+      (s: any) => s.name,
+    );
     assert.ok(!left.includes(temp.name));
   });
 
@@ -190,10 +217,11 @@ describe('members, roles and invitations', () => {
     await page.getByRole('button', { name: 'Add member' }).click();
     await page.getByText(`${VIEWER} was invited`).waitFor();
     const row = page.getByRole('row', { name: new RegExp(VIEWER) });
-    assert.match(await row.textContent() ?? '', /pending/);
+    assert.match((await row.textContent()) ?? '', /pending/);
 
     await row.getByLabel(`Role of ${VIEWER}`).selectOption('roles/project.developer');
-    const roleOf = async () => (await server.api('GET', `/projects/${projectId}/members`)).members.find((m: any) => m.email === VIEWER).roles;
+    const roleOf = async () =>
+      (await server.api('GET', `/projects/${projectId}/members`)).members.find((m: any) => m.email === VIEWER).roles;
     for (let i = 0; i < 20 && (await roleOf())[0] !== 'roles/project.developer'; i++) await page.waitForTimeout(250);
     assert.deepEqual(await roleOf(), ['roles/project.developer']);
     await row.getByLabel(`Role of ${VIEWER}`).selectOption('roles/project.user');
@@ -223,12 +251,18 @@ describe('members, roles and invitations', () => {
       await v.getByLabel('Repeat the password').fill('short');
       await v.getByRole('button', { name: 'Accept invitation' }).click();
       // The browser's own check (minlength) or the API's 400 stops it; the account stays pending.
-      assert.equal((await server.api('GET', `/projects/${projectId}/members`)).members.find((m: any) => m.email === VIEWER).status, 'PENDING');
+      assert.equal(
+        (await server.api('GET', `/projects/${projectId}/members`)).members.find((m: any) => m.email === VIEWER).status,
+        'PENDING',
+      );
       await v.getByLabel('Password', { exact: true }).fill(VIEWER_PASSWORD);
       await v.getByLabel('Repeat the password').fill(VIEWER_PASSWORD);
       await v.getByRole('button', { name: 'Accept invitation' }).click();
       await v.getByText('Invitation accepted').waitFor();
-      assert.equal((await server.api('GET', `/projects/${projectId}/members`)).members.find((m: any) => m.email === VIEWER).status, 'ACCEPTED');
+      assert.equal(
+        (await server.api('GET', `/projects/${projectId}/members`)).members.find((m: any) => m.email === VIEWER).status,
+        'ACCEPTED',
+      );
 
       await v.getByRole('link', { name: 'Sign in' }).click();
       await signIn(v, server, VIEWER, VIEWER_PASSWORD);
@@ -237,7 +271,10 @@ describe('members, roles and invitations', () => {
       assert.equal(await v.getByRole('button', { name: 'Create project' }).count(), 0);
       assert.equal(await v.getByRole('button', { name: 'Delete' }).isDisabled(), true);
 
-      const device = await server.api('POST', `/projects/${projectId}/devices`, { type: 'temperature', labels: { name: 'Read-only room' } });
+      const device = await server.api('POST', `/projects/${projectId}/devices`, {
+        type: 'temperature',
+        labels: { name: 'Read-only room' },
+      });
       await v.goto(`${server.url}/projects/${projectId}/devices`);
       await v.getByRole('link', { name: 'Read-only room' }).waitFor();
       assert.equal(await v.getByRole('link', { name: 'Create emulated devices' }).count(), 0);
@@ -246,7 +283,10 @@ describe('members, roles and invitations', () => {
       assert.equal(await v.getByRole('button', { name: 'Add label' }).count(), 0);
       assert.equal(await v.getByRole('button', { name: 'Remove' }).count(), 0);
       assert.equal(await v.getByRole('button', { name: 'Delete device' }).isDisabled(), true);
-      assert.match(await v.getByRole('button', { name: 'Delete device' }).getAttribute('title') ?? '', /emulator\.delete/);
+      assert.match(
+        (await v.getByRole('button', { name: 'Delete device' }).getAttribute('title')) ?? '',
+        /emulator\.delete/,
+      );
       await v.goto(`${server.url}/projects/${projectId}/emulator`);
       await v.getByText('Creating devices is not offered.').waitFor();
       assert.equal(await v.getByRole('button', { name: 'Create device' }).count(), 0);
@@ -270,12 +310,15 @@ describe('members, roles and invitations', () => {
   it('organization members are listed with their role', async () => {
     await page.goto(`${server.url}/organizations/${organizationId}/members`);
     await page.getByRole('row', { name: new RegExp(server.boot.user.email) }).waitFor();
-    assert.match(await page.getByRole('row', { name: new RegExp(server.boot.user.email) }).textContent() ?? '', /Organization administrator/);
+    assert.match(
+      (await page.getByRole('row', { name: new RegExp(server.boot.user.email) }).textContent()) ?? '',
+      /Organization administrator/,
+    );
     await expectAccessible(page, 'organization members');
   });
 });
 
-describe('the server\'s own pages', () => {
+describe("the server's own pages", () => {
   it('the API reference lists operations from openapi.json by tag, with their operationId', async () => {
     await page.goto(`${server.url}/docs/api`);
     await page.getByRole('heading', { name: 'Data connectors' }).waitFor();
@@ -286,13 +329,14 @@ describe('the server\'s own pages', () => {
     await expectAccessible(page, 'API reference');
   });
 
-  it('an error body\'s help link opens the explanation of its status', async () => {
+  it("an error body's help link opens the explanation of its status", async () => {
     const res = await fetch(`${server.url}/v2/projects/nope`, { headers: { authorization: 'Bearer x' } });
     const { help } = await res.json();
     assert.match(help, /\/docs\/errors#401$/);
     await page.goto(`${server.url}${new URL(help).pathname}${new URL(help).hash}`);
     await page.getByRole('heading', { name: '401 Unauthenticated' }).waitFor();
-    for (const code of [400, 401, 403, 404, 409, 429, 500, 503]) assert.equal(await page.locator(`[id="${code}"]`).count(), 1, `#${code}`);
+    for (const code of [400, 401, 403, 404, 409, 429, 500, 503])
+      assert.equal(await page.locator(`[id="${code}"]`).count(), 1, `#${code}`);
     await screenshot(page, 'errors-page');
     await expectAccessible(page, 'errors page');
   });
@@ -301,34 +345,50 @@ describe('the server\'s own pages', () => {
     await page.goto(`${server.url}/`);
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.waitForURL(/\/signin$/);
-    assert.equal((await context.cookies(server.url)).some((c) => c.name === 'sensorcloud_session'), false);
+    assert.equal(
+      (await context.cookies(server.url)).some((c) => c.name === 'sensorcloud_session'),
+      false,
+    );
     await page.goto(`${server.url}/projects/${projectId}/devices`);
     await page.waitForURL(/\/signin\?next=/);
   });
 });
 
 describe('narrow screens and dark theme', () => {
-  it('every screen renders at 390 px in the dark theme without horizontal scrolling (screenshots)', { timeout: 180_000 }, async () => {
+  it('every screen renders at 390 px in the dark theme without horizontal scrolling (screenshots)', {
+    timeout: 180_000,
+  }, async () => {
     const mobile = await newContext(browser, { mobile: true, dark: true });
     try {
       const m = await mobile.newPage();
       await m.goto(`${server.url}/signin`);
       await signIn(m, server);
       const device = (await server.api('GET', `/projects/${projectId}/devices`)).devices[0].name.split('/')[3];
-      const sa = (await server.api('GET', `/projects/${projectId}/serviceaccounts`)).serviceAccounts[0].name.split('/')[3];
+      const sa = (await server.api('GET', `/projects/${projectId}/serviceaccounts`)).serviceAccounts[0].name.split(
+        '/',
+      )[3];
       const screens: [string, string][] = [
-        ['projects', '/'], ['devices', `/projects/${projectId}/devices`], ['device', `/projects/${projectId}/devices/${device}`],
-        ['emulator', `/projects/${projectId}/emulator?device=${device}`], ['live-events', `/projects/${projectId}/live`],
-        ['connectors', `/projects/${projectId}/dataconnectors`], ['connector-form', `/projects/${projectId}/dataconnectors/new`],
-        ['service-accounts', `/projects/${projectId}/serviceaccounts`], ['service-account', `/projects/${projectId}/serviceaccounts/${sa}`],
-        ['members', `/projects/${projectId}/members`], ['api-reference', '/docs/api'], ['errors-page', '/docs/errors'],
+        ['projects', '/'],
+        ['devices', `/projects/${projectId}/devices`],
+        ['device', `/projects/${projectId}/devices/${device}`],
+        ['emulator', `/projects/${projectId}/emulator?device=${device}`],
+        ['live-events', `/projects/${projectId}/live`],
+        ['connectors', `/projects/${projectId}/dataconnectors`],
+        ['connector-form', `/projects/${projectId}/dataconnectors/new`],
+        ['service-accounts', `/projects/${projectId}/serviceaccounts`],
+        ['service-account', `/projects/${projectId}/serviceaccounts/${sa}`],
+        ['members', `/projects/${projectId}/members`],
+        ['api-reference', '/docs/api'],
+        ['errors-page', '/docs/errors'],
       ];
       for (const [name, path] of screens) {
         await m.goto(`${server.url}${path}`);
         await m.locator('h1').first().waitFor();
         await m.waitForLoadState('networkidle', { timeout: 3000 }).catch(() => undefined); // the live page never idles
         await screenshot(m, `${name}-390-dark`);
-        const overflow = await m.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+        const overflow = await m.evaluate(
+          () => document.documentElement.scrollWidth - document.documentElement.clientWidth,
+        );
         assert.ok(overflow <= 1, `${name} scrolls sideways by ${overflow} px at 390 px`);
       }
       await expectAccessible(m, 'devices, dark, 390 px');

@@ -17,7 +17,10 @@ describe('happy', () => {
     const scripts = [...html.matchAll(/<script[^>]*\bsrc="([^"]+)"/g)].map((m) => m[1]!);
     const preloads = [...html.matchAll(/<link[^>]*rel="modulepreload"[^>]*href="([^"]+)"/g)].map((m) => m[1]!);
     assert.ok(scripts.length >= 1);
-    const gzipped = [...scripts, ...preloads].reduce((sum, src) => sum + gzipSync(readFileSync(join(DIST, src)), { level: 9 }).length, 0);
+    const gzipped = [...scripts, ...preloads].reduce(
+      (sum, src) => sum + gzipSync(readFileSync(join(DIST, src)), { level: 9 }).length,
+      0,
+    );
     console.log(`# console: first-load JavaScript ${(gzipped / 1024).toFixed(1)} KB gzipped`);
     assert.ok(gzipped <= 150 * 1024, `${gzipped} bytes gzipped`);
   });

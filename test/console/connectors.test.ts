@@ -6,7 +6,13 @@ import { after, before, describe, it } from 'node:test';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { startReceiver, type Receiver } from '../helpers/receiver.ts';
 import {
-  expectAccessible, launchBrowser, newContext, screenshot, signIn, startConsoleServer, type ConsoleServer,
+  expectAccessible,
+  launchBrowser,
+  newContext,
+  screenshot,
+  signIn,
+  startConsoleServer,
+  type ConsoleServer,
 } from '../helpers/console-browser.ts';
 
 let server: ConsoleServer;
@@ -20,7 +26,10 @@ let deviceId: string;
 before(async () => {
   [server, browser, receiver] = await Promise.all([startConsoleServer(), launchBrowser(), startReceiver()]);
   projectId = server.boot.project.split('/')[1];
-  const device = await server.api('POST', `/projects/${projectId}/devices`, { type: 'temperature', labels: { name: 'Freezer', room: 'cold' } });
+  const device = await server.api('POST', `/projects/${projectId}/devices`, {
+    type: 'temperature',
+    labels: { name: 'Freezer', room: 'cold' },
+  });
   deviceId = device.name.split('/')[3];
   context = await newContext(browser);
   page = await context.newPage();
@@ -32,7 +41,8 @@ after(async () => {
   await receiver?.close();
 });
 
-const publish = (value: number) => server.api('POST', `/projects/${projectId}/devices/${deviceId}:publish`, { temperature: { value } });
+const publish = (value: number) =>
+  server.api('POST', `/projects/${projectId}/devices/${deviceId}:publish`, { temperature: { value } });
 
 describe('happy', () => {
   let connectorId: string;
@@ -54,10 +64,20 @@ describe('happy', () => {
     await page.waitForURL(/\/dataconnectors\/[0-9a-v]{20}$/);
     connectorId = page.url().split('/').pop()!;
     const c = await server.api('GET', `/projects/${projectId}/dataconnectors/${connectorId}`);
-    assert.deepEqual({ ...c, name: undefined, createTime: undefined, updateTime: undefined }, {
-      name: undefined, displayName: 'Warehouse hook', type: 'HTTP_PUSH', status: 'ACTIVE', events: ['temperature'], labels: ['name', 'room'],
-      httpConfig: { url: receiver.url, signatureSecret: 's3cret-signing', headers: { 'X-Team': 'cold-chain' } }, createTime: undefined, updateTime: undefined,
-    });
+    assert.deepEqual(
+      { ...c, name: undefined, createTime: undefined, updateTime: undefined },
+      {
+        name: undefined,
+        displayName: 'Warehouse hook',
+        type: 'HTTP_PUSH',
+        status: 'ACTIVE',
+        events: ['temperature'],
+        labels: ['name', 'room'],
+        httpConfig: { url: receiver.url, signatureSecret: 's3cret-signing', headers: { 'X-Team': 'cold-chain' } },
+        createTime: undefined,
+        updateTime: undefined,
+      },
+    );
 
     await publish(-18.5);
     const [push] = await receiver.waitFor(1, 20_000);
@@ -84,7 +104,7 @@ describe('happy', () => {
     await page.goto(`${server.url}/projects/${projectId}/dataconnectors`);
     const row = page.getByRole('row', { name: /Warehouse hook/ });
     await row.waitFor();
-    assert.match(await row.textContent() ?? '', /Active.*1.*0.*\d\.\d{3}s/);
+    assert.match((await row.textContent()) ?? '', /Active.*1.*0.*\d\.\d{3}s/);
     await screenshot(page, 'connectors');
     await expectAccessible(page, 'connectors');
   });
@@ -94,7 +114,10 @@ describe('happy', () => {
     await page.getByRole('button', { name: 'Disable' }).click();
     await page.getByText('Disabled: its queue was dropped').waitFor();
     await page.getByRole('button', { name: 'Enable' }).waitFor(); // the page has read the new status
-    assert.equal((await server.api('GET', `/projects/${projectId}/dataconnectors/${connectorId}`)).status, 'USER_DISABLED');
+    assert.equal(
+      (await server.api('GET', `/projects/${projectId}/dataconnectors/${connectorId}`)).status,
+      'USER_DISABLED',
+    );
     assert.equal(await page.getByRole('button', { name: 'Sync' }).isDisabled(), true);
     await publish(-17); // not pushed: the connector is disabled
     await page.getByRole('button', { name: 'Enable' }).click();

@@ -7,7 +7,13 @@ import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import {
-  expectAccessible, launchBrowser, newContext, screenshot, signIn, startConsoleServer, type ConsoleServer,
+  expectAccessible,
+  launchBrowser,
+  newContext,
+  screenshot,
+  signIn,
+  startConsoleServer,
+  type ConsoleServer,
 } from '../helpers/console-browser.ts';
 
 const XSS = '<img src=x onerror=alert(1)>';
@@ -31,7 +37,10 @@ after(() => context?.close());
 
 /** The device (through the API) whose `name` label is `name`. */
 async function deviceNamed(name: string): Promise<any> {
-  const list = await server.api('GET', `/projects/${projectId}/devices?label_filters=${encodeURIComponent(`name=${name}`)}`);
+  const list = await server.api(
+    'GET',
+    `/projects/${projectId}/devices?label_filters=${encodeURIComponent(`name=${name}`)}`,
+  );
   assert.equal(list.devices.length, 1, `one device named ${name}`);
   return list.devices[0];
 }
@@ -49,7 +58,13 @@ describe('happy', () => {
     await page.getByText('Created').waitFor();
     const device = await deviceNamed('Room 4 sensor');
     deviceId = device.name.split('/')[3];
-    assert.deepEqual(device.labels, { name: 'Room 4 sensor', description: XSS, room: '4', hostile: XSS, 'virtual-sensor': '' });
+    assert.deepEqual(device.labels, {
+      name: 'Room 4 sensor',
+      description: XSS,
+      room: '4',
+      hostile: XSS,
+      'virtual-sensor': '',
+    });
 
     // Open the live stream in a second tab before publishing, to see the event arrive.
     const live = await context.newPage();
@@ -89,7 +104,19 @@ describe('happy', () => {
 
     // One device of each type: their forms together cover all 18 publishable types.
     const seen = new Set<string>();
-    for (const type of ['proximity', 'humidity', 'proximityCounter', 'touchCounter', 'waterDetector', 'co2', 'motion', 'deskOccupancy', 'contact', 'ccon', 'touch']) {
+    for (const type of [
+      'proximity',
+      'humidity',
+      'proximityCounter',
+      'touchCounter',
+      'waterDetector',
+      'co2',
+      'motion',
+      'deskOccupancy',
+      'contact',
+      'ccon',
+      'touch',
+    ]) {
       const d = await server.api('POST', `/projects/${projectId}/devices`, { type, labels: { name: `all-${type}` } });
       await page.goto(`${server.url}/projects/${projectId}/emulator?device=${d.name.split('/')[3]}`);
       await page.getByRole('heading', { name: `Publish events from all-${type}` }).waitFor();
@@ -99,7 +126,9 @@ describe('happy', () => {
     for (const t of ['temperature', 'probeWireStatus']) seen.add(t);
     assert.equal(seen.size, 18, [...seen].join(', '));
     // Publish a ccon connectionStatus through its form (a multi-choice field).
-    await page.goto(`${server.url}/projects/${projectId}/emulator?device=${(await deviceNamed('all-ccon')).name.split('/')[3]}&event=connectionStatus`);
+    await page.goto(
+      `${server.url}/projects/${projectId}/emulator?device=${(await deviceNamed('all-ccon')).name.split('/')[3]}&event=connectionStatus`,
+    );
     await page.getByRole('button', { name: 'Publish connectionStatus' }).click();
     await page.getByText('connectionStatus published').waitFor();
     const ccon = await deviceNamed('all-ccon');
@@ -110,7 +139,7 @@ describe('happy', () => {
     await page.goto(`${server.url}/projects/${projectId}/devices?q=Room%204`);
     const row = page.locator('tr', { hasText: 'Room 4 sensor' });
     await row.waitFor();
-    assert.match(await row.textContent() ?? '', /23\.25 °C/);
+    assert.match((await row.textContent()) ?? '', /23\.25 °C/);
     assert.equal(await row.getByText(XSS, { exact: true }).count(), 1, 'the description is shown as text');
     assert.equal(await page.locator('img').count(), 0, 'no element was made from a label value');
     await screenshot(page, 'devices');
@@ -132,14 +161,19 @@ describe('happy', () => {
     await page.waitForURL(/label=demo/);
     const demo = await server.api('GET', `/projects/${projectId}/devices?label_filters=demo`);
     // The rows of the new filter replace the old ones as the page's request answers: wait for all of them.
-    await page.waitForFunction((n) => document.querySelectorAll('tbody tr .badge-demo').length >= n, demo.devices.length);
+    await page.waitForFunction(
+      (n) => document.querySelectorAll('tbody tr .badge-demo').length >= n,
+      demo.devices.length,
+    );
     const demoRows = await page.locator('tbody tr').count();
     assert.equal(demoRows, demo.devices.length);
     assert.ok(demoRows > 0, 'demo devices are listed and labelled');
     // The form follows the URL: cleared there, its fields are emptied too.
     await page.getByRole('button', { name: 'Clear' }).click();
     await page.waitForURL((url) => !url.search.includes('label='));
-    await page.waitForFunction(() => (document.querySelector('input[placeholder="room=4"]') as HTMLInputElement | null)?.value === '');
+    await page.waitForFunction(
+      () => (document.querySelector('input[placeholder="room=4"]') as HTMLInputElement | null)?.value === '',
+    );
   });
 
   it('device page: history chart and table with a time range, CSV export of that range', async () => {
@@ -148,8 +182,11 @@ describe('happy', () => {
     await page.getByRole('heading', { name: 'Room 4 sensor' }).waitFor();
     await page.locator('.chart canvas').first().waitFor();
     await page.locator('table.events').getByText('23.25 °C').waitFor();
-    assert.match(await page.locator('.marker-legend').textContent() ?? '', /touch \(1\)/);
-    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Export CSV' }).click()]);
+    assert.match((await page.locator('.marker-legend').textContent()) ?? '', /touch \(1\)/);
+    const [download] = await Promise.all([
+      page.waitForEvent('download'),
+      page.getByRole('button', { name: 'Export CSV' }).click(),
+    ]);
     const csv = readFileSync((await download.path())!, 'utf8');
     // The shape `sensorcloud events export --format csv` writes too (test/cli/export.test.ts holds both to it).
     assert.match(csv, /^timestamp,device,eventType,eventId,field,value\n/);
@@ -201,7 +238,10 @@ describe('happy', () => {
   });
 
   it('device page: transfers to another project, then deletes the emulated device', async () => {
-    const other = await server.api('POST', '/projects', { organization: server.boot.organization, displayName: 'Warehouse' });
+    const other = await server.api('POST', '/projects', {
+      organization: server.boot.organization,
+      displayName: 'Warehouse',
+    });
     const otherId = other.name.split('/')[1];
     const motion = await deviceNamed('all-motion');
     const motionId = motion.name.split('/')[3];
@@ -209,7 +249,10 @@ describe('happy', () => {
     await page.getByLabel('Transfer to project').selectOption(otherId);
     await page.getByRole('button', { name: 'Transfer', exact: true }).click();
     await page.waitForURL(`**/projects/${otherId}/devices/${motionId}`);
-    assert.equal((await server.api('GET', `/projects/-/devices/${motionId}`)).name, `projects/${otherId}/devices/${motionId}`);
+    assert.equal(
+      (await server.api('GET', `/projects/-/devices/${motionId}`)).name,
+      `projects/${otherId}/devices/${motionId}`,
+    );
     await page.getByRole('button', { name: 'Delete device' }).click();
     await page.getByRole('button', { name: /^Delete all-motion/ }).click();
     await page.waitForURL(`**/projects/${otherId}/devices`);
@@ -218,8 +261,13 @@ describe('happy', () => {
 });
 
 describe('load', () => {
-  it('live events: 200 events a second for 3 s are all counted, the list stays bounded and the page responsive', { timeout: 120_000 }, async () => {
-    const d = await server.api('POST', `/projects/${projectId}/devices`, { type: 'touchCounter', labels: { name: 'burst' } });
+  it('live events: 200 events a second for 3 s are all counted, the list stays bounded and the page responsive', {
+    timeout: 120_000,
+  }, async () => {
+    const d = await server.api('POST', `/projects/${projectId}/devices`, {
+      type: 'touchCounter',
+      labels: { name: 'burst' },
+    });
     const id = d.name.split('/')[3];
     const live = await context.newPage();
     await live.goto(`${server.url}/projects/${projectId}/live?device=${id}`);
@@ -228,18 +276,28 @@ describe('load', () => {
     const auth = `Basic ${Buffer.from(`${server.boot.serviceAccount.keyId}:${server.boot.serviceAccount.secret}`).toString('base64')}`;
     for (let round = 0; round < 3; round++) {
       const started = Date.now();
-      await Promise.all(Array.from({ length: 200 }, (_, i) => fetch(`${server.url}/v2/projects/${projectId}/devices/${id}:publish`, {
-        method: 'POST', headers: { authorization: auth }, body: JSON.stringify({ touchCount: { total: round * 200 + i } }),
-      }).then((r) => assert.equal(r.status, 200))));
+      await Promise.all(
+        Array.from({ length: 200 }, (_, i) =>
+          fetch(`${server.url}/v2/projects/${projectId}/devices/${id}:publish`, {
+            method: 'POST',
+            headers: { authorization: auth },
+            body: JSON.stringify({ touchCount: { total: round * 200 + i } }),
+          }).then((r) => assert.equal(r.status, 200)),
+        ),
+      );
       await new Promise((r) => setTimeout(r, Math.max(0, 1000 - (Date.now() - started))));
     }
-    await live.waitForFunction(() => document.querySelector('[data-testid="event-count"]')?.textContent === '600', undefined, { timeout: 30_000 });
+    await live.waitForFunction(
+      () => document.querySelector('[data-testid="event-count"]')?.textContent === '600',
+      undefined,
+      { timeout: 30_000 },
+    );
     // Only the rows in view are in the document, however many arrived.
     const rows = await live.locator('.live-row').count();
     assert.ok(rows > 0 && rows <= 30, `${rows} rows rendered`);
     // The stream's keep-alive pings (every 5 s) are listed too, styled apart from events.
     await live.locator('.live-row.live-ping').first().waitFor();
-    assert.match(await live.locator('.live-row.live-ping').first().textContent() ?? '', /ping.*stream alive/);
+    assert.match((await live.locator('.live-row.live-ping').first().textContent()) ?? '', /ping.*stream alive/);
     // Still responsive: pause freezes the list, resume shows the newest again.
     await live.getByRole('button', { name: 'Pause' }).click();
     await live.getByText('Paused: the list is frozen').waitFor();
@@ -247,14 +305,22 @@ describe('load', () => {
     await live.close();
   });
 
-  it('devices: the first page of a 2,000-device project (time written to the test log)', { timeout: 180_000 }, async () => {
+  it('devices: the first page of a 2,000-device project (time written to the test log)', {
+    timeout: 180_000,
+  }, async () => {
     const big = await server.api('POST', '/projects', { organization: server.boot.organization, displayName: 'Big' });
     const bigId = big.name.split('/')[1];
     const auth = `Basic ${Buffer.from(`${server.boot.serviceAccount.keyId}:${server.boot.serviceAccount.secret}`).toString('base64')}`;
     for (let batch = 0; batch < 100; batch++) {
-      await Promise.all(Array.from({ length: 20 }, (_, i) => fetch(`${server.url}/v2/projects/${bigId}/devices`, {
-        method: 'POST', headers: { authorization: auth }, body: JSON.stringify({ type: 'temperature', labels: { name: `sensor ${batch * 20 + i}` } }),
-      }).then((r) => assert.equal(r.status, 200))));
+      await Promise.all(
+        Array.from({ length: 20 }, (_, i) =>
+          fetch(`${server.url}/v2/projects/${bigId}/devices`, {
+            method: 'POST',
+            headers: { authorization: auth },
+            body: JSON.stringify({ type: 'temperature', labels: { name: `sensor ${batch * 20 + i}` } }),
+          }).then((r) => assert.equal(r.status, 200)),
+        ),
+      );
     }
     const started = Date.now();
     await page.goto(`${server.url}/projects/${bigId}/devices`);

@@ -9,7 +9,13 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
 import {
-  expectAccessible, launchBrowser, newContext, screenshot, signIn, startConsoleServer, type ConsoleServer,
+  expectAccessible,
+  launchBrowser,
+  newContext,
+  screenshot,
+  signIn,
+  startConsoleServer,
+  type ConsoleServer,
 } from '../helpers/console-browser.ts';
 
 let server: ConsoleServer;
@@ -22,7 +28,10 @@ let otherProjectId: string;
 before(async () => {
   [server, browser] = await Promise.all([startConsoleServer(), launchBrowser()]);
   projectId = server.boot.project.split('/')[1];
-  const other = await server.api('POST', '/projects', { organization: server.boot.organization, displayName: 'Second site' });
+  const other = await server.api('POST', '/projects', {
+    organization: server.boot.organization,
+    displayName: 'Second site',
+  });
   otherProjectId = other.name.split('/')[1];
   context = await newContext(browser);
   page = await context.newPage();
@@ -34,7 +43,11 @@ after(() => context?.close());
 /** The text that describes a control (aria-describedby), and whether it is marked invalid. */
 async function described(control: Locator): Promise<{ text: string; invalid: boolean }> {
   return control.evaluate((el) => ({
-    text: (el.getAttribute('aria-describedby') ?? '').split(' ').filter(Boolean).map((id) => document.getElementById(id)?.textContent ?? '').join(' '),
+    text: (el.getAttribute('aria-describedby') ?? '')
+      .split(' ')
+      .filter(Boolean)
+      .map((id) => document.getElementById(id)?.textContent ?? '')
+      .join(' '),
     invalid: el.getAttribute('aria-invalid') === 'true',
   }));
 }
@@ -73,14 +86,25 @@ describe('form errors, in words, next to the field', () => {
     assert.equal(await url.evaluate((el) => el === document.activeElement), true, 'the field in error has the focus');
     // Next to the field: the message sits in the URL field's own box, right under it.
     const [field, error] = [await url.boundingBox(), await page.locator('.field-error').first().boundingBox()];
-    assert.ok(field && error && error.y >= field.y + field.height && error.y - (field.y + field.height) < 60, 'under the URL field');
-    assert.equal((await server.api('GET', `/projects/${projectId}/dataconnectors`)).dataConnectors.length, 0, 'nothing was created');
+    assert.ok(
+      field && error && error.y >= field.y + field.height && error.y - (field.y + field.height) < 60,
+      'under the URL field',
+    );
+    assert.equal(
+      (await server.api('GET', `/projects/${projectId}/dataconnectors`)).dataConnectors.length,
+      0,
+      'nothing was created',
+    );
     await screenshot(page, 'connector-form-error');
     await expectAccessible(page, 'connector form with an error');
 
     await url.pressSequentially('s', { delay: 10 }); // any edit of the field
     for (let i = 0; i < 50 && (await described(url)).invalid; i++) await page.waitForTimeout(100);
-    assert.deepEqual(await described(url), { text: 'An https:// address that answers 2xx within 10 s.', invalid: false }, 'the error went with the edit');
+    assert.deepEqual(
+      await described(url),
+      { text: 'An https:// address that answers 2xx within 10 s.', invalid: false },
+      'the error went with the edit',
+    );
     assert.equal(await page.locator('.field-error').count(), 0);
   });
 
@@ -100,7 +124,10 @@ describe('form errors, in words, next to the field', () => {
     await page.getByRole('button', { name: 'Create connector' }).click();
     // The headers' group carries the description; its first input has the focus.
     const headers = page.getByRole('group', { name: 'Custom headers' });
-    await headers.locator('.field-error').filter({ hasText: 'Content-Type is set by the service itself and cannot be a custom header.' }).waitFor();
+    await headers
+      .locator('.field-error')
+      .filter({ hasText: 'Content-Type is set by the service itself and cannot be a custom header.' })
+      .waitFor();
     assert.match((await described(headers)).text, /Content-Type is set by the service itself/);
     assert.equal(await page.getByLabel('Header 1 name').evaluate((el) => el === document.activeElement), true);
     await screenshot(page, 'connector-form-header-error');
@@ -114,7 +141,10 @@ describe('form errors, in words, next to the field', () => {
     await email.fill('not-an-address');
     await page.getByRole('button', { name: 'Add member' }).click();
     await waitForFieldError(email, 'Enter an e-mail address, such as ada@example.com.');
-    await server.api('POST', `/projects/${projectId}/members`, { email: 'member@example.com', roles: ['roles/project.user'] });
+    await server.api('POST', `/projects/${projectId}/members`, {
+      email: 'member@example.com',
+      roles: ['roles/project.user'],
+    });
     await email.fill('member@example.com'); // already a member
     assert.equal((await described(email)).invalid, false, 'editing the e-mail cleared its error');
     await page.getByRole('button', { name: 'Add member' }).click();
@@ -152,13 +182,23 @@ describe('messages that stop applying', () => {
     await page.getByLabel('E-mail of a user or service account').fill('second@example.com');
     await page.getByRole('button', { name: 'Add member' }).click();
     await page.getByText('second@example.com was invited').waitFor();
-    await page.getByRole('row', { name: /first@example\.com/ }).getByLabel('Role of first@example.com').selectOption('roles/project.admin');
-    await page.getByRole('row', { name: /first@example\.com/ }).getByText('Saved: Project administrator.').waitFor();
+    await page
+      .getByRole('row', { name: /first@example\.com/ })
+      .getByLabel('Role of first@example.com')
+      .selectOption('roles/project.admin');
+    await page
+      .getByRole('row', { name: /first@example\.com/ })
+      .getByText('Saved: Project administrator.')
+      .waitFor();
     assert.equal(await page.getByText('second@example.com was invited').count(), 0, 'the next action replaced it');
   });
 
   it('a connector notice goes when leaving the page and coming back', async () => {
-    const c = await server.api('POST', `/projects/${projectId}/dataconnectors`, { type: 'HTTP_PUSH', displayName: 'Notice hook', httpConfig: { url: 'https://hooks.example.org/n' } });
+    const c = await server.api('POST', `/projects/${projectId}/dataconnectors`, {
+      type: 'HTTP_PUSH',
+      displayName: 'Notice hook',
+      httpConfig: { url: 'https://hooks.example.org/n' },
+    });
     const id = c.name.split('/')[3];
     await page.goto(`${server.url}/projects/${projectId}/dataconnectors/${id}`);
     await page.getByRole('button', { name: 'Disable' }).click();
@@ -181,7 +221,11 @@ describe('role changes', () => {
     const select = row.getByLabel(`Role of ${email}`);
     await select.selectOption('roles/project.developer');
     await row.getByRole('status').filter({ hasText: 'Saved: Project developer.' }).waitFor();
-    assert.match(await row.getByRole('status').textContent() ?? '', /Earlier invite links stopped working/, 'a pending member: its old links were revoked');
+    assert.match(
+      (await row.getByRole('status').textContent()) ?? '',
+      /Earlier invite links stopped working/,
+      'a pending member: its old links were revoked',
+    );
     assert.deepEqual((await memberByEmail(`projects/${projectId}`, email)).roles, ['roles/project.developer']);
     assert.equal(await select.inputValue(), 'roles/project.developer');
     await screenshot(page, 'members-role-saved');
@@ -226,7 +270,10 @@ describe('invitation page', () => {
         await g.getByLabel('Repeat the password').fill('a long enough password');
         await g.getByRole('button', { name: 'Accept invitation' }).click();
         await g.getByText('Invitation accepted').waitFor();
-        assert.match(await g.locator('.card').textContent() ?? '', new RegExp(`Sign in with ${email.replace(/\./g, '\\.')}`));
+        assert.match(
+          (await g.locator('.card').textContent()) ?? '',
+          new RegExp(`Sign in with ${email.replace(/\./g, '\\.')}`),
+        );
         await g.goto(`${server.url}${new URL(link).pathname}`);
         await g.getByRole('alert').filter({ hasText: 'This invitation link no longer works' }).waitFor();
         assert.equal(await g.getByLabel('Password', { exact: true }).count(), 0, 'no form for a used link');
@@ -240,9 +287,14 @@ describe('invitation page', () => {
 
 describe('narrow screens', () => {
   it('at 390 px the members, service-account and key tables, their controls and buttons stay on the screen', async () => {
-    const sa = await server.api('POST', `/projects/${projectId}/serviceaccounts`, { displayName: 'a service account with a rather long name' });
+    const sa = await server.api('POST', `/projects/${projectId}/serviceaccounts`, {
+      displayName: 'a service account with a rather long name',
+    });
     await server.api('POST', `/${sa.name}/keys`);
-    await server.api('POST', `/projects/${projectId}/members`, { email: 'someone.with.a.long.address@example.com', roles: ['roles/project.user'] });
+    await server.api('POST', `/projects/${projectId}/members`, {
+      email: 'someone.with.a.long.address@example.com',
+      roles: ['roles/project.user'],
+    });
     for (const dark of [false, true]) {
       const mobile = await newContext(browser, { mobile: true, dark });
       try {
@@ -250,23 +302,35 @@ describe('narrow screens', () => {
         await m.goto(`${server.url}/signin`);
         await signIn(m, server);
         const screens = [
-          ['members', `/projects/${projectId}/members`], ['service-accounts', `/projects/${projectId}/serviceaccounts`], ['service-account-keys', `/${sa.name}`],
+          ['members', `/projects/${projectId}/members`],
+          ['service-accounts', `/projects/${projectId}/serviceaccounts`],
+          ['service-account-keys', `/${sa.name}`],
         ] as const;
         for (const [name, path] of screens) {
           await m.goto(`${server.url}${path}`);
           await m.locator('table tbody tr').first().waitFor();
           await screenshot(m, `${name}-table-390${dark ? '-dark' : ''}`);
           const controls = m.locator('table button, table select, table a');
-          assert.ok(await controls.count() >= 1, `${name}: controls in the table`);
-          for (const box of await controls.evaluateAll((els) => els.map((el) => {
-            const r = el.getBoundingClientRect();
-            return { what: `${el.tagName} ${el.textContent?.trim().slice(0, 30)}`, left: r.left, right: r.right };
-          }))) {
-            assert.ok(box.left >= 0 && box.right <= 390, `${name}: ${box.what} spans ${box.left}–${box.right} px of 390`);
+          assert.ok((await controls.count()) >= 1, `${name}: controls in the table`);
+          for (const box of await controls.evaluateAll((els) =>
+            els.map((el) => {
+              const r = el.getBoundingClientRect();
+              return { what: `${el.tagName} ${el.textContent?.trim().slice(0, 30)}`, left: r.left, right: r.right };
+            }),
+          )) {
+            assert.ok(
+              box.left >= 0 && box.right <= 390,
+              `${name}: ${box.what} spans ${box.left}–${box.right} px of 390`,
+            );
           }
-          const overflow = await m.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+          const overflow = await m.evaluate(
+            () => document.documentElement.scrollWidth - document.documentElement.clientWidth,
+          );
           assert.ok(overflow <= 1, `${name} scrolls sideways by ${overflow} px`);
-          const wrap = await m.locator('.table-wrap').first().evaluate((el) => el.scrollWidth - el.clientWidth);
+          const wrap = await m
+            .locator('.table-wrap')
+            .first()
+            .evaluate((el) => el.scrollWidth - el.clientWidth);
           assert.ok(wrap <= 1, `${name}: the table scrolls inside its box by ${wrap} px`);
         }
         if (!dark) {
@@ -275,24 +339,33 @@ describe('narrow screens', () => {
           const row = m.getByRole('row', { name: /someone\.with\.a\.long\.address/ });
           await row.getByRole('button', { name: 'Invite link' }).click();
           await row.locator('.invite-link code').waitFor();
-          const overflow = await m.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+          const overflow = await m.evaluate(
+            () => document.documentElement.scrollWidth - document.documentElement.clientWidth,
+          );
           assert.ok(overflow <= 1, `members with an invite link scrolls sideways by ${overflow} px`);
           await screenshot(m, 'members-390-invite-link');
-          await row.getByLabel('Role of someone.with.a.long.address@example.com').selectOption('roles/project.developer');
+          await row
+            .getByLabel('Role of someone.with.a.long.address@example.com')
+            .selectOption('roles/project.developer');
           await row.getByText('Saved: Project developer.').waitFor();
           await screenshot(m, 'members-390-role-saved');
           await expectAccessible(m, 'members at 390 px');
           // Errors next to their fields fit too.
           await m.getByLabel('E-mail of a user or service account').fill('someone.with.a.long.address@example.com');
           await m.getByRole('button', { name: 'Add member' }).click();
-          await waitForFieldError(m.getByLabel('E-mail of a user or service account'), 'This account is already a member');
+          await waitForFieldError(
+            m.getByLabel('E-mail of a user or service account'),
+            'This account is already a member',
+          );
           await screenshot(m, 'members-390-add-error');
           await m.goto(`${server.url}/projects/${projectId}/dataconnectors/new`);
           await m.getByLabel('Endpoint URL').fill('http://example.org/hook');
           await m.getByRole('button', { name: 'Create connector' }).click();
           await waitForFieldError(m.getByLabel('Endpoint URL'), 'The URL must start with https://');
           await screenshot(m, 'connector-form-error-390');
-          const overflow2 = await m.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+          const overflow2 = await m.evaluate(
+            () => document.documentElement.scrollWidth - document.documentElement.clientWidth,
+          );
           assert.ok(overflow2 <= 1, `the connector form with an error scrolls sideways by ${overflow2} px`);
         }
       } finally {
@@ -318,15 +391,15 @@ describe('API reference', () => {
     assert.match(text ?? '', /httpConfig\s*object/);
     // url is nested under httpConfig (in its own list), with its description.
     const nested = body.locator('.schema .schema').first();
-    assert.match(await nested.textContent() ?? '', /url\s*string.*https:\/\/ endpoint/);
+    assert.match((await nested.textContent()) ?? '', /url\s*string.*https:\/\/ endpoint/);
     assert.match(text ?? '', /events\s*list of string/);
     const response = op.locator('.shape').nth(1);
-    assert.match(await response.textContent() ?? '', /createTime\s*string/);
+    assert.match((await response.textContent()) ?? '', /createTime\s*string/);
 
     // Required marks: addProjectMember needs email and roles.
     const add = page.locator('[data-operation="addProjectMember"]');
     await add.locator('summary').click();
-    assert.match(await add.locator('.shape').first().textContent() ?? '', /email\s*string\s*required/);
+    assert.match((await add.locator('.shape').first().textContent()) ?? '', /email\s*string\s*required/);
     await viewShot(op, 'api-reference-fields');
     await expectAccessible(page, 'API reference with fields open');
 
@@ -339,7 +412,9 @@ describe('API reference', () => {
       const mop = m.locator('[data-operation="createDataConnector"]');
       await mop.locator('summary').click();
       await mop.locator('.shape').first().getByText('httpConfig', { exact: true }).waitFor();
-      const overflow = await m.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+      const overflow = await m.evaluate(
+        () => document.documentElement.scrollWidth - document.documentElement.clientWidth,
+      );
       assert.ok(overflow <= 1, `the API reference scrolls sideways by ${overflow} px`);
       await viewShot(mop, 'api-reference-fields-390');
     } finally {

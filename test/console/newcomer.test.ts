@@ -7,7 +7,13 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import {
-  expectAccessible, launchBrowser, newContext, screenshot, signIn, startConsoleServer, type ConsoleServer,
+  expectAccessible,
+  launchBrowser,
+  newContext,
+  screenshot,
+  signIn,
+  startConsoleServer,
+  type ConsoleServer,
 } from '../helpers/console-browser.ts';
 
 let server: ConsoleServer;
@@ -26,12 +32,17 @@ const minutesAgo = (m: number) => new Date(Date.now() - m * 60_000);
 before(async () => {
   [server, browser] = await Promise.all([startConsoleServer(), launchBrowser()]);
   projectId = server.boot.project.split('/')[1];
-  const room = await server.api('POST', `/projects/${projectId}/devices`, { type: 'temperature', labels: { name: 'Room 4', floor: '2' } });
+  const room = await server.api('POST', `/projects/${projectId}/devices`, {
+    type: 'temperature',
+    labels: { name: 'Room 4', floor: '2' },
+  });
   roomId = room.name.split('/')[3];
   // A fresh install: three readings over the last 4 minutes, nothing older.
   const times = [minutesAgo(4), minutesAgo(2), minutesAgo(0.1)];
   for (const [i, t] of times.entries()) {
-    await server.api('POST', `/projects/${projectId}/devices/${roomId}:publish`, { temperature: { value: 21 + i, updateTime: t.toISOString() } });
+    await server.api('POST', `/projects/${projectId}/devices/${roomId}:publish`, {
+      temperature: { value: 21 + i, updateTime: t.toISOString() },
+    });
   }
   firstReading = Math.floor(times[0]!.getTime() / 1000);
   lastReading = Math.floor(times[2]!.getTime() / 1000);
@@ -40,7 +51,10 @@ before(async () => {
   // Two data connectors (disabled: nothing is pushed); the project has no Cloud Connector data connectors at all.
   for (const displayName of ['Warehouse hook', 'Archive hook']) {
     await server.api('POST', `/projects/${projectId}/dataconnectors`, {
-      type: 'HTTP_PUSH', displayName, status: 'USER_DISABLED', httpConfig: { url: 'https://127.0.0.1:9/hook', signatureSecret: '' },
+      type: 'HTTP_PUSH',
+      displayName,
+      status: 'USER_DISABLED',
+      httpConfig: { url: 'https://127.0.0.1:9/hook', signatureSecret: '' },
     });
   }
   context = await newContext(browser);
@@ -58,7 +72,10 @@ async function outsideViewport(p: Page, selector: string): Promise<string[]> {
     for (const el of document.querySelectorAll<HTMLElement>(sel)) {
       const r = el.getBoundingClientRect();
       if (r.width === 0 && r.height === 0) continue; // not shown in this layout
-      if (r.left < -0.5 || r.right > width + 0.5) out.push(`${el.tagName.toLowerCase()}.${el.className} "${(el.textContent ?? '').trim().slice(0, 30)}" ${Math.round(r.left)}–${Math.round(r.right)} px`);
+      if (r.left < -0.5 || r.right > width + 0.5)
+        out.push(
+          `${el.tagName.toLowerCase()}.${el.className} "${(el.textContent ?? '').trim().slice(0, 30)}" ${Math.round(r.left)}–${Math.round(r.right)} px`,
+        );
     }
     return out;
   }, selector);
@@ -66,7 +83,9 @@ async function outsideViewport(p: Page, selector: string): Promise<string[]> {
 
 /** Horizontal scrolling inside any table wrapper (a table wider than its box hides columns). */
 async function hiddenColumns(p: Page): Promise<number> {
-  return p.evaluate(() => Math.max(0, ...[...document.querySelectorAll('.table-wrap')].map((w) => w.scrollWidth - w.clientWidth)));
+  return p.evaluate(() =>
+    Math.max(0, ...[...document.querySelectorAll('.table-wrap')].map((w) => w.scrollWidth - w.clientWidth)),
+  );
 }
 
 describe('happy', () => {
@@ -79,7 +98,7 @@ describe('happy', () => {
     assert.equal(await connectors.getAttribute('href'), `/projects/${projectId}/dataconnectors`);
     const devices = row.getByRole('link', { name: '3 devices' });
     assert.equal(await devices.textContent(), '3');
-    assert.match(await row.textContent() ?? '', /incl\. 1 Cloud Connector \(gateway\)/);
+    assert.match((await row.textContent()) ?? '', /incl\. 1 Cloud Connector \(gateway\)/);
     const headers = await page.locator('thead th').allTextContents();
     assert.deepEqual(headers.slice(0, 3), ['Project', 'Devices', 'Data connectors']);
     assert.equal(await page.getByText('Inventory').count(), 0);
@@ -96,10 +115,16 @@ describe('happy', () => {
     assert.equal(await page.getByLabel('Range', { exact: true }).inputValue(), 'auto');
     const from = Number(await chart.getAttribute('data-x-from'));
     const to = Number(await chart.getAttribute('data-x-to'));
-    assert.ok(from <= firstReading && to >= lastReading, `the x range ${from}–${to} holds the readings ${firstReading}–${lastReading}`);
+    assert.ok(
+      from <= firstReading && to >= lastReading,
+      `the x range ${from}–${to} holds the readings ${firstReading}–${lastReading}`,
+    );
     const share = (lastReading - firstReading) / (to - from);
     assert.ok(share >= 0.5, `the readings span ${Math.round(share * 100)} % of the chart's width, not a sliver`);
-    assert.match(await page.locator('.card', { has: page.getByRole('heading', { name: 'History' }) }).textContent() ?? '', /3 events from .* fitted to the device's recent events/);
+    assert.match(
+      (await page.locator('.card', { has: page.getByRole('heading', { name: 'History' }) }).textContent()) ?? '',
+      /3 events from .* fitted to the device's recent events/,
+    );
     await screenshot(page, 'newcomer-device-1280');
     await expectAccessible(page, 'device');
 
@@ -128,9 +153,15 @@ describe('happy', () => {
     const virtual = page.getByRole('row', { name: /^virtual-sensor/ });
     await virtual.waitFor();
     assert.equal(await virtual.getByRole('button').count(), 0, 'no Remove or Edit button on virtual-sensor');
-    assert.match(await virtual.textContent() ?? '', /Kept: it marks an emulated device, and the Emulator lists devices by it\./);
+    assert.match(
+      (await virtual.textContent()) ?? '',
+      /Kept: it marks an emulated device, and the Emulator lists devices by it\./,
+    );
     // Other labels still can be removed.
-    await page.getByRole('row', { name: /^floor/ }).getByRole('button', { name: 'Remove' }).waitFor();
+    await page
+      .getByRole('row', { name: /^floor/ })
+      .getByRole('button', { name: 'Remove' })
+      .waitFor();
     // The batch edit on the devices page refuses it too.
     await page.goto(`${server.url}/projects/${projectId}/devices`);
     await page.getByLabel('Select Room 4').check();
@@ -150,7 +181,10 @@ describe('happy', () => {
       const reading = live.locator('.live-row', { hasText: '22.5 °C' });
       await reading.locator('.live-name', { hasText: 'Room 4' }).waitFor();
       assert.equal(await reading.locator('.live-id').textContent(), roomId);
-      assert.equal(await reading.getByRole('link', { name: 'Room 4' }).getAttribute('href'), `/projects/${projectId}/devices/${roomId}`);
+      assert.equal(
+        await reading.getByRole('link', { name: 'Room 4' }).getAttribute('href'),
+        `/projects/${projectId}/devices/${roomId}`,
+      );
 
       await server.api('POST', `/projects/${projectId}/devices/${roomId}/labels`, { key: 'zone', value: 'north' });
       await server.api('DELETE', `/projects/${projectId}/devices/${roomId}/labels/floor`);
@@ -176,7 +210,9 @@ describe('happy', () => {
 });
 
 describe('narrow screens', () => {
-  it('at 390 px the projects, devices and live lists fit the screen: every column and action is reachable', { timeout: 120_000 }, async () => {
+  it('at 390 px the projects, devices and live lists fit the screen: every column and action is reachable', {
+    timeout: 120_000,
+  }, async () => {
     const mobile = await newContext(browser, { mobile: true });
     try {
       const m = await mobile.newPage();
@@ -200,7 +236,12 @@ describe('narrow screens', () => {
       assert.equal(await hiddenColumns(m), 0, 'no column is hidden in a scrolled table');
       // Each value is labelled with its column, and the select-all box is still there.
       const row = m.getByRole('row', { name: /Room 5/ });
-      assert.match(await row.locator('td[data-label="Latest readings"]').evaluate((td) => getComputedStyle(td, '::before').content), /Latest readings/);
+      assert.match(
+        await row
+          .locator('td[data-label="Latest readings"]')
+          .evaluate((td) => getComputedStyle(td, '::before').content),
+        /Latest readings/,
+      );
       assert.ok(await m.getByLabel('Select all devices on this page').isVisible());
       await screenshot(m, 'newcomer-devices-390');
       await expectAccessible(m, 'devices, 390 px');
@@ -222,7 +263,9 @@ describe('narrow screens', () => {
       }
       await screenshot(m, 'newcomer-live-events-390');
       await expectAccessible(m, 'live events, 390 px');
-      const overflow = await m.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+      const overflow = await m.evaluate(
+        () => document.documentElement.scrollWidth - document.documentElement.clientWidth,
+      );
       assert.ok(overflow <= 1, `the page scrolls sideways by ${overflow} px`);
     } finally {
       await mobile.close();

@@ -25,7 +25,11 @@ function heldRecorder() {
     handed,
     record(done: Finished): Promise<RunReport> {
       handed.push(done);
-      return new Promise((resolve) => commits.push(() => resolve({ attempted: 1, acked: done.outcome.ok ? 1 : 0, failed: done.outcome.ok ? 0 : 1, dropped: 0 })));
+      return new Promise((resolve) =>
+        commits.push(() =>
+          resolve({ attempted: 1, acked: done.outcome.ok ? 1 : 0, failed: done.outcome.ok ? 0 : 1, dropped: 0 }),
+        ),
+      );
     },
     commit() {
       for (const resolve of commits.splice(0)) resolve();
@@ -34,22 +38,55 @@ function heldRecorder() {
 }
 
 let rowId = 0;
-function row(clock: FakeClock, connectorId = 'c1', leaseUntil: number | null = Math.floor(clock.now() * 1000) + LEASE_MICROS): ClaimedDelivery {
+function row(
+  clock: FakeClock,
+  connectorId = 'c1',
+  leaseUntil: number | null = Math.floor(clock.now() * 1000) + LEASE_MICROS,
+): ClaimedDelivery {
   const id = ++rowId;
   return {
-    delivery: { id, connectorId, eventId: `e${id}`, body: Buffer.from(`{"event":{"eventId":"e${id}"}}`), enqueueTime: 0, dueTime: 0, attempts: 0, leaseUntil },
-    connector: { id: connectorId, projectId: 'p1', url: `https://${connectorId}.example/hook`, headers: {}, signatureSecretSealed: 'sealed' } as unknown as DataConnectorRecord,
+    delivery: {
+      id,
+      connectorId,
+      eventId: `e${id}`,
+      body: Buffer.from(`{"event":{"eventId":"e${id}"}}`),
+      enqueueTime: 0,
+      dueTime: 0,
+      attempts: 0,
+      leaseUntil,
+    },
+    connector: {
+      id: connectorId,
+      projectId: 'p1',
+      url: `https://${connectorId}.example/hook`,
+      headers: {},
+      signatureSecretSealed: 'sealed',
+    } as unknown as DataConnectorRecord,
   };
 }
 
 function setup(overrides: Partial<AttemptDeps> = {}, clock = new FakeClock()) {
-  const slots = createSlots(clock, { perConnector: 4, perFailingConnector: 1, total: 8, suspectTotal: 4, suspectAfterMs: 1000 });
+  const slots = createSlots(clock, {
+    perConnector: 4,
+    perFailingConnector: 1,
+    total: 8,
+    suspectTotal: 4,
+    suspectAfterMs: 1000,
+  });
   const fake = new FakeDispatcher({ clock, responseTimeMs: 30 });
   const recorder = heldRecorder();
   const freed: string[] = [];
   const attempts = createAttempts({
-    clock, logger: createSilentLogger(), dispatcher: fake, slots, outcomes: recorder, openSecret: (sealed) => `opened ${sealed}`,
-    leaseMicros: LEASE_MICROS, ended: null, freed: (id) => freed.push(id), ...overrides,
+    clock,
+    logger: createSilentLogger(),
+    dispatcher: fake,
+    slots,
+    outcomes: recorder,
+    openSecret: (sealed) => `opened ${sealed}`,
+    leaseMicros: LEASE_MICROS,
+    ended: null,
+    freed: (id) => freed.push(id),
+    ...overrides,
   });
   return { clock, slots, fake, recorder, freed, attempts };
 }
@@ -67,7 +104,10 @@ describe('attempts', () => {
     let report: RunReport | null = null;
     void run!.then((r) => (report = r));
     await turn();
-    assert.deepEqual(fake.calls.map((c) => c.target), [{ url: 'https://c1.example/hook', headers: {}, signatureSecret: 'opened sealed', probe: false }]);
+    assert.deepEqual(
+      fake.calls.map((c) => c.target),
+      [{ url: 'https://c1.example/hook', headers: {}, signatureSecret: 'opened sealed', probe: false }],
+    );
     assert.equal(slots.inFlightTotal, 0, 'the push ended: its slot is free');
     assert.deepEqual(freed, ['c1']);
     assert.equal(recorder.handed.length, 1);
@@ -87,7 +127,10 @@ describe('attempts', () => {
     fake.answer = 200;
     const second = attempts.launch([row(clock)]);
     await turn();
-    assert.deepEqual(fake.calls.map((c) => c.target.probe), [false, true]);
+    assert.deepEqual(
+      fake.calls.map((c) => c.target.probe),
+      [false, true],
+    );
     assert.equal(slots.suspect('c1'), false, 'a success ends it');
     recorder.commit();
     await Promise.all([...first, ...second]);
@@ -160,7 +203,7 @@ describe('attempts', () => {
     await Promise.all(runs);
   });
 
-  it('on a shared store a row whose push ended counts out of the cluster\'s attempts in flight until it is recorded', async () => {
+  it("on a shared store a row whose push ended counts out of the cluster's attempts in flight until it is recorded", async () => {
     const ended = new EndedRows();
     const { clock, fake, recorder, attempts } = setup({ ended });
     fake.hold();

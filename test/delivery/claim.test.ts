@@ -9,7 +9,9 @@ import type { Repos, Store } from '../../src/store/contract/store.ts';
 import { createTestContext, type TestContext } from '../helpers/context.ts';
 
 async function connector(t: TestContext): Promise<string> {
-  const res = await t.request('POST', `/v2/projects/${t.projectId}/dataconnectors`, { body: { type: 'HTTP_PUSH', httpConfig: { url: 'https://example.com/h' } } });
+  const res = await t.request('POST', `/v2/projects/${t.projectId}/dataconnectors`, {
+    body: { type: 'HTTP_PUSH', httpConfig: { url: 'https://example.com/h' } },
+  });
   assert.equal(res.status, 200, res.text);
   return res.body.name.split('/')[3];
 }
@@ -22,7 +24,16 @@ describe('claimDue', () => {
       for (let c = 0; c < 6; c++) {
         const id = await connector(t);
         await t.deps.store.transaction((tx) =>
-          tx.deliveries.add(Array.from({ length: 3 }, (_, i) => ({ connectorId: id, eventId: `e${c}-${i}`, body: Buffer.from('{}'), enqueueTime: now, dueTime: now }))));
+          tx.deliveries.add(
+            Array.from({ length: 3 }, (_, i) => ({
+              connectorId: id,
+              eventId: `e${c}-${i}`,
+              body: Buffer.from('{}'),
+              enqueueTime: now,
+              dueTime: now,
+            })),
+          ),
+        );
       }
       // The order the claim sees them in.
       const due = await t.deps.store.deliveries.connectorsWithDue(now, now - RETENTION_MICROS);
@@ -32,13 +43,31 @@ describe('claimDue', () => {
       const asked: string[][] = [];
       const watch = (tx: Repos): Repos => ({
         ...tx,
-        dataConnectors: { ...tx.dataConnectors, getMany: (ids) => (read.push([...ids]), tx.dataConnectors.getMany(ids)) },
-        deliveries: { ...tx.deliveries, claimMany: (asks, ...rest) => (asked.push(asks.map((a) => a.connectorId)), tx.deliveries.claimMany(asks, ...rest)) },
+        dataConnectors: {
+          ...tx.dataConnectors,
+          getMany: (ids) => (read.push([...ids]), tx.dataConnectors.getMany(ids)),
+        },
+        deliveries: {
+          ...tx.deliveries,
+          claimMany: (asks, ...rest) => (
+            asked.push(asks.map((a) => a.connectorId)), tx.deliveries.claimMany(asks, ...rest)
+          ),
+        },
       });
-      const store: Store = { ...t.deps.store, transaction: (fn, options) => t.deps.store.transaction((tx) => fn(watch(tx)), options) };
+      const store: Store = {
+        ...t.deps.store,
+        transaction: (fn, options) => t.deps.store.transaction((tx) => fn(watch(tx)), options),
+      };
 
       // Two free slots each and five in all: three connectors can take them, from the second on.
-      const claim = await claimDue(store, { now, leaseMicros: 60_000_000, capacityOf: () => 2, total: 5, rotation: 1, cluster: null });
+      const claim = await claimDue(store, {
+        now,
+        leaseMicros: 60_000_000,
+        capacityOf: () => 2,
+        total: 5,
+        rotation: 1,
+        cluster: null,
+      });
       assert.deepEqual(read, [due.slice(1, 4)]);
       assert.deepEqual(asked, [due.slice(1, 4)]);
       const taken = new Map<string, number>();
@@ -50,7 +79,14 @@ describe('claimDue', () => {
 
       // The rotation wraps around: from the last connector, then the first.
       read.length = 0;
-      await claimDue(store, { now, leaseMicros: 60_000_000, capacityOf: () => 2, total: 3, rotation: 5, cluster: null });
+      await claimDue(store, {
+        now,
+        leaseMicros: 60_000_000,
+        capacityOf: () => 2,
+        total: 3,
+        rotation: 5,
+        cluster: null,
+      });
       assert.deepEqual(read, [[due[5], due[0]]]);
     } finally {
       await t.close();

@@ -27,7 +27,10 @@ const connector = { id: 'c1', projectId: 'p1' };
 
 describe('the connector log', () => {
   it('names the reason of a failure as an operator reads it', () => {
-    assert.equal(failureReason({ ok: false, reason: 'http_status', status: 401, responseTimeMs: 1, message: '' }), 'HTTP 401');
+    assert.equal(
+      failureReason({ ok: false, reason: 'http_status', status: 401, responseTimeMs: 1, message: '' }),
+      'HTTP 401',
+    );
     assert.match(failureReason({ ok: false, reason: 'tls', responseTimeMs: 1, message: '' }), /TLS/);
     assert.match(failureReason({ ok: false, reason: 'timeout', responseTimeMs: 10_000, message: '' }), /timeout/);
     assert.match(failureReason({ ok: false, reason: 'refused_address', responseTimeMs: 0, message: '' }), /SSRF/);
@@ -48,7 +51,14 @@ describe('the connector log', () => {
     log.hanging([connector]);
     await new Promise((r) => setImmediate(r));
     assert.equal(lines.length, 2);
-    assert.ok(lines.every((l) => l.level === 40 && l.connector === 'projects/p1/dataconnectors/c1' && /no answer for over a second/.test(l.msg)));
+    assert.ok(
+      lines.every(
+        (l) =>
+          l.level === 40 &&
+          l.connector === 'projects/p1/dataconnectors/c1' &&
+          /no answer for over a second/.test(l.msg),
+      ),
+    );
   });
 
   it('a recovery after a logged failure is always logged; a flapping endpoint gives at most a failure and a recovery a minute', async () => {
@@ -67,7 +77,10 @@ describe('the connector log', () => {
     clock.advance(60_000);
     log.failing(connector, outcome);
     await new Promise((r) => setImmediate(r));
-    assert.deepEqual(lines.map((l) => l.level), [40, 30, 40]);
+    assert.deepEqual(
+      lines.map((l) => l.level),
+      [40, 30, 40],
+    );
     assert.match(lines[1]!.msg, /succeed again/);
   });
 });
@@ -84,11 +97,15 @@ describe('delivery failures in the default log', () => {
     const fake = new FakeDispatcher({ answer: 503 });
     const engine = createDeliveryEngine({ ...t.deps, logger }, fake);
     const res = await t.request('POST', `/v2/projects/${t.projectId}/dataconnectors`, {
-      body: { type: 'HTTP_PUSH', httpConfig: { url: 'https://receiver.example/hook', signatureSecret: 'top-secret-value' } },
+      body: {
+        type: 'HTTP_PUSH',
+        httpConfig: { url: 'https://receiver.example/hook', signatureSecret: 'top-secret-value' },
+      },
     });
     const name = res.body.name;
     const device = await t.createDevice({ type: 'touch' });
-    for (let i = 0; i < 3; i++) await t.request('POST', `/v2/projects/${t.projectId}/devices/${device.id}:publish`, { body: { touch: {} } });
+    for (let i = 0; i < 3; i++)
+      await t.request('POST', `/v2/projects/${t.projectId}/devices/${device.id}:publish`, { body: { touch: {} } });
 
     assert.equal((await engine.runOnce()).failed, 3);
     t.clock.advance(20_000);

@@ -16,13 +16,26 @@ import { startReceiver, type Receiver } from '../helpers/receiver.ts';
 import { testTls } from '../helpers/tls.ts';
 
 const LOCAL = ['127.0.0.0/8', '::1/128'];
-const body = (i: number) => Buffer.from(`{"event":{"eventId":"e${i}","text":"Grüße ✓"},"labels":{},"metadata":{}}`, 'utf8');
-const target = (url: string, extra: Partial<PushTarget> = {}): PushTarget => ({ url, headers: {}, signatureSecret: '', ...extra });
+const body = (i: number) =>
+  Buffer.from(`{"event":{"eventId":"e${i}","text":"Grüße ✓"},"labels":{},"metadata":{}}`, 'utf8');
+const target = (url: string, extra: Partial<PushTarget> = {}): PushTarget => ({
+  url,
+  headers: {},
+  signatureSecret: '',
+  ...extra,
+});
 
 const dispatchers: Dispatcher[] = [];
-function dispatcher(options: Partial<ThreadedDispatcherOptions> & { allow?: string[]; caFile?: string | null } = {}): Dispatcher {
+function dispatcher(
+  options: Partial<ThreadedDispatcherOptions> & { allow?: string[]; caFile?: string | null } = {},
+): Dispatcher {
   const { allow = LOCAL, caFile = testTls().caFile, ...rest } = options;
-  const d = createThreadedDispatcher({ config: { caFile, allowPrivateEndpoints: allow }, logger: createSilentLogger(), extraCaFile: null, ...rest });
+  const d = createThreadedDispatcher({
+    config: { caFile, allowPrivateEndpoints: allow },
+    logger: createSilentLogger(),
+    extraCaFile: null,
+    ...rest,
+  });
   dispatchers.push(d);
   return d;
 }
@@ -50,7 +63,9 @@ describe('dispatcher thread', () => {
     assert.ok(req.body.equals(body(1)));
     assert.equal(req.headers['x-tenant'], 't1');
     assert.equal(req.headers['content-type'], 'application/json');
-    const { payload } = await jwtVerify(String(req.headers['x-service-signature']), new TextEncoder().encode(secret), { algorithms: ['HS256'] });
+    const { payload } = await jwtVerify(String(req.headers['x-service-signature']), new TextEncoder().encode(secret), {
+      algorithms: ['HS256'],
+    });
     assert.equal(payload.checksum_sha256, createHash('sha256').update(req.body).digest('hex'));
   });
 
@@ -65,7 +80,10 @@ describe('dispatcher thread', () => {
         if (i === 7) assert.deepEqual([o.ok, o.reason, o.status], [false, 'http_status', 500]);
         else assert.equal(o.ok, true, `send ${i}: ${o.message}`);
       });
-      const got = rx.requests.slice(before).map((r) => r.body.toString('utf8')).sort();
+      const got = rx.requests
+        .slice(before)
+        .map((r) => r.body.toString('utf8'))
+        .sort();
       assert.deepEqual(got, Array.from({ length: 200 }, (_, i) => body(i).toString('utf8')).sort());
     } finally {
       rx.reply({});
@@ -76,13 +94,19 @@ describe('dispatcher thread', () => {
     const d = dispatcher();
     rx.replyOnce({ status: 503, retryAfter: '120' });
     const outcome = await d.send(target(rx.url), body(2));
-    assert.deepEqual([outcome.ok, outcome.reason, outcome.status, outcome.retryAfterSeconds], [false, 'http_status', 503, 120]);
+    assert.deepEqual(
+      [outcome.ok, outcome.reason, outcome.status, outcome.retryAfterSeconds],
+      [false, 'http_status', 503, 120],
+    );
   });
 
   it('refuses loopback unless allowed, without connecting', async () => {
     const guarded = await startReceiver();
     try {
-      const outcome = await dispatcher({ allow: [] }).send(target(guarded.url.replace('127.0.0.1', '[::ffff:7f00:1]')), body(3));
+      const outcome = await dispatcher({ allow: [] }).send(
+        target(guarded.url.replace('127.0.0.1', '[::ffff:7f00:1]')),
+        body(3),
+      );
       assert.equal(outcome.reason, 'refused_address');
       assert.equal(guarded.connections, 0);
     } finally {
@@ -109,7 +133,10 @@ describe('dispatcher thread', () => {
     const dir = mkdtempSync(join(tmpdir(), 'sensorcloud-ca-'));
     try {
       writeFileSync(join(dir, 'none.pem'), 'not a certificate\n');
-      writeFileSync(join(dir, 'bad.pem'), '-----BEGIN CERTIFICATE-----\nnot base64 at all!\n-----END CERTIFICATE-----\n');
+      writeFileSync(
+        join(dir, 'bad.pem'),
+        '-----BEGIN CERTIFICATE-----\nnot base64 at all!\n-----END CERTIFICATE-----\n',
+      );
       assert.throws(() => dispatcher({ caFile: join(dir, 'none.pem') }), /holds no PEM certificate/);
       assert.throws(() => dispatcher({ caFile: join(dir, 'bad.pem') }), /holds a malformed certificate/);
     } finally {

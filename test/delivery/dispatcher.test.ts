@@ -16,13 +16,18 @@ import { startReceiver, type Receiver } from '../helpers/receiver.ts';
 import { testTls } from '../helpers/tls.ts';
 
 const LOCAL = ['127.0.0.0/8', '::1/128'];
-const BODY = Buffer.from('{"event":{"eventId":"e1","eventType":"touch","data":{"touch":{"updateTime":"2025-06-01T12:00:00.000000Z"}},"text":"Grüße ✓"},"labels":{},"metadata":{}}', 'utf8');
+const BODY = Buffer.from(
+  '{"event":{"eventId":"e1","eventType":"touch","data":{"touch":{"updateTime":"2025-06-01T12:00:00.000000Z"}},"text":"Grüße ✓"},"labels":{},"metadata":{}}',
+  'utf8',
+);
 
 const clock = new FakeClock();
 const dispatchers: Dispatcher[] = [];
 const receivers: Receiver[] = [];
 
-function dispatcher(options: Partial<DispatcherOptions> & { allow?: string[]; caFile?: string | null } = {}): Dispatcher {
+function dispatcher(
+  options: Partial<DispatcherOptions> & { allow?: string[]; caFile?: string | null } = {},
+): Dispatcher {
   const { allow = LOCAL, caFile = testTls().caFile, ...rest } = options;
   const d = createDispatcher({
     config: { caFile, allowPrivateEndpoints: allow },
@@ -42,7 +47,12 @@ async function receiver(options: Parameters<typeof startReceiver>[0] = {}): Prom
   return r;
 }
 
-const target = (url: string, extra: Partial<PushTarget> = {}): PushTarget => ({ url, headers: {}, signatureSecret: '', ...extra });
+const target = (url: string, extra: Partial<PushTarget> = {}): PushTarget => ({
+  url,
+  headers: {},
+  signatureSecret: '',
+  ...extra,
+});
 const key = (secret: string) => new TextEncoder().encode(secret);
 
 /** A port nothing listens on (bound, then released). */
@@ -85,18 +95,34 @@ describe('dispatcher', () => {
 
     it('sends custom headers verbatim, names in their case', async () => {
       const before = rx.requests.length;
-      await d.send(target(rx.url, { headers: { 'X-Api-Key': 'k3y value', authorization: 'Bearer abc', 'x-Tenant': 't1' } }), BODY);
+      await d.send(
+        target(rx.url, { headers: { 'X-Api-Key': 'k3y value', authorization: 'Bearer abc', 'x-Tenant': 't1' } }),
+        BODY,
+      );
       const req = rx.requests[before]!;
       assert.equal(req.headers['x-api-key'], 'k3y value');
       assert.equal(req.headers.authorization, 'Bearer abc');
       assert.equal(req.headers['x-tenant'], 't1');
       const names = req.rawHeaders.filter((_, i) => i % 2 === 0);
-      for (const name of ['X-Api-Key', 'authorization', 'x-Tenant', 'Content-Type', 'User-Agent']) assert.ok(names.includes(name), name);
+      for (const name of ['X-Api-Key', 'authorization', 'x-Tenant', 'Content-Type', 'User-Agent'])
+        assert.ok(names.includes(name), name);
     });
 
     it('a custom User-Agent replaces the default; stored reserved headers are never sent', async () => {
       const before = rx.requests.length;
-      const outcome = await d.send(target(rx.url, { headers: { 'user-agent': 'mine/1', 'Content-Type': 'text/plain', 'X-Service-Signature': 'forged', Expect: '100-continue', Upgrade: 'h2c', 'Keep-Alive': '5' } }), BODY);
+      const outcome = await d.send(
+        target(rx.url, {
+          headers: {
+            'user-agent': 'mine/1',
+            'Content-Type': 'text/plain',
+            'X-Service-Signature': 'forged',
+            Expect: '100-continue',
+            Upgrade: 'h2c',
+            'Keep-Alive': '5',
+          },
+        }),
+        BODY,
+      );
       assert.equal(outcome.ok, true);
       const req = rx.requests[before]!;
       assert.equal(req.headers['user-agent'], 'mine/1');
@@ -117,7 +143,10 @@ describe('dispatcher', () => {
       const tokens = [first!, second!].map((req) => String(req.headers['x-service-signature']));
       const payloads = [];
       for (const [i, token] of tokens.entries()) {
-        const { payload, protectedHeader } = await jwtVerify(token, key(secret), { algorithms: ['HS256'], currentDate: new Date(clock.now()) });
+        const { payload, protectedHeader } = await jwtVerify(token, key(secret), {
+          algorithms: ['HS256'],
+          currentDate: new Date(clock.now()),
+        });
         assert.deepEqual(protectedHeader, { alg: 'HS256', typ: 'JWT' });
         const raw = [first!, second!][i]!.body;
         assert.equal(payload.checksum_sha256, createHash('sha256').update(raw).digest('hex'));
@@ -160,7 +189,7 @@ describe('dispatcher', () => {
       assert.deepEqual(own.requests.map((r) => r.body.toString()).sort(), bodies.map((b) => b.toString()).sort());
     });
 
-    it('probes to a hanging path hold at most half of the address\'s connections: a healthy path on it is served at once', async () => {
+    it("probes to a hanging path hold at most half of the address's connections: a healthy path on it is served at once", async () => {
       // 100 connectors to a hanging path once took all 64 connections of a receiver host another tenant pushed to.
       const shared = await receiver({ reply: (request) => (request.path === '/dead' ? { hang: true } : {}) });
       const limited = dispatcher({ timeoutMs: 2000, connectionsPerOrigin: 4 });
@@ -169,14 +198,21 @@ describe('dispatcher', () => {
       await shared.waitFor(2);
       const started = performance.now();
       const healthy = await Promise.all(Array.from({ length: 6 }, () => limited.send(target(`${origin}/live`), BODY)));
-      assert.ok(healthy.every((o) => o.ok), JSON.stringify(healthy.map((o) => o.reason)));
+      assert.ok(
+        healthy.every((o) => o.ok),
+        JSON.stringify(healthy.map((o) => o.reason)),
+      );
       assert.ok(performance.now() - started < 1500, 'the healthy path did not wait for the probes to time out');
-      assert.equal(shared.requests.filter((r) => r.path === '/dead').length, 2, 'two probes in flight: half of the 4 connections');
+      assert.equal(
+        shared.requests.filter((r) => r.path === '/dead').length,
+        2,
+        'two probes in flight: half of the 4 connections',
+      );
       const ended = await Promise.all(probes);
       assert.ok(ended.every((o) => !o.ok && o.reason === 'timeout'));
     });
 
-    it('a freed connection goes to the waiting URLs in turn: a healthy path does not wait behind a slow one\'s line', async () => {
+    it("a freed connection goes to the waiting URLs in turn: a healthy path does not wait behind a slow one's line", async () => {
       const shared = await receiver({ reply: (request) => (request.path === '/slow' ? { delayMs: 400 } : {}) });
       const limited = dispatcher({ connectionsPerOrigin: 2 });
       const origin = shared.url.replace(/\/hook$/, '');
@@ -194,7 +230,12 @@ describe('dispatcher', () => {
 
     it('connects to the vetted address of a host name and checks the certificate against the name', async () => {
       const lookups: string[] = [];
-      const named = dispatcher({ lookup: async (host) => { lookups.push(host); return ['127.0.0.1']; } });
+      const named = dispatcher({
+        lookup: async (host) => {
+          lookups.push(host);
+          return ['127.0.0.1'];
+        },
+      });
       const own = await receiver();
       const url = `https://receiver.test:${own.port}/hook`;
       for (let i = 0; i < 6; i++) assert.equal((await named.send(target(url), BODY)).ok, true);
@@ -213,7 +254,10 @@ describe('dispatcher', () => {
         return;
       }
       assert.equal((await d.send(target(own.url), BODY)).ok, true);
-      assert.equal((await dispatcher({ allow: ['127.0.0.0/8'] }).send(target(own.url), BODY)).reason, 'refused_address');
+      assert.equal(
+        (await dispatcher({ allow: ['127.0.0.0/8'] }).send(target(own.url), BODY)).reason,
+        'refused_address',
+      );
       assert.equal(own.requests.length, 1);
     });
 
@@ -243,7 +287,10 @@ describe('dispatcher', () => {
       for (const status of [400, 401, 404, 410, 500, 502, 504]) {
         rx.replyOnce({ status, body: 'nope' });
         const outcome = await d.send(target(rx.url), BODY);
-        assert.deepEqual({ ok: outcome.ok, reason: outcome.reason, status: outcome.status }, { ok: false, reason: 'http_status', status });
+        assert.deepEqual(
+          { ok: outcome.ok, reason: outcome.reason, status: outcome.status },
+          { ok: false, reason: 'http_status', status },
+        );
         assert.equal(outcome.retryAfterSeconds, undefined);
       }
     });
@@ -263,7 +310,10 @@ describe('dispatcher', () => {
       const silent = await receiver({ reply: { hang: true } });
       const quick = dispatcher({ timeoutMs: 300 });
       const outcome = await quick.send(target(silent.url), BODY);
-      assert.deepEqual({ ok: outcome.ok, reason: outcome.reason, responseTimeMs: outcome.responseTimeMs }, { ok: false, reason: 'timeout', responseTimeMs: 300 });
+      assert.deepEqual(
+        { ok: outcome.ok, reason: outcome.reason, responseTimeMs: outcome.responseTimeMs },
+        { ok: false, reason: 'timeout', responseTimeMs: 300 },
+      );
       assert.equal(silent.requests.length, 1);
       silent.reply({});
       assert.equal((await quick.send(target(silent.url), BODY)).ok, true);
@@ -274,9 +324,15 @@ describe('dispatcher', () => {
       // B, sent at the same time, waits for that connection and reaches its own deadline (300 ms) first.
       const stalling = await receiver({ reply: { delayMs: 100, stallBody: true } });
       const single = dispatcher({ timeoutMs: 300, connectionsPerOrigin: 1 });
-      const [a, b] = await Promise.all([single.send(target(stalling.url), BODY), single.send(target(stalling.url), BODY)]);
+      const [a, b] = await Promise.all([
+        single.send(target(stalling.url), BODY),
+        single.send(target(stalling.url), BODY),
+      ]);
       assert.deepEqual({ ok: a!.ok, reason: a!.reason, status: a!.status }, { ok: true, reason: 'ack', status: 200 });
-      assert.deepEqual({ ok: b!.ok, reason: b!.reason, responseTimeMs: b!.responseTimeMs }, { ok: false, reason: 'timeout', responseTimeMs: 300 });
+      assert.deepEqual(
+        { ok: b!.ok, reason: b!.reason, responseTimeMs: b!.responseTimeMs },
+        { ok: false, reason: 'timeout', responseTimeMs: 300 },
+      );
       assert.match(b!.message, /no free connection/);
       assert.equal(stalling.requests.length, 1);
     });
@@ -297,7 +353,11 @@ describe('dispatcher', () => {
     });
 
     it('an unresolvable host is a connection failure', async () => {
-      const named = dispatcher({ lookup: async () => { throw Object.assign(new Error('getaddrinfo ENOTFOUND nowhere.test'), { code: 'ENOTFOUND' }); } });
+      const named = dispatcher({
+        lookup: async () => {
+          throw Object.assign(new Error('getaddrinfo ENOTFOUND nowhere.test'), { code: 'ENOTFOUND' });
+        },
+      });
       const outcome = await named.send(target('https://nowhere.test/hook'), BODY);
       assert.equal(outcome.reason, 'connection');
       assert.match(outcome.message, /ENOTFOUND/);

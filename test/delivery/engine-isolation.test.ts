@@ -33,7 +33,11 @@ describe('happy: concurrency', () => {
 describe('isolation', () => {
   it('probes a connector whose last attempt failed with only a couple of attempts at a time', async () => {
     const { t, fake } = await setup();
-    const engine = createDeliveryEngine(t.deps, fake, { perConnectorConcurrency: 8, failingConnectorConcurrency: 2, totalConcurrency: 100 });
+    const engine = createDeliveryEngine(t.deps, fake, {
+      perConnectorConcurrency: 8,
+      failingConnectorConcurrency: 2,
+      totalConcurrency: 100,
+    });
     try {
       const dead = await createConnector(t);
       const device = await t.createDevice();
@@ -54,7 +58,10 @@ describe('isolation', () => {
       fake.hold(dead.url);
       const next = engine.runOnce();
       await until(() => fake.callsTo(dead.url).length >= 3 + 8);
-      assert.ok(fake.callsTo(dead.url).length >= 3 + 8, `full share after a success (${fake.callsTo(dead.url).length})`);
+      assert.ok(
+        fake.callsTo(dead.url).length >= 3 + 8,
+        `full share after a success (${fake.callsTo(dead.url).length})`,
+      );
       fake.release();
       await next;
     } finally {
@@ -66,7 +73,11 @@ describe('isolation', () => {
 describe('isolation: suspect connectors', () => {
   it('treats a connector with an attempt in flight for over a second like a failing one', async () => {
     const { t, fake } = await setup();
-    const engine = createDeliveryEngine(t.deps, fake, { perConnectorConcurrency: 8, failingConnectorConcurrency: 2, suspectAfterMs: 1000 });
+    const engine = createDeliveryEngine(t.deps, fake, {
+      perConnectorConcurrency: 8,
+      failingConnectorConcurrency: 2,
+      suspectAfterMs: 1000,
+    });
     try {
       const dead = await createConnector(t);
       const live = await createConnector(t);
@@ -94,7 +105,11 @@ describe('isolation: suspect connectors', () => {
 describe('isolation: fair share', () => {
   it('splits the overall cap among the connectors that have rows due', async () => {
     const { t, fake } = await setup();
-    const engine = createDeliveryEngine(t.deps, fake, { perConnectorConcurrency: 8, failingConnectorConcurrency: 1, totalConcurrency: 8 });
+    const engine = createDeliveryEngine(t.deps, fake, {
+      perConnectorConcurrency: 8,
+      failingConnectorConcurrency: 1,
+      totalConcurrency: 8,
+    });
     try {
       const dead = await createConnector(t);
       const live = await createConnector(t);
@@ -123,7 +138,11 @@ describe('isolation: many failing connectors', () => {
   it('failing connectors together hold at most half the overall cap, however many: a healthy one still delivers', async () => {
     // 1,000 dead endpoints, two probes each, once held all 1,024 slots: here 12 dead ones, one probe each, 8 slots.
     const { t, fake } = await setup();
-    const engine = createDeliveryEngine(t.deps, fake, { perConnectorConcurrency: 8, failingConnectorConcurrency: 1, totalConcurrency: 8 });
+    const engine = createDeliveryEngine(t.deps, fake, {
+      perConnectorConcurrency: 8,
+      failingConnectorConcurrency: 1,
+      totalConcurrency: 8,
+    });
     try {
       const dead = [];
       for (let i = 0; i < 12; i++) dead.push(await createConnector(t));
@@ -139,11 +158,18 @@ describe('isolation: many failing connectors', () => {
       const run = engine.runOnce();
       await until(() => fake.callsTo(live.url).length >= 4);
       await settle();
-      assert.equal(fake.callsTo(live.url).length, 4, 'the healthy connector delivers every event while the dead ones hang');
+      assert.equal(
+        fake.callsTo(live.url).length,
+        4,
+        'the healthy connector delivers every event while the dead ones hang',
+      );
       const probes = fake.calls.slice(lastDead).filter((c) => c.target.url !== live.url).length;
       assert.equal(probes, 4, 'four probes in flight (half of 8), not one per failing connector');
       const sent = fake.calls.slice(lastDead);
-      assert.ok(sent.every((c) => (c.target.probe === true) === (c.target.url !== live.url)), 'the dispatcher is told which attempts are probes');
+      assert.ok(
+        sent.every((c) => (c.target.probe === true) === (c.target.url !== live.url)),
+        'the dispatcher is told which attempts are probes',
+      );
       fake.release();
       await run;
     } finally {

@@ -2,7 +2,16 @@
 // for its next free slot; a line goes back to the queue when the connector fails, is disabled or the loop stops.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { createConnector, publish, until, settle, queueDepth, dueNow, withEngine, busyConnector } from './engine-setup.ts';
+import {
+  createConnector,
+  publish,
+  until,
+  settle,
+  queueDepth,
+  dueNow,
+  withEngine,
+  busyConnector,
+} from './engine-setup.ts';
 
 describe('happy: hand-off of fresh rows: lines', () => {
   it('behind a busy connector fresh rows wait in line, leased, and go out in order as slots free: never due, never claimed', async () => {
@@ -14,7 +23,10 @@ describe('happy: hand-off of fresh rows: lines', () => {
       assert.deepEqual(await dueNow(t), [], 'leased: no claim can take them');
       fake.release();
       await until(async () => (await queueDepth(t)) === 0);
-      assert.deepEqual(fake.eventIds(dc.url), [first, ...lined].map((e) => e.event.eventId));
+      assert.deepEqual(
+        fake.eventIds(dc.url),
+        [first, ...lined].map((e) => e.event.eventId),
+      );
     });
   });
 
@@ -27,7 +39,10 @@ describe('happy: hand-off of fresh rows: lines', () => {
       assert.deepEqual(await dueNow(t), [dc.id], 'no slot and no place in line: queued as due');
       fake.release();
       await until(async () => (await queueDepth(t)) === 0);
-      assert.deepEqual(fake.eventIds(dc.url), sent.map((e) => e.event.eventId));
+      assert.deepEqual(
+        fake.eventIds(dc.url),
+        sent.map((e) => e.event.eventId),
+      );
 
       fake.hold();
       const later = await publish(t, device);
@@ -67,7 +82,9 @@ describe('happy: hand-off of fresh rows: lines', () => {
       const { dc, device, first } = await busyConnector(s);
       await publish(t, device);
       await publish(t, device);
-      const res = await t.request('PATCH', `/v2/projects/${t.projectId}/dataconnectors/${dc.id}`, { body: { status: 'USER_DISABLED' } });
+      const res = await t.request('PATCH', `/v2/projects/${t.projectId}/dataconnectors/${dc.id}`, {
+        body: { status: 'USER_DISABLED' },
+      });
       assert.equal(res.status, 200, res.text);
       assert.equal(await queueDepth(t), 0, 'the queue is dropped, the row in flight included');
       fake.release();
@@ -83,7 +100,9 @@ describe('happy: hand-off of fresh rows: lines', () => {
       await publish(t, device);
       await publish(t, device);
       for (const status of ['USER_DISABLED', 'ACTIVE']) {
-        const res = await t.request('PATCH', `/v2/projects/${t.projectId}/dataconnectors/${dc.id}`, { body: { status } });
+        const res = await t.request('PATCH', `/v2/projects/${t.projectId}/dataconnectors/${dc.id}`, {
+          body: { status },
+        });
         assert.equal(res.status, 200, res.text);
       }
       fake.release();
@@ -93,18 +112,23 @@ describe('happy: hand-off of fresh rows: lines', () => {
     });
   });
 
-  it('rows waiting in line go out with the connector\'s settings as they are when a slot frees', async () => {
+  it("rows waiting in line go out with the connector's settings as they are when a slot frees", async () => {
     await withEngine({ perConnectorConcurrency: 1 }, async (s) => {
       const { t, fake } = s;
       const { dc, device, first } = await busyConnector(s);
       const lined = [await publish(t, device), await publish(t, device)];
       const url = 'https://moved.example/hook';
-      const res = await t.request('PATCH', `/v2/projects/${t.projectId}/dataconnectors/${dc.id}`, { body: { httpConfig: { url } } });
+      const res = await t.request('PATCH', `/v2/projects/${t.projectId}/dataconnectors/${dc.id}`, {
+        body: { httpConfig: { url } },
+      });
       assert.equal(res.status, 200, res.text);
       fake.release();
       await until(async () => (await queueDepth(t)) === 0);
       assert.deepEqual(fake.eventIds(dc.url), [first.event.eventId], 'in flight before the change: the old URL');
-      assert.deepEqual(fake.eventIds(url), lined.map((e) => e.event.eventId));
+      assert.deepEqual(
+        fake.eventIds(url),
+        lined.map((e) => e.event.eventId),
+      );
     });
   });
 
@@ -121,7 +145,10 @@ describe('happy: hand-off of fresh rows: lines', () => {
       assert.deepEqual(await dueNow(t), [], 'still leased');
       engine.start();
       await until(async () => (await queueDepth(t)) === 0);
-      assert.deepEqual(fake.eventIds(dc.url), sent.map((e) => e.event.eventId));
+      assert.deepEqual(
+        fake.eventIds(dc.url),
+        sent.map((e) => e.event.eventId),
+      );
     });
   });
 });

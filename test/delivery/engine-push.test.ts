@@ -16,8 +16,12 @@ describe('happy', () => {
   it('queues in the event transaction and pushes the exact body once', async () => {
     const { t, fake, engine } = s;
     const dc = await createConnector(t, { labels: ['room', 'name', 'missing'] });
-    const device = await t.createDevice({ labels: { name: 'Meeting room 4', other: 'x', room: '4', 'virtual-sensor': '' } });
-    const emitted = await publish(t, device, 'temperature', { temperature: { value: 21.5, updateTime: '2025-06-01T12:00:00.250000Z', samples: [], isBackfilled: false } });
+    const device = await t.createDevice({
+      labels: { name: 'Meeting room 4', other: 'x', room: '4', 'virtual-sensor': '' },
+    });
+    const emitted = await publish(t, device, 'temperature', {
+      temperature: { value: 21.5, updateTime: '2025-06-01T12:00:00.250000Z', samples: [], isBackfilled: false },
+    });
     assert.equal(await queueDepth(t), 1);
     const report = await engine.runOnce();
     assert.deepEqual(report, { attempted: 1, acked: 1, failed: 0, dropped: 0 });
@@ -73,14 +77,29 @@ describe('happy', () => {
     const other = await createConnector(t, {}, await t.createProject('other'));
     const device = await t.createDevice();
     await publish(t, device, 'touch');
-    await publish(t, device, 'temperature', { temperature: { value: 1, updateTime: formatTimestamp(nowMicros(t.deps)), samples: [], isBackfilled: false } });
+    await publish(t, device, 'temperature', {
+      temperature: { value: 1, updateTime: formatTimestamp(nowMicros(t.deps)), samples: [], isBackfilled: false },
+    });
     await publish(t, device, 'labelsChanged');
     await engine.runOnce();
-    assert.deepEqual(fake.callsTo(only.url).map((c) => c.json.event.eventType).sort(), ['labelsChanged', 'temperature']);
-    assert.deepEqual(fake.callsTo(all.url).map((c) => c.json.event.eventType).sort(), ['labelsChanged', 'temperature', 'touch']);
+    assert.deepEqual(
+      fake
+        .callsTo(only.url)
+        .map((c) => c.json.event.eventType)
+        .sort(),
+      ['labelsChanged', 'temperature'],
+    );
+    assert.deepEqual(
+      fake
+        .callsTo(all.url)
+        .map((c) => c.json.event.eventType)
+        .sort(),
+      ['labelsChanged', 'temperature', 'touch'],
+    );
     assert.equal(fake.callsTo(disabled.url).length, 0);
     assert.equal(fake.callsTo(other.url).length, 0);
-    for (const dc of [only, all, disabled]) await t.request('DELETE', `/v2/projects/${t.projectId}/dataconnectors/${dc.id}`);
+    for (const dc of [only, all, disabled])
+      await t.request('DELETE', `/v2/projects/${t.projectId}/dataconnectors/${dc.id}`);
   });
 
   it('never queues pings', async () => {

@@ -21,14 +21,21 @@ export interface Setup {
   engine: DeliveryEngine;
 }
 
-export async function setup(options: ConstructorParameters<typeof FakeDispatcher>[0] = {}, store?: ContextOptions['store']): Promise<Setup> {
+export async function setup(
+  options: ConstructorParameters<typeof FakeDispatcher>[0] = {},
+  store?: ContextOptions['store'],
+): Promise<Setup> {
   const t = await createTestContext({ store });
   const fake = new FakeDispatcher(options);
   return { t, fake, engine: createDeliveryEngine(t.deps, fake) };
 }
 
 let urlCounter = 0;
-export async function createConnector(t: TestContext, body: Record<string, unknown> = {}, projectId = t.projectId): Promise<{ id: string; url: string; name: string }> {
+export async function createConnector(
+  t: TestContext,
+  body: Record<string, unknown> = {},
+  projectId = t.projectId,
+): Promise<{ id: string; url: string; name: string }> {
   const url = `https://receiver${++urlCounter}.example/hook`;
   const res = await t.request('POST', `/v2/projects/${projectId}/dataconnectors`, {
     body: { type: 'HTTP_PUSH', displayName: 'test', ...body, httpConfig: { url, ...(body.httpConfig as object) } },
@@ -41,7 +48,11 @@ export async function createConnector(t: TestContext, body: Record<string, unkno
 export async function publish(t: TestContext, device: DeviceRecord, eventType = 'touch', data?: unknown) {
   const ts = nowMicros(t.deps);
   const fresh = (await t.deps.store.devices.get(device.id)) ?? device;
-  const payload = data ?? (eventType === 'labelsChanged' ? { added: {}, modified: {}, removed: [] } : { [eventType]: { updateTime: formatTimestamp(ts) } });
+  const payload =
+    data ??
+    (eventType === 'labelsChanged'
+      ? { added: {}, modified: {}, removed: [] }
+      : { [eventType]: { updateTime: formatTimestamp(ts) } });
   return t.deps.events.transaction((_tx, emit) => emit(fresh, eventType, payload, ts));
 }
 
@@ -58,8 +69,10 @@ export async function until(cond: () => boolean | Promise<boolean>): Promise<voi
 export const settle = (): Promise<void> => sleep(50);
 
 export const queueDepth = (t: TestContext) => t.deps.store.deliveries.count();
-export const getConnector = async (t: TestContext, id: string) => (await t.request('GET', `/v2/projects/${t.projectId}/dataconnectors/${id}`)).body;
-export const metricsOf = async (t: TestContext, id: string) => (await t.request('GET', `/v2/projects/${t.projectId}/dataconnectors/${id}:metrics`)).body.metrics;
+export const getConnector = async (t: TestContext, id: string) =>
+  (await t.request('GET', `/v2/projects/${t.projectId}/dataconnectors/${id}`)).body;
+export const metricsOf = async (t: TestContext, id: string) =>
+  (await t.request('GET', `/v2/projects/${t.projectId}/dataconnectors/${id}:metrics`)).body.metrics;
 /** The connectors with rows due now: what a claim would find. */
 export const dueNow = (t: TestContext) => t.deps.store.deliveries.connectorsWithDue(nowMicros(t.deps), 0);
 
@@ -69,8 +82,19 @@ export const dueNow = (t: TestContext) => t.deps.store.deliveries.connectorsWith
  * one process owns (on a shared store a row in line would count against the cluster's limit as in flight), and
  * the cluster's limit only on a shared one.
  */
-export const withEngine = async (options: EngineOptions, body: (s: Setup) => Promise<void>, store: 'any' | 'sqlite' | 'postgres' = 'sqlite') => {
-  const { t, fake } = await setup({}, store === 'any' ? undefined : store === 'sqlite' ? (dir) => createSqliteStore(join(dir, 'sensorcloud.db')) : createPostgresTestStore);
+export const withEngine = async (
+  options: EngineOptions,
+  body: (s: Setup) => Promise<void>,
+  store: 'any' | 'sqlite' | 'postgres' = 'sqlite',
+) => {
+  const { t, fake } = await setup(
+    {},
+    store === 'any'
+      ? undefined
+      : store === 'sqlite'
+        ? (dir) => createSqliteStore(join(dir, 'sensorcloud.db'))
+        : createPostgresTestStore,
+  );
   const engine = createDeliveryEngine(t.deps, fake, { pollIntervalMs: 60_000, ...options });
   try {
     await body({ t, fake, engine });

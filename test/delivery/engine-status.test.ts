@@ -3,7 +3,17 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { nowMicros } from '../../src/runtime/clock.ts';
-import { HOUR, DAY, setup, createConnector, publish, until, queueDepth, getConnector, metricsOf } from './engine-setup.ts';
+import {
+  HOUR,
+  DAY,
+  setup,
+  createConnector,
+  publish,
+  until,
+  queueDepth,
+  getConnector,
+  metricsOf,
+} from './engine-setup.ts';
 
 describe('happy: status machine', () => {
   it('disables after 5 days of failures, dropping the queue; nothing is queued afterwards', async () => {
@@ -32,7 +42,9 @@ describe('happy: status machine', () => {
       await engine.runOnce();
       assert.equal(fake.callsTo(dc.url).length, calls);
       // Re-enabling works and starts a fresh failing period.
-      const re = await t.request('PATCH', `/v2/projects/${t.projectId}/dataconnectors/${dc.id}`, { body: { status: 'ACTIVE' } });
+      const re = await t.request('PATCH', `/v2/projects/${t.projectId}/dataconnectors/${dc.id}`, {
+        body: { status: 'ACTIVE' },
+      });
       assert.equal(re.body.status, 'ACTIVE');
       await publish(t, device);
       await engine.runOnce();
@@ -78,12 +90,16 @@ describe('happy: status machine', () => {
       const before = [await publish(t, device), await publish(t, device)];
       await engine.runOnce();
       assert.equal(await queueDepth(t), 2);
-      const off = await t.request('PATCH', `/v2/projects/${t.projectId}/dataconnectors/${dc.id}`, { body: { status: 'USER_DISABLED' } });
+      const off = await t.request('PATCH', `/v2/projects/${t.projectId}/dataconnectors/${dc.id}`, {
+        body: { status: 'USER_DISABLED' },
+      });
       assert.equal(off.body.status, 'USER_DISABLED');
       assert.equal(await queueDepth(t), 0);
       const during = await publish(t, device);
       assert.equal(await queueDepth(t), 0);
-      const on = await t.request('PATCH', `/v2/projects/${t.projectId}/dataconnectors/${dc.id}`, { body: { status: 'ACTIVE' } });
+      const on = await t.request('PATCH', `/v2/projects/${t.projectId}/dataconnectors/${dc.id}`, {
+        body: { status: 'ACTIVE' },
+      });
       assert.equal(on.body.status, 'ACTIVE');
       assert.equal(await queueDepth(t), 0);
       fake.answer = 200;
@@ -109,7 +125,9 @@ describe('happy: status machine', () => {
       const run = engine.runOnce();
       await until(() => fake.calls.length > 0);
       assert.equal(fake.calls.length, 1);
-      await t.request('PATCH', `/v2/projects/${t.projectId}/dataconnectors/${dc.id}`, { body: { status: 'USER_DISABLED' } });
+      await t.request('PATCH', `/v2/projects/${t.projectId}/dataconnectors/${dc.id}`, {
+        body: { status: 'USER_DISABLED' },
+      });
       await t.request('PATCH', `/v2/projects/${t.projectId}/dataconnectors/${dc.id}`, { body: { status: 'ACTIVE' } });
       fake.release();
       assert.deepEqual(await run, { attempted: 1, acked: 0, failed: 1, dropped: 0 });

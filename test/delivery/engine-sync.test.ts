@@ -19,7 +19,9 @@ describe('happy: sync', () => {
       t.clock.advance(1000);
       const newTouch = await publish(t, devA, 'touch');
       const labels = await publish(t, devA, 'labelsChanged');
-      await publish(t, devA, 'batteryStatus', { batteryStatus: { percentage: 50, updateTime: formatTimestamp(nowMicros(t.deps)) } });
+      await publish(t, devA, 'batteryStatus', {
+        batteryStatus: { percentage: 50, updateTime: formatTimestamp(nowMicros(t.deps)) },
+      });
       const touchB = await publish(t, devB, 'touch');
       await publish(t, devC, 'touch');
       // The connector exists only now: nothing above was queued for it.
@@ -33,7 +35,10 @@ describe('happy: sync', () => {
       const report = await engine.runOnce();
       assert.equal(report.acked, 3);
       const calls = fake.callsTo(dc.url);
-      assert.deepEqual(calls.map((c) => c.json.event.eventId).sort(), [newTouch.event.eventId, labels.event.eventId, touchB.event.eventId].sort());
+      assert.deepEqual(
+        calls.map((c) => c.json.event.eventId).sort(),
+        [newTouch.event.eventId, labels.event.eventId, touchB.event.eventId].sort(),
+      );
       assert.ok(!calls.some((c) => c.json.event.eventId === oldTouch.event.eventId));
       const a = calls.find((c) => c.json.event.eventId === newTouch.event.eventId)!;
       assert.deepEqual(a.json.event, newTouch.event);
@@ -49,7 +54,9 @@ describe('happy: sync', () => {
       const device = await t.createDevice({ type: 'touch', productNumber: '100110', labels: {} });
       const emitAt = async (timestamp: number) => {
         const fresh = (await t.deps.store.devices.get(device.id))!;
-        return t.deps.events.transaction((_tx, emit) => emit(fresh, 'touch', { touch: { updateTime: formatTimestamp(timestamp) } }, timestamp));
+        return t.deps.events.transaction((_tx, emit) =>
+          emit(fresh, 'touch', { touch: { updateTime: formatTimestamp(timestamp) } }, timestamp),
+        );
       };
       const latest = await emitAt(nowMicros(t.deps));
       t.clock.advance(20 * DAY);

@@ -6,7 +6,16 @@ import { Lines } from '../../src/delivery/lines.ts';
 
 describe('lines', () => {
   const row = (connectorId: string, id: number): ClaimedDelivery => ({
-    delivery: { id, connectorId, eventId: `e${id}`, body: Buffer.from('{}'), enqueueTime: 0, dueTime: 0, attempts: 0, leaseUntil: 1 },
+    delivery: {
+      id,
+      connectorId,
+      eventId: `e${id}`,
+      body: Buffer.from('{}'),
+      enqueueTime: 0,
+      dueTime: 0,
+      attempts: 0,
+      leaseUntil: 1,
+    },
     connector: { id: connectorId } as ClaimedDelivery['connector'],
   });
 
@@ -42,7 +51,10 @@ describe('lines', () => {
     lines.place('a');
     lines.push(row('a', 1));
     lines.place('a'); // reserved, not committed yet
-    assert.deepEqual(lines.drop('a')!.map((r) => r.delivery.id), [1]);
+    assert.deepEqual(
+      lines.drop('a')!.map((r) => r.delivery.id),
+      [1],
+    );
     assert.equal(lines.waiting('a'), 1);
     assert.equal(lines.drop('a'), undefined);
   });

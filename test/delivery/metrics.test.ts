@@ -4,7 +4,16 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { nowMicros } from '../../src/runtime/clock.ts';
 import { createDeliveryEngine } from '../../src/delivery/engine.ts';
-import { addToHistogram, attemptCounterDeltas, HISTOGRAM_RELATIVE_ERROR, histogramKey, histogramValue, nearestRank, type AttemptSample, type Histogram } from '../../src/delivery/metrics.ts';
+import {
+  addToHistogram,
+  attemptCounterDeltas,
+  HISTOGRAM_RELATIVE_ERROR,
+  histogramKey,
+  histogramValue,
+  nearestRank,
+  type AttemptSample,
+  type Histogram,
+} from '../../src/delivery/metrics.ts';
 import { formatTimestamp } from '../../src/domain/time.ts';
 import type { DeviceRecord } from '../../src/store/contract/records.ts';
 import { createTestContext, type TestContext } from '../helpers/context.ts';
@@ -15,20 +24,33 @@ const HOUR = 60 * MINUTE;
 
 async function publish(t: TestContext, device: DeviceRecord) {
   const ts = nowMicros(t.deps);
-  return t.deps.events.transaction((_tx, emit) => emit(device, 'touch', { touch: { updateTime: formatTimestamp(ts) } }, ts));
+  return t.deps.events.transaction((_tx, emit) =>
+    emit(device, 'touch', { touch: { updateTime: formatTimestamp(ts) } }, ts),
+  );
 }
 
 async function connector(t: TestContext): Promise<string> {
-  const res = await t.request('POST', `/v2/projects/${t.projectId}/dataconnectors`, { body: { type: 'HTTP_PUSH', httpConfig: { url: 'https://m.example/hook' } } });
+  const res = await t.request('POST', `/v2/projects/${t.projectId}/dataconnectors`, {
+    body: { type: 'HTTP_PUSH', httpConfig: { url: 'https://m.example/hook' } },
+  });
   assert.equal(res.status, 200, res.text);
   return res.body.name.split('/')[3];
 }
 
 describe('happy: Prometheus counter increments', () => {
   it('counts attempts per outcome and fills the cumulative duration buckets, a bound included in its bucket', () => {
-    const sample = (reason: AttemptSample['reason'], responseTimeMs: number): AttemptSample => ({ connectorId: 'c', time: 0, reason, ok: reason === 'ack', responseTimeMs });
+    const sample = (reason: AttemptSample['reason'], responseTimeMs: number): AttemptSample => ({
+      connectorId: 'c',
+      time: 0,
+      reason,
+      ok: reason === 'ack',
+      responseTimeMs,
+    });
     // 5 ms sits exactly on the first bound; 20 s is above the last one; a negative time counts as 0.
-    const into = attemptCounterDeltas([sample('ack', 5), sample('ack', 30), sample('http_status', 20_000), sample('timeout', -1)], { 'deliveries_total{outcome="acked"}': 2 });
+    const into = attemptCounterDeltas(
+      [sample('ack', 5), sample('ack', 30), sample('http_status', 20_000), sample('timeout', -1)],
+      { 'deliveries_total{outcome="acked"}': 2 },
+    );
     assert.deepEqual(into, {
       'deliveries_total{outcome="acked"}': 2,
       'delivery_attempts_total{outcome="ack"}': 2,
@@ -87,7 +109,9 @@ describe('happy: :metrics', () => {
     try {
       const dc = await connector(t);
       const url = `/v2/projects/${t.projectId}/dataconnectors/${dc}:metrics`;
-      assert.deepEqual((await t.request('GET', url)).body, { metrics: { successCount: 0, errorCount: 0, latency99p: '0.000s' } });
+      assert.deepEqual((await t.request('GET', url)).body, {
+        metrics: { successCount: 0, errorCount: 0, latency99p: '0.000s' },
+      });
       const device = await t.createDevice();
       // 200 successes with response times 1..200 ms: nearest rank p99 is the 198th = 198 ms.
       for (let i = 1; i <= 200; i++) {
@@ -129,8 +153,13 @@ describe('happy: :metrics', () => {
       const dc = await connector(t);
       await publish(t, await t.createDevice());
       await engine.runOnce();
-      await t.request('PATCH', `/v2/projects/${t.projectId}/dataconnectors/${dc}`, { body: { displayName: 'renamed' } });
-      assert.equal((await t.request('GET', `/v2/projects/${t.projectId}/dataconnectors/${dc}:metrics`)).body.metrics.successCount, 1);
+      await t.request('PATCH', `/v2/projects/${t.projectId}/dataconnectors/${dc}`, {
+        body: { displayName: 'renamed' },
+      });
+      assert.equal(
+        (await t.request('GET', `/v2/projects/${t.projectId}/dataconnectors/${dc}:metrics`)).body.metrics.successCount,
+        1,
+      );
       t.clock.advance(4 * HOUR);
       await engine.runOnce();
       assert.deepEqual(await t.deps.store.connectorMetrics.listSince(dc, 0), []);

@@ -17,7 +17,9 @@ const LEASE_MICROS = 60_000_000;
 const HOUR = 3600_000;
 
 async function newConnector(t: TestContext): Promise<string> {
-  const res = await t.request('POST', `/v2/projects/${t.projectId}/dataconnectors`, { body: { type: 'HTTP_PUSH', httpConfig: { url: 'https://example.com/h' } } });
+  const res = await t.request('POST', `/v2/projects/${t.projectId}/dataconnectors`, {
+    body: { type: 'HTTP_PUSH', httpConfig: { url: 'https://example.com/h' } },
+  });
   assert.equal(res.status, 200, res.text);
   return res.body.name.split('/')[3];
 }
@@ -25,7 +27,15 @@ async function newConnector(t: TestContext): Promise<string> {
 /** Queues `n` rows for the connector, enqueued now, due at `dueTime` (micros; default now). */
 async function queue(t: TestContext, connectorId: string, n: number, dueTime = nowMicros(t.deps)): Promise<number[]> {
   const now = nowMicros(t.deps);
-  return t.deps.store.deliveries.insert(Array.from({ length: n }, () => ({ connectorId, eventId: `e${++eventCounter}`, body: Buffer.from('{}'), enqueueTime: now, dueTime })));
+  return t.deps.store.deliveries.insert(
+    Array.from({ length: n }, () => ({
+      connectorId,
+      eventId: `e${++eventCounter}`,
+      body: Buffer.from('{}'),
+      enqueueTime: now,
+      dueTime,
+    })),
+  );
 }
 let eventCounter = 0;
 
@@ -33,7 +43,13 @@ let eventCounter = 0;
 async function setup(options: Partial<PumpDeps> & { perConnector?: number } = {}) {
   const t = await createTestContext();
   const perConnector = options.perConnector ?? 4;
-  const slots = createSlots(t.clock, { perConnector, perFailingConnector: 1, total: 8, suspectTotal: 4, suspectAfterMs: 1000 });
+  const slots = createSlots(t.clock, {
+    perConnector,
+    perFailingConnector: 1,
+    total: 8,
+    suspectTotal: 4,
+    suspectAfterMs: 1000,
+  });
   const backlog = new Backlog();
   const launched: number[][] = [];
   const acks: Array<Promise<RunReport>> = [];
@@ -44,7 +60,12 @@ async function setup(options: Partial<PumpDeps> & { perConnector?: number } = {}
   };
   const state = { taking: true };
   const pump = createPump({
-    store: t.deps.store, clock: t.clock, logger: createSilentLogger(), slots, backlog, leaseMicros: LEASE_MICROS,
+    store: t.deps.store,
+    clock: t.clock,
+    logger: createSilentLogger(),
+    slots,
+    backlog,
+    leaseMicros: LEASE_MICROS,
     cluster: t.deps.store.cluster === null ? null : { perConnector, perFailing: 1, suspectAfterMicros: 1_000_000 },
     housekeepingIntervalMs: 60_000,
     launch(items) {
@@ -98,7 +119,11 @@ describe('pump', () => {
       const ids = await queue(t, c, 3);
       await queue(t, c, 1, nowMicros(t.deps) + 8_000_000); // a retry, due in 8 s: not now
       assert.deepEqual(await pump.runOnce(), { attempted: 3, acked: 3, failed: 0, dropped: 0 });
-      assert.deepEqual(launched, ids.map((id) => [id]), 'one slot: one row per claim, in queue order');
+      assert.deepEqual(
+        launched,
+        ids.map((id) => [id]),
+        'one slot: one row per claim, in queue order',
+      );
       assert.equal(await t.deps.store.deliveries.count(), 1);
     } finally {
       await t.close();
@@ -141,7 +166,7 @@ describe('pump', () => {
       watch.gate = null;
       open();
       await pump.finished();
-      assert.equal(watch.reads, 2, 'the second pass ran within the first one\'s loop');
+      assert.equal(watch.reads, 2, "the second pass ran within the first one's loop");
     } finally {
       await t.close();
     }
@@ -169,7 +194,7 @@ describe('pump', () => {
     }
   });
 
-  it('a start\'s first pass releases the leases left over on a store one process owns (honoured on a shared one), and only that pass', async () => {
+  it("a start's first pass releases the leases left over on a store one process owns (honoured on a shared one), and only that pass", async () => {
     const { t, launched, pump, pass } = await setup();
     try {
       const c = await newConnector(t);
@@ -186,7 +211,7 @@ describe('pump', () => {
       assert.deepEqual(launched, exclusive ? [[first]] : []);
       const second = await lease();
       await pass();
-      assert.deepEqual(launched.flat(), exclusive ? [first] : [], 'a lease taken after the first pass is an attempt\'s');
+      assert.deepEqual(launched.flat(), exclusive ? [first] : [], "a lease taken after the first pass is an attempt's");
       pump.reset(); // stopped, started again
       await pass();
       assert.deepEqual(launched.flat(), exclusive ? [first, second] : []);
@@ -230,10 +255,13 @@ describe('pump', () => {
         t.clock.advance(1000);
         await pass();
       }
-      assert.deepEqual(lines.map((l) => [l.level, l.message]), [
-        ['error', 'delivery engine: claiming due deliveries failed'],
-        ['info', 'delivery engine: claiming due deliveries works again'],
-      ]);
+      assert.deepEqual(
+        lines.map((l) => [l.level, l.message]),
+        [
+          ['error', 'delivery engine: claiming due deliveries failed'],
+          ['info', 'delivery engine: claiming due deliveries works again'],
+        ],
+      );
       assert.equal(lines[1]!.fields.failures, 3);
     } finally {
       await t.close();

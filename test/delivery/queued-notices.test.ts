@@ -3,22 +3,39 @@
 // that ends with stopListening, even when the subscription comes after.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ANNOUNCE_EVERY_MS, createQueuedNotices, QUEUED_CHANNEL, type Later } from '../../src/delivery/queued-notices.ts';
+import {
+  ANNOUNCE_EVERY_MS,
+  createQueuedNotices,
+  QUEUED_CHANNEL,
+  type Later,
+} from '../../src/delivery/queued-notices.ts';
 import type { Logger } from '../../src/runtime/logger.ts';
 
 /** A channel whose sends and subscriptions settle when the test says. */
 function scriptedCluster() {
   const sends: Array<{ channel: string; settle: (err?: Error) => void }> = [];
-  const subscriptions: Array<{ channel: string; fn: (payload: string) => void; settle: (err?: Error) => void; stopped: boolean }> = [];
+  const subscriptions: Array<{
+    channel: string;
+    fn: (payload: string) => void;
+    settle: (err?: Error) => void;
+    stopped: boolean;
+  }> = [];
   return {
     sends,
     subscriptions,
     publish(channel: string): Promise<void> {
-      return new Promise((resolve, reject) => sends.push({ channel, settle: (err) => (err ? reject(err) : resolve()) }));
+      return new Promise((resolve, reject) =>
+        sends.push({ channel, settle: (err) => (err ? reject(err) : resolve()) }),
+      );
     },
     subscribe(channel: string, fn: (payload: string) => void): Promise<() => void> {
       return new Promise((resolve, reject) => {
-        const s = { channel, fn, stopped: false, settle: (err?: Error) => (err ? reject(err) : resolve(() => (s.stopped = true))) };
+        const s = {
+          channel,
+          fn,
+          stopped: false,
+          settle: (err?: Error) => (err ? reject(err) : resolve(() => (s.stopped = true))),
+        };
         subscriptions.push(s);
       });
     },
@@ -48,10 +65,17 @@ describe('queued notices', () => {
     notices.announce();
     notices.announce();
     notices.announce();
-    assert.deepEqual(cluster.sends.map((s) => s.channel), [QUEUED_CHANNEL], 'one message on the way');
+    assert.deepEqual(
+      cluster.sends.map((s) => s.channel),
+      [QUEUED_CHANNEL],
+      'one message on the way',
+    );
     cluster.sends[0]!.settle();
     await turn();
-    assert.deepEqual(timers.due.map((t) => t.ms), [ANNOUNCE_EVERY_MS]);
+    assert.deepEqual(
+      timers.due.map((t) => t.ms),
+      [ANNOUNCE_EVERY_MS],
+    );
     notices.announce(); // still within the spacing
     assert.equal(cluster.sends.length, 1);
     timers.run();

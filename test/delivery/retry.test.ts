@@ -1,14 +1,23 @@
 // The retry schedule of contract §6.5 and the status machine of §6.6, as pure functions.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { AUTO_DISABLE_AFTER_MICROS, afterFailure, afterSuccess, applyStatusWrite, initialState } from '../../src/domain/connector-status.ts';
+import {
+  AUTO_DISABLE_AFTER_MICROS,
+  afterFailure,
+  afterSuccess,
+  applyStatusWrite,
+  initialState,
+} from '../../src/domain/connector-status.ts';
 import { ApiError } from '../../src/domain/errors.ts';
 import { isExpired, nextAttemptTime, RETENTION_MS, retryIntervalSeconds } from '../../src/delivery/retry.ts';
 
 describe('happy', () => {
   it('follows the interval table: 8, 16, 32 … 2048, then 3600', () => {
     const expected = [8, 16, 32, 64, 128, 256, 512, 1024, 2048, 3600, 3600, 3600];
-    assert.deepEqual(expected.map((_, i) => retryIntervalSeconds(i + 1, 0)), expected);
+    assert.deepEqual(
+      expected.map((_, i) => retryIntervalSeconds(i + 1, 0)),
+      expected,
+    );
     assert.equal(retryIntervalSeconds(1000, 0), 3600);
   });
 
@@ -74,15 +83,24 @@ describe('happy: status machine', () => {
     assert.deepEqual([d.status, d.dropQueue, d.changed], ['USER_DISABLED', true, true]);
     const same = applyStatusWrite({ status: 'ACTIVE', failingSince: t0 }, 'ACTIVE');
     assert.deepEqual([same.failingSince, same.changed], [t0, false]);
-    assert.equal(applyStatusWrite({ status: 'SYSTEM_DISABLED', failingSince: t0 }, 'USER_DISABLED').status, 'USER_DISABLED');
+    assert.equal(
+      applyStatusWrite({ status: 'SYSTEM_DISABLED', failingSince: t0 }, 'USER_DISABLED').status,
+      'USER_DISABLED',
+    );
   });
 });
 
 describe('errors', () => {
   it('refuses SYSTEM_DISABLED and unknown statuses in writes', () => {
     for (const v of ['SYSTEM_DISABLED', 'active', 'PAUSED', 1]) {
-      assert.throws(() => initialState(v), (e: unknown) => e instanceof ApiError && e.status === 400);
-      assert.throws(() => applyStatusWrite({ status: 'ACTIVE', failingSince: null }, v), (e: unknown) => e instanceof ApiError && e.status === 400);
+      assert.throws(
+        () => initialState(v),
+        (e: unknown) => e instanceof ApiError && e.status === 400,
+      );
+      assert.throws(
+        () => applyStatusWrite({ status: 'ACTIVE', failingSince: null }, v),
+        (e: unknown) => e instanceof ApiError && e.status === 400,
+      );
     }
   });
 

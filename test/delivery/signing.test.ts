@@ -7,10 +7,12 @@ import { bodyChecksums, signBody } from '../../src/delivery/signing.ts';
 
 // Contract §6.3 test vector.
 const SECRET = 'my-signature-secret';
-const BODY = '{"event":{"eventId":"cvq2b1r0l4l9s3f2a9i0","targetName":"projects/cvq2b1b0l4l9s3f2a9g0/devices/emucvq2b1b0l4l9s3f2a9h0","eventType":"temperature","data":{"temperature":{"value":21.5,"updateTime":"2025-06-01T12:00:00.250000Z","samples":[{"value":21.5,"sampleTime":"2025-06-01T12:00:00.250000Z"}],"isBackfilled":false}},"timestamp":"2025-06-01T12:00:00.250000Z"},"labels":{"name":"Meeting room 4","room":"4"},"metadata":{"deviceId":"emucvq2b1b0l4l9s3f2a9h0","projectId":"cvq2b1b0l4l9s3f2a9g0","deviceType":"temperature","productNumber":"102058"}}';
+const BODY =
+  '{"event":{"eventId":"cvq2b1r0l4l9s3f2a9i0","targetName":"projects/cvq2b1b0l4l9s3f2a9g0/devices/emucvq2b1b0l4l9s3f2a9h0","eventType":"temperature","data":{"temperature":{"value":21.5,"updateTime":"2025-06-01T12:00:00.250000Z","samples":[{"value":21.5,"sampleTime":"2025-06-01T12:00:00.250000Z"}],"isBackfilled":false}},"timestamp":"2025-06-01T12:00:00.250000Z"},"labels":{"name":"Meeting room 4","room":"4"},"metadata":{"deviceId":"emucvq2b1b0l4l9s3f2a9h0","projectId":"cvq2b1b0l4l9s3f2a9g0","deviceType":"temperature","productNumber":"102058"}}';
 const IAT = 1748779201; // 2025-06-01T12:00:01Z
 const JTI = 'cvq2b1r0l4l9s3f2a9j0';
-const EXPECTED = 'eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJjaGVja3N1bSI6ImFlMmU1ZDQwMDA3OGRiYTQyMGFiM2ExOWU5MDYxMTcyYWRiNmY0MzYiLCJjaGVja3N1bV9zaGEyNTYiOiI5MjQ2MWRkM2M2ZmMxZDVmYjU2Mzg0ZTI0NzBkN2Y3NzE5YzdhYmM2MGUzOWUxZTA3NTU5NWZkNDlkNzZiOTgyIiwiaWF0IjoxNzQ4Nzc5MjAxLCJleHAiOjE3NDg3ODI4MDEsImp0aSI6ImN2cTJiMXIwbDRsOXMzZjJhOWowIn0.KWDQpFyFXP3xglS5WtRCQGmy15FO87EeezN3jauZNLM';
+const EXPECTED =
+  'eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJjaGVja3N1bSI6ImFlMmU1ZDQwMDA3OGRiYTQyMGFiM2ExOWU5MDYxMTcyYWRiNmY0MzYiLCJjaGVja3N1bV9zaGEyNTYiOiI5MjQ2MWRkM2M2ZmMxZDVmYjU2Mzg0ZTI0NzBkN2Y3NzE5YzdhYmM2MGUzOWUxZTA3NTU5NWZkNDlkNzZiOTgyIiwiaWF0IjoxNzQ4Nzc5MjAxLCJleHAiOjE3NDg3ODI4MDEsImp0aSI6ImN2cTJiMXIwbDRsOXMzZjJhOWowIn0.KWDQpFyFXP3xglS5WtRCQGmy15FO87EeezN3jauZNLM';
 
 const key = (secret: string) => new TextEncoder().encode(secret);
 
@@ -59,7 +61,10 @@ describe('signing', () => {
     });
 
     it('the test vector verifies with jose at its own time', async () => {
-      const { payload } = await jwtVerify(EXPECTED, key(SECRET), { algorithms: ['HS256'], currentDate: new Date((IAT + 1) * 1000) });
+      const { payload } = await jwtVerify(EXPECTED, key(SECRET), {
+        algorithms: ['HS256'],
+        currentDate: new Date((IAT + 1) * 1000),
+      });
       assert.equal(payload.iat, IAT);
       assert.equal(decodeProtectedHeader(EXPECTED).alg, 'HS256');
     });

@@ -25,7 +25,11 @@ describe('slots', () => {
     }
     assert.equal(probes, 3, 'three probes in flight, not one per failing connector');
     assert.equal(slots.inFlightSuspect, 3);
-    assert.equal(slots.capacityOf('healthy', dead.length + 1), 1, 'the rest of the overall cap stays for a connector that answers');
+    assert.equal(
+      slots.capacityOf('healthy', dead.length + 1),
+      1,
+      'the rest of the overall cap stays for a connector that answers',
+    );
     // A slot given back makes room for one more probe, of any failing connector.
     slots.give('d1');
     assert.equal(slots.capacityOf('d4', dead.length + 1), 1);

@@ -2,30 +2,97 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { ApiError } from '../../src/domain/errors.ts';
-import { checkUrlForWrite, createAddressPolicy, isRefusedAddress, parseAddress, parseAllowList } from '../../src/delivery/ssrf.ts';
+import {
+  checkUrlForWrite,
+  createAddressPolicy,
+  isRefusedAddress,
+  parseAddress,
+  parseAllowList,
+} from '../../src/delivery/ssrf.ts';
 
 const REFUSED = [
   // loopback, in every spelling
-  '127.0.0.1', '127.255.255.254', '2130706433', '0177.0.0.1', '0x7f.1', '0x7f.0.0.1', '0x7f000001', '127.1', '127.0.1', '::1', '[::1]',
+  '127.0.0.1',
+  '127.255.255.254',
+  '2130706433',
+  '0177.0.0.1',
+  '0x7f.1',
+  '0x7f.0.0.1',
+  '0x7f000001',
+  '127.1',
+  '127.0.1',
+  '::1',
+  '[::1]',
   '0:0:0:0:0:0:0:1',
   // RFC 1918 and unique local
-  '10.0.0.1', '10.255.255.255', '172.16.0.1', '172.31.255.255', '192.168.1.1', '0xc0.0xa8.1.1', '3232235777', 'fc00::1', 'fd12:3456::1',
+  '10.0.0.1',
+  '10.255.255.255',
+  '172.16.0.1',
+  '172.31.255.255',
+  '192.168.1.1',
+  '0xc0.0xa8.1.1',
+  '3232235777',
+  'fc00::1',
+  'fd12:3456::1',
   // link-local, cloud metadata included
-  '169.254.169.254', '169.254.0.1', 'fe80::1', 'febf::1',
+  '169.254.169.254',
+  '169.254.0.1',
+  'fe80::1',
+  'febf::1',
   // CGNAT
-  '100.64.0.1', '100.127.255.255',
+  '100.64.0.1',
+  '100.127.255.255',
   // unspecified, multicast, broadcast, reserved
-  '0.0.0.0', '0', '0.1.2.3', '::', '224.0.0.1', '239.255.255.250', 'ff02::1', 'ff0e::1', '255.255.255.255', '240.0.0.1',
+  '0.0.0.0',
+  '0',
+  '0.1.2.3',
+  '::',
+  '224.0.0.1',
+  '239.255.255.250',
+  'ff02::1',
+  'ff0e::1',
+  '255.255.255.255',
+  '240.0.0.1',
   // IPv4-mapped and other IPv6 wrappers of refused IPv4 addresses
-  '::ffff:127.0.0.1', '::ffff:7f00:1', '[::ffff:127.0.0.1]', '0:0:0:0:0:ffff:7f00:1', '::ffff:10.0.0.1', '::ffff:169.254.169.254',
-  '::ffff:192.168.0.1', '::ffff:100.64.0.1', '::ffff:0.0.0.0', '::ffff:255.255.255.255', '::ffff:0:127.0.0.1', '64:ff9b::127.0.0.1',
-  '64:ff9b::a00:1', '2002:7f00:1::', '2002:a9fe:a9fe::1', '::127.0.0.1', '::10.0.0.1',
+  '::ffff:127.0.0.1',
+  '::ffff:7f00:1',
+  '[::ffff:127.0.0.1]',
+  '0:0:0:0:0:ffff:7f00:1',
+  '::ffff:10.0.0.1',
+  '::ffff:169.254.169.254',
+  '::ffff:192.168.0.1',
+  '::ffff:100.64.0.1',
+  '::ffff:0.0.0.0',
+  '::ffff:255.255.255.255',
+  '::ffff:0:127.0.0.1',
+  '64:ff9b::127.0.0.1',
+  '64:ff9b::a00:1',
+  '2002:7f00:1::',
+  '2002:a9fe:a9fe::1',
+  '::127.0.0.1',
+  '::10.0.0.1',
   // not an address at all: fail closed
-  'localhost', 'example.org', '', 'not an ip',
+  'localhost',
+  'example.org',
+  '',
+  'not an ip',
 ];
 
-const PUBLIC = ['8.8.8.8', '1.1.1.1', '93.184.215.14', '100.63.255.255', '100.128.0.0', '172.32.0.1', '172.15.255.255', '192.169.0.1',
-  '2606:4700:4700::1111', '2a00:1450:4001::200e', '::ffff:8.8.8.8', '64:ff9b::808:808', '2002:808:808::1'];
+const PUBLIC = [
+  '8.8.8.8',
+  '1.1.1.1',
+  '93.184.215.14',
+  '100.63.255.255',
+  '100.128.0.0',
+  '172.32.0.1',
+  '172.15.255.255',
+  '192.169.0.1',
+  '2606:4700:4700::1111',
+  '2a00:1450:4001::200e',
+  '::ffff:8.8.8.8',
+  '64:ff9b::808:808',
+  '2002:808:808::1',
+];
 
 describe('ssrf guard', () => {
   describe('security', () => {
@@ -58,11 +125,31 @@ describe('ssrf guard', () => {
     });
 
     it('checkUrlForWrite refuses a literal IP in a refused range in any spelling', () => {
-      for (const url of ['https://127.0.0.1/', 'https://2130706433/hook', 'https://0177.0.0.1/', 'https://0x7f.1:8443/x', 'https://127.1/',
-        'https://[::1]/', 'https://[::ffff:127.0.0.1]/', 'https://[::ffff:7f00:1]/', 'https://169.254.169.254/latest/meta-data',
-        'https://10.0.0.1/', 'https://192.168.0.10/', 'https://100.64.0.1/', 'https://0.0.0.0/', 'https://[fe80::1]/', 'https://[fd00::1]/',
-        'https://255.255.255.255/', 'https://224.0.0.1/', 'https://127.0.0.1./']) {
-        assert.throws(() => checkUrlForWrite(url), (err: ApiError) => err.status === 400 && /refused address/.test(err.message), url);
+      for (const url of [
+        'https://127.0.0.1/',
+        'https://2130706433/hook',
+        'https://0177.0.0.1/',
+        'https://0x7f.1:8443/x',
+        'https://127.1/',
+        'https://[::1]/',
+        'https://[::ffff:127.0.0.1]/',
+        'https://[::ffff:7f00:1]/',
+        'https://169.254.169.254/latest/meta-data',
+        'https://10.0.0.1/',
+        'https://192.168.0.10/',
+        'https://100.64.0.1/',
+        'https://0.0.0.0/',
+        'https://[fe80::1]/',
+        'https://[fd00::1]/',
+        'https://255.255.255.255/',
+        'https://224.0.0.1/',
+        'https://127.0.0.1./',
+      ]) {
+        assert.throws(
+          () => checkUrlForWrite(url),
+          (err: ApiError) => err.status === 400 && /refused address/.test(err.message),
+          url,
+        );
       }
     });
   });
@@ -73,8 +160,13 @@ describe('ssrf guard', () => {
     }
 
     it('checkUrlForWrite accepts https URLs with a public IP or any host name', () => {
-      for (const url of ['https://example.org/hook', 'https://8.8.8.8/', 'https://[2606:4700:4700::1111]:8443/x?y=1', 'https://localhost/',
-        'https://user:pw@example.org/']) {
+      for (const url of [
+        'https://example.org/hook',
+        'https://8.8.8.8/',
+        'https://[2606:4700:4700::1111]:8443/x?y=1',
+        'https://localhost/',
+        'https://user:pw@example.org/',
+      ]) {
         assert.equal(checkUrlForWrite(url).protocol, 'https:', url);
       }
     });
@@ -89,7 +181,10 @@ describe('ssrf guard', () => {
 
   describe('errors', () => {
     const bad = (url: unknown, pattern: RegExp) =>
-      assert.throws(() => checkUrlForWrite(url), (err: ApiError) => err.status === 400 && pattern.test(err.message) && /httpConfig\.url/.test(err.message));
+      assert.throws(
+        () => checkUrlForWrite(url),
+        (err: ApiError) => err.status === 400 && pattern.test(err.message) && /httpConfig\.url/.test(err.message),
+      );
 
     it('requires an absolute https URL with a host', () => {
       bad('http://example.org/', /https/);

@@ -23,28 +23,48 @@ describe('happy', () => {
     const receiver = await startReceiver();
     const port = await freePort();
     const env = {
-      ...process.env, PORT: String(port), SENSORCLOUD_DATA_DIR: dataDir, SENSORCLOUD_ALLOW_PRIVATE_ENDPOINTS: '127.0.0.0/8',
-      SENSORCLOUD_CA_FILE: testTls().caFile, SENSORCLOUD_HEARTBEAT_INTERVAL: '0', LOG_LEVEL: 'error',
+      ...process.env,
+      PORT: String(port),
+      SENSORCLOUD_DATA_DIR: dataDir,
+      SENSORCLOUD_ALLOW_PRIVATE_ENDPOINTS: '127.0.0.0/8',
+      SENSORCLOUD_CA_FILE: testTls().caFile,
+      SENSORCLOUD_HEARTBEAT_INTERVAL: '0',
+      LOG_LEVEL: 'error',
     };
     // No --import: nothing but node and the compiled files, and the environment of the test run.
-    const child = spawn(CLI_COMMAND[0]!, [...CLI_COMMAND.slice(1), 'serve'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(CLI_COMMAND[0]!, [...CLI_COMMAND.slice(1), 'serve'], {
+      cwd: ROOT,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     try {
       let out = '';
       child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
       child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
-      await until('the compiled service to start', () => {
-        assert.equal(child.exitCode, null, `the compiled service did not start: ${out}`);
-        return /listening on/.test(out);
-      }, 30_000);
+      await until(
+        'the compiled service to start',
+        () => {
+          assert.equal(child.exitCode, null, `the compiled service did not start: ${out}`);
+          return /listening on/.test(out);
+        },
+        30_000,
+      );
       const boot = JSON.parse(readFileSync(join(dataDir, 'bootstrap.json'), 'utf8'));
       const auth = `Basic ${Buffer.from(`${boot.serviceAccount.keyId}:${boot.serviceAccount.secret}`).toString('base64')}`;
       const call = async (method: string, path: string, body?: unknown) => {
-        const res = await fetch(`http://127.0.0.1:${port}/v2/${path}`, { method, headers: { authorization: auth }, body: body === undefined ? undefined : JSON.stringify(body) });
+        const res = await fetch(`http://127.0.0.1:${port}/v2/${path}`, {
+          method,
+          headers: { authorization: auth },
+          body: body === undefined ? undefined : JSON.stringify(body),
+        });
         const json = (await res.json()) as any;
         assert.equal(res.status, 200, JSON.stringify(json));
         return json;
       };
-      await call('POST', `${boot.project}/dataconnectors`, { type: 'HTTP_PUSH', httpConfig: { url: receiver.url, signatureSecret: 's3cret' } });
+      await call('POST', `${boot.project}/dataconnectors`, {
+        type: 'HTTP_PUSH',
+        httpConfig: { url: receiver.url, signatureSecret: 's3cret' },
+      });
       const device = await call('POST', `${boot.project}/devices`, { type: 'touch' });
       await call('POST', `${device.name}:publish`, { touch: {} });
       await until('a push to arrive', () => receiver.requests.length > 0, 30_000);

@@ -29,16 +29,26 @@ describe('happy', () => {
     try {
       const port = await freePort();
       const env = {
-        ...process.env, PORT: String(port), HOST: '127.0.0.1', SENSORCLOUD_DATA_DIR: dataDir,
-        SENSORCLOUD_ALLOW_PRIVATE_ENDPOINTS: '127.0.0.0/8', SENSORCLOUD_CA_FILE: testTls().caFile,
-        SENSORCLOUD_RATE_LIMIT: 'off', SENSORCLOUD_HEARTBEAT_INTERVAL: '0', LOG_LEVEL: 'error',
+        ...process.env,
+        PORT: String(port),
+        HOST: '127.0.0.1',
+        SENSORCLOUD_DATA_DIR: dataDir,
+        SENSORCLOUD_ALLOW_PRIVATE_ENDPOINTS: '127.0.0.0/8',
+        SENSORCLOUD_CA_FILE: testTls().caFile,
+        SENSORCLOUD_RATE_LIMIT: 'off',
+        SENSORCLOUD_HEARTBEAT_INTERVAL: '0',
+        LOG_LEVEL: 'error',
       };
       let child = await serve(env);
       const boot = JSON.parse(readFileSync(join(dataDir, 'bootstrap.json'), 'utf8'));
       const base = `http://127.0.0.1:${port}/v2`;
       const auth = `Basic ${Buffer.from(`${boot.serviceAccount.keyId}:${boot.serviceAccount.secret}`).toString('base64')}`;
       const call = async (method: string, path: string, body?: unknown) => {
-        const res = await fetch(`${base}${path}`, { method, headers: { authorization: auth, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+        const res = await fetch(`${base}${path}`, {
+          method,
+          headers: { authorization: auth, 'content-type': 'application/json' },
+          body: body === undefined ? undefined : JSON.stringify(body),
+        });
         const json = await res.json();
         assert.equal(res.status, 200, JSON.stringify(json));
         return json as any;

@@ -17,9 +17,17 @@ let dispatcher: Dispatcher;
 let engine: DeliveryEngine;
 
 before(async () => {
-  t = await createTestContext({ env: { SENSORCLOUD_ALLOW_PRIVATE_ENDPOINTS: '127.0.0.0/8', SENSORCLOUD_CA_FILE: testTls().caFile } });
+  t = await createTestContext({
+    env: { SENSORCLOUD_ALLOW_PRIVATE_ENDPOINTS: '127.0.0.0/8', SENSORCLOUD_CA_FILE: testTls().caFile },
+  });
   receiver = await startReceiver();
-  dispatcher = createDispatcher({ config: t.deps.config, clock: t.deps.clock, ids: t.deps.ids, logger: t.deps.logger, timeoutMs: 2000 });
+  dispatcher = createDispatcher({
+    config: t.deps.config,
+    clock: t.deps.clock,
+    ids: t.deps.ids,
+    logger: t.deps.logger,
+    timeoutMs: 2000,
+  });
   engine = createDeliveryEngine(t.deps, dispatcher);
 });
 after(async () => {
@@ -38,7 +46,12 @@ async function createDevice(labels: Record<string, string>) {
 describe('happy', () => {
   it('delivers a published event as a signed POST with the exact body', async () => {
     const dc = await t.request('POST', `/v2/projects/${t.projectId}/dataconnectors`, {
-      body: { type: 'HTTP_PUSH', displayName: 'e2e', labels: ['name', 'room'], httpConfig: { url: receiver.url, headers: { 'X-Api-Key': 'k' }, signatureSecret: 'my-signature-secret' } },
+      body: {
+        type: 'HTTP_PUSH',
+        displayName: 'e2e',
+        labels: ['name', 'room'],
+        httpConfig: { url: receiver.url, headers: { 'X-Api-Key': 'k' }, signatureSecret: 'my-signature-secret' },
+      },
     });
     assert.equal(dc.status, 200, dc.text);
     const device = await createDevice({ name: 'Meeting room 4', room: '4' });
@@ -55,12 +68,16 @@ describe('happy', () => {
     const event = history.body.events.find((e: any) => e.eventType === 'temperature');
     const deviceId = device.split('/')[3];
     const expected = JSON.stringify({
-      event, labels: { name: 'Meeting room 4', room: '4' },
+      event,
+      labels: { name: 'Meeting room 4', room: '4' },
       metadata: { deviceId, projectId: t.projectId, deviceType: 'temperature', productNumber: '102058' },
     });
     assert.equal(req!.body.toString('utf8'), expected);
     const token = String(req!.headers['x-service-signature']);
-    const { payload, protectedHeader } = await jwtVerify(token, new TextEncoder().encode('my-signature-secret'), { algorithms: ['HS256'], clockTolerance: 10 ** 9 });
+    const { payload, protectedHeader } = await jwtVerify(token, new TextEncoder().encode('my-signature-secret'), {
+      algorithms: ['HS256'],
+      clockTolerance: 10 ** 9,
+    });
     assert.equal(protectedHeader.alg, 'HS256');
     assert.equal(payload.checksum_sha256, createHash('sha256').update(req!.body).digest('hex'));
     const metrics = await t.request('GET', `/v2/${dc.body.name}:metrics`);
@@ -69,7 +86,13 @@ describe('happy', () => {
 
   it('sends only the event types of the connector filter, with only its label keys', async () => {
     const dc = await t.request('POST', `/v2/projects/${t.projectId}/dataconnectors`, {
-      body: { type: 'HTTP_PUSH', displayName: 'touch only', events: ['touch'], labels: ['room'], httpConfig: { url: `${receiver.url}/touch-only` } },
+      body: {
+        type: 'HTTP_PUSH',
+        displayName: 'touch only',
+        events: ['touch'],
+        labels: ['room'],
+        httpConfig: { url: `${receiver.url}/touch-only` },
+      },
     });
     assert.equal(dc.status, 200, dc.text);
     const device = await createDevice({ name: 'Lobby', room: '1' });
@@ -105,7 +128,9 @@ describe('errors', () => {
   it('an untrusted certificate is a failed attempt, visible in errorCount', async () => {
     const bad = await startReceiver({ cert: 'self-signed' });
     try {
-      const dc = await t.request('POST', `/v2/projects/${t.projectId}/dataconnectors`, { body: { type: 'HTTP_PUSH', httpConfig: { url: bad.url } } });
+      const dc = await t.request('POST', `/v2/projects/${t.projectId}/dataconnectors`, {
+        body: { type: 'HTTP_PUSH', httpConfig: { url: bad.url } },
+      });
       const device = await createDevice({});
       await t.request('POST', `/v2/${device}:publish`, { body: { touch: {} } });
       const report = await engine.runOnce();

@@ -9,13 +9,21 @@ import { createTestStoreWrapping } from '../helpers/store.ts';
 
 describe('emulator', () => {
   let t: TestContext;
-  before(async () => { t = await createTestContext(); });
+  before(async () => {
+    t = await createTestContext();
+  });
   after(() => t.close());
 
   const devicesUrl = () => `/v2/projects/${t.projectId}/devices`;
   const create = (body: unknown, auth?: Auth) => t.request('POST', devicesUrl(), { body, auth });
   const stored = async (id: string) =>
-    t.deps.store.events.listByDevice({ deviceId: id, eventTypes: [], startTime: 0, endTime: Number.MAX_SAFE_INTEGER, limit: 1000 });
+    t.deps.store.events.listByDevice({
+      deviceId: id,
+      eventTypes: [],
+      startTime: 0,
+      endTime: Number.MAX_SAFE_INTEGER,
+      limit: 1000,
+    });
 
   describe('happy', () => {
     it('creates an emulated device of every type with default product number and null reported', async () => {
@@ -38,7 +46,10 @@ describe('emulator', () => {
 
     it('takes productNumber from the body, ignores name and read-only fields, keeps virtual-sensor empty', async () => {
       const res = await create({
-        type: 'humidity', productNumber: '102081', name: 'projects/x/devices/y', reported: { humidity: 1 },
+        type: 'humidity',
+        productNumber: '102081',
+        name: 'projects/x/devices/y',
+        reported: { humidity: 1 },
         labels: { 'virtual-sensor': 'yes', name: 'Lab', room: '4' },
       });
       assert.equal(res.status, 200, res.text);
@@ -58,16 +69,24 @@ describe('emulator', () => {
       const created = await create({ type: 'temperature', labels: { name: 'A', room: '1', floor: '2' } });
       const name = created.body.name as string;
       t.clock.advance(2000);
-      const res = await t.request('PUT', `/v2/${name}`, { body: { name, type: 'temperature', labels: { name: 'B', floor: '2', desk: '9' } } });
+      const res = await t.request('PUT', `/v2/${name}`, {
+        body: { name, type: 'temperature', labels: { name: 'B', floor: '2', desk: '9' } },
+      });
       assert.equal(res.status, 200, res.text);
-      assert.equal(JSON.stringify(res.body.labels), JSON.stringify({ name: 'B', floor: '2', desk: '9', 'virtual-sensor': '' }));
+      assert.equal(
+        JSON.stringify(res.body.labels),
+        JSON.stringify({ name: 'B', floor: '2', desk: '9', 'virtual-sensor': '' }),
+      );
       assert.deepEqual(Object.keys(res.body.reported), ['temperature', 'touch', 'networkStatus', 'batteryStatus']);
       const events = await t.request('GET', `/v2/${name}/events`);
       assert.equal(events.body.events.length, 1);
       const [event] = events.body.events;
       assert.equal(event.eventType, 'labelsChanged');
       assert.equal(event.timestamp, '2025-06-01T12:00:02.000000Z');
-      assert.equal(JSON.stringify(event.data), JSON.stringify({ added: { desk: '9' }, modified: { name: 'B' }, removed: ['room'] }));
+      assert.equal(
+        JSON.stringify(event.data),
+        JSON.stringify({ added: { desk: '9' }, modified: { name: 'B' }, removed: ['room'] }),
+      );
       const record = await t.deps.store.devices.get(name.split('/')[3]!);
       assert.deepEqual(record?.labels, { name: 'B', floor: '2', desk: '9', 'virtual-sensor': '' });
       assert.equal(record?.reported.labelsChanged, undefined, 'labelsChanged never enters reported');
@@ -76,7 +95,9 @@ describe('emulator', () => {
     it('PUT with the same labels (the IaC form, virtual-sensor included) emits nothing', async () => {
       const created = await create({ type: 'touch', labels: { name: 'Same' } });
       const name = created.body.name as string;
-      const res = await t.request('PUT', `/v2/${name}`, { body: { type: 'touch', labels: { name: 'Same', 'virtual-sensor': '' } } });
+      const res = await t.request('PUT', `/v2/${name}`, {
+        body: { type: 'touch', labels: { name: 'Same', 'virtual-sensor': '' } },
+      });
       assert.equal(res.status, 200, res.text);
       assert.equal((await stored(name.split('/')[3]!)).length, 0);
     });
@@ -118,7 +139,10 @@ describe('emulator', () => {
         [{ type: 'touch', labels: { k: 'v'.repeat(1025) } }, /at most 1024/],
         [{ type: 'touch', labels: { k: 5 } }, /labels/],
         [{ type: 'touch', labels: ['x'] }, /labels/],
-        [{ type: 'touch', labels: Object.fromEntries(Array.from({ length: 100 }, (_, i) => [`k${i}`, 'v'])) }, /at most 100 labels/],
+        [
+          { type: 'touch', labels: Object.fromEntries(Array.from({ length: 100 }, (_, i) => [`k${i}`, 'v'])) },
+          /at most 100 labels/,
+        ],
         [{ type: 'touch', productNumber: 102058 }, /productNumber/],
       ];
       for (const [body, mention] of cases) {
@@ -135,19 +159,46 @@ describe('emulator', () => {
       const changed = await t.request('PUT', `/v2/${name}`, { body: { type: 'temperature', labels: { name: 'X' } } });
       assert.equal(changed.status, 400);
       assert.match(changed.body.error, /type cannot be changed/);
-      assert.deepEqual((await t.deps.store.devices.get(name.split('/')[3]!))?.labels, { name: 'T', 'virtual-sensor': '' });
+      assert.deepEqual((await t.deps.store.devices.get(name.split('/')[3]!))?.labels, {
+        name: 'T',
+        'virtual-sensor': '',
+      });
 
       const real = await t.createDevice({ emulated: false, id: t.deps.ids.next(), type: 'touch' });
-      const notEmu = await t.request('PUT', `${devicesUrl()}/${real.id}`, { body: { type: 'touch', labels: { name: 'X' } } });
+      const notEmu = await t.request('PUT', `${devicesUrl()}/${real.id}`, {
+        body: { type: 'touch', labels: { name: 'X' } },
+      });
       assert.equal(notEmu.status, 400);
       assert.equal((await stored(real.id)).length, 0);
-      assert.equal((await t.request('PUT', `${devicesUrl()}/emu${'0'.repeat(20)}`, { body: { type: 'touch', labels: {} } })).status, 404);
-      assert.equal((await t.request('PUT', `/v2/projects/-/devices/${real.id}`, { body: { type: 'touch', labels: {} } })).status, 400);
+      assert.equal(
+        (await t.request('PUT', `${devicesUrl()}/emu${'0'.repeat(20)}`, { body: { type: 'touch', labels: {} } }))
+          .status,
+        404,
+      );
+      assert.equal(
+        (await t.request('PUT', `/v2/projects/-/devices/${real.id}`, { body: { type: 'touch', labels: {} } })).status,
+        400,
+      );
     });
 
     it('DELETE refuses a non-emulated device (400) and keeps it, with its history', async () => {
       const real = await t.createDevice({ emulated: false, id: t.deps.ids.next(), type: 'ccon' });
-      await t.deps.events.transaction((_tx, emit) => emit(real, 'networkStatus', { networkStatus: { signalStrength: 50, rssi: -60, updateTime: '2025-06-01T12:00:00.000000Z', cloudConnectors: [], transmissionMode: 'LOW_POWER_STANDARD_MODE' } }, 1));
+      await t.deps.events.transaction((_tx, emit) =>
+        emit(
+          real,
+          'networkStatus',
+          {
+            networkStatus: {
+              signalStrength: 50,
+              rssi: -60,
+              updateTime: '2025-06-01T12:00:00.000000Z',
+              cloudConnectors: [],
+              transmissionMode: 'LOW_POWER_STANDARD_MODE',
+            },
+          },
+          1,
+        ),
+      );
       const res = await t.request('DELETE', `${devicesUrl()}/${real.id}`);
       assert.equal(res.status, 400);
       assert.match(res.body.error, /not an emulated device/);
@@ -156,7 +207,10 @@ describe('emulator', () => {
     });
 
     it('answers 404 for an unknown project and for a device of another project; 400 for the wildcard', async () => {
-      assert.equal((await t.request('POST', `/v2/projects/${'0'.repeat(20)}/devices`, { body: { type: 'touch' } })).status, 404);
+      assert.equal(
+        (await t.request('POST', `/v2/projects/${'0'.repeat(20)}/devices`, { body: { type: 'touch' } })).status,
+        404,
+      );
       assert.equal((await t.request('POST', '/v2/projects/-/devices', { body: { type: 'touch' } })).status, 400);
       const other = await t.createProject('other');
       const foreign = await t.createDevice({ projectId: other });
@@ -173,9 +227,16 @@ describe('emulator', () => {
       const created = await create({ type: 'touch' }, dev.auth);
       assert.equal(created.status, 200);
       const name = created.body.name as string;
-      assert.equal((await t.request('PUT', `/v2/${name}`, { body: { type: 'touch', labels: { a: 'b' } }, auth: user.auth })).status, 403);
+      assert.equal(
+        (await t.request('PUT', `/v2/${name}`, { body: { type: 'touch', labels: { a: 'b' } }, auth: user.auth }))
+          .status,
+        403,
+      );
       assert.equal((await t.request('DELETE', `/v2/${name}`, { auth: user.auth })).status, 403);
-      assert.equal((await t.request('PUT', `/v2/${name}`, { body: { type: 'touch', labels: { a: 'b' } }, auth: dev.auth })).status, 200);
+      assert.equal(
+        (await t.request('PUT', `/v2/${name}`, { body: { type: 'touch', labels: { a: 'b' } }, auth: dev.auth })).status,
+        200,
+      );
       assert.equal((await t.request('DELETE', `/v2/${name}`, { auth: dev.auth })).status, 200);
     });
 
@@ -219,10 +280,27 @@ describe('deleting an emulated device with a long history', () => {
       const total = 2 * HISTORY_PIECE + 3;
       await t.deps.store.transaction(async (tx) => {
         for (let i = 0; i < total; i++) {
-          await tx.events.insert({ id: `ev${String(i).padStart(8, '0')}`, projectId: t.projectId, deviceId: id, eventType: 'touch', timestamp: i + 1, createTime: 1, body: '{}' });
+          await tx.events.insert({
+            id: `ev${String(i).padStart(8, '0')}`,
+            projectId: t.projectId,
+            deviceId: id,
+            eventType: 'touch',
+            timestamp: i + 1,
+            createTime: 1,
+            body: '{}',
+          });
         }
       });
-      const history = async () => (await t.deps.store.events.listByDevice({ deviceId: id, eventTypes: [], startTime: 0, endTime: Number.MAX_SAFE_INTEGER, limit: total + 10 })).length;
+      const history = async () =>
+        (
+          await t.deps.store.events.listByDevice({
+            deviceId: id,
+            eventTypes: [],
+            startTime: 0,
+            endTime: Number.MAX_SAFE_INTEGER,
+            limit: total + 10,
+          })
+        ).length;
 
       const first = await t.request('DELETE', `/v2/${name}`);
       assert.equal(first.status, 500, first.text);
@@ -233,17 +311,29 @@ describe('deleting an emulated device with a long history', () => {
       // An event published while the history goes goes with the device; one published after it is refused (404),
       // as the publish path reads the device in its own transaction. Which of the two happens is up to the scheduler.
       pieces.length = 0;
-      const publishing = new Promise<number>((resolve) => setImmediate(() => {
-        publishEvent(t.deps, device, { touch: { updateTime: '2025-06-01T12:00:00.000000Z' } })
-          .then(() => resolve(200), (err: { status?: number }) => resolve(err.status ?? 500));
-      }));
+      const publishing = new Promise<number>((resolve) =>
+        setImmediate(() => {
+          publishEvent(t.deps, device, { touch: { updateTime: '2025-06-01T12:00:00.000000Z' } }).then(
+            () => resolve(200),
+            (err: { status?: number }) => resolve(err.status ?? 500),
+          );
+        }),
+      );
       const again = await t.request('DELETE', `/v2/${name}`);
       assert.ok([200, 404].includes(await publishing));
       assert.equal(again.status, 200, again.text);
       // The rest, and the published event if it came before the last piece (else the device's transaction takes it).
       assert.deepEqual(pieces.slice(-1), [0]);
-      assert.ok(pieces.every((n) => typeof n === 'number' && n <= HISTORY_PIECE), pieces.join(', '));
-      assert.ok([total - HISTORY_PIECE, total - HISTORY_PIECE + 1].includes(pieces.reduce<number>((a, n) => a + (n as number), 0)), pieces.join(', '));
+      assert.ok(
+        pieces.every((n) => typeof n === 'number' && n <= HISTORY_PIECE),
+        pieces.join(', '),
+      );
+      assert.ok(
+        [total - HISTORY_PIECE, total - HISTORY_PIECE + 1].includes(
+          pieces.reduce<number>((a, n) => a + (n as number), 0),
+        ),
+        pieces.join(', '),
+      );
       assert.equal(await t.deps.store.devices.get(id), null);
       assert.equal(await history(), 0);
     } finally {

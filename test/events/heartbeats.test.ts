@@ -18,9 +18,16 @@ describe('emulated heartbeats', () => {
   let ccon: DeviceRecord;
   let real: DeviceRecord;
   const seen: EmittedEvent[] = [];
-  const history = async (d: DeviceRecord) => (await t.deps.store.events.listByDevice({
-    deviceId: d.id, eventTypes: [], startTime: 0, endTime: nowMicros(t.deps) + WEEK_MICROS, limit: 100,
-  })).map((r) => JSON.parse(r.body));
+  const history = async (d: DeviceRecord) =>
+    (
+      await t.deps.store.events.listByDevice({
+        deviceId: d.id,
+        eventTypes: [],
+        startTime: 0,
+        endTime: nowMicros(t.deps) + WEEK_MICROS,
+        limit: 100,
+      })
+    ).map((r) => JSON.parse(r.body));
 
   before(async () => {
     t = await createTestContext();
@@ -37,21 +44,40 @@ describe('emulated heartbeats', () => {
       seen.length = 0;
       assert.equal(await hb.tickOnce(), 3);
       const now = formatTimestamp(nowMicros(t.deps));
-      assert.deepEqual(seen.map((e) => [e.device.id, e.event.eventType]), [
-        [sensor.id, 'networkStatus'], [sensor.id, 'batteryStatus'], [ccon.id, 'connectionStatus'],
-      ].sort((x, y) => (x[0]! < y[0]! ? -1 : x[0]! > y[0]! ? 1 : 0)));
+      assert.deepEqual(
+        seen.map((e) => [e.device.id, e.event.eventType]),
+        [
+          [sensor.id, 'networkStatus'],
+          [sensor.id, 'batteryStatus'],
+          [ccon.id, 'connectionStatus'],
+        ].sort((x, y) => (x[0]! < y[0]! ? -1 : x[0]! > y[0]! ? 1 : 0)),
+      );
 
       const s = (await t.deps.store.devices.get(sensor.id))!;
       assert.deepEqual(s.reported.networkStatus, {
-        signalStrength: 99, rssi: 0, updateTime: now, cloudConnectors: [{ id: 'emulated-ccon', signalStrength: 99, rssi: 0 }], transmissionMode: 'LOW_POWER_STANDARD_MODE',
+        signalStrength: 99,
+        rssi: 0,
+        updateTime: now,
+        cloudConnectors: [{ id: 'emulated-ccon', signalStrength: 99, rssi: 0 }],
+        transmissionMode: 'LOW_POWER_STANDARD_MODE',
       });
-      assert.deepEqual(Object.keys(s.reported.networkStatus as object), ['signalStrength', 'rssi', 'updateTime', 'cloudConnectors', 'transmissionMode']);
+      assert.deepEqual(Object.keys(s.reported.networkStatus as object), [
+        'signalStrength',
+        'rssi',
+        'updateTime',
+        'cloudConnectors',
+        'transmissionMode',
+      ]);
       assert.deepEqual(s.reported.batteryStatus, { percentage: 100, updateTime: now });
       const c = (await t.deps.store.devices.get(ccon.id))!;
-      assert.deepEqual(c.reported.connectionStatus, { connection: 'ETHERNET', available: ['ETHERNET', 'CELLULAR'], updateTime: now });
+      assert.deepEqual(c.reported.connectionStatus, {
+        connection: 'ETHERNET',
+        available: ['ETHERNET', 'CELLULAR'],
+        updateTime: now,
+      });
       assert.equal(c.reported.networkStatus, undefined);
       assert.equal(c.reported.batteryStatus, undefined);
-      assert.deepEqual((await history(real)), []);
+      assert.deepEqual(await history(real), []);
 
       const events = await history(sensor);
       assert.deepEqual(events.map((e) => e.eventType).sort(), ['batteryStatus', 'networkStatus']);
@@ -79,10 +105,22 @@ describe('emulated heartbeats', () => {
         const device = (await tx.devices.get(sensor.id))!;
         const now = nowMicros(t.deps);
         const at = formatTimestamp(now);
-        const d2 = (await emit(device, 'batteryStatus', { batteryStatus: { percentage: 12, updateTime: at } }, now)).device;
-        await emit(d2, 'networkStatus', {
-          networkStatus: { signalStrength: 40, rssi: -80, updateTime: at, cloudConnectors: [{ id: 'c1', signalStrength: 40, rssi: -80 }], transmissionMode: 'HIGH_POWER_BOOST_MODE' },
-        }, now);
+        const d2 = (await emit(device, 'batteryStatus', { batteryStatus: { percentage: 12, updateTime: at } }, now))
+          .device;
+        await emit(
+          d2,
+          'networkStatus',
+          {
+            networkStatus: {
+              signalStrength: 40,
+              rssi: -80,
+              updateTime: at,
+              cloudConnectors: [{ id: 'c1', signalStrength: 40, rssi: -80 }],
+              transmissionMode: 'HIGH_POWER_BOOST_MODE',
+            },
+          },
+          now,
+        );
       });
       t.clock.advance(60_000);
       await hb.tickOnce();
@@ -90,7 +128,11 @@ describe('emulated heartbeats', () => {
       const now = formatTimestamp(nowMicros(t.deps));
       assert.deepEqual(s.reported.batteryStatus, { percentage: 12, updateTime: now });
       assert.deepEqual(s.reported.networkStatus, {
-        signalStrength: 40, rssi: -80, updateTime: now, cloudConnectors: [{ id: 'c1', signalStrength: 40, rssi: -80 }], transmissionMode: 'HIGH_POWER_BOOST_MODE',
+        signalStrength: 40,
+        rssi: -80,
+        updateTime: now,
+        cloudConnectors: [{ id: 'c1', signalStrength: 40, rssi: -80 }],
+        transmissionMode: 'HIGH_POWER_BOOST_MODE',
       });
       // Other reported types are untouched.
       assert.equal(s.reported.temperature, undefined);
@@ -128,7 +170,9 @@ describe('emulated heartbeats', () => {
 
 describe('demo mode', () => {
   let t: TestContext;
-  before(async () => { t = await createTestContext(); });
+  before(async () => {
+    t = await createTestContext();
+  });
   after(() => t.close());
 
   describe('happy', () => {
@@ -149,7 +193,10 @@ describe('demo mode', () => {
         assert.equal(d.productNumber, DEVICE_TYPES[d.type]!.productNumber);
       }
       const again = await (await createDemo(t.deps, { projectId: projectId! })).ensureDevices();
-      assert.deepEqual(again.map((d) => d.id), devices.map((d) => d.id));
+      assert.deepEqual(
+        again.map((d) => d.id),
+        devices.map((d) => d.id),
+      );
     });
 
     it('produces well-formed events of each device type through the pipeline', async () => {
@@ -180,7 +227,14 @@ describe('demo mode', () => {
           assert.deepEqual(Object.keys(inner), ['value', 'updateTime', 'samples', 'isBackfilled']);
           assert.ok((inner.value as number) >= 15 && (inner.value as number) <= 30);
         }
-        if (eventType === 'humidity') assert.deepEqual(Object.keys(inner), ['temperature', 'relativeHumidity', 'samples', 'isBackfilled', 'updateTime']);
+        if (eventType === 'humidity')
+          assert.deepEqual(Object.keys(inner), [
+            'temperature',
+            'relativeHumidity',
+            'samples',
+            'isBackfilled',
+            'updateTime',
+          ]);
         if (eventType === 'objectPresent') assert.ok(['PRESENT', 'NOT_PRESENT'].includes(inner.state as string));
         if (eventType === 'deskOccupancy') assert.deepEqual(Object.keys(inner), ['state', 'remarks', 'updateTime']);
         if (eventType === 'co2') assert.ok(Number.isInteger(inner.ppm));

@@ -9,7 +9,9 @@ const DAY = 24 * HOUR;
 
 describe('event history', () => {
   let t: TestContext;
-  before(async () => { t = await createTestContext({ env: { SENSORCLOUD_EVENT_RETENTION: '31d' } }); });
+  before(async () => {
+    t = await createTestContext({ env: { SENSORCLOUD_EVENT_RETENTION: '31d' } });
+  });
   after(() => t.close());
 
   const createEmulated = async (type: string) => {
@@ -24,25 +26,48 @@ describe('event history', () => {
   const list = (name: string, query = '') => t.request('GET', `/v2/${name}/events${query}`);
   const iso = (ms: number) => new Date(ms).toISOString();
   const storedCount = async (id: string) =>
-    (await t.deps.store.events.listByDevice({ deviceId: id, eventTypes: [], startTime: 0, endTime: Number.MAX_SAFE_INTEGER, limit: 10_000 })).length;
+    (
+      await t.deps.store.events.listByDevice({
+        deviceId: id,
+        eventTypes: [],
+        startTime: 0,
+        endTime: Number.MAX_SAFE_INTEGER,
+        limit: 10_000,
+      })
+    ).length;
 
   describe('happy', () => {
     it('defaults to the last 24 hours, both bounds inclusive, newest first', async () => {
       const device = await createEmulated('temperature');
       const now = t.clock.now();
-      for (const [offset, value] of [[-25 * HOUR, 1], [-DAY, 2], [-HOUR, 3], [0, 4], [1, 5]] as const) {
+      for (const [offset, value] of [
+        [-25 * HOUR, 1],
+        [-DAY, 2],
+        [-HOUR, 3],
+        [0, 4],
+        [1, 5],
+      ] as const) {
         await publish(device.name, { temperature: { value, updateTime: iso(now + offset) } });
       }
       const res = await list(device.name);
       assert.equal(res.status, 200, res.text);
       assert.deepEqual(Object.keys(res.body), ['events', 'nextPageToken']);
-      assert.deepEqual(res.body.events.map((e: any) => e.data.temperature.value), [4, 3, 2]);
+      assert.deepEqual(
+        res.body.events.map((e: any) => e.data.temperature.value),
+        [4, 3, 2],
+      );
       assert.equal(res.body.nextPageToken, '');
 
       const explicit = await list(device.name, `?start_time=${iso(now - 25 * HOUR)}&end_time=${iso(now + 1)}`);
-      assert.deepEqual(explicit.body.events.map((e: any) => e.data.temperature.value), [5, 4, 3, 2, 1]);
+      assert.deepEqual(
+        explicit.body.events.map((e: any) => e.data.temperature.value),
+        [5, 4, 3, 2, 1],
+      );
       const exact = await list(device.name, `?startTime=${iso(now - HOUR)}&endTime=${iso(now - HOUR)}`);
-      assert.deepEqual(exact.body.events.map((e: any) => e.data.temperature.value), [3]);
+      assert.deepEqual(
+        exact.body.events.map((e: any) => e.data.temperature.value),
+        [3],
+      );
     });
 
     it('filters by event types (repeated key, either spelling) and includes labelsChanged', async () => {
@@ -50,9 +75,17 @@ describe('event history', () => {
       await publish(device.name, { humidity: { temperature: 20, relativeHumidity: 30 } });
       await publish(device.name, { touch: {} });
       await publish(device.name, { batteryStatus: { percentage: 90 } });
-      assert.equal((await t.request('PUT', `/v2/${device.name}`, { body: { type: 'humidity', labels: { name: 'H' } } })).status, 200);
+      assert.equal(
+        (await t.request('PUT', `/v2/${device.name}`, { body: { type: 'humidity', labels: { name: 'H' } } })).status,
+        200,
+      );
       const all = await list(device.name);
-      assert.deepEqual(all.body.events.map((e: any) => e.eventType).sort(), ['batteryStatus', 'humidity', 'labelsChanged', 'touch']);
+      assert.deepEqual(all.body.events.map((e: any) => e.eventType).sort(), [
+        'batteryStatus',
+        'humidity',
+        'labelsChanged',
+        'touch',
+      ]);
       const some = await list(device.name, '?eventTypes=touch&event_types=labelsChanged');
       assert.deepEqual(some.body.events.map((e: any) => e.eventType).sort(), ['labelsChanged', 'touch']);
       const none = await list(device.name, '?eventTypes=co2');
@@ -64,7 +97,9 @@ describe('event history', () => {
       const now = t.clock.now();
       for (let i = 0; i < 7; i++) {
         // Pairs of events share a timestamp.
-        await publish(device.name, { touchCount: { total: i, updateTime: iso(now - 10_000 + Math.floor(i / 2) * 1000) } });
+        await publish(device.name, {
+          touchCount: { total: i, updateTime: iso(now - 10_000 + Math.floor(i / 2) * 1000) },
+        });
       }
       const all = await list(device.name);
       const expected = all.body.events as Array<{ eventId: string; timestamp: string }>;
@@ -85,7 +120,10 @@ describe('event history', () => {
         t.clock.advance(1000);
         await publish(device.name, { touchCount: { total: 99 } });
       }
-      assert.deepEqual(seen, expected.map((e) => e.eventId));
+      assert.deepEqual(
+        seen,
+        expected.map((e) => e.eventId),
+      );
     });
 
     it('is readable with device.read (project user)', async () => {
@@ -127,7 +165,10 @@ describe('event history', () => {
     it('answers 400 for the wildcard project and 404 for unknown or foreign devices', async () => {
       const device = await createEmulated('touch');
       assert.equal((await t.request('GET', `/v2/projects/-/devices/${device.id}/events`)).status, 400);
-      assert.equal((await t.request('GET', `/v2/projects/${t.projectId}/devices/emu${'0'.repeat(20)}/events`)).status, 404);
+      assert.equal(
+        (await t.request('GET', `/v2/projects/${t.projectId}/devices/emu${'0'.repeat(20)}/events`)).status,
+        404,
+      );
       const other = await t.createProject('other');
       const foreign = await t.createDevice({ projectId: other });
       assert.equal((await t.request('GET', `/v2/projects/${t.projectId}/devices/${foreign.id}/events`)).status, 404);

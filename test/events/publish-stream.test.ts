@@ -9,7 +9,11 @@ import { createTestContext, type TestContext } from '../helpers/context.ts';
 import { MINIMAL } from '../helpers/event-bodies.ts';
 import { sleep } from '../helpers/until.ts';
 
-interface Reader { contentType: string; events: string[]; close(): void }
+interface Reader {
+  contentType: string;
+  events: string[];
+  close(): void;
+}
 
 /** Opens a stream and collects the JSON text of every event message (pings skipped). */
 function openStream(url: string, authorization: string, accept?: string): Promise<Reader> {
@@ -65,13 +69,19 @@ describe('publish → stream, every device type × event type', () => {
         const created = await t.request('POST', `/v2/projects/${t.projectId}/devices`, { body: { type } });
         assert.equal(created.status, 200, created.text);
         for (const eventType of DEVICE_TYPES[type]!.events) {
-          const res = await t.request('POST', `/v2/${created.body.name}:publish`, { body: { [eventType]: MINIMAL[eventType]!.body } });
+          const res = await t.request('POST', `/v2/${created.body.name}:publish`, {
+            body: { [eventType]: MINIMAL[eventType]!.body },
+          });
           assert.equal(res.status, 200, `${type}/${eventType}: ${res.text}`);
           published.push({ device: created.body.name, eventType });
         }
       }
       // Bounded wait for the streams to catch up (they are written after each commit).
-      for (let i = 0; i < 250 && (ndjson.events.length < published.length || sse.events.length < published.length); i++) {
+      for (
+        let i = 0;
+        i < 250 && (ndjson.events.length < published.length || sse.events.length < published.length);
+        i++
+      ) {
         await sleep(20);
       }
       assert.equal(ndjson.events.length, published.length);
@@ -86,7 +96,11 @@ describe('publish → stream, every device type × event type', () => {
         const event = JSON.parse(text);
         assert.equal(event.targetName, published[i]!.device);
         assert.equal(event.eventType, published[i]!.eventType);
-        assert.equal(text, history.get(event.eventId), `${published[i]!.eventType}: stream and history agree byte for byte`);
+        assert.equal(
+          text,
+          history.get(event.eventId),
+          `${published[i]!.eventType}: stream and history agree byte for byte`,
+        );
         assert.equal(JSON.stringify(event.data[event.eventType]), JSON.stringify(MINIMAL[event.eventType]!.data));
       }
     } finally {

@@ -28,14 +28,19 @@ interface Stream {
 }
 
 function authHeader(auth: Auth): Record<string, string> {
-  if (auth && 'basic' in auth) return { authorization: `Basic ${Buffer.from(`${auth.basic[0]}:${auth.basic[1]}`).toString('base64')}` };
+  if (auth && 'basic' in auth)
+    return { authorization: `Basic ${Buffer.from(`${auth.basic[0]}:${auth.basic[1]}`).toString('base64')}` };
   if (auth && 'bearer' in auth) return { authorization: `Bearer ${auth.bearer}` };
   if (auth && 'raw' in auth) return { authorization: auth.raw };
   return {};
 }
 
 /** Opens a stream; with read=false the response is left unread (a slow reader). */
-function openStream(base: string, path: string, opts: { auth: Auth; accept?: string; read?: boolean }): Promise<Stream> {
+function openStream(
+  base: string,
+  path: string,
+  opts: { auth: Auth; accept?: string; read?: boolean },
+): Promise<Stream> {
   return new Promise((resolve, reject) => {
     const headers: Record<string, string> = { ...authHeader(opts.auth) };
     if (opts.accept) headers.accept = opts.accept;
@@ -64,15 +69,25 @@ function openStream(base: string, path: string, opts: { auth: Auth; accept?: str
       };
       const ended = new Promise<void>((done) => res.on('end', () => done()));
       res.setEncoding('utf8');
-      if (opts.read !== false) res.on('data', (chunk: string) => { raw += chunk; parse(); });
+      if (opts.read !== false)
+        res.on('data', (chunk: string) => {
+          raw += chunk;
+          parse();
+        });
       resolve({
-        status: res.statusCode!, headers: res.headers, res, ended,
+        status: res.statusCode!,
+        headers: res.headers,
+        res,
+        ended,
         text: () => raw,
         next(timeoutMs = 5000) {
           if (messages.length > 0) return Promise.resolve(messages.shift());
           return new Promise((ok, fail) => {
             const timer = setTimeout(() => fail(new Error(`no stream message within ${timeoutMs} ms`)), timeoutMs);
-            waiters.push((m) => { clearTimeout(timer); ok(m); });
+            waiters.push((m) => {
+              clearTimeout(timer);
+              ok(m);
+            });
           });
         },
         close: () => req.destroy(),
@@ -88,7 +103,6 @@ async function readAll(s: Stream): Promise<any> {
   return JSON.parse(s.text());
 }
 
-
 describe('event stream', () => {
   let t: TestContext;
   let base: string;
@@ -99,18 +113,29 @@ describe('event stream', () => {
   let other: DeviceRecord; // temperature in another project
   let otherProject: string;
 
-  const touch = (device: DeviceRecord) => t.deps.events.transaction(async (_tx, emit) => {
-    const now = nowMicros(t.deps);
-    return emit(device, 'touch', { touch: { updateTime: formatTimestamp(now) } }, now);
-  });
-  const temperature = (device: DeviceRecord, value = 21.5) => t.deps.events.transaction(async (_tx, emit) => {
-    const now = nowMicros(t.deps);
-    const at = formatTimestamp(now);
-    return emit(device, 'temperature', { temperature: { value, updateTime: at, samples: [{ value, sampleTime: at }], isBackfilled: false } }, now);
-  });
+  const touch = (device: DeviceRecord) =>
+    t.deps.events.transaction(async (_tx, emit) => {
+      const now = nowMicros(t.deps);
+      return emit(device, 'touch', { touch: { updateTime: formatTimestamp(now) } }, now);
+    });
+  const temperature = (device: DeviceRecord, value = 21.5) =>
+    t.deps.events.transaction(async (_tx, emit) => {
+      const now = nowMicros(t.deps);
+      const at = formatTimestamp(now);
+      return emit(
+        device,
+        'temperature',
+        { temperature: { value, updateTime: at, samples: [{ value, sampleTime: at }], isBackfilled: false } },
+        now,
+      );
+    });
   const streamPath = (query = '') => `/v2/projects/${t.projectId}/devices:stream${query}`;
   const open = (path: string, opts: { auth?: Auth; accept?: string; read?: boolean } = {}) =>
-    openStream(base, path, { auth: opts.auth === undefined ? t.admin : opts.auth, accept: opts.accept, read: opts.read });
+    openStream(base, path, {
+      auth: opts.auth === undefined ? t.admin : opts.auth,
+      accept: opts.accept,
+      read: opts.read,
+    });
   /** Opens a stream, emits events from the devices in order, returns the first message received. */
   const firstOf = async (query: string, emitters: Array<() => Promise<unknown>>) => {
     const s = await open(streamPath(query));
@@ -127,8 +152,16 @@ describe('event stream', () => {
     t = await createTestContext();
     await t.app.listen({ port: 0, host: '127.0.0.1' });
     base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
-    a = await t.createDevice({ type: 'temperature', productNumber: '102058', labels: { room: '4', 'virtual-sensor': '' } });
-    b = await t.createDevice({ type: 'proximity', productNumber: '102064', labels: { room: '5', 'virtual-sensor': '' } });
+    a = await t.createDevice({
+      type: 'temperature',
+      productNumber: '102058',
+      labels: { room: '4', 'virtual-sensor': '' },
+    });
+    b = await t.createDevice({
+      type: 'proximity',
+      productNumber: '102064',
+      labels: { room: '5', 'virtual-sensor': '' },
+    });
     c = await t.createDevice({ type: 'touch', productNumber: '100110', labels: { floor: '1', 'virtual-sensor': '' } });
     e = await t.createDevice({ type: 'humidity', productNumber: '101895', labels: { room: '4', floor: '2' } });
     otherProject = await t.createProject('other');
@@ -159,7 +192,10 @@ describe('event stream', () => {
       const second = await temperature(a);
       assert.deepEqual((await s.next()).result.event, first.event);
       assert.deepEqual((await s.next()).result.event, second.event);
-      assert.equal(s.text(), `data: ${JSON.stringify({ result: { event: first.event } })}\n\ndata: ${JSON.stringify({ result: { event: second.event } })}\n\n`);
+      assert.equal(
+        s.text(),
+        `data: ${JSON.stringify({ result: { event: first.event } })}\n\ndata: ${JSON.stringify({ result: { event: second.event } })}\n\n`,
+      );
       s.close();
     });
 
@@ -169,13 +205,23 @@ describe('event stream', () => {
     });
 
     it('device_ids (bare ids or device names)', async () => {
-      assert.match((await firstOf(`?device_ids=${b.id}`, [() => touch(a), () => touch(b)])).result.event.targetName, new RegExp(`${b.id}$`));
-      const byName = await firstOf(`?deviceIds=projects/${t.projectId}/devices/${c.id}&deviceIds=${b.id}`, [() => touch(a), () => touch(c)]);
+      assert.match(
+        (await firstOf(`?device_ids=${b.id}`, [() => touch(a), () => touch(b)])).result.event.targetName,
+        new RegExp(`${b.id}$`),
+      );
+      const byName = await firstOf(`?deviceIds=projects/${t.projectId}/devices/${c.id}&deviceIds=${b.id}`, [
+        () => touch(a),
+        () => touch(c),
+      ]);
       assert.match(byName.result.event.targetName, new RegExp(`${c.id}$`));
     });
 
     it('device_types: values ORed', async () => {
-      const msg = await firstOf('?device_types=proximity&deviceTypes=touch', [() => touch(a), () => touch(e), () => touch(c)]);
+      const msg = await firstOf('?device_types=proximity&deviceTypes=touch', [
+        () => touch(a),
+        () => touch(e),
+        () => touch(c),
+      ]);
       assert.match(msg.result.event.targetName, new RegExp(`${c.id}$`));
     });
 
@@ -185,29 +231,57 @@ describe('event stream', () => {
     });
 
     it('label_filters: exact value, presence (key and key=), all must hold', async () => {
-      assert.match((await firstOf('?label_filters=room%3D5', [() => touch(a), () => touch(c), () => touch(b)])).result.event.targetName, new RegExp(`${b.id}$`));
-      assert.match((await firstOf('?label_filters=floor', [() => touch(a), () => touch(c)])).result.event.targetName, new RegExp(`${c.id}$`));
-      assert.match((await firstOf('?labelFilters=floor%3D', [() => touch(b), () => touch(e)])).result.event.targetName, new RegExp(`${e.id}$`));
-      assert.match((await firstOf('?label_filters=room&label_filters=floor', [() => touch(a), () => touch(b), () => touch(c), () => touch(e)])).result.event.targetName, new RegExp(`${e.id}$`));
+      assert.match(
+        (await firstOf('?label_filters=room%3D5', [() => touch(a), () => touch(c), () => touch(b)])).result.event
+          .targetName,
+        new RegExp(`${b.id}$`),
+      );
+      assert.match(
+        (await firstOf('?label_filters=floor', [() => touch(a), () => touch(c)])).result.event.targetName,
+        new RegExp(`${c.id}$`),
+      );
+      assert.match(
+        (await firstOf('?labelFilters=floor%3D', [() => touch(b), () => touch(e)])).result.event.targetName,
+        new RegExp(`${e.id}$`),
+      );
+      assert.match(
+        (
+          await firstOf('?label_filters=room&label_filters=floor', [
+            () => touch(a),
+            () => touch(b),
+            () => touch(c),
+            () => touch(e),
+          ])
+        ).result.event.targetName,
+        new RegExp(`${e.id}$`),
+      );
     });
 
     it('event_types, and filters of different kinds ANDed', async () => {
       const msg = await firstOf('?event_types=temperature', [() => touch(a), () => temperature(a, 30)]);
       assert.equal(msg.result.event.eventType, 'temperature');
-      const both = await firstOf('?event_types=touch&device_types=humidity', [() => temperature(a), () => touch(a), () => touch(e)]);
+      const both = await firstOf('?event_types=touch&device_types=humidity', [
+        () => temperature(a),
+        () => touch(a),
+        () => touch(e),
+      ]);
       assert.equal(both.result.event.eventType, 'touch');
       assert.match(both.result.event.targetName, new RegExp(`${e.id}$`));
     });
 
     it('single-device stream: that device only, with event_types', async () => {
-      const s = await open(`/v2/projects/${t.projectId}/devices/${a.id}:stream?event_types=temperature&device_ids=${b.id}`);
+      const s = await open(
+        `/v2/projects/${t.projectId}/devices/${a.id}:stream?event_types=temperature&device_ids=${b.id}`,
+      );
       assert.equal(s.status, 200);
       await touch(b);
       await touch(a);
       const ev = await temperature(a, 22);
       assert.deepEqual((await s.next()).result.event, ev.event);
       s.close();
-      const encoded = await open(`/v2/projects/${t.projectId}/devices/${b.id}%3Astream`, { accept: 'text/event-stream' });
+      const encoded = await open(`/v2/projects/${t.projectId}/devices/${b.id}%3Astream`, {
+        accept: 'text/event-stream',
+      });
       assert.equal(encoded.headers['content-type'], 'text/event-stream');
       await touch(a);
       const own = await touch(b);
@@ -337,7 +411,10 @@ describe('event stream', () => {
 
   describe('limits of the whole server', () => {
     /** Lowers the server's stream caps for one test. */
-    const withCaps = async (caps: Partial<{ perPrincipal: number; total: number; bufferedBytes: number }>, fn: () => Promise<void>) => {
+    const withCaps = async (
+      caps: Partial<{ perPrincipal: number; total: number; bufferedBytes: number }>,
+      fn: () => Promise<void>,
+    ) => {
       const live = t.app.eventStreams.budget.caps;
       const saved = { ...live };
       Object.assign(live, caps);
@@ -358,7 +435,12 @@ describe('event stream', () => {
           const third = await open(streamPath(), { auth: member.auth });
           assert.equal(third.status, 429);
           assert.ok(Number(third.headers['retry-after']) >= 1);
-          assert.deepEqual(await readAll(third), { error: { code: 429, message: 'too many open event streams: 2 are open for this caller, the limit is 2; close one first' } });
+          assert.deepEqual(await readAll(third), {
+            error: {
+              code: 429,
+              message: 'too many open event streams: 2 are open for this caller, the limit is 2; close one first',
+            },
+          });
           const other = await open(streamPath());
           assert.equal(other.status, 200, 'another caller still opens one');
           other.close();
@@ -392,7 +474,12 @@ describe('event stream', () => {
           const member = await own.createServiceAccount({ roles: ['roles/project.user'] });
           const refused = await openStream(ownBase, path, { auth: member.auth });
           assert.equal(refused.status, 429);
-          assert.deepEqual(await readAll(refused), { error: { code: 429, message: 'too many open event streams: the server holds its limit of 1; try again later' } });
+          assert.deepEqual(await readAll(refused), {
+            error: {
+              code: 429,
+              message: 'too many open event streams: the server holds its limit of 1; try again later',
+            },
+          });
         } finally {
           s.close();
         }
@@ -406,7 +493,9 @@ describe('event stream', () => {
         const budget = t.app.eventStreams.budget;
         const closedBefore = budget.closedForBudget();
         const reader = await open(streamPath(`?device_ids=${c.id}`));
-        const stalled = await Promise.all(Array.from({ length: 6 }, () => open(streamPath(`?device_ids=${c.id}`), { read: false })));
+        const stalled = await Promise.all(
+          Array.from({ length: 6 }, () => open(streamPath(`?device_ids=${c.id}`), { read: false })),
+        );
         const pad = 'x'.repeat(64 * 1024);
         let published = 0;
         let highest = 0;
@@ -419,19 +508,39 @@ describe('event stream', () => {
           });
           published += 5;
           highest = Math.max(highest, budget.bufferedBytes());
-          for (let i = 0; i < 5; i++) assert.equal((await reader.next()).result?.event.eventType, 'touch', `event ${published - 5 + i} reached the reader`);
+          for (let i = 0; i < 5; i++)
+            assert.equal(
+              (await reader.next()).result?.event.eventType,
+              'touch',
+              `event ${published - 5 + i} reached the reader`,
+            );
         }
-        assert.equal(budget.closedForBudget() - closedBefore, stalled.length, `every stalled reader was closed (${published} events published)`);
-        assert.ok(highest <= 2 * 1024 * 1024 + 5 * (64 * 1024 + 1024), `never more than the budget and a batch: ${highest}`);
+        assert.equal(
+          budget.closedForBudget() - closedBefore,
+          stalled.length,
+          `every stalled reader was closed (${published} events published)`,
+        );
+        assert.ok(
+          highest <= 2 * 1024 * 1024 + 5 * (64 * 1024 + 1024),
+          `never more than the budget and a batch: ${highest}`,
+        );
         assert.equal(reader.res.readableEnded, false, 'the reader that kept up is open');
         reader.close();
         // A stalled reader that now reads: the messages its socket held, then the end-of-stream message.
         const s = stalled[0]!;
         let text = '';
-        s.res.on('data', (chunk: string) => { text += chunk; });
+        s.res.on('data', (chunk: string) => {
+          text += chunk;
+        });
         await s.ended;
         const last = JSON.parse(text.trimEnd().split('\n').pop()!);
-        assert.deepEqual(last, { error: { code: 503, message: 'stream closed: the server holds as much for event streams as it may, and this reader was the furthest behind' } });
+        assert.deepEqual(last, {
+          error: {
+            code: 503,
+            message:
+              'stream closed: the server holds as much for event streams as it may, and this reader was the furthest behind',
+          },
+        });
         for (const other of stalled) other.close();
       });
     });
@@ -465,7 +574,9 @@ describe('event stream', () => {
       // The reader now catches up: what its socket had taken, then the error, then the end of the response (the
       // messages still queued were dropped at the close, so that a closed stream holds no memory).
       let text = '';
-      s.res.on('data', (chunk: string) => { text += chunk; });
+      s.res.on('data', (chunk: string) => {
+        text += chunk;
+      });
       await s.ended;
       const lines = text.split('\n');
       assert.equal(lines.pop(), '');
@@ -491,7 +602,9 @@ describe('event stream', () => {
       assert.equal(t.app.eventStreams.openCount(), openBefore - 1, `stream still open after ${published} events`);
       assert.ok(published < 200, `${published} events`);
       let text = '';
-      s.res.on('data', (chunk: string) => { text += chunk; });
+      s.res.on('data', (chunk: string) => {
+        text += chunk;
+      });
       await s.ended;
       const last = JSON.parse(text.trimEnd().split('\n').pop()!);
       assert.equal(last.error.code, 503);

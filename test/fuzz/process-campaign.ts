@@ -20,7 +20,14 @@ function authorization(auth: Auth): string | undefined {
 }
 
 /** One request over HTTP, answered like the in-process client's; an opened stream (`stream`) is closed: null. */
-function send(base: string, method: string, url: string, options: RequestOptions, auth: Auth, stream = false): Promise<TestResponse | null> {
+function send(
+  base: string,
+  method: string,
+  url: string,
+  options: RequestOptions,
+  auth: Auth,
+  stream = false,
+): Promise<TestResponse | null> {
   return new Promise((resolve, reject) => {
     const headers: Record<string, string> = { ...options.headers };
     const header = authorization(auth);
@@ -43,7 +50,9 @@ function send(base: string, method: string, url: string, options: RequestOptions
       }
       let text = '';
       res.setEncoding('utf8');
-      res.on('data', (chunk: string) => { text += chunk; });
+      res.on('data', (chunk: string) => {
+        text += chunk;
+      });
       res.on('end', () => {
         let body: unknown;
         try {
@@ -60,7 +69,9 @@ function send(base: string, method: string, url: string, options: RequestOptions
 
 /** Resident memory of a process, from /proc (Linux), in MB. */
 function rssMb(pid: number): number {
-  const line = readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find((l) => l.startsWith('VmRSS:'))!;
+  const line = readFileSync(`/proc/${pid}/status`, 'utf8')
+    .split('\n')
+    .find((l) => l.startsWith('VmRSS:'))!;
   return Number(line.split(/\s+/)[1]) / 1024;
 }
 
@@ -70,7 +81,9 @@ function rawExchange(port: number, parts: string[], gapMs = 0): Promise<string> 
     const socket = connect(port, '127.0.0.1');
     let data = '';
     socket.setTimeout(20_000, () => socket.destroy());
-    socket.on('data', (chunk) => { data += chunk.toString('latin1'); });
+    socket.on('data', (chunk) => {
+      data += chunk.toString('latin1');
+    });
     socket.on('error', () => resolve(data));
     socket.on('close', () => resolve(data));
     let i = 0;
@@ -91,26 +104,53 @@ export async function runProcessCampaign(options: CampaignOptions): Promise<Proc
   const dataDir = mkdtempSync(join(tmpdir(), 'sensorcloud-fuzz-'));
   const port = await freePort();
   const child = await serve({
-    ...process.env, PORT: String(port), HOST: '127.0.0.1', SENSORCLOUD_DATA_DIR: dataDir, SENSORCLOUD_RATE_LIMIT: 'off',
-    SENSORCLOUD_HEARTBEAT_INTERVAL: '0', SENSORCLOUD_REQUEST_TIMEOUT: '2s', LOG_LEVEL: 'fatal',
+    ...process.env,
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    SENSORCLOUD_DATA_DIR: dataDir,
+    SENSORCLOUD_RATE_LIMIT: 'off',
+    SENSORCLOUD_HEARTBEAT_INTERVAL: '0',
+    SENSORCLOUD_REQUEST_TIMEOUT: '2s',
+    LOG_LEVEL: 'fatal',
   });
   try {
     const boot = JSON.parse(readFileSync(join(dataDir, 'bootstrap.json'), 'utf8'));
     const base = `http://127.0.0.1:${port}`;
     const admin: Auth = { basic: [boot.serviceAccount.keyId, boot.serviceAccount.secret] };
     const target: Target = {
-      request: async (method, url, o = {}) => (await send(base, method, url, o, o.auth === undefined ? admin : o.auth))!,
-      projectId: boot.project.split('/')[1], organizationId: boot.organization.split('/')[1], boot, publicUrl: base,
+      request: async (method, url, o = {}) =>
+        (await send(base, method, url, o, o.auth === undefined ? admin : o.auth))!,
+      projectId: boot.project.split('/')[1],
+      organizationId: boot.organization.split('/')[1],
+      boot,
+      publicUrl: base,
       nowSeconds: () => Date.now() / 1000,
     };
-    const report = await runCampaign(target, { ...options, send: (req, auth) => send(base, req.method, req.url, req.options, auth, isStreamRequest(req)) });
+    const report = await runCampaign(target, {
+      ...options,
+      send: (req, auth) => send(base, req.method, req.url, req.options, auth, isStreamRequest(req)),
+    });
 
     // What only a socket can do, many at once: slow clients past the request timeout, garbage, huge headers.
-    const slow = Array.from({ length: 40 }, () => rawExchange(port, [`POST /v2/projects HTTP/1.1\r\nHost: x\r\nAuthorization: ${authorization(admin)}\r\nContent-Length: 100\r\n\r\n`, ...'{"displayName"'.split('')], 400));
-    const junk = Array.from({ length: 20 }, (_, i) => rawExchange(port, [i % 2 ? 'GARBAGE\r\n\r\n' : `GET /v2/roles HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(40_000)}\r\n\r\n`]));
+    const slow = Array.from({ length: 40 }, () =>
+      rawExchange(
+        port,
+        [
+          `POST /v2/projects HTTP/1.1\r\nHost: x\r\nAuthorization: ${authorization(admin)}\r\nContent-Length: 100\r\n\r\n`,
+          ...'{"displayName"'.split(''),
+        ],
+        400,
+      ),
+    );
+    const junk = Array.from({ length: 20 }, (_, i) =>
+      rawExchange(port, [
+        i % 2 ? 'GARBAGE\r\n\r\n' : `GET /v2/roles HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(40_000)}\r\n\r\n`,
+      ]),
+    );
     // The service answers while they hang on.
     assert.equal((await target.request('GET', '/healthz', { auth: null })).status, 200);
-    for (const answer of await Promise.all([...slow, ...junk])) assert.match(answer, /^HTTP\/1\.1 400 /, answer.slice(0, 120));
+    for (const answer of await Promise.all([...slow, ...junk]))
+      assert.match(answer, /^HTTP\/1\.1 400 /, answer.slice(0, 120));
     assert.equal((await target.request('GET', '/healthz', { auth: null })).status, 200);
     assert.equal(child.exitCode, null, 'the service process is alive');
     return { ...report, rssMb: Math.round(rssMb(child.pid!)) };

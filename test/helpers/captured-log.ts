@@ -10,7 +10,10 @@ export interface LoggedLine {
   message: string;
 }
 
-export function capturedLog(levels: readonly LoggedLevel[] = ['info', 'warn', 'error']): { logger: Logger; lines: LoggedLine[] } {
+export function capturedLog(levels: readonly LoggedLevel[] = ['info', 'warn', 'error']): {
+  logger: Logger;
+  lines: LoggedLine[];
+} {
   const lines: LoggedLine[] = [];
   const keep = (level: LoggedLevel) => (fields: Record<string, unknown>, message: string) => {
     if (levels.includes(level)) lines.push({ level, fields, message });

@@ -8,7 +8,12 @@ export interface Finished {
   stderr: string;
 }
 
-export function outputOf(child: ChildProcessWithoutNullStreams, what: string, input: string, timeoutMs: number): Promise<Finished> {
+export function outputOf(
+  child: ChildProcessWithoutNullStreams,
+  what: string,
+  input: string,
+  timeoutMs: number,
+): Promise<Finished> {
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));

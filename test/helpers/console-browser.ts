@@ -15,7 +15,8 @@ import { testTls } from './tls.ts';
 import { sleep } from './until.ts';
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const SCREENSHOT_DIR = process.env.UPDATE_DOCS_SCREENSHOTS === '1' ? join(ROOT, 'docs', 'console') : join(ROOT, 'test-artifacts', 'console');
+const SCREENSHOT_DIR =
+  process.env.UPDATE_DOCS_SCREENSHOTS === '1' ? join(ROOT, 'docs', 'console') : join(ROOT, 'test-artifacts', 'console');
 /** Generous bound for anything the console waits on (the machine may be busy with other test files). */
 export const UI_TIMEOUT = 20_000;
 
@@ -54,7 +55,8 @@ export async function ensureConsoleBuilt(): Promise<void> {
       continue;
     }
     try {
-      if (!fresh()) execFileSync(process.execPath, [join(ROOT, 'scripts', 'build-console.mjs')], { cwd: ROOT, stdio: 'pipe' });
+      if (!fresh())
+        execFileSync(process.execPath, [join(ROOT, 'scripts', 'build-console.mjs')], { cwd: ROOT, stdio: 'pipe' });
     } finally {
       rmSync(LOCK, { recursive: true, force: true });
     }
@@ -78,9 +80,16 @@ export async function startConsoleServer(env: Record<string, string> = {}): Prom
   cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
   const port = await freePort();
   const child = await serve({
-    ...process.env, PORT: String(port), HOST: '127.0.0.1', SENSORCLOUD_DATA_DIR: dataDir, SENSORCLOUD_RATE_LIMIT: 'off',
-    SENSORCLOUD_HEARTBEAT_INTERVAL: '0', SENSORCLOUD_ALLOW_PRIVATE_ENDPOINTS: '127.0.0.0/8', SENSORCLOUD_CA_FILE: testTls().caFile,
-    LOG_LEVEL: 'error', ...env,
+    ...process.env,
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    SENSORCLOUD_DATA_DIR: dataDir,
+    SENSORCLOUD_RATE_LIMIT: 'off',
+    SENSORCLOUD_HEARTBEAT_INTERVAL: '0',
+    SENSORCLOUD_ALLOW_PRIVATE_ENDPOINTS: '127.0.0.0/8',
+    SENSORCLOUD_CA_FILE: testTls().caFile,
+    LOG_LEVEL: 'error',
+    ...env,
   });
   cleanups.push(() => {
     if (child.exitCode === null) child.kill('SIGKILL');
@@ -89,9 +98,16 @@ export async function startConsoleServer(env: Record<string, string> = {}): Prom
   const boot = JSON.parse(readFileSync(join(dataDir, 'bootstrap.json'), 'utf8'));
   const auth = `Basic ${Buffer.from(`${boot.serviceAccount.keyId}:${boot.serviceAccount.secret}`).toString('base64')}`;
   return {
-    url, dataDir, boot, child,
+    url,
+    dataDir,
+    boot,
+    child,
     async api(method, path, body) {
-      const res = await fetch(`${url}/v2${path}`, { method, headers: { authorization: auth }, body: body === undefined ? undefined : JSON.stringify(body) });
+      const res = await fetch(`${url}/v2${path}`, {
+        method,
+        headers: { authorization: auth },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
       const json = await res.json();
       assert.equal(res.status, 200, `${method} ${path}: ${JSON.stringify(json)}`);
       return json;
@@ -102,7 +118,15 @@ export async function startConsoleServer(env: Record<string, string> = {}): Prom
 export async function launchBrowser(): Promise<Browser> {
   const browser = await chromium.launch({
     executablePath: CHROMIUM,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
   });
   cleanups.push(() => browser.close());
   return browser;
@@ -112,7 +136,10 @@ export async function launchBrowser(): Promise<Browser> {
  * A fresh browser context (its own cookies) at 1280×800 or 390×844, following the given colour scheme. Every page
  * of it fails the test on a CSP violation or an uncaught script error.
  */
-export async function newContext(browser: Browser, options: { mobile?: boolean; dark?: boolean } = {}): Promise<BrowserContext> {
+export async function newContext(
+  browser: Browser,
+  options: { mobile?: boolean; dark?: boolean } = {},
+): Promise<BrowserContext> {
   const context = await browser.newContext({
     viewport: options.mobile ? { width: 390, height: 844 } : { width: 1280, height: 800 },
     deviceScaleFactor: 1,
@@ -126,11 +153,17 @@ export async function newContext(browser: Browser, options: { mobile?: boolean; 
 function watchPage(page: Page): void {
   page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
   page.on('console', (msg) => {
-    if (msg.type() === 'error' && /Content Security Policy|Refused to/.test(msg.text())) problems.push(`CSP: ${msg.text()}`);
+    if (msg.type() === 'error' && /Content Security Policy|Refused to/.test(msg.text()))
+      problems.push(`CSP: ${msg.text()}`);
   });
 }
 
-export async function signIn(page: Page, server: ConsoleServer, email = server.boot.user.email, password = server.boot.user.password): Promise<void> {
+export async function signIn(
+  page: Page,
+  server: ConsoleServer,
+  email = server.boot.user.email,
+  password = server.boot.user.password,
+): Promise<void> {
   await page.getByLabel('E-mail').fill(email);
   await page.getByLabel('Password', { exact: true }).fill(password);
   await page.getByRole('button', { name: 'Sign in' }).click();
@@ -159,7 +192,13 @@ export async function expectAccessible(page: Page, screen: string): Promise<void
     const result = await (window as any).axe.run(document, { resultTypes: ['violations'] });
     return result.violations
       .filter((v: any) => v.impact === 'serious' || v.impact === 'critical')
-      .map((v: any) => `${v.id} (${v.impact}): ${v.help} — ${v.nodes.slice(0, 3).map((n: any) => n.target.join(' ')).join(', ')}`);
+      .map(
+        (v: any) =>
+          `${v.id} (${v.impact}): ${v.help} — ${v.nodes
+            .slice(0, 3)
+            .map((n: any) => n.target.join(' '))
+            .join(', ')}`,
+      );
   });
   assert.deepEqual(violations, [], `axe-core on ${screen}`);
 }

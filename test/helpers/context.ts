@@ -18,11 +18,7 @@ import type { DeviceRecord } from '../../src/store/contract/records.ts';
 import type { Store } from '../../src/store/contract/store.ts';
 import { createTestStore } from './store.ts';
 
-export type Auth =
-  | { basic: [string, string] }
-  | { bearer: string }
-  | { raw: string }
-  | null;
+export type Auth = { basic: [string, string] } | { bearer: string } | { raw: string } | null;
 
 export interface TestResponse<T = any> {
   status: number;
@@ -62,7 +58,12 @@ export interface TestContext {
   request<T = any>(method: string, url: string, options?: RequestOptions): Promise<TestResponse<T>>;
   createProject(displayName?: string): Promise<string>;
   /** A service account owned by `projectId` with one key; with `roles`, a member of `memberOf` (default projectId). */
-  createServiceAccount(options?: { projectId?: string; roles?: string[]; memberOf?: string; enableBasicAuth?: boolean }): Promise<Account>;
+  createServiceAccount(options?: {
+    projectId?: string;
+    roles?: string[];
+    memberOf?: string;
+    enableBasicAuth?: boolean;
+  }): Promise<Account>;
   createDevice(options?: Partial<DeviceRecord>): Promise<DeviceRecord>;
   close(): Promise<void>;
 }
@@ -76,7 +77,12 @@ export interface ContextOptions {
 
 export async function createTestContext(options: ContextOptions = {}): Promise<TestContext> {
   const dataDir = mkdtempSync(join(tmpdir(), 'sensorcloud-test-'));
-  const config = loadConfig({ SENSORCLOUD_RATE_LIMIT: 'off', SENSORCLOUD_HEARTBEAT_INTERVAL: '0', ...options.env, SENSORCLOUD_DATA_DIR: dataDir });
+  const config = loadConfig({
+    SENSORCLOUD_RATE_LIMIT: 'off',
+    SENSORCLOUD_HEARTBEAT_INTERVAL: '0',
+    ...options.env,
+    SENSORCLOUD_DATA_DIR: dataDir,
+  });
   const clock = options.clock ?? new FakeClock();
   const store = await Promise.resolve()
     .then(() => (options.store ?? createTestStore)(dataDir))
@@ -94,11 +100,19 @@ export async function createTestContext(options: ContextOptions = {}): Promise<T
   const admin: Auth = { basic: [boot.serviceAccount.keyId, boot.serviceAccount.secret] };
 
   const ctx: TestContext = {
-    app, deps, clock, dataDir, boot, admin, organizationId, projectId,
+    app,
+    deps,
+    clock,
+    dataDir,
+    boot,
+    admin,
+    organizationId,
+    projectId,
     async request(method, url, opts = {}) {
       const headers: Record<string, string> = { ...opts.headers };
       const auth = opts.auth === undefined ? admin : opts.auth;
-      if (auth && 'basic' in auth) headers.authorization = `Basic ${Buffer.from(`${auth.basic[0]}:${auth.basic[1]}`).toString('base64')}`;
+      if (auth && 'basic' in auth)
+        headers.authorization = `Basic ${Buffer.from(`${auth.basic[0]}:${auth.basic[1]}`).toString('base64')}`;
       if (auth && 'bearer' in auth) headers.authorization = `Bearer ${auth.bearer}`;
       if (auth && 'raw' in auth) headers.authorization = auth.raw;
       let payload: string | undefined;
@@ -108,20 +122,37 @@ export async function createTestContext(options: ContextOptions = {}): Promise<T
         headers['content-type'] ??= 'application/json';
       }
       // Through the server's request listener, as a real request goes: the lean :publish path first, then fastify.
-      const res = await inject(listener, { method: method as 'GET', url, headers, payload, remoteAddress: opts.remoteAddress });
-      let body: unknown ;
+      const res = await inject(listener, {
+        method: method as 'GET',
+        url,
+        headers,
+        payload,
+        remoteAddress: opts.remoteAddress,
+      });
+      let body: unknown;
       try {
         body = res.body === '' ? undefined : JSON.parse(res.body);
       } catch {
         body = undefined;
       }
-      return { status: res.statusCode, body: body as any, headers: res.headers as Record<string, string>, text: res.body };
+      return {
+        status: res.statusCode,
+        body: body as any,
+        headers: res.headers as Record<string, string>,
+        text: res.body,
+      };
     },
     async createProject(displayName = 'Test project') {
       const id = deps.ids.next();
       const now = nowMicros(deps);
       await deps.store.projects.create({
-        id, organizationId, displayName, location: { latitude: null, longitude: null, timeLocation: '' }, labels: {}, createTime: now, updateTime: now,
+        id,
+        organizationId,
+        displayName,
+        location: { latitude: null, longitude: null, timeLocation: '' },
+        labels: {},
+        createTime: now,
+        updateTime: now,
       });
       return id;
     },
@@ -132,13 +163,31 @@ export async function createTestContext(options: ContextOptions = {}): Promise<T
       const secret = newSecret(deps.random);
       const now = nowMicros(deps);
       const email = serviceAccountEmail(id, owner, config.emailDomain);
-      await deps.store.serviceAccounts.create({ id, projectId: owner, email, displayName: 'test', enableBasicAuth: o.enableBasicAuth ?? true, createTime: now, updateTime: now });
-      await deps.store.keys.create({ id: keyId, serviceAccountId: id, secretEnc: deps.secretBox.seal(secret), createTime: now });
+      await deps.store.serviceAccounts.create({
+        id,
+        projectId: owner,
+        email,
+        displayName: 'test',
+        enableBasicAuth: o.enableBasicAuth ?? true,
+        createTime: now,
+        updateTime: now,
+      });
+      await deps.store.keys.create({
+        id: keyId,
+        serviceAccountId: id,
+        secretEnc: deps.secretBox.seal(secret),
+        createTime: now,
+      });
       if (o.roles && o.roles.length > 0) {
         const isOrg = o.roles.includes('roles/organization.admin');
         await deps.store.memberships.create({
-          scopeType: isOrg ? 'organization' : 'project', scopeId: isOrg ? organizationId : (o.memberOf ?? owner), memberId: id,
-          accountType: 'SERVICE_ACCOUNT', roles: o.roles, status: 'ACCEPTED', createTime: now,
+          scopeType: isOrg ? 'organization' : 'project',
+          scopeId: isOrg ? organizationId : (o.memberOf ?? owner),
+          memberId: id,
+          accountType: 'SERVICE_ACCOUNT',
+          roles: o.roles,
+          status: 'ACCEPTED',
+          createTime: now,
         });
       }
       return { id, email, keyId, secret, auth: { basic: [keyId, secret] } };
@@ -146,8 +195,17 @@ export async function createTestContext(options: ContextOptions = {}): Promise<T
     async createDevice(o = {}) {
       const now = nowMicros(deps);
       const device: DeviceRecord = {
-        id: `emu${deps.ids.next()}`, projectId, type: 'temperature', productNumber: '102058', labels: { 'virtual-sensor': '' },
-        reported: {}, latestEvents: {}, emulated: true, createTime: now, updateTime: now, ...o,
+        id: `emu${deps.ids.next()}`,
+        projectId,
+        type: 'temperature',
+        productNumber: '102058',
+        labels: { 'virtual-sensor': '' },
+        reported: {},
+        latestEvents: {},
+        emulated: true,
+        createTime: now,
+        updateTime: now,
+        ...o,
       };
       await deps.store.devices.create(device);
       return device;

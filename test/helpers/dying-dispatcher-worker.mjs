@@ -8,5 +8,11 @@ parentPort.on('message', (m) => {
     return;
   }
   if (m.items.some(([, , body]) => Buffer.from(body).includes('die'))) process.exit(1);
-  parentPort.postMessage({ type: 'done', items: m.items.map(([id]) => [id, { ok: true, reason: 'ack', status: 200, responseTimeMs: 1, message: 'HTTP 200' }]) });
+  parentPort.postMessage({
+    type: 'done',
+    items: m.items.map(([id]) => [
+      id,
+      { ok: true, reason: 'ack', status: 200, responseTimeMs: 1, message: 'HTTP 200' },
+    ]),
+  });
 });

@@ -12,7 +12,7 @@ export interface FakeCall {
 }
 
 /** A scripted answer: a status code (2xx = ack), 'timeout', or a full outcome. */
-export type Script = number | 'timeout' | 'tls' | 'connection' | Partial<AttemptOutcome> & { ok: boolean };
+export type Script = number | 'timeout' | 'tls' | 'connection' | (Partial<AttemptOutcome> & { ok: boolean });
 
 export interface FakeDispatcherOptions {
   /** Default answer when nothing else is scripted. Default 200. */
@@ -65,17 +65,28 @@ export class FakeDispatcher implements Dispatcher {
 
   async send(target: PushTarget, body: Buffer): Promise<AttemptOutcome> {
     const at = this.options.clock?.now() ?? 0;
-    this.calls.push({ target: { ...target, headers: { ...target.headers } }, body, json: JSON.parse(body.toString('utf8')), at });
+    this.calls.push({
+      target: { ...target, headers: { ...target.headers } },
+      body,
+      json: JSON.parse(body.toString('utf8')),
+      at,
+    });
     const script = this.queue.length > 0 ? this.queue.shift()! : (this.byUrl.get(target.url) ?? this.answer);
     const gate = this.gates.get(target.url) ?? this.gates.get('');
     if (gate) await gate.promise;
-    const responseTimeMs = typeof script === 'object' && script.responseTimeMs !== undefined ? script.responseTimeMs : script === 'timeout' ? 10_000 : this.responseTimeMs;
+    const responseTimeMs =
+      typeof script === 'object' && script.responseTimeMs !== undefined
+        ? script.responseTimeMs
+        : script === 'timeout'
+          ? 10_000
+          : this.responseTimeMs;
     this.options.clock?.advance(responseTimeMs);
     if (typeof script === 'object') {
       return { reason: script.ok ? 'ack' : 'http_status', message: 'scripted', ...script, responseTimeMs };
     }
     if (script === 'timeout') return { ok: false, reason: 'timeout', responseTimeMs, message: 'scripted timeout' };
-    if (script === 'tls' || script === 'connection') return { ok: false, reason: script, responseTimeMs, message: `scripted ${script} failure` };
+    if (script === 'tls' || script === 'connection')
+      return { ok: false, reason: script, responseTimeMs, message: `scripted ${script} failure` };
     const ok = script >= 200 && script < 300;
     return { ok, reason: ok ? 'ack' : 'http_status', status: script, responseTimeMs, message: `scripted ${script}` };
   }

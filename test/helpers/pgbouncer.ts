@@ -38,26 +38,31 @@ export async function startPgBouncer(options: PgBouncerOptions): Promise<PgBounc
   const ini = join(dir, 'pgbouncer.ini');
   const pidFile = join(dir, 'pgbouncer.pid');
   writeFileSync(join(dir, 'users.txt'), '"postgres" ""\n');
-  writeFileSync(ini, [
-    '[databases]',
-    `${options.database} = host=127.0.0.1 port=${options.serverPort} dbname=${options.database} user=postgres`,
-    '[pgbouncer]',
-    'listen_addr = 127.0.0.1',
-    `listen_port = ${port}`,
-    'unix_socket_dir =',
-    'auth_type = trust',
-    `auth_file = ${join(dir, 'users.txt')}`,
-    `pool_mode = ${options.poolMode}`,
-    ...(options.roundRobin ? ['server_round_robin = 1', 'min_pool_size = 4'] : []),
-    `logfile = ${join(dir, 'pgbouncer.log')}`,
-    `pidfile = ${pidFile}`,
-    '',
-  ].join('\n'));
+  writeFileSync(
+    ini,
+    [
+      '[databases]',
+      `${options.database} = host=127.0.0.1 port=${options.serverPort} dbname=${options.database} user=postgres`,
+      '[pgbouncer]',
+      'listen_addr = 127.0.0.1',
+      `listen_port = ${port}`,
+      'unix_socket_dir =',
+      'auth_type = trust',
+      `auth_file = ${join(dir, 'users.txt')}`,
+      `pool_mode = ${options.poolMode}`,
+      ...(options.roundRobin ? ['server_round_robin = 1', 'min_pool_size = 4'] : []),
+      `logfile = ${join(dir, 'pgbouncer.log')}`,
+      `pidfile = ${pidFile}`,
+      '',
+    ].join('\n'),
+  );
   if (asRoot) {
     const id = (flag: string) => Number(execFileSync('id', [flag, 'postgres']).toString().trim());
     for (const path of [dir, ini, join(dir, 'users.txt')]) chownSync(path, id('-u'), id('-g'));
   }
-  execFileSync(asRoot ? 'runuser' : BIN, asRoot ? ['-u', 'postgres', '--', BIN, '-d', ini] : ['-d', ini], { stdio: 'pipe' });
+  execFileSync(asRoot ? 'runuser' : BIN, asRoot ? ['-u', 'postgres', '--', BIN, '-d', ini] : ['-d', ini], {
+    stdio: 'pipe',
+  });
   let stopped = false;
   const stop = () => {
     if (stopped) return;
@@ -74,7 +79,13 @@ export async function startPgBouncer(options: PgBouncerOptions): Promise<PgBounc
   // Daemonised: it listens once its pid file is written; a first statement through it says it is ready.
   for (let tries = 0; ; tries++) {
     const probe = new pg.Client({ connectionString: url });
-    const ok = await probe.connect().then(() => probe.query('SELECT 1')).then(() => true, () => false);
+    const ok = await probe
+      .connect()
+      .then(() => probe.query('SELECT 1'))
+      .then(
+        () => true,
+        () => false,
+      );
     await probe.end().catch(() => undefined);
     if (ok) break;
     if (tries === 100) {

@@ -27,8 +27,13 @@ export interface PostgresServer {
 export function postgresBin(): string {
   if (process.env.SENSORCLOUD_PG_BIN) return process.env.SENSORCLOUD_PG_BIN;
   const root = '/usr/lib/postgresql';
-  const versions = existsSync(root) ? readdirSync(root).filter((v) => existsSync(join(root, v, 'bin', 'initdb'))).sort((a, b) => Number(b) - Number(a)) : [];
-  if (versions.length === 0) throw new Error('PostgreSQL server binaries not found: apt-get install -y postgresql (or set SENSORCLOUD_PG_BIN)');
+  const versions = existsSync(root)
+    ? readdirSync(root)
+        .filter((v) => existsSync(join(root, v, 'bin', 'initdb')))
+        .sort((a, b) => Number(b) - Number(a))
+    : [];
+  if (versions.length === 0)
+    throw new Error('PostgreSQL server binaries not found: apt-get install -y postgresql (or set SENSORCLOUD_PG_BIN)');
   return join(root, versions[0]!, 'bin');
 }
 
@@ -77,7 +82,11 @@ export async function startPostgresServer(options: StartOptions = {}): Promise<P
     return file;
   };
   const tls = options.tls
-    ? ['-c ssl=on', `-c ssl_cert_file=${owned('server.crt', options.tls.cert)}`, `-c ssl_key_file=${owned('server.key', options.tls.key)}`]
+    ? [
+        '-c ssl=on',
+        `-c ssl_cert_file=${owned('server.crt', options.tls.cert)}`,
+        `-c ssl_key_file=${owned('server.key', options.tls.key)}`,
+      ]
     : [];
   if (options.tls?.required) {
     const hba = join(dataDir, 'pg_hba.conf');
@@ -85,7 +94,10 @@ export async function startPostgresServer(options: StartOptions = {}): Promise<P
   }
   const port = await freePort();
   const settings = [
-    `-p ${port}`, `-k ${root}`, '-c listen_addresses=127.0.0.1', '-c max_connections=400',
+    `-p ${port}`,
+    `-k ${root}`,
+    '-c listen_addresses=127.0.0.1',
+    '-c max_connections=400',
     ...(options.durable ? [] : ['-c fsync=off', '-c synchronous_commit=off', '-c full_page_writes=off']),
     ...tls,
   ].join(' ');
@@ -95,14 +107,19 @@ export async function startPostgresServer(options: StartOptions = {}): Promise<P
     // Set while the socket still trusts this user, then required of everyone.
     const admin = new pg.Client({ host: root, port, user: 'postgres', database: 'postgres' });
     await admin.connect();
-    await admin.query(`ALTER ROLE postgres PASSWORD '${options.password.replaceAll("'", "''")}'`).finally(() => admin.end());
+    await admin
+      .query(`ALTER ROLE postgres PASSWORD '${options.password.replaceAll("'", "''")}'`)
+      .finally(() => admin.end());
     const hba = join(dataDir, 'pg_hba.conf');
     owned('pg_hba.conf', readFileSync(hba, 'utf8').replace(/^(?!#)(.*\s)trust$/gm, '$1scram-sha-256'));
     run('pg_ctl', ['-D', dataDir, 'reload']);
     // The server reloads the file when it handles the signal: wait until a connection without the password fails.
     for (let tries = 0; ; tries++) {
       const probe = new pg.Client({ host: root, port, user: 'postgres', database: 'postgres', password: undefined });
-      const refused = await probe.connect().then(() => false, () => true);
+      const refused = await probe.connect().then(
+        () => false,
+        () => true,
+      );
       await probe.end().catch(() => undefined);
       if (refused) break;
       if (tries === 100) throw new Error('the server still takes connections without a password');

@@ -35,17 +35,21 @@ export function withDatabase(url: string, name: string): string {
  * Creates a new, empty database, with settings its sessions get (ALTER DATABASE … SET, as an operator may set them);
  * returns its URL and a function that drops it (closing what is still connected).
  */
-export async function createTestDatabase(settings: Record<string, string> = {}): Promise<{ url: string; drop(): Promise<void> }> {
+export async function createTestDatabase(
+  settings: Record<string, string> = {},
+): Promise<{ url: string; drop(): Promise<void> }> {
   const name = `sc_test_${randomBytes(6).toString('hex')}`;
   await admin(async (c) => {
     await c.query(`CREATE DATABASE ${name}`);
-    for (const [setting, value] of Object.entries(settings)) await c.query(`ALTER DATABASE ${name} SET ${setting} = '${value}'`);
+    for (const [setting, value] of Object.entries(settings))
+      await c.query(`ALTER DATABASE ${name} SET ${setting} = '${value}'`);
   });
   return {
     url: withDatabase(await testPostgresUrl(), name),
-    drop: () => admin(async (c) => {
-      await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-    }),
+    drop: () =>
+      admin(async (c) => {
+        await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      }),
   };
 }
 

@@ -72,7 +72,8 @@ export interface Receiver {
 
 export async function startReceiver(options: ReceiverOptions = {}): Promise<Receiver> {
   const tls = testTls();
-  const pair = options.cert === 'self-signed' ? tls.selfSigned : options.cert === 'wrong-host' ? tls.wrongHost : tls.server;
+  const pair =
+    options.cert === 'self-signed' ? tls.selfSigned : options.cert === 'wrong-host' ? tls.wrongHost : tls.server;
   const host = options.host ?? '127.0.0.1';
   let behaviour: Behaviour = options.reply ?? {};
   const queued: Reply[] = [];

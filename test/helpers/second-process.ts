@@ -12,14 +12,28 @@ import { reopenTestStore } from './store.ts';
 export interface SecondProcess {
   deps: BuiltDeps;
   /** A request with these headers only (no credentials added); the status and the parsed body. */
-  request(method: string, url: string, headers?: Record<string, string>, payload?: string): Promise<{ status: number; body: any }>;
+  request(
+    method: string,
+    url: string,
+    headers?: Record<string, string>,
+    payload?: string,
+  ): Promise<{ status: number; body: any }>;
   close(): Promise<void>;
 }
 
 export async function openSecondProcess(t: TestContext, env: Record<string, string> = {}): Promise<SecondProcess> {
   if (t.deps.store.exclusive) throw new Error('a SQLite store belongs to one process: no second process on it');
-  const config = loadConfig({ SENSORCLOUD_RATE_LIMIT: 'off', SENSORCLOUD_HEARTBEAT_INTERVAL: '0', ...env, SENSORCLOUD_DATA_DIR: t.dataDir });
-  const deps = buildDeps(config, { clock: t.clock, logger: createSilentLogger(), store: await reopenTestStore(t.dataDir) });
+  const config = loadConfig({
+    SENSORCLOUD_RATE_LIMIT: 'off',
+    SENSORCLOUD_HEARTBEAT_INTERVAL: '0',
+    ...env,
+    SENSORCLOUD_DATA_DIR: t.dataDir,
+  });
+  const deps = buildDeps(config, {
+    clock: t.clock,
+    logger: createSilentLogger(),
+    store: await reopenTestStore(t.dataDir),
+  });
   const app = await createApp(deps);
   await app.ready();
   const listener = app.server.listeners('request')[0] as DispatchFunc;

@@ -24,7 +24,10 @@ let checked = process.env.SENSORCLOUD_TEST_BUNDLE_CHECKED === '1';
 export function assertServiceBuilt(): void {
   if (checked) return;
   const stale = serviceBundleStale();
-  if (stale !== null) throw new Error(`${stale}: run \`npm run build\` (or \`npm test\`, which rebuilds it) before running this test file alone`);
+  if (stale !== null)
+    throw new Error(
+      `${stale}: run \`npm run build\` (or \`npm test\`, which rebuilds it) before running this test file alone`,
+    );
   checked = true;
 }
 
@@ -60,7 +63,11 @@ after(() => {
 /** Spawns `sensorcloud <args>` from source; the child is SIGKILLed when the test file ends if still running. */
 export function spawnCli(args: string[], env: NodeJS.ProcessEnv): ChildProcess {
   assertServiceBuilt();
-  const child = spawn(CLI_COMMAND[0]!, [...CLI_COMMAND.slice(1), ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(CLI_COMMAND[0]!, [...CLI_COMMAND.slice(1), ...args], {
+    cwd: ROOT,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   children.add(child);
   return child;
 }
@@ -90,7 +97,10 @@ export async function serve(env: NodeJS.ProcessEnv, args: string[] = []): Promis
 
 /** The console's sign-in (the token endpoint's password grant): its status. */
 export async function passwordGrant(base: string, email: string, password: string): Promise<number> {
-  const res = await fetch(`${base}/oauth2/token`, { method: 'POST', body: new URLSearchParams({ grant_type: 'password', username: email, password }) });
+  const res = await fetch(`${base}/oauth2/token`, {
+    method: 'POST',
+    body: new URLSearchParams({ grant_type: 'password', username: email, password }),
+  });
   await res.arrayBuffer();
   return res.status;
 }

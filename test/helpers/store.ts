@@ -38,7 +38,11 @@ export async function createTestStore(dataDir: string): Promise<Store> {
 export function createTestStoreWrapping(wrap: (tx: Repos) => Repos): (dataDir: string) => Promise<Store> {
   return async (dataDir) => {
     const inner = await createTestStore(dataDir);
-    return { ...inner, close: () => inner.close(), transaction: (fn, options) => inner.transaction((tx) => fn(wrap(tx)), options) };
+    return {
+      ...inner,
+      close: () => inner.close(),
+      transaction: (fn, options) => inner.transaction((tx) => fn(wrap(tx)), options),
+    };
   };
 }
 

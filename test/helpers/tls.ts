@@ -33,18 +33,50 @@ function openssl(dir: string, args: string[]): void {
 }
 
 function signed(dir: string, name: string, san: string, days = 365): KeyPair {
-  openssl(dir, ['req', '-new', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes',
-    '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', `/CN=${name}`]);
-  writeFileSync(join(dir, `${name}.ext`), [
-    'basicConstraints=critical,CA:FALSE',
-    'keyUsage=critical,digitalSignature,keyEncipherment',
-    'extendedKeyUsage=serverAuth',
-    `subjectAltName=${san}`,
-    'subjectKeyIdentifier=hash',
-    'authorityKeyIdentifier=keyid,issuer',
-  ].join('\n'));
-  openssl(dir, ['x509', '-req', '-in', `${name}.csr`, '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial',
-    '-days', String(days), '-sha256', '-extfile', `${name}.ext`, '-out', `${name}.crt`]);
+  openssl(dir, [
+    'req',
+    '-new',
+    '-newkey',
+    'ec',
+    '-pkeyopt',
+    'ec_paramgen_curve:P-256',
+    '-nodes',
+    '-keyout',
+    `${name}.key`,
+    '-out',
+    `${name}.csr`,
+    '-subj',
+    `/CN=${name}`,
+  ]);
+  writeFileSync(
+    join(dir, `${name}.ext`),
+    [
+      'basicConstraints=critical,CA:FALSE',
+      'keyUsage=critical,digitalSignature,keyEncipherment',
+      'extendedKeyUsage=serverAuth',
+      `subjectAltName=${san}`,
+      'subjectKeyIdentifier=hash',
+      'authorityKeyIdentifier=keyid,issuer',
+    ].join('\n'),
+  );
+  openssl(dir, [
+    'x509',
+    '-req',
+    '-in',
+    `${name}.csr`,
+    '-CA',
+    'ca.crt',
+    '-CAkey',
+    'ca.key',
+    '-CAcreateserial',
+    '-days',
+    String(days),
+    '-sha256',
+    '-extfile',
+    `${name}.ext`,
+    '-out',
+    `${name}.crt`,
+  ]);
   return { key: readFileSync(join(dir, `${name}.key`), 'utf8'), cert: readFileSync(join(dir, `${name}.crt`), 'utf8') };
 }
 
@@ -53,17 +85,56 @@ export function testTls(): TestTls {
   if (cached) return cached;
   const dir = mkdtempSync(join(tmpdir(), 'sensorcloud-tls-'));
   process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
-  openssl(dir, ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes',
-    '-keyout', 'ca.key', '-out', 'ca.crt', '-days', '365', '-sha256', '-subj', '/CN=SensorCloud Test CA',
-    '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign']);
+  openssl(dir, [
+    'req',
+    '-x509',
+    '-newkey',
+    'ec',
+    '-pkeyopt',
+    'ec_paramgen_curve:P-256',
+    '-nodes',
+    '-keyout',
+    'ca.key',
+    '-out',
+    'ca.crt',
+    '-days',
+    '365',
+    '-sha256',
+    '-subj',
+    '/CN=SensorCloud Test CA',
+    '-addext',
+    'basicConstraints=critical,CA:TRUE',
+    '-addext',
+    'keyUsage=critical,keyCertSign,cRLSign',
+  ]);
   const server = signed(dir, 'server', 'IP:127.0.0.1,IP:::1,DNS:localhost,DNS:receiver.test');
   const wrongHost = signed(dir, 'wrong-host', 'DNS:wrong-host.test');
   // openssl takes a negative number of days: the certificate ends before it begins.
   const expired = signed(dir, 'expired', 'IP:127.0.0.1,IP:::1,DNS:localhost,DNS:receiver.test', -1);
-  openssl(dir, ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes',
-    '-keyout', 'self.key', '-out', 'self.crt', '-days', '365', '-sha256', '-subj', '/CN=localhost',
-    '-addext', 'subjectAltName=IP:127.0.0.1,DNS:localhost']);
-  const selfSigned = { key: readFileSync(join(dir, 'self.key'), 'utf8'), cert: readFileSync(join(dir, 'self.crt'), 'utf8') };
+  openssl(dir, [
+    'req',
+    '-x509',
+    '-newkey',
+    'ec',
+    '-pkeyopt',
+    'ec_paramgen_curve:P-256',
+    '-nodes',
+    '-keyout',
+    'self.key',
+    '-out',
+    'self.crt',
+    '-days',
+    '365',
+    '-sha256',
+    '-subj',
+    '/CN=localhost',
+    '-addext',
+    'subjectAltName=IP:127.0.0.1,DNS:localhost',
+  ]);
+  const selfSigned = {
+    key: readFileSync(join(dir, 'self.key'), 'utf8'),
+    cert: readFileSync(join(dir, 'self.crt'), 'utf8'),
+  };
   const caFile = join(dir, 'ca.crt');
   cached = { dir, caFile, caCert: readFileSync(caFile, 'utf8'), server, wrongHost, expired, selfSigned };
   return cached;

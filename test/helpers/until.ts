@@ -15,12 +15,20 @@ export interface WaitOptions {
 }
 
 /** Resolves once `check` holds; throws `timed out waiting for <what>` after the timeout. */
-export async function until(what: string, check: () => boolean | Promise<boolean>, options: WaitOptions | number = {}): Promise<void> {
+export async function until(
+  what: string,
+  check: () => boolean | Promise<boolean>,
+  options: WaitOptions | number = {},
+): Promise<void> {
   await waitFor(what, async () => ((await check()) ? true : undefined), options);
 }
 
 /** The first value `get` gives other than undefined; throws `timed out waiting for <what>` after the timeout. */
-export async function waitFor<T>(what: string, get: () => T | undefined | Promise<T | undefined>, options: WaitOptions | number = {}): Promise<T> {
+export async function waitFor<T>(
+  what: string,
+  get: () => T | undefined | Promise<T | undefined>,
+  options: WaitOptions | number = {},
+): Promise<T> {
   const { timeoutMs = 15_000, everyMs = 50 } = typeof options === 'number' ? { timeoutMs: options } : options;
   const deadline = Date.now() + timeoutMs;
   for (;;) {

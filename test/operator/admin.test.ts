@@ -13,7 +13,8 @@ import { cleanEnv, runCli } from './cli-process.ts';
 
 const dataDir = mkdtempSync(join(tmpdir(), 'sensorcloud-admin-'));
 after(() => rmSync(dataDir, { recursive: true, force: true }));
-const env = (extra: Record<string, string> = {}) => cleanEnv({ SENSORCLOUD_DATA_DIR: dataDir, LOG_LEVEL: 'error', ...extra });
+const env = (extra: Record<string, string> = {}) =>
+  cleanEnv({ SENSORCLOUD_DATA_DIR: dataDir, LOG_LEVEL: 'error', ...extra });
 
 /** Runs `fn` against a server on the data dir, stopped afterwards. */
 async function withServer(fn: (url: string) => Promise<void>): Promise<void> {
@@ -41,11 +42,19 @@ describe('happy', () => {
     assert.equal(result.stdout, `${version}\n`);
   });
 
-  it('create-key gives the bootstrap service account a new key, printed once; it works once the server is back', { timeout: 120_000 }, async () => {
+  it('create-key gives the bootstrap service account a new key, printed once; it works once the server is back', {
+    timeout: 120_000,
+  }, async () => {
     const boot = JSON.parse(readFileSync(join(dataDir, 'bootstrap.json'), 'utf8'));
     const result = await runCli(['admin', 'create-key', '--json'], env());
     assert.equal(result.code, 0, result.stderr);
-    const key = JSON.parse(result.stdout) as { name: string; keyId: string; secret: string; serviceAccount: string; email: string };
+    const key = JSON.parse(result.stdout) as {
+      name: string;
+      keyId: string;
+      secret: string;
+      serviceAccount: string;
+      email: string;
+    };
     assert.equal(key.serviceAccount, boot.serviceAccount.name);
     assert.equal(key.email, boot.serviceAccount.email);
     assert.match(key.secret, /^[0-9a-f]{32}$/);
@@ -59,11 +68,16 @@ describe('happy', () => {
       const res = await fetch(`${url}/v2/projects`, { headers: { authorization: basic(key.keyId, key.secret) } });
       assert.equal(res.status, 200);
       const [id, secret] = quiet.stdout.trim().split('\t');
-      assert.equal((await fetch(`${url}/v2/projects`, { headers: { authorization: basic(id!, secret!) } })).status, 200);
+      assert.equal(
+        (await fetch(`${url}/v2/projects`, { headers: { authorization: basic(id!, secret!) } })).status,
+        200,
+      );
     });
   });
 
-  it('reset-password prints a new password once, or reads one; the console login takes it once the server is back', { timeout: 120_000 }, async () => {
+  it('reset-password prints a new password once, or reads one; the console login takes it once the server is back', {
+    timeout: 120_000,
+  }, async () => {
     const email = JSON.parse(readFileSync(join(dataDir, 'bootstrap.json'), 'utf8')).user.email as string;
     const generated = await runCli(['admin', 'reset-password', email.toUpperCase(), '--json'], env());
     assert.equal(generated.code, 0, generated.stderr);
@@ -92,14 +106,21 @@ describe('master key rotation', () => {
     return { file, hex };
   };
 
-  it('rotate-master-key seals every secret again under the new key and installs it; keys and signature secrets keep working', { timeout: 120_000 }, async () => {
+  it('rotate-master-key seals every secret again under the new key and installs it; keys and signature secrets keep working', {
+    timeout: 120_000,
+  }, async () => {
     const boot = JSON.parse(readFileSync(join(dataDir, 'bootstrap.json'), 'utf8'));
     const auth = basic(boot.serviceAccount.keyId, boot.serviceAccount.secret);
     let connector = '';
     await withServer(async (url) => {
       const res = await fetch(`${url}/v2/${boot.project}/dataconnectors`, {
-        method: 'POST', headers: { authorization: auth, 'content-type': 'application/json' },
-        body: JSON.stringify({ type: 'HTTP_PUSH', displayName: 'rotation', httpConfig: { url: 'https://receiver.example/hook', signatureSecret: 'kept across rotation' } }),
+        method: 'POST',
+        headers: { authorization: auth, 'content-type': 'application/json' },
+        body: JSON.stringify({
+          type: 'HTTP_PUSH',
+          displayName: 'rotation',
+          httpConfig: { url: 'https://receiver.example/hook', signatureSecret: 'kept across rotation' },
+        }),
       });
       assert.equal(res.status, 200);
       connector = ((await res.json()) as { name: string }).name;
@@ -114,22 +135,40 @@ describe('master key rotation', () => {
     assert.equal(readFileSync(`${keyFile}.previous`, 'utf8'), old, 'the old one is kept beside it');
     assert.equal(statSync(keyFile).mode & 0o777, 0o600);
     await withServer(async (url) => {
-      assert.equal((await fetch(`${url}/v2/projects`, { headers: { authorization: auth } })).status, 200, 'the key secret opens under the new key');
+      assert.equal(
+        (await fetch(`${url}/v2/projects`, { headers: { authorization: auth } })).status,
+        200,
+        'the key secret opens under the new key',
+      );
       const res = await fetch(`${url}/v2/${connector}`, { headers: { authorization: auth } });
       assert.equal(res.status, 200);
-      assert.equal(((await res.json()) as { httpConfig: { signatureSecret: string } }).httpConfig.signatureSecret, 'kept across rotation');
+      assert.equal(
+        ((await res.json()) as { httpConfig: { signatureSecret: string } }).httpConfig.signatureSecret,
+        'kept across rotation',
+      );
     });
   });
 
-  it('refuses a missing or malformed new key, or the key in use, and changes nothing', { timeout: 60_000 }, async () => {
+  it('refuses a missing or malformed new key, or the key in use, and changes nothing', {
+    timeout: 60_000,
+  }, async () => {
     const before = readFileSync(keyFile, 'utf8');
     const missing = await runCli(['admin', 'rotate-master-key', '--new-key-file', join(dataDir, 'nope.key')], env());
     assert.equal(missing.code, 2);
-    assert.match(missing.stderr, /^error: --new-key-file .*nope\.key does not exist: make one with: openssl rand -hex 32 > /);
-    const malformed = await runCli(['admin', 'rotate-master-key', '--new-key-file', newKey('short.key', 'abcd').file], env());
+    assert.match(
+      missing.stderr,
+      /^error: --new-key-file .*nope\.key does not exist: make one with: openssl rand -hex 32 > /,
+    );
+    const malformed = await runCli(
+      ['admin', 'rotate-master-key', '--new-key-file', newKey('short.key', 'abcd').file],
+      env(),
+    );
     assert.equal(malformed.code, 2);
     assert.match(malformed.stderr, /does not hold a key of 64 hex characters/);
-    const same = await runCli(['admin', 'rotate-master-key', '--new-key-file', newKey('same.key', before.trim()).file], env());
+    const same = await runCli(
+      ['admin', 'rotate-master-key', '--new-key-file', newKey('same.key', before.trim()).file],
+      env(),
+    );
     assert.equal(same.code, 2);
     assert.match(same.stderr, /holds the key already in use/);
     assert.equal(readFileSync(keyFile, 'utf8'), before);
@@ -141,11 +180,18 @@ describe('sad', () => {
     await withServer(async () => {
       const fresh = join(dataDir, 'while-running.key');
       writeFileSync(fresh, `${randomBytes(32).toString('hex')}\n`, { mode: 0o600 });
-      for (const args of [['admin', 'create-key'], ['admin', 'reset-password', 'admin@sensorcloud.local'], ['admin', 'rotate-master-key', '--new-key-file', fresh]]) {
+      for (const args of [
+        ['admin', 'create-key'],
+        ['admin', 'reset-password', 'admin@sensorcloud.local'],
+        ['admin', 'rotate-master-key', '--new-key-file', fresh],
+      ]) {
         const result = await runCli(args, env());
         assert.equal(result.code, 2, args.join(' '));
         assert.equal(result.stdout, '');
-        assert.equal(result.stderr, `error: another Sensor Cloud process (a server or an admin command) is using the data dir ${dataDir}: stop it first, or point SENSORCLOUD_DATA_DIR at another directory\n`);
+        assert.equal(
+          result.stderr,
+          `error: another Sensor Cloud process (a server or an admin command) is using the data dir ${dataDir}: stop it first, or point SENSORCLOUD_DATA_DIR at another directory\n`,
+        );
       }
     });
   });
@@ -154,15 +200,22 @@ describe('sad', () => {
     const empty = join(dataDir, 'not-an-installation');
     const result = await runCli(['admin', 'create-key', '--data-dir', empty], cleanEnv());
     assert.equal(result.code, 2);
-    assert.equal(result.stderr, `error: no Sensor Cloud installation in ${empty} (no sensorcloud.db and master.key): point --data-dir at its data dir\n`);
+    assert.equal(
+      result.stderr,
+      `error: no Sensor Cloud installation in ${empty} (no sensorcloud.db and master.key): point --data-dir at its data dir\n`,
+    );
     assert.ok(!existsSync(empty));
   });
 
-  it('an unknown email, a short password or an unknown service account: one line, exit 2', { timeout: 60_000 }, async () => {
+  it('an unknown email, a short password or an unknown service account: one line, exit 2', {
+    timeout: 60_000,
+  }, async () => {
     const unknown = await runCli(['admin', 'reset-password', 'nobody@example.org'], env());
     assert.equal(unknown.code, 2);
     assert.equal(unknown.stderr, 'error: no console user has the email nobody@example.org\n');
-    const short = await runCli(['admin', 'reset-password', 'admin@sensorcloud.local', '--password-stdin'], env(), { input: 'short\n' });
+    const short = await runCli(['admin', 'reset-password', 'admin@sensorcloud.local', '--password-stdin'], env(), {
+      input: 'short\n',
+    });
     assert.equal(short.code, 2);
     assert.match(short.stderr, /error: a password has at least 12 characters\n$/);
     const account = await runCli(['admin', 'create-key', '--service-account', 'nobody@example.org'], env());

@@ -26,11 +26,19 @@ after(() => {
  * Runs `sensorcloud <args>` to its end (killed after `timeoutMs`, default 60 s). `uid` runs it as another user (the
  * tests that need a directory this user cannot write, when they run as root, for whom every directory is writable).
  */
-export function runCli(args: string[], env: Record<string, string>, options: { input?: string; uid?: number; timeoutMs?: number } = {}): Promise<Finished> {
+export function runCli(
+  args: string[],
+  env: Record<string, string>,
+  options: { input?: string; uid?: number; timeoutMs?: number } = {},
+): Promise<Finished> {
   const child = spawn(CLI_COMMAND[0]!, [...CLI_COMMAND.slice(1), ...args], {
-    cwd: ROOT, env, stdio: ['pipe', 'pipe', 'pipe'],
+    cwd: ROOT,
+    env,
+    stdio: ['pipe', 'pipe', 'pipe'],
     ...(options.uid !== undefined ? { uid: options.uid, gid: options.uid } : {}),
   });
   running.add(child);
-  return outputOf(child, `sensorcloud ${args.join(' ')}`, options.input ?? '', options.timeoutMs ?? 60_000).finally(() => running.delete(child));
+  return outputOf(child, `sensorcloud ${args.join(' ')}`, options.input ?? '', options.timeoutMs ?? 60_000).finally(
+    () => running.delete(child),
+  );
 }

@@ -13,7 +13,9 @@ describe('sad', () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'sensorcloud-lock-'));
   after(() => rmSync(dataDir, { recursive: true, force: true }));
 
-  it('a second server is refused while the first runs, and starts once the first was SIGKILLed', { timeout: 120_000 }, async () => {
+  it('a second server is refused while the first runs, and starts once the first was SIGKILLed', {
+    timeout: 120_000,
+  }, async () => {
     const env = (port: number) => cleanEnv({ PORT: String(port), SENSORCLOUD_DATA_DIR: dataDir, LOG_LEVEL: 'error' });
     const first = await serve(env(await freePort()));
     const boot = readFileSync(join(dataDir, 'bootstrap.json'), 'utf8');
@@ -21,7 +23,10 @@ describe('sad', () => {
       const secondPort = await freePort();
       const second = await runCli(['serve'], env(secondPort));
       assert.equal(second.code, 2);
-      assert.equal(second.stderr, `sensorcloud: another Sensor Cloud process (a server or an admin command) is using the data dir ${dataDir}: stop it first, or point SENSORCLOUD_DATA_DIR at another directory\n`);
+      assert.equal(
+        second.stderr,
+        `sensorcloud: another Sensor Cloud process (a server or an admin command) is using the data dir ${dataDir}: stop it first, or point SENSORCLOUD_DATA_DIR at another directory\n`,
+      );
       // Refused before it listened.
       await assert.rejects(fetch(`http://127.0.0.1:${secondPort}/healthz`));
     } finally {

@@ -30,17 +30,26 @@ function prose(text: string): string {
 /** Link targets: `[text](target)`, `![alt](target)` and `<https://…>` autolinks. */
 function links(text: string): string[] {
   const body = prose(text).replace(/`[^`\n]*`/g, '');
-  return [...body.matchAll(/\]\(([^)\s]+)(?:\s+"[^"]*")?\)/g), ...body.matchAll(/<(https?:\/\/[^>\s]+)>/g)].map((m) => m[1]!);
+  return [...body.matchAll(/\]\(([^)\s]+)(?:\s+"[^"]*")?\)/g), ...body.matchAll(/<(https?:\/\/[^>\s]+)>/g)].map(
+    (m) => m[1]!,
+  );
 }
 
 /** GitHub's anchor of a heading: lower case, punctuation dropped, spaces as hyphens. */
 function anchorOf(heading: string): string {
-  return heading.trim().toLowerCase().replace(/[^\p{L}\p{N} _-]/gu, '').replace(/ /g, '-');
+  return heading
+    .trim()
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N} _-]/gu, '')
+    .replace(/ /g, '-');
 }
 
 function anchors(file: string): Set<string> {
   const text = prose(readFileSync(file, 'utf8'));
-  return new Set([...[...text.matchAll(/^#{1,6} (.+)$/gm)].map((m) => anchorOf(m[1]!)), ...[...text.matchAll(/<a id="([^"]+)">/g)].map((m) => m[1]!)]);
+  return new Set([
+    ...[...text.matchAll(/^#{1,6} (.+)$/gm)].map((m) => anchorOf(m[1]!)),
+    ...[...text.matchAll(/<a id="([^"]+)">/g)].map((m) => m[1]!),
+  ]);
 }
 
 /** Every folder under `dir`, as a path relative to ROOT with `/` separators and a trailing `/`. */
@@ -75,7 +84,8 @@ describe('happy', () => {
         const where = `${relative(ROOT, file)} → ${target}`;
         if (resolved !== ROOT && !resolved.startsWith(ROOT + sep)) broken.push(`${where}: outside the repository`);
         else if (!existsSync(resolved)) broken.push(`${where}: no such file`);
-        else if (hash !== undefined && resolved.endsWith('.md') && !anchors(resolved).has(hash)) broken.push(`${where}: no such heading`);
+        else if (hash !== undefined && resolved.endsWith('.md') && !anchors(resolved).has(hash))
+          broken.push(`${where}: no such heading`);
       }
     }
     assert.deepEqual(broken, []);
@@ -84,7 +94,13 @@ describe('happy', () => {
   it('no page cites a file outside the repository', () => {
     for (const file of FILES) {
       const text = readFileSync(file, 'utf8');
-      for (const outside of [/api-contract\.md/, /\bshared\/(spec|DESIGN)/, /\bservice-spec\.md/, /\/work\//, /\]\((\.\.\/){2,}/]) {
+      for (const outside of [
+        /api-contract\.md/,
+        /\bshared\/(spec|DESIGN)/,
+        /\bservice-spec\.md/,
+        /\/work\//,
+        /\]\((\.\.\/){2,}/,
+      ]) {
         assert.doesNotMatch(text, outside, relative(ROOT, file));
       }
     }
@@ -96,16 +112,22 @@ describe('happy', () => {
       ...[...source.matchAll(/pick(?:WithSource)?\([^)]*'([A-Z][A-Z0-9_]+)'\)/g)].map((m) => m[1]!),
       ...[...source.matchAll(/\benv\.([A-Z][A-Z0-9_]+)/g)].map((m) => m[1]!),
     ]);
-    for (const expected of ['PORT', 'HOST', 'SENSORCLOUD_DATA_DIR', 'SENSORCLOUD_DEMO', 'LOG_LEVEL']) assert.ok(names.has(expected), `the scan finds ${expected}`);
+    for (const expected of ['PORT', 'HOST', 'SENSORCLOUD_DATA_DIR', 'SENSORCLOUD_DEMO', 'LOG_LEVEL'])
+      assert.ok(names.has(expected), `the scan finds ${expected}`);
     for (const page of ['README.md', 'docs/configuration.md']) {
       const text = readFileSync(join(ROOT, page), 'utf8');
-      for (const name of names) assert.match(text, new RegExp(`^\\| \`${name}\` \\|`, 'm'), `${page} has a row for ${name}`);
+      for (const name of names)
+        assert.match(text, new RegExp(`^\\| \`${name}\` \\|`, 'm'), `${page} has a row for ${name}`);
     }
   });
 
   it('docs/api-reference.md is what npm run docs:api writes from /v2/openapi.json', async () => {
     const expected = renderApiReference(await fetchOpenApiDocument());
-    assert.equal(readFileSync(REFERENCE_FILE, 'utf8'), expected, 'docs/api-reference.md is stale: run npm run docs:api');
+    assert.equal(
+      readFileSync(REFERENCE_FILE, 'utf8'),
+      expected,
+      'docs/api-reference.md is stale: run npm run docs:api',
+    );
     assert.match(expected, /### `POST \/v2\/projects\/\{project\}\/devices\/\{device\}:publish`/);
   });
 
@@ -114,21 +136,28 @@ describe('happy', () => {
     assert.ok(named.includes('src/api/') && named.includes('src/main.ts'), 'the tour is found and parsed');
     const missing = folders(join(ROOT, 'src')).filter((folder) => !named.includes(folder));
     assert.deepEqual(missing, [], 'folders of src/ the code tour does not name: add a line for each');
-    const absent = named.filter((path) => !existsSync(join(ROOT, path)) || statSync(join(ROOT, path)).isDirectory() !== path.endsWith('/'));
+    const absent = named.filter(
+      (path) => !existsSync(join(ROOT, path)) || statSync(join(ROOT, path)).isDirectory() !== path.endsWith('/'),
+    );
     assert.deepEqual(absent, [], 'the code tour names folders or files that do not exist');
   });
 });
 
 describe('sad', () => {
   it('the link check finds what it must refuse', () => {
-    const sample = '[a](missing.md) [b](../../etc/passwd) `[c](in-code.md)` <https://example.org/> [d](#here)\n```\n[e](in-fence.md)\n```\n';
+    const sample =
+      '[a](missing.md) [b](../../etc/passwd) `[c](in-code.md)` <https://example.org/> [d](#here)\n```\n[e](in-fence.md)\n```\n';
     assert.deepEqual(links(sample), ['missing.md', '../../etc/passwd', '#here', 'https://example.org/']);
-    assert.equal(anchorOf('`sensorcloud listen`: receive pushes on your laptop'), 'sensorcloud-listen-receive-pushes-on-your-laptop');
+    assert.equal(
+      anchorOf('`sensorcloud listen`: receive pushes on your laptop'),
+      'sensorcloud-listen-receive-pushes-on-your-laptop',
+    );
     assert.equal(anchorOf('Recovery: `sensorcloud admin`'), 'recovery-sensorcloud-admin');
   });
 
   it('the code tour parser reads only the list items of the tour that start with a path of src/', () => {
-    const sample = '## Code tour\n\nIntro naming `src/nowhere/`.\n\n- `src/a/`: a folder, see `src/b/`.\n- `src/main.ts`: the root; `src/deps.ts` too.\n- not `src/c/`\n\n## Next\n\n- `src/d/`: another section\n';
+    const sample =
+      '## Code tour\n\nIntro naming `src/nowhere/`.\n\n- `src/a/`: a folder, see `src/b/`.\n- `src/main.ts`: the root; `src/deps.ts` too.\n- not `src/c/`\n\n## Next\n\n- `src/d/`: another section\n';
     assert.deepEqual(tourEntries(sample), ['src/a/', 'src/main.ts', 'src/deps.ts']);
   });
 });

@@ -63,13 +63,16 @@ describe('sad', () => {
       const starting = await fetch(url);
       assert.equal(starting.status, 503);
       assert.equal(starting.headers.get('retry-after'), '1');
-      assert.equal(await starting.text(), '{"error":"the service is starting; try again in a moment","code":503,"help":"http://127.0.0.1:1/docs/errors#503"}\n');
+      assert.equal(
+        await starting.text(),
+        '{"error":"the service is starting; try again in a moment","code":503,"help":"http://127.0.0.1:1/docs/errors#503"}\n',
+      );
       api.attach((_req, res) => res.end('attached'));
       assert.equal(await (await fetch(url)).text(), 'attached');
       api.refuse('the service is stopping');
       const stopping = await fetch(url);
       assert.equal(stopping.status, 503);
-      assert.equal((await stopping.json() as { error: string }).error, 'the service is stopping');
+      assert.equal(((await stopping.json()) as { error: string }).error, 'the service is stopping');
       // A client that keeps its connection and keeps sending must not hold a stopping server open.
       assert.equal(stopping.headers.get('connection'), 'close');
       const closed = new Promise<void>((resolve) => api.server.close(() => resolve()));

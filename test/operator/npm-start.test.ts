@@ -28,7 +28,12 @@ describe('happy', () => {
 
   it('SIGTERM sent to `npm start` alone stops the server cleanly', { timeout: 60_000 }, async () => {
     const port = await freePort();
-    const env = { ...process.env, PORT: String(port), SENSORCLOUD_DATA_DIR: dataDir, SENSORCLOUD_HEARTBEAT_INTERVAL: '0' };
+    const env = {
+      ...process.env,
+      PORT: String(port),
+      SENSORCLOUD_DATA_DIR: dataDir,
+      SENSORCLOUD_HEARTBEAT_INTERVAL: '0',
+    };
     const npm = spawn('npm', ['start'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     npm.stdout!.on('data', (d: Buffer) => (out += d.toString()));

@@ -39,7 +39,9 @@ describe('happy', () => {
   const folder = mkdtempSync(join(tmpdir(), 'sensorcloud-try-it-'));
   after(() => rmSync(folder, { recursive: true, force: true }));
 
-  it('the Try it blocks run as written in bash against a real server, and the data connector delivers', { timeout: 180_000 }, async () => {
+  it('the Try it blocks run as written in bash against a real server, and the data connector delivers', {
+    timeout: 180_000,
+  }, async () => {
     const [startBlock, tryBlock] = tryItBlocks();
     assert.ok(startBlock && tryBlock, 'two blocks: starting the service, then the walk-through');
     symlinkSync(join(ROOT, 'examples'), join(folder, 'examples'));
@@ -47,12 +49,25 @@ describe('happy', () => {
     // The first block: what comes before `npm start` runs as it is, then the service starts with its settings.
     const lines = startBlock.split('\n').filter((l) => l.trim() !== '');
     const startLine = lines.findIndex((l) => /\bnpm start\b/.test(l));
-    const before = spawnSync('bash', ['-e', '-c', lines.slice(0, startLine).join('\n')], { cwd: folder, env: cleanEnv(), encoding: 'utf8', timeout: 60_000 });
+    const before = spawnSync('bash', ['-e', '-c', lines.slice(0, startLine).join('\n')], {
+      cwd: folder,
+      env: cleanEnv(),
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
     assert.equal(before.status, 0, `${before.stdout}${before.stderr}`);
     const settings = startSettings(lines[startLine]!);
     // The service runs from the repository (serve-process.ts): a file the block made is in the reader's folder.
-    for (const [name, value] of Object.entries(settings)) if (existsSync(resolve(folder, value))) settings[name] = resolve(folder, value);
-    const server = await serve(cleanEnv({ ...settings, PORT: String(await freePort()), SENSORCLOUD_DATA_DIR: join(folder, 'data'), LOG_LEVEL: 'error' }));
+    for (const [name, value] of Object.entries(settings))
+      if (existsSync(resolve(folder, value))) settings[name] = resolve(folder, value);
+    const server = await serve(
+      cleanEnv({
+        ...settings,
+        PORT: String(await freePort()),
+        SENSORCLOUD_DATA_DIR: join(folder, 'data'),
+        LOG_LEVEL: 'error',
+      }),
+    );
     after(() => server.kill('SIGKILL'));
 
     // The second block, pasted into bash; its own process group, so that the receiver it starts in the background
@@ -60,7 +75,10 @@ describe('happy', () => {
     const receiverPort = await freePort();
     assert.match(tryBlock, /8443/);
     const shell = spawn('bash', ['-e', '-o', 'pipefail', '-c', tryBlock.replaceAll('8443', String(receiverPort))], {
-      cwd: folder, env: cleanEnv({ PORT: String(receiverPort) }), stdio: ['ignore', 'pipe', 'pipe'], detached: true,
+      cwd: folder,
+      env: cleanEnv({ PORT: String(receiverPort) }),
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
     });
     let out = '';
     shell.stdout.on('data', (d: Buffer) => (out += d.toString()));
@@ -83,12 +101,21 @@ describe('happy', () => {
     assert.match(out, /"events":\[\{/, 'the history holds it');
     assert.match(out, /"successCount"/, 'the connector metrics were read');
     // The push reached the receiver, which checked its signature, before the block stopped the receiver.
-    assert.match(out, /receiver: verified temperature event \S+ from projects\/\S+\/devices\/emu\S+ \{"temperature":\{"value":21\.5/, `no verified push reached the receiver:\n${out}`);
+    assert.match(
+      out,
+      /receiver: verified temperature event \S+ from projects\/\S+\/devices\/emu\S+ \{"temperature":\{"value":21\.5/,
+      `no verified push reached the receiver:\n${out}`,
+    );
     // The walk-through ends clean: no connector left pushing, and the receiver it started is gone.
     const boot = JSON.parse(readFileSync(join(folder, 'data', 'bootstrap.json'), 'utf8'));
     const auth = `Basic ${Buffer.from(`${boot.serviceAccount.keyId}:${boot.serviceAccount.secret}`).toString('base64')}`;
-    const connectors = await (await fetch(`${boot.baseUrl}/${boot.project}/dataconnectors`, { headers: { authorization: auth } })).json() as { dataConnectors: unknown[] };
+    const connectors = (await (
+      await fetch(`${boot.baseUrl}/${boot.project}/dataconnectors`, { headers: { authorization: auth } })
+    ).json()) as { dataConnectors: unknown[] };
     assert.deepEqual(connectors.dataConnectors, [], 'the block deletes the connector it made');
-    await assert.rejects(fetch(`https://127.0.0.1:${receiverPort}/hook`, { method: 'POST' }), 'the receiver was stopped');
+    await assert.rejects(
+      fetch(`https://127.0.0.1:${receiverPort}/hook`, { method: 'POST' }),
+      'the receiver was stopped',
+    );
   });
 });

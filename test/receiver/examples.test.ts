@@ -28,29 +28,66 @@ interface Example {
 
 /** Starts an example receiver on a free port; resolves with its URL once it says where it listens. */
 async function startExample(command: string, args: string[], env: Record<string, string> = {}): Promise<Example> {
-  const child = spawn(command, args, { cwd: ROOT, env: { ...process.env, PORT: '0', SIGNATURE_SECRET: SECRET, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(command, args, {
+    cwd: ROOT,
+    env: { ...process.env, PORT: '0', SIGNATURE_SECRET: SECRET, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   children.push(child);
   let out = '';
   child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
-  const url = await waitFor(`${args.join(' ')} to listen`, () => {
-    assert.equal(child.exitCode, null, `the example exited: ${out}`);
-    return /listening on (\S+)/.exec(out)?.[1];
-  }, 30_000);
+  const url = await waitFor(
+    `${args.join(' ')} to listen`,
+    () => {
+      assert.equal(child.exitCode, null, `the example exited: ${out}`);
+      return /listening on (\S+)/.exec(out)?.[1];
+    },
+    30_000,
+  );
   return { url, output: () => out };
 }
 
-const EVENT = { eventId: 'cvq2b1r0l4l9s3f2a9i0', targetName: 'projects/cvq2b1b0l4l9s3f2a9g0/devices/emucvq2b1b0l4l9s3f2a9h0', eventType: 'touch', data: { touch: { updateTime: '2025-06-01T12:00:00.250000Z' } }, timestamp: '2025-06-01T12:00:00.250000Z' };
-const DEVICE = { id: 'emucvq2b1b0l4l9s3f2a9h0', projectId: 'cvq2b1b0l4l9s3f2a9g0', type: 'touch', productNumber: '100110', labels: { name: 'Door' } };
+const EVENT = {
+  eventId: 'cvq2b1r0l4l9s3f2a9i0',
+  targetName: 'projects/cvq2b1b0l4l9s3f2a9g0/devices/emucvq2b1b0l4l9s3f2a9h0',
+  eventType: 'touch',
+  data: { touch: { updateTime: '2025-06-01T12:00:00.250000Z' } },
+  timestamp: '2025-06-01T12:00:00.250000Z',
+};
+const DEVICE = {
+  id: 'emucvq2b1b0l4l9s3f2a9h0',
+  projectId: 'cvq2b1b0l4l9s3f2a9g0',
+  type: 'touch',
+  productNumber: '100110',
+  labels: { name: 'Door' },
+};
 
 /** A push exactly as the engine makes it (its body and header code), signed now. */
 function enginePush(): { body: Buffer; headers: Record<string, string> } {
   const body = buildPushBody(JSON.stringify(EVENT), DEVICE, ['name']);
-  return { body, headers: buildPushHeaders({ headers: {}, signatureSecret: SECRET }, body, pushUserAgent(), Math.floor(Date.now() / 1000), () => 'cvq2b1r0l4l9s3f2a9j0') };
+  return {
+    body,
+    headers: buildPushHeaders(
+      { headers: {}, signatureSecret: SECRET },
+      body,
+      pushUserAgent(),
+      Math.floor(Date.now() / 1000),
+      () => 'cvq2b1r0l4l9s3f2a9j0',
+    ),
+  };
 }
 
-async function post(url: string, body: Buffer | string, headers: Record<string, string>): Promise<{ status: number; text: string }> {
-  const res = await fetch(url, { method: 'POST', headers, body: typeof body === 'string' ? body : new Uint8Array(body) });
+async function post(
+  url: string,
+  body: Buffer | string,
+  headers: Record<string, string>,
+): Promise<{ status: number; text: string }> {
+  const res = await fetch(url, {
+    method: 'POST',
+    headers,
+    body: typeof body === 'string' ? body : new Uint8Array(body),
+  });
   return { status: res.status, text: (await res.text()).trim() };
 }
 
@@ -58,17 +95,32 @@ const NODE_EXAMPLES = ['node-http-receiver.mjs', 'fastify-receiver.mjs', 'expres
 
 describe('happy', () => {
   for (const file of NODE_EXAMPLES) {
-    it(`${file}: verifies a push, acknowledges a duplicate, rejects a changed byte and a missing signature`, { timeout: 60_000 }, async () => {
-      const example = await startExample(process.execPath, ['--conditions=sensorcloud-source', '--import', 'tsx', `examples/${file}`]);
+    it(`${file}: verifies a push, acknowledges a duplicate, rejects a changed byte and a missing signature`, {
+      timeout: 60_000,
+    }, async () => {
+      const example = await startExample(process.execPath, [
+        '--conditions=sensorcloud-source',
+        '--import',
+        'tsx',
+        `examples/${file}`,
+      ]);
       const push = enginePush();
       assert.deepEqual(await post(example.url, push.body, push.headers), { status: 200, text: '' });
       assert.equal((await post(example.url, push.body, push.headers)).status, 200);
       const changed = Buffer.from(push.body);
       changed[changed.length - 3] ^= 1;
       assert.deepEqual(await post(example.url, changed, push.headers), { status: 400, text: 'checksum_mismatch' });
-      assert.deepEqual(await post(example.url, push.body, { 'Content-Type': 'application/json' }), { status: 400, text: 'missing_header' });
+      assert.deepEqual(await post(example.url, push.body, { 'Content-Type': 'application/json' }), {
+        status: 400,
+        text: 'missing_header',
+      });
       await waitFor('the example to log', () => (/rejected: missing_header/.test(example.output()) ? true : undefined));
-      assert.match(example.output(), new RegExp(`verified ${EVENT.eventId} touch from ${DEVICE.id} \\{"name":"Door"\\}\\nduplicate ${EVENT.eventId}\\nrejected: checksum_mismatch`));
+      assert.match(
+        example.output(),
+        new RegExp(
+          `verified ${EVENT.eventId} touch from ${DEVICE.id} \\{"name":"Door"\\}\\nduplicate ${EVENT.eventId}\\nrejected: checksum_mismatch`,
+        ),
+      );
     });
   }
 });
@@ -83,21 +135,37 @@ describe('happy: Python and Go receivers get real pushes from the delivery engin
     // Debian's python3 (with python3-jwt), not a python3 earlier on PATH without PyJWT.
     examples.python = await startExample('/usr/bin/python3', ['examples/python/receiver.py'], certs);
     const binary = join(mkdtempSync(join(tmpdir(), 'sensorcloud-go-')), 'receiver');
-    execFileSync('go', ['build', '-o', binary, 'examples/go/receiver.go'], { cwd: ROOT, env: { ...process.env, GOCACHE: join(tmpdir(), 'sensorcloud-go-cache') }, stdio: 'pipe' });
+    execFileSync('go', ['build', '-o', binary, 'examples/go/receiver.go'], {
+      cwd: ROOT,
+      env: { ...process.env, GOCACHE: join(tmpdir(), 'sensorcloud-go-cache') },
+      stdio: 'pipe',
+    });
     examples.go = await startExample(binary, [], certs);
   });
 
   for (const language of ['python', 'go']) {
-    it(`${language}: a push from the engine verifies; a changed byte is refused with 400`, { timeout: 60_000 }, async () => {
+    it(`${language}: a push from the engine verifies; a changed byte is refused with 400`, {
+      timeout: 60_000,
+    }, async () => {
       const example = examples[language]!;
       assert.match(example.url, /^https:\/\/127\.0\.0\.1:\d+\/hook$/);
-      const connector = await s.api('POST', `${s.boot.project}/dataconnectors`, { type: 'HTTP_PUSH', labels: ['name'], httpConfig: { url: example.url, signatureSecret: SECRET } });
+      const connector = await s.api('POST', `${s.boot.project}/dataconnectors`, {
+        type: 'HTTP_PUSH',
+        labels: ['name'],
+        httpConfig: { url: example.url, signatureSecret: SECRET },
+      });
       assert.equal(connector.status, 200, JSON.stringify(connector.body));
       const device = await s.api('POST', `${s.boot.project}/devices`, { type: 'touch', labels: { name: language } });
       assert.equal((await s.api('POST', `${device.body.name}:publish`, { touch: {} })).status, 200);
       const history = await s.api('GET', `${device.body.name}/events`);
       const eventId = history.body.events[0].eventId as string;
-      await waitFor(`the ${language} receiver to verify ${eventId}`, () => (example.output().includes(`verified ${eventId} touch from ${device.body.name.split('/').pop()} {"name":"${language}"}`) ? true : undefined));
+      await waitFor(`the ${language} receiver to verify ${eventId}`, () =>
+        example
+          .output()
+          .includes(`verified ${eventId} touch from ${device.body.name.split('/').pop()} {"name":"${language}"}`)
+          ? true
+          : undefined,
+      );
       const metrics = await waitFor('the acknowledged push in the metrics', async () => {
         const m = (await s.api('GET', `${connector.body.name}:metrics`)).body.metrics;
         return m.successCount >= 1 ? m : undefined;
@@ -109,11 +177,15 @@ describe('happy: Python and Go receivers get real pushes from the delivery engin
       const changed = Buffer.from(push.body);
       changed[changed.length - 3] ^= 1;
       const answer = await new Promise<{ status: number; text: string }>((resolve, reject) => {
-        const req = httpsRequest(example.url, { method: 'POST', headers: push.headers, ca: testTls().caCert }, (res) => {
-          let text = '';
-          res.on('data', (d: Buffer) => (text += d.toString()));
-          res.on('end', () => resolve({ status: res.statusCode ?? 0, text: text.trim() }));
-        });
+        const req = httpsRequest(
+          example.url,
+          { method: 'POST', headers: push.headers, ca: testTls().caCert },
+          (res) => {
+            let text = '';
+            res.on('data', (d: Buffer) => (text += d.toString()));
+            res.on('end', () => resolve({ status: res.statusCode ?? 0, text: text.trim() }));
+          },
+        );
         req.on('error', reject);
         req.end(changed);
       });

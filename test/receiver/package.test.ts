@@ -84,28 +84,68 @@ describe('happy', () => {
   const dir = mkdtempSync(join(tmpdir(), 'sensorcloud-receiver-package-'));
   after(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('npm pack, then npm install of the tarball offline into an empty project: it imports by name, verifies and de-duplicates, and is typed', { timeout: 90_000 }, async () => {
-    const npm = (cwd: string, ...args: string[]) => run('npm', args, { cwd, env: env(join(dir, 'npm-cache')), timeout: 60_000 });
+  it('npm pack, then npm install of the tarball offline into an empty project: it imports by name, verifies and de-duplicates, and is typed', {
+    timeout: 90_000,
+  }, async () => {
+    const npm = (cwd: string, ...args: string[]) =>
+      run('npm', args, { cwd, env: env(join(dir, 'npm-cache')), timeout: 60_000 });
 
     // The tarball: package.json, the README, one module and its declarations; no dependency of any kind.
-    const [packed] = JSON.parse(npm(PACKAGE, 'pack', '--json', '--pack-destination', dir)) as Array<{ filename: string; size: number; files: Array<{ path: string }> }>;
+    const [packed] = JSON.parse(npm(PACKAGE, 'pack', '--json', '--pack-destination', dir)) as Array<{
+      filename: string;
+      size: number;
+      files: Array<{ path: string }>;
+    }>;
     assert.equal(packed!.filename, `${NAME}-0.1.0.tgz`);
-    assert.deepEqual(packed!.files.map((f) => f.path).sort(), ['README.md', 'dist/deduplicator.d.ts', 'dist/index.d.ts', 'dist/index.js', 'dist/push-body.d.ts', 'dist/verify-signature.d.ts', 'package.json']);
+    assert.deepEqual(packed!.files.map((f) => f.path).sort(), [
+      'README.md',
+      'dist/deduplicator.d.ts',
+      'dist/index.d.ts',
+      'dist/index.js',
+      'dist/push-body.d.ts',
+      'dist/verify-signature.d.ts',
+      'package.json',
+    ]);
     assert.ok(packed!.size < 20_000, `the tarball is ${packed!.size} bytes`);
     const manifest = JSON.parse(readFileSync(join(PACKAGE, 'package.json'), 'utf8'));
-    for (const field of ['dependencies', 'peerDependencies', 'optionalDependencies', 'bundleDependencies']) assert.equal(manifest[field], undefined, field);
+    for (const field of ['dependencies', 'peerDependencies', 'optionalDependencies', 'bundleDependencies'])
+      assert.equal(manifest[field], undefined, field);
 
     const app = join(dir, 'app');
     mkdirSync(app);
-    writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'my-receiver', version: '1.0.0', private: true, type: 'module' }));
+    writeFileSync(
+      join(app, 'package.json'),
+      JSON.stringify({ name: 'my-receiver', version: '1.0.0', private: true, type: 'module' }),
+    );
     npm(app, 'install', '--offline', '--no-audit', '--no-fund', '--ignore-scripts', join(dir, packed!.filename));
-    assert.deepEqual(readdirSync(join(app, 'node_modules')).filter((n) => !n.startsWith('.')), [NAME], 'the package and nothing else');
-    assert.equal(JSON.parse(readFileSync(join(app, 'package.json'), 'utf8')).dependencies[NAME], `file:../${packed!.filename}`);
+    assert.deepEqual(
+      readdirSync(join(app, 'node_modules')).filter((n) => !n.startsWith('.')),
+      [NAME],
+      'the package and nothing else',
+    );
+    assert.equal(
+      JSON.parse(readFileSync(join(app, 'package.json'), 'utf8')).dependencies[NAME],
+      `file:../${packed!.filename}`,
+    );
 
     // A push as the delivery engine builds it, signed by jose.
-    const body = buildPushBody(JSON.stringify({ eventId: 'cvq2b1r0l4l9s3f2a9i1', targetName: 'projects/p1/devices/d1', eventType: 'touch', data: { touch: { updateTime: '2025-06-01T12:00:00.250000Z' } }, timestamp: '2025-06-01T12:00:00.250000Z' }), { id: 'd1', projectId: 'p1', type: 'touch', productNumber: '100110', labels: { name: 'Door' } }, ['name']);
+    const body = buildPushBody(
+      JSON.stringify({
+        eventId: 'cvq2b1r0l4l9s3f2a9i1',
+        targetName: 'projects/p1/devices/d1',
+        eventType: 'touch',
+        data: { touch: { updateTime: '2025-06-01T12:00:00.250000Z' } },
+        timestamp: '2025-06-01T12:00:00.250000Z',
+      }),
+      { id: 'd1', projectId: 'p1', type: 'touch', productNumber: '100110', labels: { name: 'Door' } },
+      ['name'],
+    );
     const checksum = createHash('sha256').update(body).digest('hex');
-    const header = await new SignJWT({ checksum_sha256: checksum, jti: 'cvq2b1r0l4l9s3f2a9j1' }).setProtectedHeader({ alg: 'HS256', typ: 'JWT' }).setIssuedAt().setExpirationTime('1h').sign(new TextEncoder().encode(SECRET));
+    const header = await new SignJWT({ checksum_sha256: checksum, jti: 'cvq2b1r0l4l9s3f2a9j1' })
+      .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+      .setIssuedAt()
+      .setExpirationTime('1h')
+      .sign(new TextEncoder().encode(SECRET));
     writeFileSync(join(app, 'push.json'), JSON.stringify({ body: body.toString('base64'), header, secret: SECRET }));
     writeFileSync(join(app, 'check.mjs'), SCRIPT);
 
@@ -114,22 +154,51 @@ describe('happy', () => {
     cpSync(join(app, 'node_modules', NAME, 'dist', 'index.js'), join(app, 'vendor', `${NAME}.js`));
     for (const specifier of [NAME, `./vendor/${NAME}.js`]) {
       const out = JSON.parse(run(process.execPath, ['check.mjs', specifier], { cwd: app, timeout: 30_000 }));
-      assert.deepEqual(out, {
-        exports: ['Deduplicator', 'MemoryDedupStore', 'SIGNATURE_HEADER', 'SignatureError', 'signatureHeaderOf', 'verifySignature'],
-        checksumMatches: true,
-        eventId: 'cvq2b1r0l4l9s3f2a9i1',
-        firstSeen: [true, false],
-        changedByte: 'checksum_mismatch',
-        wrongSecret: 'signature',
-        algNone: 'algorithm',
-        missing: 'missing_header',
-        expired: 'expired',
-      }, specifier);
+      assert.deepEqual(
+        out,
+        {
+          exports: [
+            'Deduplicator',
+            'MemoryDedupStore',
+            'SIGNATURE_HEADER',
+            'SignatureError',
+            'signatureHeaderOf',
+            'verifySignature',
+          ],
+          checksumMatches: true,
+          eventId: 'cvq2b1r0l4l9s3f2a9i1',
+          firstSeen: [true, false],
+          changedByte: 'checksum_mismatch',
+          wrongSecret: 'signature',
+          algNone: 'algorithm',
+          missing: 'missing_header',
+          expired: 'expired',
+        },
+        specifier,
+      );
     }
 
     // TypeScript finds the declarations by the package's name, strictly and without @types/node.
     writeFileSync(join(app, 'receive.ts'), TYPED);
-    writeFileSync(join(app, 'tsconfig.json'), JSON.stringify({ compilerOptions: { strict: true, noEmit: true, module: 'NodeNext', moduleResolution: 'NodeNext', target: 'ES2022', lib: ['ES2022', 'DOM'], types: [], skipLibCheck: false }, files: ['receive.ts'] }));
-    run(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', app], { cwd: app, timeout: 60_000 });
+    writeFileSync(
+      join(app, 'tsconfig.json'),
+      JSON.stringify({
+        compilerOptions: {
+          strict: true,
+          noEmit: true,
+          module: 'NodeNext',
+          moduleResolution: 'NodeNext',
+          target: 'ES2022',
+          lib: ['ES2022', 'DOM'],
+          types: [],
+          skipLibCheck: false,
+        },
+        files: ['receive.ts'],
+      }),
+    );
+    run(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', app], {
+      cwd: app,
+      timeout: 60_000,
+    });
   });
 });

@@ -4,12 +4,20 @@ import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { signBody } from '../../src/delivery/signing.ts';
-import { Deduplicator, MemoryDedupStore, SignatureError, verifySignature, type DedupStore } from '../../src/receiver/index.ts';
+import {
+  Deduplicator,
+  MemoryDedupStore,
+  SignatureError,
+  verifySignature,
+  type DedupStore,
+} from '../../src/receiver/index.ts';
 
 // Contract §6.3 test vector: 544-byte body, secret, iat 1748779201.
-const BODY = '{"event":{"eventId":"cvq2b1r0l4l9s3f2a9i0","targetName":"projects/cvq2b1b0l4l9s3f2a9g0/devices/emucvq2b1b0l4l9s3f2a9h0","eventType":"temperature","data":{"temperature":{"value":21.5,"updateTime":"2025-06-01T12:00:00.250000Z","samples":[{"value":21.5,"sampleTime":"2025-06-01T12:00:00.250000Z"}],"isBackfilled":false}},"timestamp":"2025-06-01T12:00:00.250000Z"},"labels":{"name":"Meeting room 4","room":"4"},"metadata":{"deviceId":"emucvq2b1b0l4l9s3f2a9h0","projectId":"cvq2b1b0l4l9s3f2a9g0","deviceType":"temperature","productNumber":"102058"}}';
+const BODY =
+  '{"event":{"eventId":"cvq2b1r0l4l9s3f2a9i0","targetName":"projects/cvq2b1b0l4l9s3f2a9g0/devices/emucvq2b1b0l4l9s3f2a9h0","eventType":"temperature","data":{"temperature":{"value":21.5,"updateTime":"2025-06-01T12:00:00.250000Z","samples":[{"value":21.5,"sampleTime":"2025-06-01T12:00:00.250000Z"}],"isBackfilled":false}},"timestamp":"2025-06-01T12:00:00.250000Z"},"labels":{"name":"Meeting room 4","room":"4"},"metadata":{"deviceId":"emucvq2b1b0l4l9s3f2a9h0","projectId":"cvq2b1b0l4l9s3f2a9g0","deviceType":"temperature","productNumber":"102058"}}';
 const SECRET = 'my-signature-secret';
-const TOKEN = 'eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJjaGVja3N1bSI6ImFlMmU1ZDQwMDA3OGRiYTQyMGFiM2ExOWU5MDYxMTcyYWRiNmY0MzYiLCJjaGVja3N1bV9zaGEyNTYiOiI5MjQ2MWRkM2M2ZmMxZDVmYjU2Mzg0ZTI0NzBkN2Y3NzE5YzdhYmM2MGUzOWUxZTA3NTU5NWZkNDlkNzZiOTgyIiwiaWF0IjoxNzQ4Nzc5MjAxLCJleHAiOjE3NDg3ODI4MDEsImp0aSI6ImN2cTJiMXIwbDRsOXMzZjJhOWowIn0.KWDQpFyFXP3xglS5WtRCQGmy15FO87EeezN3jauZNLM';
+const TOKEN =
+  'eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJjaGVja3N1bSI6ImFlMmU1ZDQwMDA3OGRiYTQyMGFiM2ExOWU5MDYxMTcyYWRiNmY0MzYiLCJjaGVja3N1bV9zaGEyNTYiOiI5MjQ2MWRkM2M2ZmMxZDVmYjU2Mzg0ZTI0NzBkN2Y3NzE5YzdhYmM2MGUzOWUxZTA3NTU5NWZkNDlkNzZiOTgyIiwiaWF0IjoxNzQ4Nzc5MjAxLCJleHAiOjE3NDg3ODI4MDEsImp0aSI6ImN2cTJiMXIwbDRsOXMzZjJhOWowIn0.KWDQpFyFXP3xglS5WtRCQGmy15FO87EeezN3jauZNLM';
 const IAT = 1748779201;
 const AT = { now: IAT + 5 };
 
@@ -37,7 +45,12 @@ describe('happy', () => {
   });
 
   it('finds the header in any case, in a headers object or a fetch Headers', async () => {
-    for (const headers of [{ 'x-service-signature': TOKEN }, { 'X-SERVICE-SIGNATURE': TOKEN }, { 'X-Service-Signature': [TOKEN] }, new Headers({ 'x-SERVICE-signature': TOKEN })]) {
+    for (const headers of [
+      { 'x-service-signature': TOKEN },
+      { 'X-SERVICE-SIGNATURE': TOKEN },
+      { 'X-Service-Signature': [TOKEN] },
+      new Headers({ 'x-SERVICE-signature': TOKEN }),
+    ]) {
       await verifySignature(BODY, headers, SECRET, AT);
     }
   });
@@ -54,7 +67,11 @@ describe('errors', () => {
     const changed = Buffer.from(BODY);
     changed[changed.indexOf('21.5')] = '3'.charCodeAt(0);
     assert.equal(await reasonOf(verifySignature(changed, TOKEN, SECRET, AT)), 'checksum_mismatch');
-    assert.equal(await reasonOf(verifySignature(`${BODY} `, TOKEN, SECRET, AT)), 'checksum_mismatch', 'a re-serialised body is not the raw body');
+    assert.equal(
+      await reasonOf(verifySignature(`${BODY} `, TOKEN, SECRET, AT)),
+      'checksum_mismatch',
+      'a re-serialised body is not the raw body',
+    );
   });
 
   it('a wrong secret: signature', async () => {
@@ -63,13 +80,18 @@ describe('errors', () => {
 
   it('alg none and HS512 are refused: algorithm', async () => {
     const claims = JSON.parse(Buffer.from(TOKEN.split('.')[1]!, 'base64url').toString());
-    assert.equal(await reasonOf(verifySignature(BODY, forge({ alg: 'none', typ: 'JWT' }, claims, SECRET, ''), SECRET, AT)), 'algorithm');
+    assert.equal(
+      await reasonOf(verifySignature(BODY, forge({ alg: 'none', typ: 'JWT' }, claims, SECRET, ''), SECRET, AT)),
+      'algorithm',
+    );
     const hs512 = (() => {
       const input = `${Buffer.from('{"alg":"HS512","typ":"JWT"}').toString('base64url')}.${TOKEN.split('.')[1]}`;
       return `${input}.${createHmac('sha512', SECRET).update(input).digest('base64url')}`;
     })();
     assert.equal(await reasonOf(verifySignature(BODY, hs512, SECRET, AT)), 'algorithm');
-    const error = await verifySignature(BODY, forge({ alg: 'none' }, claims, SECRET, ''), SECRET, AT).catch((e: Error) => e);
+    const error = await verifySignature(BODY, forge({ alg: 'none' }, claims, SECRET, ''), SECRET, AT).catch(
+      (e: Error) => e,
+    );
     assert.match((error as Error).message, /only HS256/);
   });
 
@@ -85,7 +107,10 @@ describe('errors', () => {
   });
 
   it('older than maxAgeSeconds: too_old; issued in the future: issued_at; not a JWT: malformed; no checksum: missing_checksum', async () => {
-    assert.equal(await reasonOf(verifySignature(BODY, TOKEN, SECRET, { now: IAT + 200, maxAgeSeconds: 60 })), 'too_old');
+    assert.equal(
+      await reasonOf(verifySignature(BODY, TOKEN, SECRET, { now: IAT + 200, maxAgeSeconds: 60 })),
+      'too_old',
+    );
     assert.equal(await reasonOf(verifySignature(BODY, TOKEN, SECRET, { now: IAT - 120 })), 'issued_at');
     assert.equal(await reasonOf(verifySignature(BODY, 'not-a-jwt', SECRET, AT)), 'malformed');
     const noChecksum = forge({ alg: 'HS256', typ: 'JWT' }, { iat: IAT, exp: IAT + 3600 });
@@ -102,8 +127,18 @@ describe('errors', () => {
       ['an empty signature', `${head}.${payload}.`, 'signature'],
       ['five parts (a JWE)', `${TOKEN}.e30.e30`, 'malformed'],
       ['claims that are an array', forge(hs256, [claims]), 'malformed'],
-      ['claims that are not JSON', `${head}.${Buffer.from('{"iat":').toString('base64url')}.${createHmac('sha256', SECRET).update(`${head}.${Buffer.from('{"iat":').toString('base64url')}`).digest('base64url')}`, 'malformed'],
-      ['a header that is not JSON', `${Buffer.from('{"alg":"HS256"').toString('base64url')}.${payload}.${signature}`, 'malformed'],
+      [
+        'claims that are not JSON',
+        `${head}.${Buffer.from('{"iat":').toString('base64url')}.${createHmac('sha256', SECRET)
+          .update(`${head}.${Buffer.from('{"iat":').toString('base64url')}`)
+          .digest('base64url')}`,
+        'malformed',
+      ],
+      [
+        'a header that is not JSON',
+        `${Buffer.from('{"alg":"HS256"').toString('base64url')}.${payload}.${signature}`,
+        'malformed',
+      ],
       ['alg in lower case', forge({ alg: 'hs256' }, claims), 'algorithm'],
       ['an unknown critical header parameter', forge({ ...hs256, crit: ['exp'], exp: 1 }, claims), 'malformed'],
       ['an unencoded payload (b64: false)', forge({ ...hs256, crit: ['b64'], b64: false }, claims), 'malformed'],
@@ -113,10 +148,23 @@ describe('errors', () => {
       ['no exp', forge(hs256, { ...claims, exp: undefined }), 'expired'],
       ['a checksum that is not hex', forge(hs256, { ...claims, checksum_sha256: 'z'.repeat(64) }), 'missing_checksum'],
     ];
-    for (const [what, token, reason] of cases) assert.equal(await reasonOf(verifySignature(BODY, token, SECRET, AT)), reason, what);
+    for (const [what, token, reason] of cases)
+      assert.equal(await reasonOf(verifySignature(BODY, token, SECRET, AT)), reason, what);
     // What is accepted: b64 true, nbf within the skew, the checksum in upper case, a secret as bytes, a Date.
-    await verifySignature(BODY, forge({ ...hs256, crit: ['b64'], b64: true }, { ...claims, nbf: IAT + 5 + 59, checksum_sha256: claims.checksum_sha256.toUpperCase() }), new TextEncoder().encode(SECRET), { now: new Date((IAT + 5) * 1000) });
-    await assert.rejects(verifySignature(BODY, TOKEN, '', AT), TypeError, 'an empty secret is a mistake, not a bad push');
+    await verifySignature(
+      BODY,
+      forge(
+        { ...hs256, crit: ['b64'], b64: true },
+        { ...claims, nbf: IAT + 5 + 59, checksum_sha256: claims.checksum_sha256.toUpperCase() },
+      ),
+      new TextEncoder().encode(SECRET),
+      { now: new Date((IAT + 5) * 1000) },
+    );
+    await assert.rejects(
+      verifySignature(BODY, TOKEN, '', AT),
+      TypeError,
+      'an empty secret is a mistake, not a bad push',
+    );
   });
 });
 
@@ -159,6 +207,9 @@ describe('Deduplicator', () => {
     };
     const dedup = new Deduplicator({ store });
     assert.deepEqual(await Promise.all([dedup.firstSeen('x'), dedup.firstSeen('x')]), [true, false]);
-    assert.deepEqual(calls, [['x', 13 * 3600], ['x', 13 * 3600]]);
+    assert.deepEqual(calls, [
+      ['x', 13 * 3600],
+      ['x', 13 * 3600],
+    ]);
   });
 });

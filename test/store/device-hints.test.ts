@@ -9,7 +9,6 @@ import type { Cluster } from '../../src/store/contract/store.ts';
 import { device } from './contract/fixtures.ts';
 import { sleep } from '../helpers/until.ts';
 
-
 /** One channel's NOTIFY in memory: each message reaches every subscriber, in order, on a later turn. */
 function channel() {
   const subscribers = new Set<(payload: string) => void>();
@@ -41,7 +40,10 @@ function member(cluster: Cluster) {
   return { versions, hints, commit };
 }
 
-const at = (updateTime: number, xmin: string, d = device('p1')): DeviceVersion => ({ device: { ...d, updateTime, reported: { n: updateTime } }, xmin });
+const at = (updateTime: number, xmin: string, d = device('p1')): DeviceVersion => ({
+  device: { ...d, updateTime, reported: { n: updateTime } },
+  xmin,
+});
 
 describe('device versions told to the other processes', () => {
   it('a process alone sends none; once it hears another, each hears the versions the other commits', async () => {
@@ -50,7 +52,10 @@ describe('device versions told to the other processes', () => {
     const d = device('p1');
     a.commit(at(1, '10', d));
     await sleep(30);
-    assert.ok(sent.every((m) => !m.includes('"v"')), 'hellos only');
+    assert.ok(
+      sent.every((m) => !m.includes('"v"')),
+      'hellos only',
+    );
 
     const b = member(cluster);
     b.commit(at(2, '20', device('p1')));
@@ -79,7 +84,7 @@ describe('device versions told to the other processes', () => {
     b.hints.stop();
   });
 
-  it('many devices go in messages under PostgreSQL\'s 8,000 bytes; a device too large for one is left out', async () => {
+  it("many devices go in messages under PostgreSQL's 8,000 bytes; a device too large for one is left out", async () => {
     const { cluster, sent } = channel();
     const a = member(cluster);
     const b = member(cluster);
@@ -93,7 +98,10 @@ describe('device versions told to the other processes', () => {
     a.commit(...many, huge);
     await sleep(30);
     const messages = sent.filter((m) => m.includes('"v"'));
-    assert.ok(messages.length > 1 && messages.every((m) => Buffer.byteLength(m) < 8_000), messages.map((m) => m.length).join());
+    assert.ok(
+      messages.length > 1 && messages.every((m) => Buffer.byteLength(m) < 8_000),
+      messages.map((m) => m.length).join(),
+    );
     for (const v of many) assert.deepEqual(b.versions.get(v.device.id), v);
     assert.equal(b.versions.get(huge.device.id), undefined);
     a.hints.stop();
@@ -105,7 +113,12 @@ describe('device versions told to the other processes', () => {
     const a = member(cluster);
     a.commit(at(1, '1'));
     const d = at(2, '2');
-    for (const bad of ['not json', 'null', '{"p":"x","v":5}', '{"p":"x","v":[5,["1",null],["1",{"id":3}],[7,{"id":"d"}]]}']) {
+    for (const bad of [
+      'not json',
+      'null',
+      '{"p":"x","v":5}',
+      '{"p":"x","v":[5,["1",null],["1",{"id":3}],[7,{"id":"d"}]]}',
+    ]) {
       await cluster.publish('devices', [bad]);
     }
     await cluster.publish('devices', [JSON.stringify({ p: 'x', v: [[d.xmin, d.device]] })]);

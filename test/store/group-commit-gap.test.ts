@@ -8,7 +8,6 @@ import { createGroupCommit } from '../../src/store/postgres/batching/group-commi
 import type { Repos } from '../../src/store/contract/store.ts';
 import { sleep } from '../helpers/until.ts';
 
-
 /** A group commit on a pool whose connections answer at once; records when each batch began and how big it was. */
 function fakeGroupCommit(gapMs: number) {
   const batches: Array<{ at: number; size: number }> = [];
@@ -23,21 +22,31 @@ function fakeGroupCommit(gapMs: number) {
       return client;
     },
   } as unknown as pg.Pool;
-  const commit = createGroupCommit({
-    pool,
-    batchRepos() {
-      current = { at: connectedAt, size: 0 };
-      batches.push(current);
-      return { repos: {} as Repos, readAhead: async () => undefined, beforeCommit: async () => undefined, committed: () => undefined, stale: () => undefined };
+  const commit = createGroupCommit(
+    {
+      pool,
+      batchRepos() {
+        current = { at: connectedAt, size: 0 };
+        batches.push(current);
+        return {
+          repos: {} as Repos,
+          readAhead: async () => undefined,
+          beforeCommit: async () => undefined,
+          committed: () => undefined,
+          stale: () => undefined,
+        };
+      },
+      mayRunUnlocked: () => false,
+      isStale: () => false,
+      alone: () => Promise.reject(new Error('not expected')),
+      retryable: () => false,
     },
-    mayRunUnlocked: () => false,
-    isStale: () => false,
-    alone: () => Promise.reject(new Error('not expected')),
-    retryable: () => false,
-  }, { gapMs });
-  const run = () => commit.run(async () => {
-    current!.size++;
-  });
+    { gapMs },
+  );
+  const run = () =>
+    commit.run(async () => {
+      current!.size++;
+    });
   return { batches, run, commit };
 }
 
@@ -53,8 +62,14 @@ describe('group commit: the gap between batches', () => {
     }
     await Promise.all(later);
     await commit.idle();
-    assert.deepEqual(batches.map((b) => b.size), [1, 5]);
-    assert.ok(batches[1]!.at - batches[0]!.at >= 45, `the second batch began ${batches[1]!.at - batches[0]!.at} ms after the first`);
+    assert.deepEqual(
+      batches.map((b) => b.size),
+      [1, 5],
+    );
+    assert.ok(
+      batches[1]!.at - batches[0]!.at >= 45,
+      `the second batch began ${batches[1]!.at - batches[0]!.at} ms after the first`,
+    );
   });
 
   it('without a gap each transaction requested after the last batch ended runs at once, in a batch of its own', async () => {
@@ -66,7 +81,10 @@ describe('group commit: the gap between batches', () => {
       await sleep(2);
     }
     await commit.idle();
-    assert.deepEqual(batches.map((b) => b.size), [1, 1, 1, 1, 1]);
+    assert.deepEqual(
+      batches.map((b) => b.size),
+      [1, 1, 1, 1, 1],
+    );
   });
 
   it('a transaction requested long after the last batch is not held', async () => {

@@ -7,8 +7,23 @@ import { arrayLiteral, withArrayLiterals } from '../../src/store/postgres/array-
 import { testPostgresUrl } from '../helpers/postgres.ts';
 
 const texts = [
-  'plain', '', 'NULL', 'null', ' padded ', 'a,b', '{braces}', 'quote " inside', 'back\\slash', '\\"both\\"', '\\', '"',
-  'tab\there', 'line\nbreak', 'ünïcödé ✓ 😀', '{"json":"body","n":[1,2],"s":"q\\"x"}', 'x'.repeat(5000),
+  'plain',
+  '',
+  'NULL',
+  'null',
+  ' padded ',
+  'a,b',
+  '{braces}',
+  'quote " inside',
+  'back\\slash',
+  '\\"both\\"',
+  '\\',
+  '"',
+  'tab\there',
+  'line\nbreak',
+  'ünïcödé ✓ 😀',
+  '{"json":"body","n":[1,2],"s":"q\\"x"}',
+  'x'.repeat(5000),
 ];
 
 describe('postgres: array parameters as literals', () => {
@@ -41,7 +56,10 @@ describe('postgres: array parameters as literals', () => {
     const ints = [0, -1, 2 ** 53 - 1, 1_764_000_000_000_000, null];
     const i = await both('bigint[]', ints);
     assert.deepEqual(i.ours, i.theirs);
-    assert.deepEqual((i.ours as string[]).map((x) => (x === null ? null : Number(x))), ints);
+    assert.deepEqual(
+      (i.ours as string[]).map((x) => (x === null ? null : Number(x))),
+      ints,
+    );
     const floats = [1.5, -0.25, 1e-7, 123456.789];
     const f = await both('float8[]', floats);
     assert.deepEqual(f.ours, floats);
@@ -52,9 +70,17 @@ describe('postgres: array parameters as literals', () => {
   });
 
   it('bytes (bytea[]), from a Buffer and from a plain Uint8Array view', async () => {
-    const bytes = [Buffer.from('{"event":"x"}'), Buffer.from([0, 1, 2, 0x22, 0x5c, 255]), new Uint8Array(new Uint8Array([9, 8, 7, 6]).buffer, 1, 2), Buffer.alloc(0)];
+    const bytes = [
+      Buffer.from('{"event":"x"}'),
+      Buffer.from([0, 1, 2, 0x22, 0x5c, 255]),
+      new Uint8Array(new Uint8Array([9, 8, 7, 6]).buffer, 1, 2),
+      Buffer.alloc(0),
+    ];
     const { ours, theirs } = await both('bytea[]', bytes);
-    assert.deepEqual((ours as Buffer[]).map((b) => [...b]), bytes.map((b) => [...b]));
+    assert.deepEqual(
+      (ours as Buffer[]).map((b) => [...b]),
+      bytes.map((b) => [...b]),
+    );
     assert.deepEqual(ours, theirs);
   });
 
@@ -67,7 +93,7 @@ describe('postgres: array parameters as literals', () => {
     const out = withArrayLiterals(params)!;
     assert.deepEqual(out, [1, 'x', [new Date(0)], '{"a\\"b"}', Buffer.from('b')]);
     assert.equal(out[2], params[2], 'the array it cannot write is passed on as it was');
-    assert.deepEqual(params[3], ['a"b'], 'the caller\'s parameters are not changed');
+    assert.deepEqual(params[3], ['a"b'], "the caller's parameters are not changed");
     const none = [1, 'x'];
     assert.equal(withArrayLiterals(none), none);
     assert.equal(withArrayLiterals(undefined), undefined);

@@ -30,7 +30,10 @@ describe('postgres: the projects and connectors cache across processes', () => {
     const c = connector(p.id);
     await a.dataConnectors.create(c);
     await b.authVersion();
-    assert.deepEqual((await b.dataConnectors.listActiveByProject(p.id)).map((x) => x.id), [c.id]);
+    assert.deepEqual(
+      (await b.dataConnectors.listActiveByProject(p.id)).map((x) => x.id),
+      [c.id],
+    );
 
     await a.transaction(async (tx) => tx.dataConnectors.updateState(c.id, 'USER_DISABLED', null, 2));
     await b.authVersion();
@@ -62,14 +65,24 @@ describe('postgres: the projects and connectors cache across processes', () => {
     await a.authVersion();
     assert.deepEqual(await a.dataConnectors.listActiveByProject(p.id), []);
     const c = connector(p.id);
-    await assert.rejects(a.transaction(async (tx) => {
-      await tx.dataConnectors.create(c);
-      assert.deepEqual((await tx.dataConnectors.listActiveByProject(p.id)).map((x) => x.id), [c.id]);
-      throw new Error('undo');
-    }), /undo/);
+    await assert.rejects(
+      a.transaction(async (tx) => {
+        await tx.dataConnectors.create(c);
+        assert.deepEqual(
+          (await tx.dataConnectors.listActiveByProject(p.id)).map((x) => x.id),
+          [c.id],
+        );
+        throw new Error('undo');
+      }),
+      /undo/,
+    );
     await a.authVersion();
     assert.deepEqual(await a.dataConnectors.listActiveByProject(p.id), [], 'the rolled-back connector is nowhere');
     await a.transaction(async (tx) => tx.dataConnectors.create(c));
-    assert.deepEqual((await a.dataConnectors.listActiveByProject(p.id)).map((x) => x.id), [c.id], 'its own commit clears the cache at once');
+    assert.deepEqual(
+      (await a.dataConnectors.listActiveByProject(p.id)).map((x) => x.id),
+      [c.id],
+      'its own commit clears the cache at once',
+    );
   });
 });

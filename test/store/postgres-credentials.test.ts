@@ -34,8 +34,10 @@ describe('postgres: the password changed on the server while a process runs', ()
     rmSync(dir, { recursive: true, force: true });
   });
 
-  const passwordIs = (password: string) => writeFileSync(passFile, `127.0.0.1:${server.port}:rotated:postgres:${password}\n`, { mode: 0o600 });
-  const refusedCredentials = (err: unknown) => (err as { status?: number }).status === 503 && /refused a new connection/.test((err as Error).message);
+  const passwordIs = (password: string) =>
+    writeFileSync(passFile, `127.0.0.1:${server.port}:rotated:postgres:${password}\n`, { mode: 0o600 });
+  const refusedCredentials = (err: unknown) =>
+    (err as { status?: number }).status === 503 && /refused a new connection/.test((err as Error).message);
 
   it('answers 503 while new connections are refused, tells the operator once, and takes the new password from the password file', async () => {
     passwordIs('first-secret');
@@ -47,8 +49,11 @@ describe('postgres: the password changed on the server while a process runs', ()
     await admin.query("ALTER ROLE postgres PASSWORD 'second-secret'");
     await admin.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = 'rotated'");
     // A pooled session ended before the pool heard of it answers 'the database is unreachable' (503) meanwhile.
-    for (const deadline = Date.now() + 10_000; ;) {
-      const err = await s.organizations.create(organization()).then(() => null, (e: unknown) => e);
+    for (const deadline = Date.now() + 10_000; ; ) {
+      const err = await s.organizations.create(organization()).then(
+        () => null,
+        (e: unknown) => e,
+      );
       assert.ok(err !== null, 'a write passed with the old password');
       assert.equal((err as { status?: number }).status, 503, String(err));
       if (refusedCredentials(err)) break;

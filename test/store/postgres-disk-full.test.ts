@@ -19,11 +19,17 @@ const fill = (table: string) => `
   CREATE TRIGGER test_disk_full BEFORE INSERT ON ${table} FOR EACH STATEMENT EXECUTE FUNCTION test_disk_full()`;
 const makeRoom = (table: string) => `DROP TRIGGER test_disk_full ON ${table}`;
 
-const rows = (n: number, tag: string) => Array.from({ length: n }, (_, i) => ({
-  connectorId: 'c', eventId: `${tag}${i}`, body: Buffer.from('{}'), enqueueTime: 1, dueTime: 1,
-}));
+const rows = (n: number, tag: string) =>
+  Array.from({ length: n }, (_, i) => ({
+    connectorId: 'c',
+    eventId: `${tag}${i}`,
+    body: Buffer.from('{}'),
+    enqueueTime: 1,
+    dueTime: 1,
+  }));
 
-const isFull = (e: unknown) => e instanceof ApiError && e.status === 503 && /the database server's disk is full/.test(e.message);
+const isFull = (e: unknown) =>
+  e instanceof ApiError && e.status === 503 && /the database server's disk is full/.test(e.message);
 
 describe('postgres: a full disk on the server', () => {
   // A database per test: one that fails leaves its trigger behind.
@@ -43,7 +49,10 @@ describe('postgres: a full disk on the server', () => {
       await store.deliveries.insert(rows(1, 'before'));
       await runAlone(db.url, fill('deliveries'));
       // In a transaction (a group commit), and outside one.
-      await assert.rejects(store.transaction((tx) => tx.deliveries.add(rows(2, 'tx')), { rerunnable: true }), isFull);
+      await assert.rejects(
+        store.transaction((tx) => tx.deliveries.add(rows(2, 'tx')), { rerunnable: true }),
+        isFull,
+      );
       await assert.rejects(store.deliveries.insert(rows(2, 'top')), isFull);
       // Nothing of the refused writes is kept, and reads go on.
       assert.equal(await store.deliveries.count(), 1);
@@ -63,7 +72,10 @@ describe('postgres: a full disk on the server', () => {
       await runAlone(db.url, makeRoom('deliveries'));
       await store.deliveries.insert(rows(2, 'room'));
       assert.equal(await store.deliveries.count(), 3);
-      assert.deepEqual(lines.filter((l) => l.level === 'error'), []);
+      assert.deepEqual(
+        lines.filter((l) => l.level === 'error'),
+        [],
+      );
     } finally {
       await store.close();
     }
@@ -95,7 +107,11 @@ describe('postgres: a full disk on the server', () => {
       assert.equal((await publish()).status, 200);
       assert.equal((await t.request('GET', '/healthz', { auth: null })).status, 200);
       assert.equal(lines.filter((l) => l.message.startsWith("database: the database server's disk is full")).length, 1);
-      assert.deepEqual(lines.filter((l) => l.level === 'error'), [], 'no stack per request');
+      assert.deepEqual(
+        lines.filter((l) => l.level === 'error'),
+        [],
+        'no stack per request',
+      );
     } finally {
       await t.close();
     }

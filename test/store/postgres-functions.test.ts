@@ -25,7 +25,8 @@ const FUNCTIONS = `SELECT p.oid::regprocedure::text AS signature, p.oid::text AS
   WHERE p.pronamespace = current_schema()::regnamespace
     AND NOT EXISTS (SELECT 1 FROM pg_depend d WHERE d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e')
   ORDER BY 1`;
-const TRIGGERS = 'SELECT tgname, tgrelid::regclass::text AS "table", tgfoid::regprocedure::text AS function FROM pg_trigger WHERE NOT tgisinternal ORDER BY 1';
+const TRIGGERS =
+  'SELECT tgname, tgrelid::regclass::text AS "table", tgfoid::regprocedure::text AS function FROM pg_trigger WHERE NOT tgisinternal ORDER BY 1';
 
 async function withClient<T>(url: string, fn: (c: pg.Client) => Promise<T>): Promise<T> {
   const c = new pg.Client({ connectionString: url });
@@ -54,16 +55,21 @@ describe('postgres: the functions folder', () => {
         for (const { file, sql } of functionFiles()) {
           await c.query('BEGIN');
           await c.query(sql);
-          const touched = (await c.query<{ signature: string; name: string }>(
-            'SELECT oid::regprocedure::text AS signature, proname AS name FROM pg_proc WHERE xmin = pg_current_xact_id()::xid',
-          )).rows;
+          const touched = (
+            await c.query<{ signature: string; name: string }>(
+              'SELECT oid::regprocedure::text AS signature, proname AS name FROM pg_proc WHERE xmin = pg_current_xact_id()::xid',
+            )
+          ).rows;
           // Applied again inside this transaction: what it makes is what the database held.
           const after = (await c.query<FunctionRow>(FUNCTIONS)).rows;
           await c.query('ROLLBACK');
           assert.ok(touched.length > 0, `${file} defines no function`);
           for (const t of touched) {
             assert.equal(`${t.name}.sql`, file, `${file} defines ${t.signature}, which belongs in a file of its own`);
-            assert.ok(!defined.has(t.signature), `${t.signature} is defined by ${defined.get(t.signature)} and ${file}`);
+            assert.ok(
+              !defined.has(t.signature),
+              `${t.signature} is defined by ${defined.get(t.signature)} and ${file}`,
+            );
             defined.set(t.signature, file);
           }
           assert.deepEqual(after, held, `${file} differs from what the database holds`);
@@ -83,9 +89,14 @@ describe('postgres: the functions folder', () => {
       for (const { file } of migrationFiles(MIGRATIONS)) {
         await runAlone(alone.url, `BEGIN; ${readFileSync(join(MIGRATIONS, file), 'utf8')}; COMMIT`);
       }
-      const signatures = (url: string) => withClient(url, async (c) => (await c.query<FunctionRow>(FUNCTIONS)).rows.map((f) => f.signature));
+      const signatures = (url: string) =>
+        withClient(url, async (c) => (await c.query<FunctionRow>(FUNCTIONS)).rows.map((f) => f.signature));
       const byMigrations = await signatures(alone.url);
-      assert.ok(byMigrations.includes('sensorcloud_claim_many(text[],text[],integer[],integer[],integer[],bigint[],integer,bigint,bigint,bigint,bigint[],text[])'));
+      assert.ok(
+        byMigrations.includes(
+          'sensorcloud_claim_many(text[],text[],integer[],integer[],integer[],bigint[],integer,bigint,bigint,bigint,bigint[],text[])',
+        ),
+      );
       assert.ok(!byMigrations.some((s) => s.startsWith('sensorcloud_fresh(')), 'dropped by migration 006');
       assert.deepEqual(await signatures(db.url), byMigrations);
     } finally {
@@ -97,11 +108,19 @@ describe('postgres: the functions folder', () => {
   it('applied again at the next start, they change nothing: the same definitions and oids, the triggers on them', async () => {
     const db = await migratedDatabase();
     try {
-      const state = () => withClient(db.url, async (c) => ({ functions: (await c.query(FUNCTIONS)).rows, triggers: (await c.query(TRIGGERS)).rows }));
+      const state = () =>
+        withClient(db.url, async (c) => ({
+          functions: (await c.query(FUNCTIONS)).rows,
+          triggers: (await c.query(TRIGGERS)).rows,
+        }));
       const first = await state();
       assert.deepEqual(first.triggers.map((t) => `${t.table}: ${t.function}`).sort(), [
-        'data_connectors: bump_config_version()', 'memberships: bump_auth_version()', 'projects: bump_config_version()',
-        'service_account_keys: bump_auth_version()', 'service_accounts: bump_auth_version()', 'users: bump_auth_version()',
+        'data_connectors: bump_config_version()',
+        'memberships: bump_auth_version()',
+        'projects: bump_config_version()',
+        'service_account_keys: bump_auth_version()',
+        'service_accounts: bump_auth_version()',
+        'users: bump_auth_version()',
       ]);
       await (await createPostgresStore(db.url, { poolSize: 2 })).close();
       assert.deepEqual(await state(), first);
@@ -120,7 +139,13 @@ BEGIN
   RETURN NULL;
 END $$`;
       await runAlone(db.url, `${newer}; INSERT INTO schema_migrations (version, applied_time) VALUES (999, 1)`);
-      const body = () => withClient(db.url, async (c) => (await c.query<{ src: string }>("SELECT prosrc AS src FROM pg_proc WHERE proname = 'bump_config_version'")).rows[0]!.src);
+      const body = () =>
+        withClient(
+          db.url,
+          async (c) =>
+            (await c.query<{ src: string }>("SELECT prosrc AS src FROM pg_proc WHERE proname = 'bump_config_version'"))
+              .rows[0]!.src,
+        );
       const before = await body();
       assert.match(before, /a newer release's/);
       await (await createPostgresStore(db.url, { poolSize: 2 })).close();

@@ -32,18 +32,29 @@ describe('postgres: group commit', () => {
   };
   /** One event's writes, as the pipeline makes them, in a rerunnable transaction naming its device. */
   const publish = (connectorId: string, d: DeviceRecord, at: number, body = `{"t":${at}}`) =>
-    store.transaction(async (tx: Repos) => {
-      const current = (await tx.devices.get(d.id))!;
-      const e = event(d, at, 'touch', { body });
-      await tx.events.insert(e);
-      await tx.deliveries.add([row(connectorId, at, { eventId: e.id })]);
-      await tx.devices.updateReported(d.id, { n: ((current.reported.n as number | undefined) ?? 0) + 1 }, { touch: [at, e.id] }, at);
-      return e.id;
-    }, { rerunnable: true, devices: [d.id] });
+    store.transaction(
+      async (tx: Repos) => {
+        const current = (await tx.devices.get(d.id))!;
+        const e = event(d, at, 'touch', { body });
+        await tx.events.insert(e);
+        await tx.deliveries.add([row(connectorId, at, { eventId: e.id })]);
+        await tx.devices.updateReported(
+          d.id,
+          { n: ((current.reported.n as number | undefined) ?? 0) + 1 },
+          { touch: [at, e.id] },
+          at,
+        );
+        return e.id;
+      },
+      { rerunnable: true, devices: [d.id] },
+    );
   const countOf = async (d: DeviceRecord) => (await store.devices.get(d.id))?.reported.n;
 
   it('a named device held by another transaction: the batch waits for the lock, then every event of it commits', async () => {
-    const { c, devices: [held, free] } = await seed(2);
+    const {
+      c,
+      devices: [held, free],
+    } = await seed(2);
     const client = await store.pool.connect();
     try {
       await client.query('BEGIN');
@@ -60,11 +71,17 @@ describe('postgres: group commit', () => {
   });
 
   it('a device read but not named, held by another transaction: the rest of the batch commits, that one runs alone after the lock', async () => {
-    const { devices: [held, other] } = await seed(2);
-    const bump = (d: DeviceRecord) => store.transaction(async (tx) => {
-      const current = (await tx.devices.get(d.id))!;
-      await tx.devices.updateReported(d.id, { n: ((current.reported.n as number | undefined) ?? 0) + 1 }, {}, T0);
-    }, { rerunnable: true });
+    const {
+      devices: [held, other],
+    } = await seed(2);
+    const bump = (d: DeviceRecord) =>
+      store.transaction(
+        async (tx) => {
+          const current = (await tx.devices.get(d.id))!;
+          await tx.devices.updateReported(d.id, { n: ((current.reported.n as number | undefined) ?? 0) + 1 }, {}, T0);
+        },
+        { rerunnable: true },
+      );
     const client = await store.pool.connect();
     try {
       await client.query('BEGIN');
@@ -81,29 +98,50 @@ describe('postgres: group commit', () => {
   });
 
   it('when the write of what a batch held fails, each event runs again alone and only the bad one fails', async () => {
-    const { c, devices: [d] } = await seed(1);
+    const {
+      c,
+      devices: [d],
+    } = await seed(1);
     const results = await Promise.allSettled([
       publish(c.id, d!, T0),
       publish(c.id, d!, T0 + 1, '{"bad":"\u0000"}'), // PostgreSQL text cannot hold NUL: a 400 for this one
       publish(c.id, d!, T0 + 2),
     ]);
-    assert.deepEqual(results.map((r) => r.status), ['fulfilled', 'rejected', 'fulfilled']);
+    assert.deepEqual(
+      results.map((r) => r.status),
+      ['fulfilled', 'rejected', 'fulfilled'],
+    );
     assert.equal(((results[1] as PromiseRejectedResult).reason as { status?: number }).status, 400);
     assert.equal(await countOf(d!), 2);
     assert.equal((await store.deliveries.claim(c.id, T0 * 2, 0, T0 * 2, 10)).length, 2);
   });
 
   it('a batch reads what it holds: history, the queue and the device, in the same transaction', async () => {
-    const { c, devices: [d] } = await seed(1);
-    const seen = await Promise.all([publish(c.id, d!, T0), store.transaction(async (tx) => {
-      const e = event(d!, T0 + 1);
-      await tx.events.insert(e);
-      await tx.deliveries.add([row(c.id, T0 + 1, { eventId: e.id })]);
-      await tx.devices.updateReported(d!.id, { n: 'mine' }, {}, T0 + 1);
-      const history = await tx.events.listByDevice({ deviceId: d!.id, eventTypes: [], startTime: 0, endTime: T0 * 2, limit: 10 });
-      const queued = await tx.deliveries.claim(c.id, T0 * 2, 0, T0 * 2, 10);
-      return { history: history.length, queued: queued.length, reported: (await tx.devices.get(d!.id))?.reported };
-    }, { rerunnable: true, devices: [d!.id] })]);
+    const {
+      c,
+      devices: [d],
+    } = await seed(1);
+    const seen = await Promise.all([
+      publish(c.id, d!, T0),
+      store.transaction(
+        async (tx) => {
+          const e = event(d!, T0 + 1);
+          await tx.events.insert(e);
+          await tx.deliveries.add([row(c.id, T0 + 1, { eventId: e.id })]);
+          await tx.devices.updateReported(d!.id, { n: 'mine' }, {}, T0 + 1);
+          const history = await tx.events.listByDevice({
+            deviceId: d!.id,
+            eventTypes: [],
+            startTime: 0,
+            endTime: T0 * 2,
+            limit: 10,
+          });
+          const queued = await tx.deliveries.claim(c.id, T0 * 2, 0, T0 * 2, 10);
+          return { history: history.length, queued: queued.length, reported: (await tx.devices.get(d!.id))?.reported };
+        },
+        { rerunnable: true, devices: [d!.id] },
+      ),
+    ]);
     assert.deepEqual(seen[1], { history: 2, queued: 2, reported: { n: 'mine' } });
   });
 });
@@ -160,33 +198,57 @@ describe('postgres: batches of devices this process knows run unlocked', () => {
    * null when gone.
    */
   const publish = (store: PostgresStore, connectorId: string, d: DeviceRecord, at: number) =>
-    store.transaction(async (tx: Repos) => {
-      const current = await tx.devices.get(d.id);
-      if (!current) return null;
-      const e = event(d, at);
-      await tx.events.insert(e);
-      const cap = { max: 1_000, whileHanging: 1_000, hangingIfLeasedBefore: 0 };
-      await tx.deliveries.add([row(connectorId, at, { eventId: e.id, dueTime: at + 60_000_000, leaseUntil: at + 60_000_000, leaseIf: { cap, enqueuedAfter: 0 } })]);
-      await tx.devices.updateReported(d.id, { n: ((current.reported.n as number | undefined) ?? 0) + 1 }, { touch: [at, e.id] }, at);
-      return current;
-    }, { rerunnable: true, devices: [d.id] });
+    store.transaction(
+      async (tx: Repos) => {
+        const current = await tx.devices.get(d.id);
+        if (!current) return null;
+        const e = event(d, at);
+        await tx.events.insert(e);
+        const cap = { max: 1_000, whileHanging: 1_000, hangingIfLeasedBefore: 0 };
+        await tx.deliveries.add([
+          row(connectorId, at, {
+            eventId: e.id,
+            dueTime: at + 60_000_000,
+            leaseUntil: at + 60_000_000,
+            leaseIf: { cap, enqueuedAfter: 0 },
+          }),
+        ]);
+        await tx.devices.updateReported(
+          d.id,
+          { n: ((current.reported.n as number | undefined) ?? 0) + 1 },
+          { touch: [at, e.id] },
+          at,
+        );
+        return current;
+      },
+      { rerunnable: true, devices: [d.id] },
+    );
   const seed = async () => {
     const c = await seedConnector(here);
     const d = device(c.projectId);
     await here.devices.create(d);
     return { c, d };
   };
-  const history = async (d: DeviceRecord) => (await here.events.listByDevice({ deviceId: d.id, eventTypes: [], startTime: 0, endTime: T0 * 2, limit: 100 })).length;
-  const queued = async (connectorId: string) => (await here.deliveries.claim(connectorId, T0 * 2, 0, T0 * 2, 100)).length;
+  const history = async (d: DeviceRecord) =>
+    (await here.events.listByDevice({ deviceId: d.id, eventTypes: [], startTime: 0, endTime: T0 * 2, limit: 100 }))
+      .length;
+  const queued = async (connectorId: string) =>
+    (await here.deliveries.claim(connectorId, T0 * 2, 0, T0 * 2, 100)).length;
 
   it('the first batch of a device locks and reads it; the next ones are one statement each', async () => {
     const { c, d } = await seed();
     sent.length = 0;
     await publish(here, c.id, d, T0);
-    assert.deepEqual(sent.map((q) => q.trim().split(/\s+/)[0]), ['BEGIN', 'SELECT', 'WITH', 'COMMIT']);
+    assert.deepEqual(
+      sent.map((q) => q.trim().split(/\s+/)[0]),
+      ['BEGIN', 'SELECT', 'WITH', 'COMMIT'],
+    );
     sent.length = 0;
     for (let i = 1; i <= 3; i++) await publish(here, c.id, d, T0 + i);
-    assert.deepEqual(sent.map((q) => q.trim().split(/\s+/)[0]), ['WITH', 'WITH', 'WITH']);
+    assert.deepEqual(
+      sent.map((q) => q.trim().split(/\s+/)[0]),
+      ['WITH', 'WITH', 'WITH'],
+    );
     assert.equal((await here.devices.get(d.id))?.reported.n, 4);
     assert.equal(await history(d), 4);
     assert.equal(await queued(c.id), 4);
@@ -198,7 +260,10 @@ describe('postgres: batches of devices this process knows run unlocked', () => {
     await publish(there, c.id, d, T0 + 1);
     sent.length = 0;
     const read = await publish(here, c.id, d, T0 + 2);
-    assert.deepEqual(sent.map((q) => q.trim().split(/\s+/)[0]), ['WITH', 'BEGIN', 'SELECT', 'WITH', 'COMMIT']);
+    assert.deepEqual(
+      sent.map((q) => q.trim().split(/\s+/)[0]),
+      ['WITH', 'BEGIN', 'SELECT', 'WITH', 'COMMIT'],
+    );
     // It ran on the device as the other process left it: no update lost, no event or queue row twice.
     assert.equal(read?.reported.n, 2);
     assert.equal((await here.devices.get(d.id))?.reported.n, 3);
@@ -206,7 +271,11 @@ describe('postgres: batches of devices this process knows run unlocked', () => {
     assert.equal(await queued(c.id), 3);
     sent.length = 0;
     await publish(here, c.id, d, T0 + 3);
-    assert.deepEqual(sent.map((q) => q.trim().split(/\s+/)[0]), ['WITH'], 'known again');
+    assert.deepEqual(
+      sent.map((q) => q.trim().split(/\s+/)[0]),
+      ['WITH'],
+      'known again',
+    );
   });
 
   it('labels changed, or the device deleted, at another process: the next batch here sees it', async () => {
@@ -234,12 +303,19 @@ describe('postgres: batches of devices this process knows run unlocked', () => {
       // unlocked statements that find a device changed by the other store.
       let at = T0;
       for (let round = 0; round < 10; round++) {
-        await Promise.all(Array.from({ length: 24 }, (_, i) => publish(i % 2 === 0 ? a : b, c.id, devices[i % 3]!, at++)));
+        await Promise.all(
+          Array.from({ length: 24 }, (_, i) => publish(i % 2 === 0 ? a : b, c.id, devices[i % 3]!, at++)),
+        );
       }
-      assert.deepEqual(await Promise.all(devices.map(async (d) => (await a.devices.get(d.id))?.reported.n)), [80, 80, 80]);
+      assert.deepEqual(
+        await Promise.all(devices.map(async (d) => (await a.devices.get(d.id))?.reported.n)),
+        [80, 80, 80],
+      );
       const { rows } = await a.pool.query<{ events: number; queued: number; distinct: number }>(
         `SELECT (SELECT count(*) FROM events) AS events, count(*) AS queued, count(DISTINCT event_id) AS distinct
-         FROM deliveries WHERE connector_id = $1`, [c.id]);
+         FROM deliveries WHERE connector_id = $1`,
+        [c.id],
+      );
       assert.deepEqual(rows[0], { events: 240, queued: 240, distinct: 240 });
     } finally {
       await a.close();
@@ -248,12 +324,18 @@ describe('postgres: batches of devices this process knows run unlocked', () => {
     const deadlocks = await withClient(db.url, async (client) => {
       // The stores' server processes report as they exit: wait for them to be gone.
       for (let i = 0; i < 100; i++) {
-        const { rows } = await client.query<{ n: number }>('SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()');
+        const { rows } = await client.query<{ n: number }>(
+          'SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()',
+        );
         if (rows[0]!.n === 0) break;
         await sleep(50);
       }
       await client.query('SELECT pg_stat_clear_snapshot()');
-      return (await client.query<{ n: number }>('SELECT deadlocks::int AS n FROM pg_stat_database WHERE datname = current_database()')).rows[0]!.n;
+      return (
+        await client.query<{ n: number }>(
+          'SELECT deadlocks::int AS n FROM pg_stat_database WHERE datname = current_database()',
+        )
+      ).rows[0]!.n;
     });
     await db.drop();
     assert.equal(deadlocks, 0);
@@ -278,28 +360,45 @@ describe('postgres: batches of devices this process knows run unlocked', () => {
     return [...sent];
   };
 
-  it('a batch of outcomes that only acknowledges is two statements: the connectors\' read and its held writes, merged', async () => {
+  it("a batch of outcomes that only acknowledges is two statements: the connectors' read and its held writes, merged", async () => {
     const c = await seedConnector(here);
     const ids = await here.deliveries.insert([row(c.id, T0), row(c.id, T0), row(c.id, T0)]);
     await here.connectorMetrics.add(c.id, 60_000_000, 1, 0, new Map([['100', 1]]));
     const series = `outcome_total{c="${c.id}"}`;
-    const sent = await statements(() => here.transaction(async (tx: Repos) => {
-      // As the outcome recorder reads them (delivery/outcomes.ts).
-      await tx.dataConnectors.getMany([c.id]);
-      await tx.deliveries.deleteCounted([ids[0]!, ids[1]!], series);
-      await tx.connectorMetrics.add(c.id, 60_000_000, 2, 1, new Map([['100', 2], ['250', 1]]));
-      await tx.connectorMetrics.add(c.id, 60_000_000, 1, 0, new Map([['250', 1]]));
-      await tx.connectorMetrics.add(c.id, 120_000_000, 0, 1, new Map());
-      await tx.connectorMetrics.addCounters({ [series]: 5, [`${series}_sum`]: 0.5 });
-      await tx.deliveries.deleteCounted([ids[1]!], series);
-    }, { rerunnable: true, background: true }));
+    const sent = await statements(() =>
+      here.transaction(
+        async (tx: Repos) => {
+          // As the outcome recorder reads them (delivery/outcomes.ts).
+          await tx.dataConnectors.getMany([c.id]);
+          await tx.deliveries.deleteCounted([ids[0]!, ids[1]!], series);
+          await tx.connectorMetrics.add(
+            c.id,
+            60_000_000,
+            2,
+            1,
+            new Map([
+              ['100', 2],
+              ['250', 1],
+            ]),
+          );
+          await tx.connectorMetrics.add(c.id, 60_000_000, 1, 0, new Map([['250', 1]]));
+          await tx.connectorMetrics.add(c.id, 120_000_000, 0, 1, new Map());
+          await tx.connectorMetrics.addCounters({ [series]: 5, [`${series}_sum`]: 0.5 });
+          await tx.deliveries.deleteCounted([ids[1]!], series);
+        },
+        { rerunnable: true, background: true },
+      ),
+    );
     assert.equal(sent.length, 2, sent.join('\n---\n'));
     assert.ok(!sent.some((q) => /^\s*(BEGIN|COMMIT)/.test(q)));
     const buckets = await here.connectorMetrics.listSince(c.id, 0);
-    assert.deepEqual(buckets.map((b) => [b.bucketStart, b.successCount, b.errorCount, { ...b.latencyHist }]), [
-      [60_000_000, 4, 1, { 100: 3, 250: 2 }],
-      [120_000_000, 0, 1, {}],
-    ]);
+    assert.deepEqual(
+      buckets.map((b) => [b.bucketStart, b.successCount, b.errorCount, { ...b.latencyHist }]),
+      [
+        [60_000_000, 4, 1, { 100: 3, 250: 2 }],
+        [120_000_000, 0, 1, {}],
+      ],
+    );
     const counters = await here.connectorMetrics.counters();
     assert.equal(counters[series], 5 + 2, 'the rows deleted, each once, and the delta');
     assert.equal(counters[`${series}_sum`], 0.5);
@@ -312,13 +411,18 @@ describe('postgres: batches of devices this process knows run unlocked', () => {
     const [id] = await here.deliveries.insert([row(c.id, T0)]);
     const series = `relocked_total{c="${c.id}"}`;
     let runs = 0;
-    const sent = await statements(() => here.transaction(async (tx: Repos) => {
-      runs++;
-      await tx.deliveries.deleteCounted([id!], series);
-      await tx.connectorMetrics.addCounters({ [series]: 1 });
-      const locked = await tx.dataConnectors.getForUpdate(c.id);
-      await tx.dataConnectors.updateState(c.id, locked!.status, T0, T0 + 1);
-    }, { rerunnable: true, background: true }));
+    const sent = await statements(() =>
+      here.transaction(
+        async (tx: Repos) => {
+          runs++;
+          await tx.deliveries.deleteCounted([id!], series);
+          await tx.connectorMetrics.addCounters({ [series]: 1 });
+          const locked = await tx.dataConnectors.getForUpdate(c.id);
+          await tx.dataConnectors.updateState(c.id, locked!.status, T0, T0 + 1);
+        },
+        { rerunnable: true, background: true },
+      ),
+    );
     assert.equal(runs, 2, 'unlocked first, then locked');
     assert.ok(sent.some((q) => /^\s*BEGIN/.test(q)));
     assert.equal((await here.connectorMetrics.counters())[series], 2);
@@ -338,28 +442,38 @@ describe('postgres: device versions heard from another process', () => {
       const c = await seedConnector(a);
       const [d, ofA, ofB] = [device(c.projectId), device(c.projectId), device(c.projectId)];
       for (const x of [d, ofA, ofB]) await a.devices.create(x);
-      const bump = (store: PostgresStore, x: DeviceRecord, at: number) => store.transaction(async (tx: Repos) => {
-        const current = (await tx.devices.get(x.id))!;
-        const e = event(x, at);
-        await tx.events.insert(e);
-        await tx.devices.updateReported(x.id, { n: ((current.reported.n as number | undefined) ?? 0) + 1 }, { touch: [at, e.id] }, at);
-      }, { rerunnable: true, devices: [x.id] });
+      const bump = (store: PostgresStore, x: DeviceRecord, at: number) =>
+        store.transaction(
+          async (tx: Repos) => {
+            const current = (await tx.devices.get(x.id))!;
+            const e = event(x, at);
+            await tx.events.insert(e);
+            await tx.devices.updateReported(
+              x.id,
+              { n: ((current.reported.n as number | undefined) ?? 0) + 1 },
+              { touch: [at, e.id] },
+              at,
+            );
+          },
+          { rerunnable: true, devices: [x.id] },
+        );
       await listener.connect();
       await listener.query('LISTEN sensorcloud_devices');
       /** Whether a message naming `x` is heard within 500 ms. */
-      const hears = (x: DeviceRecord) => new Promise<boolean>((resolve) => {
-        const on = (n: pg.Notification) => {
-          if (!n.payload?.includes(x.id)) return;
-          clearTimeout(timer);
-          listener.off('notification', on);
-          resolve(true);
-        };
-        const timer = setTimeout(() => {
-          listener.off('notification', on);
-          resolve(false);
-        }, 500);
-        listener.on('notification', on);
-      });
+      const hears = (x: DeviceRecord) =>
+        new Promise<boolean>((resolve) => {
+          const on = (n: pg.Notification) => {
+            if (!n.payload?.includes(x.id)) return;
+            clearTimeout(timer);
+            listener.off('notification', on);
+            resolve(true);
+          };
+          const timer = setTimeout(() => {
+            listener.off('notification', on);
+            resolve(false);
+          }, 500);
+          listener.on('notification', on);
+        });
       // A process sends the versions it commits only once it has heard another one, which it may not have on a busy
       // machine when its listening connection opened after the other's first hello (the next comes a second later).
       // So each commits batches of a device of its own until a message names it: then each has heard the other, and
@@ -393,7 +507,11 @@ describe('postgres: device versions heard from another process', () => {
         return client;
       };
       await bump(b, d, T0 + 201);
-      assert.deepEqual(sent.map((q) => q.trim().split(/\s+/)[0]), ['WITH'], 'unlocked: the version heard was current');
+      assert.deepEqual(
+        sent.map((q) => q.trim().split(/\s+/)[0]),
+        ['WITH'],
+        'unlocked: the version heard was current',
+      );
       assert.equal((await a.devices.get(d.id))?.reported.n, 2, 'on the state a left: no update lost');
     } finally {
       await listener.end().catch(() => undefined);

@@ -33,7 +33,10 @@ describe('postgres: one leader per periodic job', () => {
     assert.equal(await a.cluster!.tryLead('heartbeats'), false);
 
     // Process A's sessions end, as when it is killed: its jobs are free at once for B.
-    await runAlone(db.url, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'process-a'");
+    await runAlone(
+      db.url,
+      "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'process-a'",
+    );
     const lost = 'database: the cluster connection was lost; periodic jobs are given up until it is back';
     await until('A heard that its connection was lost', async () => logA.lines.some((l) => l.message === lost));
     await until('B leads the job A led', () => b!.cluster!.tryLead('retention'));
@@ -50,6 +53,9 @@ describe('postgres: one leader per periodic job', () => {
     // B closes (a process stopped): A takes its jobs over at the next pass.
     await b!.close();
     b = null;
-    await until('A leads the jobs B led', async () => (await a.cluster!.tryLead('retention')) && (await a.cluster!.tryLead('heartbeats')));
+    await until(
+      'A leads the jobs B led',
+      async () => (await a.cluster!.tryLead('retention')) && (await a.cluster!.tryLead('heartbeats')),
+    );
   });
 });

@@ -70,7 +70,11 @@ describe('postgres: a connection lost mid-transaction', () => {
     assert.equal(await store.organizations.get(first.id), null, 'nothing of the transaction kept');
     assert.equal(await store.organizations.get(second.id), null);
     await store.transaction((t) => t.organizations.create(second));
-    assert.equal((await store.organizations.get(second.id))?.id, second.id, 'the next transaction runs on a new connection');
+    assert.equal(
+      (await store.organizations.get(second.id))?.id,
+      second.id,
+      'the next transaction runs on a new connection',
+    );
   });
 
   it('in a batch of events: the batch runs again on a new connection, and each event is kept once', async () => {
@@ -84,20 +88,28 @@ describe('postgres: a connection lost mid-transaction', () => {
     const publish = (i: number) => {
       const d = devices[i % devices.length]!;
       const at = T0 + i;
-      return store.transaction(async (t: Repos) => {
-        runs++;
-        const current = (await t.devices.get(d.id))!;
-        const e = event(d, at);
-        await t.events.insert(e);
-        await t.deliveries.add([row(c.id, at, { eventId: e.id })]);
-        await t.devices.updateReported(d.id, { n: ((current.reported.n as number | undefined) ?? 0) + 1 }, { touch: [at, e.id] }, at);
-        // The batch's first run waits here with its transaction open (its devices read under lock).
-        if (held) {
-          reached.resolve();
-          await go.promise;
-        }
-        return e.id;
-      }, { rerunnable: true, devices: [d.id] });
+      return store.transaction(
+        async (t: Repos) => {
+          runs++;
+          const current = (await t.devices.get(d.id))!;
+          const e = event(d, at);
+          await t.events.insert(e);
+          await t.deliveries.add([row(c.id, at, { eventId: e.id })]);
+          await t.devices.updateReported(
+            d.id,
+            { n: ((current.reported.n as number | undefined) ?? 0) + 1 },
+            { touch: [at, e.id] },
+            at,
+          );
+          // The batch's first run waits here with its transaction open (its devices read under lock).
+          if (held) {
+            reached.resolve();
+            await go.promise;
+          }
+          return e.id;
+        },
+        { rerunnable: true, devices: [d.id] },
+      );
     };
     const results = Promise.allSettled([0, 1, 2, 3].map(publish));
     await reached.promise;
@@ -112,8 +124,20 @@ describe('postgres: a connection lost mid-transaction', () => {
     });
     assert.ok(runs > 4, `the events were run again (${runs} runs for 4 events)`);
     // What was kept, and only that: its event, its queue row and its count on the device, once each.
-    const events = await store.events.listByDevice({ deviceId: devices[0]!.id, eventTypes: [], startTime: 0, endTime: T0 * 2, limit: 10 });
-    const events1 = await store.events.listByDevice({ deviceId: devices[1]!.id, eventTypes: [], startTime: 0, endTime: T0 * 2, limit: 10 });
+    const events = await store.events.listByDevice({
+      deviceId: devices[0]!.id,
+      eventTypes: [],
+      startTime: 0,
+      endTime: T0 * 2,
+      limit: 10,
+    });
+    const events1 = await store.events.listByDevice({
+      deviceId: devices[1]!.id,
+      eventTypes: [],
+      startTime: 0,
+      endTime: T0 * 2,
+      limit: 10,
+    });
     assert.deepEqual([...events, ...events1].map((e) => e.id).sort(), [...kept].sort());
     const queued = await store.deliveries.claim(c.id, T0 * 2, 0, T0 * 2, 10);
     assert.deepEqual(queued.map((q) => q.eventId).sort(), [...kept].sort());

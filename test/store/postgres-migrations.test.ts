@@ -20,7 +20,10 @@ describe('postgres: schema migrations', () => {
       const store = await createPostgresStore(db.url, { poolSize: 2, logger });
       try {
         const told = lines.filter((l) => /schema|migration/.test(l.message));
-        assert.deepEqual(told.map((l) => [l.level, l.fields.migrations]), [['warn', [998, 999]]]);
+        assert.deepEqual(
+          told.map((l) => [l.level, l.fields.migrations]),
+          [['warn', [998, 999]]],
+        );
         assert.match(told[0]!.message, /newer release upgraded the schema.*upgrade it$/);
         const org = organization();
         await store.organizations.create(org);
@@ -39,7 +42,10 @@ describe('postgres: schema migrations', () => {
       await (await createPostgresStore(db.url, { poolSize: 2 })).close();
       const { logger, lines } = capturedLog(['info', 'warn']);
       await (await createPostgresStore(db.url, { poolSize: 2, logger })).close();
-      assert.deepEqual(lines.filter((l) => /schema|migration/.test(l.message)), []);
+      assert.deepEqual(
+        lines.filter((l) => /schema|migration/.test(l.message)),
+        [],
+      );
     } finally {
       await db.drop();
     }

@@ -14,23 +14,32 @@ import { createTestDatabase } from '../helpers/postgres.ts';
 const T0 = 1_748_779_200_000_000;
 const MINUTE = 60_000_000;
 
-describe('postgres: the queue\'s claim locks, plans and upkeep', () => {
+describe("postgres: the queue's claim locks, plans and upkeep", () => {
   it('rows asking for a lease of a connector with rows due are queued due without waiting for its claim lock', async () => {
     const db = await createTestDatabase();
     const store = await createPostgresStore(db.url, { poolSize: 4 });
     const now = T0 + 1;
     const cap = { max: 10, whileHanging: 2, hangingIfLeasedBefore: now };
     const leased = (connectorId: string): NewDelivery => ({
-      connectorId, eventId: `x-${connectorId}`, body: Buffer.from('{}'), enqueueTime: now, dueTime: now + MINUTE, leaseUntil: now + MINUTE,
+      connectorId,
+      eventId: `x-${connectorId}`,
+      body: Buffer.from('{}'),
+      enqueueTime: now,
+      dueTime: now + MINUTE,
+      leaseUntil: now + MINUTE,
       leaseIf: { cap, enqueuedAfter: T0 - MINUTE },
     });
-    await store.deliveries.insert([{ connectorId: 'c-behind', eventId: 'old', body: Buffer.from('{}'), enqueueTime: now, dueTime: now }]);
+    await store.deliveries.insert([
+      { connectorId: 'c-behind', eventId: 'old', body: Buffer.from('{}'), enqueueTime: now, dueTime: now },
+    ]);
     // Another session holds both connectors' claim locks, as a claim or an event batch of another process does.
     const holder = new pg.Client({ connectionString: db.url });
     await holder.connect();
     try {
       await holder.query('BEGIN');
-      await holder.query("SELECT pg_advisory_xact_lock(hashtextextended('sensorcloud:claim:' || id, 0)) FROM unnest(ARRAY['c-behind', 'c-free']) AS id");
+      await holder.query(
+        "SELECT pg_advisory_xact_lock(hashtextextended('sensorcloud:claim:' || id, 0)) FROM unnest(ARRAY['c-behind', 'c-free']) AS id",
+      );
       const behind = leased('c-behind');
       const first = store.transaction((tx) => tx.deliveries.add([behind]), { rerunnable: true }).then(() => 'written');
       const waited = new Promise((resolve) => setTimeout(resolve, 2_000, 'waited for the lock'));
@@ -38,9 +47,11 @@ describe('postgres: the queue\'s claim locks, plans and upkeep', () => {
       assert.equal(behind.queued!.leased, false, 'queued due behind the row due');
       const free = leased('c-free');
       let written = false;
-      const waiting = store.transaction((tx) => tx.deliveries.add([free]), { rerunnable: true }).then(() => {
-        written = true;
-      });
+      const waiting = store
+        .transaction((tx) => tx.deliveries.add([free]), { rerunnable: true })
+        .then(() => {
+          written = true;
+        });
       await new Promise((resolve) => setTimeout(resolve, 200));
       assert.equal(written, false, 'a connector with nothing due is counted under its lock');
       await holder.query('COMMIT');
@@ -58,11 +69,19 @@ describe('postgres: the queue\'s claim locks, plans and upkeep', () => {
     const store = await createPostgresStore(db.url, { poolSize: 2 });
     try {
       const vacuums = async () => {
-        const [r] = await store.pool.query<{ n: number }>("SELECT vacuum_count::int AS n FROM pg_stat_user_tables WHERE relname = 'deliveries'").then((x) => x.rows);
+        const [r] = await store.pool
+          .query<{ n: number }>("SELECT vacuum_count::int AS n FROM pg_stat_user_tables WHERE relname = 'deliveries'")
+          .then((x) => x.rows);
         return r!.n;
       };
       assert.equal(await vacuums(), 0);
-      const rows: NewDelivery[] = Array.from({ length: 1_000 }, (_, i) => ({ connectorId: 'c-vacuum', eventId: `v${i}`, body: Buffer.from('{}'), enqueueTime: T0, dueTime: T0 }));
+      const rows: NewDelivery[] = Array.from({ length: 1_000 }, (_, i) => ({
+        connectorId: 'c-vacuum',
+        eventId: `v${i}`,
+        body: Buffer.from('{}'),
+        enqueueTime: T0,
+        dueTime: T0,
+      }));
       await store.deliveries.add(rows);
       await store.deliveries.deleteMany(rows.map((r) => r.queued!.id));
       const deadline = Date.now() + 10_000;
@@ -99,11 +118,18 @@ describe('postgres: the queue\'s claim locks, plans and upkeep', () => {
       await holder.query('COMMIT');
       const deadline = Date.now() + 10_000;
       // The line is logged after the rewrite's size is read back: wait for both.
-      while (((await size()) >= big / 4 || !logged.some((l) => l.level === 'info')) && Date.now() < deadline) await sleep(100);
+      while (((await size()) >= big / 4 || !logged.some((l) => l.level === 'info')) && Date.now() < deadline)
+        await sleep(100);
       assert.ok((await size()) < big / 4, 'rewritten');
       const left = await pool.query<{ id: number }>('SELECT id FROM deliveries ORDER BY id');
-      assert.deepEqual(left.rows.map((r) => Number(r.id)), rows.slice(0, 10).map((r) => r.queued!.id));
-      assert.deepEqual(logged.filter((l) => l.level === 'warn'), []);
+      assert.deepEqual(
+        left.rows.map((r) => Number(r.id)),
+        rows.slice(0, 10).map((r) => r.queued!.id),
+      );
+      assert.deepEqual(
+        logged.filter((l) => l.level === 'warn'),
+        [],
+      );
       const rewritten = logged.find((l) => l.level === 'info');
       assert.equal(rewritten?.fields.rows, 10);
       assert.ok((rewritten!.fields.bytesAfter as number) < big / 4);
@@ -157,9 +183,15 @@ describe('postgres: the queue\'s claim locks, plans and upkeep', () => {
       const ROWS = 300;
       const add = async (from: number, to: number) => {
         for (let c = 0; c < CONNECTORS; c++) {
-          await store.deliveries.add(Array.from({ length: to - from }, (_, i) => ({
-            connectorId: `c-due-${String(c).padStart(2, '0')}`, eventId: `d${c}-${from + i}`, body: Buffer.from('{}'), enqueueTime: T0, dueTime: T0 + from + i,
-          })));
+          await store.deliveries.add(
+            Array.from({ length: to - from }, (_, i) => ({
+              connectorId: `c-due-${String(c).padStart(2, '0')}`,
+              eventId: `d${c}-${from + i}`,
+              body: Buffer.from('{}'),
+              enqueueTime: T0,
+              dueTime: T0 + from + i,
+            })),
+          );
         }
       };
       const now = T0 + ROWS;
@@ -167,28 +199,42 @@ describe('postgres: the queue\'s claim locks, plans and upkeep', () => {
       // PostgreSQL may plan it, under statistics of three kinds. A node that read the backlogs (9,600 rows due)
       // rather than a row or two per connector fails the check: without those settings, the probes were planned as a
       // semi join over every due row, a sequential scan each, or a bitmap scan and a sort of each connector's rows.
-      const [fn] = (await client.query<{ src: string; config: string[] }>(
-        "SELECT prosrc AS src, proconfig AS config FROM pg_proc WHERE proname = 'sensorcloud_connectors_with_due'")).rows;
-      for (const setting of fn!.config) if (!setting.startsWith('plan_cache_mode=')) await client.query(`SET ${setting.replace('=', ' = ')}`);
+      const [fn] = (
+        await client.query<{ src: string; config: string[] }>(
+          "SELECT prosrc AS src, proconfig AS config FROM pg_proc WHERE proname = 'sensorcloud_connectors_with_due'",
+        )
+      ).rows;
+      for (const setting of fn!.config)
+        if (!setting.startsWith('plan_cache_mode=')) await client.query(`SET ${setting.replace('=', ' = ')}`);
       const query = /RETURN QUERY([\s\S]*);\s*END/.exec(fn!.src)![1]!;
       await client.query(`PREPARE due(bigint, bigint) AS ${query}`);
       const check = async (statistics: string) => {
         assert.equal((await store.deliveries.connectorsWithDue(now, 0)).length, CONNECTORS, statistics);
         for (const mode of ['force_custom_plan', 'force_generic_plan']) {
           await client.query(`SET plan_cache_mode = ${mode}`);
-          const [row] = (await client.query<{ 'QUERY PLAN': Array<{ Plan: PlanNode }> }>(`EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE due(${now}, 0)`)).rows;
+          const [row] = (
+            await client.query<{ 'QUERY PLAN': Array<{ Plan: PlanNode }> }>(
+              `EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE due(${now}, 0)`,
+            )
+          ).rows;
           const most = mostRowsRead(row!['QUERY PLAN'][0]!.Plan);
           assert.ok(most <= 4 * CONNECTORS, `${statistics}, ${mode}: a plan node read ${most} rows`);
         }
       };
       // Statistics of a queue that held one other connector's backlog (10,000 rows), taken before it was worked off.
-      await store.deliveries.add(Array.from({ length: 10_000 }, (_, i) => ({
-        connectorId: 'c-due-backlog', eventId: `b${i}`, body: Buffer.from('{}'), enqueueTime: T0, dueTime: T0 + 10 * ROWS,
-      })));
+      await store.deliveries.add(
+        Array.from({ length: 10_000 }, (_, i) => ({
+          connectorId: 'c-due-backlog',
+          eventId: `b${i}`,
+          body: Buffer.from('{}'),
+          enqueueTime: T0,
+          dueTime: T0 + 10 * ROWS,
+        })),
+      );
       await client.query('ANALYZE deliveries');
       await client.query("DELETE FROM deliveries WHERE connector_id = 'c-due-backlog'");
       await add(0, 1);
-      await check('statistics of another connector\'s backlog');
+      await check("statistics of another connector's backlog");
       await client.query('ANALYZE deliveries');
       await add(1, ROWS);
       await check('statistics of one row per connector');
@@ -202,7 +248,12 @@ describe('postgres: the queue\'s claim locks, plans and upkeep', () => {
   });
 });
 
-interface PlanNode { 'Actual Rows': number; 'Actual Loops': number; 'Rows Removed by Filter'?: number; Plans?: PlanNode[] }
+interface PlanNode {
+  'Actual Rows': number;
+  'Actual Loops': number;
+  'Rows Removed by Filter'?: number;
+  Plans?: PlanNode[];
+}
 
 /** The most rows any node of a plan produced or filtered out, over all its loops. */
 function mostRowsRead(node: PlanNode): number {
@@ -222,5 +273,11 @@ async function queueBytes(pool: pg.Pool): Promise<number> {
 
 /** `n` due rows of the connector with 1 KB bodies. */
 function kilobyteRows(connectorId: string, n: number): NewDelivery[] {
-  return Array.from({ length: n }, (_, i) => ({ connectorId, eventId: `${connectorId}-${i}`, body: Buffer.alloc(1024, 120), enqueueTime: T0, dueTime: T0 }));
+  return Array.from({ length: n }, (_, i) => ({
+    connectorId,
+    eventId: `${connectorId}-${i}`,
+    body: Buffer.alloc(1024, 120),
+    enqueueTime: T0,
+    dueTime: T0,
+  }));
 }

@@ -57,7 +57,9 @@ describe('postgres: a server with statement_timeout = 1s and lock_timeout = 300m
       assert.ok(Date.now() - started >= 2_400, 'it waited for the lock');
       assert.equal(await store.organizations.count(), 0);
       // The connection that waited is not given back to the pool without the server's limits.
-      const { rows } = await store.pool.query<{ s: string; l: string }>("SELECT current_setting('statement_timeout') AS s, current_setting('lock_timeout') AS l");
+      const { rows } = await store.pool.query<{ s: string; l: string }>(
+        "SELECT current_setting('statement_timeout') AS s, current_setting('lock_timeout') AS l",
+      );
       assert.deepEqual(rows, [{ s: '1s', l: '300ms' }]);
     } finally {
       await other.end();
@@ -89,12 +91,18 @@ describe('postgres: a server with statement_timeout = 1s and lock_timeout = 300m
       warnings.length = 0;
       for (let i = 0; i < 3; i++) {
         const org = organization();
-        await assert.rejects(store.transaction((t) => t.organizations.create(org)), (err: unknown) => {
-          assert.ok(err instanceof ApiError, `an ApiError, not ${String(err)}`);
-          assert.equal(err.status, 503);
-          assert.match(err.message, /the database cancelled a statement that waited or ran too long; try again shortly/);
-          return true;
-        });
+        await assert.rejects(
+          store.transaction((t) => t.organizations.create(org)),
+          (err: unknown) => {
+            assert.ok(err instanceof ApiError, `an ApiError, not ${String(err)}`);
+            assert.equal(err.status, 503);
+            assert.match(
+              err.message,
+              /the database cancelled a statement that waited or ran too long; try again shortly/,
+            );
+            return true;
+          },
+        );
       }
       await assert.rejects(store.organizations.count(), { status: 503 });
       await blocker.query('ROLLBACK');
@@ -102,7 +110,10 @@ describe('postgres: a server with statement_timeout = 1s and lock_timeout = 300m
       await store.transaction((t) => t.organizations.create(org));
       assert.equal(await store.organizations.count(), 1, 'only the transaction after the lock went is kept');
       assert.equal(warnings.length, 1, warnings.map((w) => w.message).join('\n'));
-      assert.match(warnings[0]!.message, /database: the server cancelled statements that waited or ran too long: requests answered 503, background work tried again.*statement_timeout or lock_timeout/);
+      assert.match(
+        warnings[0]!.message,
+        /database: the server cancelled statements that waited or ran too long: requests answered 503, background work tried again.*statement_timeout or lock_timeout/,
+      );
       assert.match(String(warnings[0]!.fields.reason), /lock timeout/);
     } finally {
       await blocker.end();
@@ -116,13 +127,16 @@ describe('postgres: a server with statement_timeout = 1s and lock_timeout = 300m
     for (const d of devices) await store.devices.create(d);
     const publish = (i: number) => {
       const d = devices[i % devices.length]!;
-      return store.transaction(async (t: Repos) => {
-        const e = event(d, T0 + i);
-        await t.events.insert(e);
-        await t.deliveries.add([row(c.id, T0 + i, { eventId: e.id })]);
-        await t.devices.updateReported(d.id, { n: i }, { touch: [T0 + i, e.id] }, T0 + i);
-        return e.id;
-      }, { rerunnable: true, devices: [d.id] });
+      return store.transaction(
+        async (t: Repos) => {
+          const e = event(d, T0 + i);
+          await t.events.insert(e);
+          await t.deliveries.add([row(c.id, T0 + i, { eventId: e.id })]);
+          await t.devices.updateReported(d.id, { n: i }, { touch: [T0 + i, e.id] }, T0 + i);
+          return e.id;
+        },
+        { rerunnable: true, devices: [d.id] },
+      );
     };
     // First with the table free, so the process knows the devices' versions (a batch may then write unlocked).
     await Promise.all([0, 1].map(publish));
@@ -133,14 +147,25 @@ describe('postgres: a server with statement_timeout = 1s and lock_timeout = 300m
       const results = await Promise.allSettled([2, 3, 4, 5].map(publish));
       for (const r of results) {
         assert.equal(r.status, 'rejected');
-        assert.match(String((r as PromiseRejectedResult).reason), /the database cancelled a statement that waited or ran too long/);
+        assert.match(
+          String((r as PromiseRejectedResult).reason),
+          /the database cancelled a statement that waited or ran too long/,
+        );
       }
       await blocker.query('ROLLBACK');
     } finally {
       await blocker.end();
     }
-    const kept = await Promise.all(devices.map((d) => store.events.listByDevice({ deviceId: d.id, eventTypes: [], startTime: 0, endTime: T0 * 2, limit: 10 })));
-    assert.deepEqual(kept.map((k) => k.length), [1, 1], 'only the events published before the lock');
+    const kept = await Promise.all(
+      devices.map((d) =>
+        store.events.listByDevice({ deviceId: d.id, eventTypes: [], startTime: 0, endTime: T0 * 2, limit: 10 }),
+      ),
+    );
+    assert.deepEqual(
+      kept.map((k) => k.length),
+      [1, 1],
+      'only the events published before the lock',
+    );
     assert.equal((await store.deliveries.claim(c.id, T0 * 2, 0, T0 * 2, 10)).length, 2);
   });
 
@@ -153,7 +178,10 @@ describe('postgres: a server with statement_timeout = 1s and lock_timeout = 300m
       await blocker.query('BEGIN');
       await blocker.query('LOCK TABLE organizations IN ACCESS EXCLUSIVE MODE');
       const started = Date.now();
-      await assert.rejects(store.transaction((t) => t.organizations.create(organization())), { status: 503 });
+      await assert.rejects(
+        store.transaction((t) => t.organizations.create(organization())),
+        { status: 503 },
+      );
       assert.ok(Date.now() - started >= 900, 'cut by the 1 s statement_timeout');
       await blocker.query('ROLLBACK');
       assert.equal(await store.organizations.count(), before, 'nothing kept');
@@ -188,10 +216,14 @@ describe('postgres: a user allowed 3 connections, a pool of 6', () => {
     let go!: () => void;
     const held = new Promise<void>((r) => (go = r));
     const orgs = Array.from({ length: 5 }, () => organization());
-    const settling = Promise.allSettled(orgs.map((org) => store!.transaction(async (t) => {
-      await t.organizations.create(org);
-      await held;
-    })));
+    const settling = Promise.allSettled(
+      orgs.map((org) =>
+        store!.transaction(async (t) => {
+          await t.organizations.create(org);
+          await held;
+        }),
+      ),
+    );
     await sleep(500);
     go();
     const settled = await settling;
@@ -200,13 +232,23 @@ describe('postgres: a user allowed 3 connections, a pool of 6', () => {
     for (const r of refused) {
       const err = (r as PromiseRejectedResult).reason;
       assert.ok(err instanceof ApiError && err.status === 503, String(err));
-      assert.match(err.message, /the database lacks the resources to do this now \(connections or memory\); try again shortly/);
+      assert.match(
+        err.message,
+        /the database lacks the resources to do this now \(connections or memory\); try again shortly/,
+      );
     }
     const kept = [];
     for (const o of orgs) kept.push(await store.organizations.get(o.id)); // one at a time: two connections left
-    assert.deepEqual(kept.map((k) => k !== null), settled.map((r) => r.status === 'fulfilled'), 'exactly the transactions that answered are kept');
+    assert.deepEqual(
+      kept.map((k) => k !== null),
+      settled.map((r) => r.status === 'fulfilled'),
+      'exactly the transactions that answered are kept',
+    );
     assert.equal(warnings.length, 1, warnings.map((w) => w.message).join('\n'));
-    assert.match(warnings[0]!.message, /database: the server lacked the resources for work: requests answered 503, background work tried again.*max_connections \(this process: 6 \+ 1\)/);
+    assert.match(
+      warnings[0]!.message,
+      /database: the server lacked the resources for work: requests answered 503, background work tried again.*max_connections \(this process: 6 \+ 1\)/,
+    );
     assert.match(String(warnings[0]!.fields.reason), /too many connections/);
     await store.transaction((t) => t.organizations.create(organization()));
   });

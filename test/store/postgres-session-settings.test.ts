@@ -71,7 +71,11 @@ describe('postgres: a server whose sessions default to SERIALIZABLE', () => {
     const plain = new pg.Client({ connectionString: db.url });
     await plain.connect();
     try {
-      assert.equal((await plain.query('SHOW transaction_isolation')).rows[0].transaction_isolation, 'serializable', 'the setting is in force');
+      assert.equal(
+        (await plain.query('SHOW transaction_isolation')).rows[0].transaction_isolation,
+        'serializable',
+        'the setting is in force',
+      );
     } finally {
       await plain.end();
     }
@@ -117,7 +121,8 @@ describe('postgres: a server that accepts only reads for a while', () => {
     server?.stop();
   });
 
-  const refusedAsReadOnly = (err: unknown) => (err as { status?: number }).status === 503 && /accepts only reads/.test((err as Error).message);
+  const refusedAsReadOnly = (err: unknown) =>
+    (err as { status?: number }).status === 503 && /accepts only reads/.test((err as Error).message);
 
   it('answers 503 while it does, keeps none of its sessions, and takes writes again by itself when the server does', async () => {
     const url = server.url.replace(/\/postgres$/, '/read_only_for_a_while');
@@ -126,11 +131,19 @@ describe('postgres: a server that accepts only reads for a while', () => {
     await s.organizations.create(organization());
     const heard: string[] = [];
     await s.cluster!.subscribe('probe', (payload) => heard.push(payload));
-    const writes = () => s.organizations.create(organization()).then(() => true, (err) => {
-      if (refusedAsReadOnly(err)) return false;
-      throw err;
-    });
-    const healthy = () => s.ping().then(() => true, () => false);
+    const writes = () =>
+      s.organizations.create(organization()).then(
+        () => true,
+        (err) => {
+          if (refusedAsReadOnly(err)) return false;
+          throw err;
+        },
+      );
+    const healthy = () =>
+      s.ping().then(
+        () => true,
+        () => false,
+      );
 
     // The configuration reloaded with writes off: the open sessions take no writes.
     await admin.query('ALTER SYSTEM SET default_transaction_read_only = on');

@@ -4,16 +4,20 @@ import { createPostgresStore } from '../../src/store/postgres/index.ts';
 import { createTestDatabase } from '../helpers/postgres.ts';
 import { storeContract } from './contract.ts';
 
-storeContract('postgres', async () => {
-  const db = await createTestDatabase();
-  const store = await createPostgresStore(db.url, { poolSize: 8 });
-  const close = store.close.bind(store);
-  store.close = async () => {
-    await close();
-    await db.drop();
-  };
-  return store;
-}, async () => {
-  const db = await createTestDatabase();
-  return { open: () => createPostgresStore(db.url, { poolSize: 4 }), drop: db.drop };
-});
+storeContract(
+  'postgres',
+  async () => {
+    const db = await createTestDatabase();
+    const store = await createPostgresStore(db.url, { poolSize: 8 });
+    const close = store.close.bind(store);
+    store.close = async () => {
+      await close();
+      await db.drop();
+    };
+    return store;
+  },
+  async () => {
+    const db = await createTestDatabase();
+    return { open: () => createPostgresStore(db.url, { poolSize: 4 }), drop: db.drop };
+  },
+);

@@ -23,11 +23,17 @@ function makeRoom(store: SqliteStore): void {
   store.db.raw.pragma('max_page_count = 4294967294');
 }
 
-const rows = (n: number, tag: string) => Array.from({ length: n }, (_, i) => ({
-  connectorId: 'c', eventId: `${tag}${i}`, body: Buffer.alloc(16_384, 1), enqueueTime: 1, dueTime: 1,
-}));
+const rows = (n: number, tag: string) =>
+  Array.from({ length: n }, (_, i) => ({
+    connectorId: 'c',
+    eventId: `${tag}${i}`,
+    body: Buffer.alloc(16_384, 1),
+    enqueueTime: 1,
+    dueTime: 1,
+  }));
 
-const isFull = (e: unknown) => e instanceof ApiError && e.status === 503 && /disk that holds the database is full/.test(e.message);
+const isFull = (e: unknown) =>
+  e instanceof ApiError && e.status === 503 && /disk that holds the database is full/.test(e.message);
 
 describe('sqlite on a full disk', () => {
   it('refuses writes with a 503, keeps nothing of them, tells the operator once a minute, and recovers by itself', async () => {
@@ -39,18 +45,25 @@ describe('sqlite on a full disk', () => {
       await store.deliveries.insert(rows(1, 'before'));
       fill(store);
       // In a transaction (the group commit), and outside one.
-      await assert.rejects(store.transaction((tx) => tx.deliveries.add(rows(20, 'tx'))), isFull);
+      await assert.rejects(
+        store.transaction((tx) => tx.deliveries.add(rows(20, 'tx'))),
+        isFull,
+      );
       await assert.rejects(store.deliveries.insert(rows(20, 'top')), isFull);
       assert.equal(await store.deliveries.count(), 1, 'nothing of the refused writes is kept');
       await assert.rejects(store.ping(), isFull);
       // Reads go on.
       assert.equal((await store.deliveries.get(1))?.eventId, 'before0');
-      const warnings = () => lines.filter((l) => l.message.startsWith('database: the disk holding the database is full'));
+      const warnings = () =>
+        lines.filter((l) => l.message.startsWith('database: the disk holding the database is full'));
       assert.equal(warnings().length, 1, 'told once');
       assert.equal(warnings()[0]!.fields.file, join(dir, 'sensorcloud.db'));
       assert.equal(typeof warnings()[0]!.fields.freeBytes, 'number');
       now += 61_000;
-      await assert.rejects(store.transaction((tx) => tx.deliveries.add(rows(20, 'later'))), isFull);
+      await assert.rejects(
+        store.transaction((tx) => tx.deliveries.add(rows(20, 'later'))),
+        isFull,
+      );
       assert.equal(warnings().length, 2, 'and again a minute later');
       assert.equal(warnings()[1]!.fields.refusals, 2, 'the refusal not told, and this one');
 
@@ -69,7 +82,10 @@ describe('sqlite on a full disk', () => {
       await assert.rejects(store.deliveries.insert(rows(20, 'top')), isFull);
       now += 61_000;
       await store.ping();
-      assert.deepEqual(lines.filter((l) => l.level === 'error'), []);
+      assert.deepEqual(
+        lines.filter((l) => l.level === 'error'),
+        [],
+      );
     } finally {
       await store.close();
       rmSync(dir, { recursive: true, force: true });
@@ -79,7 +95,9 @@ describe('sqlite on a full disk', () => {
   it('through the API: a publish answers 503 with the error body and /healthz 503; both pass once there is room', async () => {
     const { logger, lines } = capturedLog(['warn', 'error']);
     let store: SqliteStore | null = null;
-    const t = await createTestContext({ store: (dataDir) => (store = createSqliteStore(join(dataDir, 'sensorcloud.db'), { logger })) });
+    const t = await createTestContext({
+      store: (dataDir) => (store = createSqliteStore(join(dataDir, 'sensorcloud.db'), { logger })),
+    });
     try {
       const device = await t.request('POST', `/v2/projects/${t.projectId}/devices`, { body: { type: 'touch' } });
       assert.equal(device.status, 200, device.text);
@@ -97,7 +115,11 @@ describe('sqlite on a full disk', () => {
       makeRoom(store!);
       assert.equal((await publish()).status, 200);
       assert.equal((await t.request('GET', '/healthz', { auth: null })).status, 200);
-      assert.deepEqual(lines.filter((l) => l.level === 'error'), [], 'no stack per request');
+      assert.deepEqual(
+        lines.filter((l) => l.level === 'error'),
+        [],
+        'no stack per request',
+      );
     } finally {
       await t.close();
     }

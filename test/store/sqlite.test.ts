@@ -43,40 +43,72 @@ describe('sqlite specifics', () => {
       DELETE FROM schema_migrations WHERE version = 80;
       INSERT INTO organizations VALUES ('o1', 'o', 0);
       INSERT INTO projects (id, organization_id, display_name, location, create_time, update_time) VALUES ('p1', 'o1', 'p', '{}', 0, 0);`);
-    const device = raw.prepare("INSERT INTO devices (id, project_id, type, product_number, emulated, create_time, update_time, reported_times) VALUES (?, 'p1', 'touch', '', 1, 0, 0, ?)");
+    const device = raw.prepare(
+      "INSERT INTO devices (id, project_id, type, product_number, emulated, create_time, update_time, reported_times) VALUES (?, 'p1', 'touch', '', 1, 0, 0, ?)",
+    );
     // d1: the newest touch is stored (two at 300: the greater id is the latest); labelsChanged is never in
     // reported_times. d2: retention deleted its newest touch (900); an older one is still stored. d3: no history.
     device.run('d1', '{"touch":300,"temperature":50}');
     device.run('d2', '{"touch":900}');
     device.run('d3', '{"networkStatus":5}');
     device.run('d4', '{}');
-    const insert = raw.prepare("INSERT INTO events (id, project_id, device_id, event_type, timestamp, create_time, body) VALUES (?, 'p1', ?, ?, ?, 0, '{}')");
+    const insert = raw.prepare(
+      "INSERT INTO events (id, project_id, device_id, event_type, timestamp, create_time, body) VALUES (?, 'p1', ?, ?, ?, 0, '{}')",
+    );
     for (const [id, d, type, timestamp] of [
-      ['e1', 'd1', 'touch', 300], ['e2', 'd1', 'touch', 100], ['e3', 'd1', 'temperature', 50], ['e4', 'd1', 'touch', 300],
-      ['e5', 'd1', 'labelsChanged', 70], ['e6', 'd2', 'touch', 7],
-    ] as const) insert.run(id, d, type, timestamp);
+      ['e1', 'd1', 'touch', 300],
+      ['e2', 'd1', 'touch', 100],
+      ['e3', 'd1', 'temperature', 50],
+      ['e4', 'd1', 'touch', 300],
+      ['e5', 'd1', 'labelsChanged', 70],
+      ['e6', 'd2', 'touch', 7],
+    ] as const)
+      insert.run(id, d, type, timestamp);
     await store.close();
 
     const logged: Array<[Record<string, unknown>, string]> = [];
-    const migrated = createSqliteStore(file, { logger: { info: (obj: Record<string, unknown>, msg: string) => logged.push([obj, msg]) } as never });
-    assert.deepEqual(logged.map(([obj, msg]) => [obj.migration, msg]), [
-      ['080_latest_event_per_type.sql', 'upgrading the database schema; with a long event history this can take minutes'],
-      ['080_latest_event_per_type.sql', 'database schema upgraded'],
-    ]);
+    const migrated = createSqliteStore(file, {
+      logger: { info: (obj: Record<string, unknown>, msg: string) => logged.push([obj, msg]) } as never,
+    });
+    assert.deepEqual(
+      logged.map(([obj, msg]) => [obj.migration, msg]),
+      [
+        [
+          '080_latest_event_per_type.sql',
+          'upgrading the database schema; with a long event history this can take minutes',
+        ],
+        ['080_latest_event_per_type.sql', 'database schema upgraded'],
+      ],
+    );
     assert.equal(typeof logged[1]![0].ms, 'number');
-    const rows = migrated.db.all<{ id: string; latest_events: string }>('SELECT id, latest_events FROM devices ORDER BY id');
-    assert.deepEqual(rows.map((r) => [r.id, JSON.parse(r.latest_events)]), [
-      ['d1', { labelsChanged: [70, 'e5'], temperature: [50, 'e3'], touch: [300, 'e4'] }],
-      ['d2', { touch: [900, ''] }],
-      ['d3', { networkStatus: [5, ''] }],
-      ['d4', {}],
-    ]);
+    const rows = migrated.db.all<{ id: string; latest_events: string }>(
+      'SELECT id, latest_events FROM devices ORDER BY id',
+    );
+    assert.deepEqual(
+      rows.map((r) => [r.id, JSON.parse(r.latest_events)]),
+      [
+        ['d1', { labelsChanged: [70, 'e5'], temperature: [50, 'e3'], touch: [300, 'e4'] }],
+        ['d2', { touch: [900, ''] }],
+        ['d3', { networkStatus: [5, ''] }],
+        ['d4', {}],
+      ],
+    );
     assert.deepEqual((await migrated.devices.get('d2'))?.latestEvents, { touch: [900, ''] });
-    assert.deepEqual((await migrated.events.latestPerType('p1', ['touch', 'temperature', 'labelsChanged'])).map((e) => e.id), ['e3', 'e5', 'e4', 'e6']);
-    const columns = migrated.db.all<{ name: string }>('SELECT name FROM pragma_table_info(?)', 'devices').map((c) => c.name);
+    assert.deepEqual(
+      (await migrated.events.latestPerType('p1', ['touch', 'temperature', 'labelsChanged'])).map((e) => e.id),
+      ['e3', 'e5', 'e4', 'e6'],
+    );
+    const columns = migrated.db
+      .all<{ name: string }>('SELECT name FROM pragma_table_info(?)', 'devices')
+      .map((c) => c.name);
     assert.ok(columns.includes('latest_events') && !columns.includes('reported_times'));
-    const indexes = migrated.db.all<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'events' AND name NOT LIKE 'sqlite_%' ORDER BY name");
-    assert.deepEqual(indexes.map((i) => i.name), ['events_by_device_time']);
+    const indexes = migrated.db.all<{ name: string }>(
+      "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'events' AND name NOT LIKE 'sqlite_%' ORDER BY name",
+    );
+    assert.deepEqual(
+      indexes.map((i) => i.name),
+      ['events_by_device_time'],
+    );
     await migrated.close();
   });
 
@@ -87,18 +119,39 @@ describe('sqlite specifics', () => {
     raw.exec(`DROP INDEX events_by_device_time;
       CREATE INDEX events_by_device_time ON events(device_id, timestamp DESC, id DESC, event_type);
       DELETE FROM schema_migrations WHERE version = 90;`);
-    const insert = raw.prepare("INSERT INTO events (id, project_id, device_id, event_type, timestamp, create_time, body) VALUES (?, 'p1', ?, ?, ?, 0, '{}')");
+    const insert = raw.prepare(
+      "INSERT INTO events (id, project_id, device_id, event_type, timestamp, create_time, body) VALUES (?, 'p1', ?, ?, ?, 0, '{}')",
+    );
     for (const [id, d, type, timestamp] of [
-      ['e1', 'd1', 'touch', 300], ['e2', 'd1', 'touch', 100], ['e3', 'd1', 'temperature', 300], ['e4', 'd2', 'touch', 500], ['e5', 'd1', 'touch', 200],
-    ] as const) insert.run(id, d, type, timestamp);
-    const history = (s: typeof store) => s.events.listByDevice({ deviceId: 'd1', startTime: 0, endTime: 1000, eventTypes: [], limit: 10 });
+      ['e1', 'd1', 'touch', 300],
+      ['e2', 'd1', 'touch', 100],
+      ['e3', 'd1', 'temperature', 300],
+      ['e4', 'd2', 'touch', 500],
+      ['e5', 'd1', 'touch', 200],
+    ] as const)
+      insert.run(id, d, type, timestamp);
+    const history = (s: typeof store) =>
+      s.events.listByDevice({ deviceId: 'd1', startTime: 0, endTime: 1000, eventTypes: [], limit: 10 });
     const before = (await history(store)).map((e) => e.id);
     await store.close();
 
     const migrated = createSqliteStore(file);
-    const order = migrated.db.all<{ name: string; desc: number }>("SELECT name, desc FROM pragma_index_xinfo('events_by_device_time') WHERE key = 1");
-    assert.deepEqual(order.map((c) => [c.name, c.desc]), [['device_id', 0], ['timestamp', 0], ['id', 0], ['event_type', 0]]);
-    assert.deepEqual((await history(migrated)).map((e) => e.id), before);
+    const order = migrated.db.all<{ name: string; desc: number }>(
+      "SELECT name, desc FROM pragma_index_xinfo('events_by_device_time') WHERE key = 1",
+    );
+    assert.deepEqual(
+      order.map((c) => [c.name, c.desc]),
+      [
+        ['device_id', 0],
+        ['timestamp', 0],
+        ['id', 0],
+        ['event_type', 0],
+      ],
+    );
+    assert.deepEqual(
+      (await history(migrated)).map((e) => e.id),
+      before,
+    );
     assert.deepEqual(before, ['e3', 'e1', 'e5', 'e2']);
     await migrated.close();
   });
@@ -116,17 +169,42 @@ describe('sqlite specifics', () => {
       INSERT INTO organizations (id, display_name, create_time) VALUES ('o1', 'O', 0);
       INSERT INTO projects (id, organization_id, display_name, location, labels, create_time, update_time) VALUES ('p1', 'o1', 'P', '{}', '{}', 0, 0);`);
     const big = JSON.stringify({ temperature: { value: 1, samples: Array(5000).fill({ value: 1 }) } });
-    raw.prepare(`INSERT INTO devices VALUES ('emu1', 'p1', 'temperature', '102058', '{"a":"b"}', ?, 1, 5, 6, '{"networkStatus":[7,"e1"]}')`).run(big);
+    raw
+      .prepare(
+        `INSERT INTO devices VALUES ('emu1', 'p1', 'temperature', '102058', '{"a":"b"}', ?, 1, 5, 6, '{"networkStatus":[7,"e1"]}')`,
+      )
+      .run(big);
     raw.prepare(`INSERT INTO devices VALUES ('d2', 'p1', 'touch', '100110', '{}', '{}', 0, 8, 9, '{}')`).run();
     await store.close();
 
     const migrated = createSqliteStore(file);
-    const columns = migrated.db.all<{ name: string }>('SELECT name FROM pragma_table_info(\'devices\')').map((c) => c.name);
-    assert.deepEqual(columns, ['id', 'project_id', 'type', 'product_number', 'emulated', 'create_time', 'update_time', 'latest_events', 'labels', 'reported']);
+    const columns = migrated.db
+      .all<{ name: string }>("SELECT name FROM pragma_table_info('devices')")
+      .map((c) => c.name);
+    assert.deepEqual(columns, [
+      'id',
+      'project_id',
+      'type',
+      'product_number',
+      'emulated',
+      'create_time',
+      'update_time',
+      'latest_events',
+      'labels',
+      'reported',
+    ]);
     const device = (await migrated.devices.get('emu1'))!;
-    assert.deepEqual([device.labels, device.reported, device.latestEvents, device.emulated, device.createTime, device.updateTime], [{ a: 'b' }, JSON.parse(big), { networkStatus: [7, 'e1'] }, true, 5, 6]);
-    assert.deepEqual(await migrated.devices.listEmulated({ limit: 10 }), [{ id: 'emu1', type: 'temperature', latestEvents: { networkStatus: [7, 'e1'] } }]);
-    assert.deepEqual((await migrated.devices.listByProject('p1', { limit: 10 })).map((d) => d.id), ['d2', 'emu1']);
+    assert.deepEqual(
+      [device.labels, device.reported, device.latestEvents, device.emulated, device.createTime, device.updateTime],
+      [{ a: 'b' }, JSON.parse(big), { networkStatus: [7, 'e1'] }, true, 5, 6],
+    );
+    assert.deepEqual(await migrated.devices.listEmulated({ limit: 10 }), [
+      { id: 'emu1', type: 'temperature', latestEvents: { networkStatus: [7, 'e1'] } },
+    ]);
+    assert.deepEqual(
+      (await migrated.devices.listByProject('p1', { limit: 10 })).map((d) => d.id),
+      ['d2', 'emu1'],
+    );
     await migrated.close();
   });
 });
@@ -136,17 +214,32 @@ describe('sqlite statements', () => {
     const sqliteDir = fileURLToPath(new URL('../../src/store/sqlite/', import.meta.url));
     const bare = readdirSync(sqliteDir)
       .filter((f) => f.endsWith('.ts'))
-      .flatMap((f) => (readFileSync(join(sqliteDir, f), 'utf8').match(/\b(LIMIT|OFFSET)\s+\?/gi) ?? []).map((m) => `${f}: ${m}`));
+      .flatMap((f) =>
+        (readFileSync(join(sqliteDir, f), 'utf8').match(/\b(LIMIT|OFFSET)\s+\?/gi) ?? []).map((m) => `${f}: ${m}`),
+      );
     assert.deepEqual(bare, []);
   });
 
-  it('reads a device\'s history newest first by walking its ascending time index backwards, without a sort', async () => {
+  it("reads a device's history newest first by walking its ascending time index backwards, without a sort", async () => {
     const store = createSqliteStore(':memory:');
-    const plan = store.db.raw.prepare(`EXPLAIN QUERY PLAN ${HISTORY_SQL}`).all(...Array(10).fill(1)).map((r) => (r as { detail: string }).detail);
-    assert.ok(plan.some((d) => d.includes('USING INDEX events_by_device_time')), plan.join('\n'));
+    const plan = store.db.raw
+      .prepare(`EXPLAIN QUERY PLAN ${HISTORY_SQL}`)
+      .all(...Array(10).fill(1))
+      .map((r) => (r as { detail: string }).detail);
+    assert.ok(
+      plan.some((d) => d.includes('USING INDEX events_by_device_time')),
+      plan.join('\n'),
+    );
     assert.ok(!plan.some((d) => d.includes('TEMP B-TREE')), plan.join('\n'));
-    const columns = store.db.all<{ name: string; desc: number }>("SELECT name, desc FROM pragma_index_xinfo('events_by_device_time') WHERE key = 1");
-    assert.deepEqual(columns, [{ name: 'device_id', desc: 0 }, { name: 'timestamp', desc: 0 }, { name: 'id', desc: 0 }, { name: 'event_type', desc: 0 }]);
+    const columns = store.db.all<{ name: string; desc: number }>(
+      "SELECT name, desc FROM pragma_index_xinfo('events_by_device_time') WHERE key = 1",
+    );
+    assert.deepEqual(columns, [
+      { name: 'device_id', desc: 0 },
+      { name: 'timestamp', desc: 0 },
+      { name: 'id', desc: 0 },
+      { name: 'event_type', desc: 0 },
+    ]);
     await store.close();
   });
 
@@ -155,7 +248,8 @@ describe('sqlite statements', () => {
     const raw = store.db.raw;
     raw.exec('CREATE TABLE t (x INTEGER)');
     for (let i = 0; i < 10; i++) raw.prepare('INSERT INTO t VALUES (?)').run(i);
-    const page = (limit: number, after: number) => store.db.all<{ x: number }>('SELECT x FROM t WHERE x > ? ORDER BY x LIMIT +?', after, limit).map((r) => r.x);
+    const page = (limit: number, after: number) =>
+      store.db.all<{ x: number }>('SELECT x FROM t WHERE x > ? ORDER BY x LIMIT +?', after, limit).map((r) => r.x);
     assert.deepEqual(page(3, -1), [0, 1, 2]);
     assert.deepEqual(page(3, 2), [3, 4, 5]);
     assert.deepEqual(page(0, -1), []);
@@ -172,7 +266,12 @@ describe('sqlite checkpoints', () => {
       assert.equal(store.db.raw.pragma('wal_autocheckpoint', { simple: true }), 0);
       const before = statSync(file).size;
       await store.transaction(async (tx) => {
-        for (let i = 0; i < 200; i++) await tx.organizations.create({ id: `o${String(i).padStart(19, '0')}`, displayName: 'x'.repeat(500), createTime: i });
+        for (let i = 0; i < 200; i++)
+          await tx.organizations.create({
+            id: `o${String(i).padStart(19, '0')}`,
+            displayName: 'x'.repeat(500),
+            createTime: i,
+          });
       });
       // The worker copies committed pages into the database file; wait for it (bounded), without asserting a time.
       for (let i = 0; i < 100 && statSync(file).size <= before; i++) await new Promise((r) => setTimeout(r, 50));
@@ -195,19 +294,41 @@ describe('sqlite checkpoints', () => {
       const calls = [0, 0, 0];
       const rerunnable = { rerunnable: true };
       // Alone in their commit, all succeeding: no savepoint at all.
-      await Promise.all([0, 1].map((i) => store.transaction(async (tx) => { calls[i]!++; await tx.organizations.create(org(i)); }, rerunnable)));
+      await Promise.all(
+        [0, 1].map((i) =>
+          store.transaction(async (tx) => {
+            calls[i]!++;
+            await tx.organizations.create(org(i));
+          }, rerunnable),
+        ),
+      );
       assert.deepEqual({ savepoints, calls }, { savepoints: [], calls: [1, 1, 0] });
       // The middle one fails after writing: the commit is undone with it, 0 runs again and 2 runs (once), both in savepoints.
       calls.fill(0);
       const results = await Promise.allSettled([
-        store.transaction(async (tx) => { calls[0]!++; await tx.organizations.create(org(10)); }, rerunnable),
-        store.transaction(async (tx) => { calls[1]!++; await tx.organizations.create(org(11)); throw new Error('fails after writing'); }, rerunnable),
-        store.transaction(async (tx) => { calls[2]!++; await tx.organizations.create(org(12)); }, rerunnable),
+        store.transaction(async (tx) => {
+          calls[0]!++;
+          await tx.organizations.create(org(10));
+        }, rerunnable),
+        store.transaction(async (tx) => {
+          calls[1]!++;
+          await tx.organizations.create(org(11));
+          throw new Error('fails after writing');
+        }, rerunnable),
+        store.transaction(async (tx) => {
+          calls[2]!++;
+          await tx.organizations.create(org(12));
+        }, rerunnable),
       ]);
-      assert.deepEqual(results.map((r) => r.status), ['fulfilled', 'rejected', 'fulfilled']);
+      assert.deepEqual(
+        results.map((r) => r.status),
+        ['fulfilled', 'rejected', 'fulfilled'],
+      );
       assert.deepEqual(calls, [2, 1, 1]);
       assert.equal(savepoints.length, 2);
-      const names = store.db.all<{ id: string }>("SELECT id FROM organizations WHERE id LIKE 'r%' ORDER BY id").map((r) => r.id);
+      const names = store.db
+        .all<{ id: string }>("SELECT id FROM organizations WHERE id LIKE 'r%' ORDER BY id")
+        .map((r) => r.id);
       assert.deepEqual(names, [org(0).id, org(1).id, org(10).id, org(12).id]);
     } finally {
       await store.close();
@@ -222,9 +343,14 @@ describe('sqlite checkpoints', () => {
       let commits = 0;
       while (store.checkpointRounds() < 5 && commits < 200_000) {
         const i = commits++;
-        await store.transaction((tx) => tx.organizations.create({ id: `o${String(i).padStart(19, '0')}`, displayName: 'x', createTime: i }));
+        await store.transaction((tx) =>
+          tx.organizations.create({ id: `o${String(i).padStart(19, '0')}`, displayName: 'x', createTime: i }),
+        );
       }
-      assert.ok(store.checkpointRounds() >= 5, `only ${store.checkpointRounds()} checkpoint rounds in ${commits} commits`);
+      assert.ok(
+        store.checkpointRounds() >= 5,
+        `only ${store.checkpointRounds()} checkpoint rounds in ${commits} commits`,
+      );
       // Every commit appends at least one frame; a WAL never started over would hold at least one per commit.
       const [{ log }] = store.db.raw.pragma('wal_checkpoint(PASSIVE)') as Array<{ log: number }>;
       assert.ok(log < commits / 2, `the WAL holds ${log} frames after ${commits} commits`);

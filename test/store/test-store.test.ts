@@ -21,7 +21,11 @@ describe('test store switch', () => {
 
   it('refuses any other value', () => {
     for (const value of ['Postgres', 'SQLite', 'sqlite ', 'memory']) {
-      assert.throws(() => testStoreKind({ SENSORCLOUD_TEST_STORE: value }), /SENSORCLOUD_TEST_STORE=.*no such test store \(known: sqlite, postgres\)/, value);
+      assert.throws(
+        () => testStoreKind({ SENSORCLOUD_TEST_STORE: value }),
+        /SENSORCLOUD_TEST_STORE=.*no such test store \(known: sqlite, postgres\)/,
+        value,
+      );
     }
   });
 

@@ -5,7 +5,10 @@ import { MAX_BODY_DEPTH, parseJsonBody } from '../../src/api/body.ts';
 import { ApiError } from '../../src/domain/errors.ts';
 
 const refused = (text: string, message: RegExp) =>
-  assert.throws(() => parseJsonBody(text), (err: unknown) => err instanceof ApiError && err.status === 400 && message.test(err.message));
+  assert.throws(
+    () => parseJsonBody(text),
+    (err: unknown) => err instanceof ApiError && err.status === 400 && message.test(err.message),
+  );
 
 describe('parseJsonBody', () => {
   it('drops null-valued keys at every level, keeps nulls inside arrays and the order of the other keys', () => {
@@ -15,7 +18,10 @@ describe('parseJsonBody', () => {
   });
 
   it('keeps "__proto__" as an own field, never as the prototype', () => {
-    const body = parseJsonBody('{"__proto__":{"polluted":true},"labels":{"__proto__":"x","k":null}}') as Record<string, unknown>;
+    const body = parseJsonBody('{"__proto__":{"polluted":true},"labels":{"__proto__":"x","k":null}}') as Record<
+      string,
+      unknown
+    >;
     assert.equal(Object.getPrototypeOf(body), Object.prototype);
     assert.deepEqual(Object.getOwnPropertyDescriptor(body, '__proto__')?.value, { polluted: true });
     assert.deepEqual(Object.keys(body.labels as object), ['__proto__']);

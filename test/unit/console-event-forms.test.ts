@@ -9,13 +9,15 @@ import { normalizePublishBody, PUBLISHABLE_EVENT_TYPES } from '../../src/domain/
 
 const NOW = 1_750_000_000_000_000;
 /** A device type that emits the event type. */
-const emitterOf = (eventType: string) => Object.keys(DEVICE_TYPES).find((t) => DEVICE_TYPES[t]!.events.includes(eventType))!;
+const emitterOf = (eventType: string) =>
+  Object.keys(DEVICE_TYPES).find((t) => DEVICE_TYPES[t]!.events.includes(eventType))!;
 
 describe('happy', () => {
   it('has a form for each of the 18 publishable event types, and each device type offers what it emits', () => {
     assert.deepEqual(Object.keys(EVENT_FORMS).sort(), [...PUBLISHABLE_EVENT_TYPES].sort());
     assert.equal(PUBLISHABLE_EVENT_TYPES.length, 18);
-    for (const [type, info] of Object.entries(DEVICE_TYPES)) assert.deepEqual([...EVENTS_BY_DEVICE_TYPE[type]!].sort(), [...info.events].sort(), type);
+    for (const [type, info] of Object.entries(DEVICE_TYPES))
+      assert.deepEqual([...EVENTS_BY_DEVICE_TYPE[type]!].sort(), [...info.events].sort(), type);
   });
 
   it('the defaults of every form make a body the server accepts, with the values as typed', () => {
@@ -25,7 +27,8 @@ describe('happy', () => {
       const event = normalizePublishBody(emitterOf(eventType), built.body, NOW);
       assert.equal(event.eventType, eventType);
       for (const f of EVENT_FORMS[eventType]!) {
-        if (f.kind === 'number') assert.equal((event.data[eventType] as Record<string, unknown>)[f.key], f.default, `${eventType}.${f.key}`);
+        if (f.kind === 'number')
+          assert.equal((event.data[eventType] as Record<string, unknown>)[f.key], f.default, `${eventType}.${f.key}`);
       }
     }
   });
@@ -38,17 +41,30 @@ describe('happy', () => {
 });
 
 describe('sad', () => {
-  it('a number outside a form\'s range is refused by the form and by the server alike', () => {
+  it("a number outside a form's range is refused by the form and by the server alike", () => {
     let checked = 0;
     for (const eventType of PUBLISHABLE_EVENT_TYPES) {
       for (const f of EVENT_FORMS[eventType]!) {
         if (f.kind !== 'number') continue;
-        for (const bad of [f.min === undefined ? null : f.min - 1, f.max === undefined ? null : f.max + 1, f.int ? f.default + 0.5 : null]) {
+        for (const bad of [
+          f.min === undefined ? null : f.min - 1,
+          f.max === undefined ? null : f.max + 1,
+          f.int ? f.default + 0.5 : null,
+        ]) {
           if (bad === null) continue;
           const values = { ...defaultValues(eventType), [f.key]: String(bad) };
           assert.ok('problem' in publishBody(eventType, values), `${eventType}.${f.key}=${bad} passes the form`);
-          const body = { [eventType]: { ...(publishBody(eventType, defaultValues(eventType)) as { body: Record<string, Record<string, unknown>> }).body[eventType], [f.key]: bad } };
-          assert.throws(() => normalizePublishBody(emitterOf(eventType), body, NOW), `${eventType}.${f.key}=${bad} passes the server`);
+          const body = {
+            [eventType]: {
+              ...(publishBody(eventType, defaultValues(eventType)) as { body: Record<string, Record<string, unknown>> })
+                .body[eventType],
+              [f.key]: bad,
+            },
+          };
+          assert.throws(
+            () => normalizePublishBody(emitterOf(eventType), body, NOW),
+            `${eventType}.${f.key}=${bad} passes the server`,
+          );
           checked++;
         }
       }

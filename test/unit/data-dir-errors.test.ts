@@ -19,7 +19,10 @@ describe('explainDataDirError', () => {
       // (The bytes free move with whatever else writes to this disk meanwhile.)
       const message = explain(failure(code, 'database or disk is full'))!;
       assert.ok(message.startsWith(`cannot open the data in ${dir} (no space left on the device, `), message);
-      assert.match(message, /, [\d,]+ bytes free\): make room on that disk, or point SENSORCLOUD_DATA_DIR at a directory on another disk$/);
+      assert.match(
+        message,
+        /, [\d,]+ bytes free\): make room on that disk, or point SENSORCLOUD_DATA_DIR at a directory on another disk$/,
+      );
     }
   });
 
@@ -28,7 +31,10 @@ describe('explainDataDirError', () => {
   });
 
   it('permissions and damaged files keep their advice; anything else is left as it is', () => {
-    assert.match(explain(failure('SQLITE_READONLY', 'attempt to write a readonly database'))!, /\(read-only file system\): make its files/);
+    assert.match(
+      explain(failure('SQLITE_READONLY', 'attempt to write a readonly database'))!,
+      /\(read-only file system\): make its files/,
+    );
     assert.match(explain(failure('SQLITE_NOTADB', 'file is not a database'))!, /restore it from a backup$/);
     assert.equal(explain(failure('SQLITE_BUSY')), null);
     rmSync(dir, { recursive: true, force: true });

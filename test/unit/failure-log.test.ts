@@ -5,7 +5,8 @@ import { createFailureLog } from '../../src/runtime/failure-log.ts';
 
 function recorder() {
   const lines: Array<{ level: string; obj: Record<string, unknown>; msg: string }> = [];
-  const at = (level: string) => (obj: object, msg: string) => void lines.push({ level, obj: obj as Record<string, unknown>, msg });
+  const at = (level: string) => (obj: object, msg: string) =>
+    void lines.push({ level, obj: obj as Record<string, unknown>, msg });
   return { lines, logger: { info: at('info'), warn: at('warn'), error: at('error') } };
 }
 
@@ -22,14 +23,27 @@ describe('failure log', () => {
       now += 250; // a poll every 250 ms for a minute
       log.failed(err);
     }
-    assert.deepEqual(lines.map((l) => [l.level, l.msg]), [['error', 'engine: claiming failed'], ['error', 'engine: claiming failed (still failing)']]);
+    assert.deepEqual(
+      lines.map((l) => [l.level, l.msg]),
+      [
+        ['error', 'engine: claiming failed'],
+        ['error', 'engine: claiming failed (still failing)'],
+      ],
+    );
     assert.equal(lines[0]!.obj.err, err);
-    assert.deepEqual({ failures: lines[1]!.obj.failures, forSeconds: lines[1]!.obj.forSeconds }, { failures: 241, forSeconds: 60 });
+    assert.deepEqual(
+      { failures: lines[1]!.obj.failures, forSeconds: lines[1]!.obj.forSeconds },
+      { failures: 241, forSeconds: 60 },
+    );
     now += 1_500;
     log.succeeded();
     log.succeeded();
     assert.equal(lines.length, 3, 'one line for the recovery, none for the successes after it');
-    assert.deepEqual(lines[2], { level: 'info', obj: { failures: 241, afterSeconds: 61.5 }, msg: 'engine: claiming works again' });
+    assert.deepEqual(lines[2], {
+      level: 'info',
+      obj: { failures: 241, afterSeconds: 61.5 },
+      msg: 'engine: claiming works again',
+    });
   });
 
   it('says nothing while the operation works, and counts a new run of failures from the start', () => {
@@ -46,10 +60,15 @@ describe('failure log', () => {
     log.failed('second');
     now += 2_000;
     log.succeeded();
-    assert.deepEqual(lines.map((l) => [l.level, l.msg, l.obj.failures ?? null]), [
-      ['warn', 'engine: claiming failed', null], ['info', 'engine: claiming works again', 1],
-      ['warn', 'engine: claiming failed', null], ['info', 'engine: claiming works again', 2],
-    ]);
+    assert.deepEqual(
+      lines.map((l) => [l.level, l.msg, l.obj.failures ?? null]),
+      [
+        ['warn', 'engine: claiming failed', null],
+        ['info', 'engine: claiming works again', 1],
+        ['warn', 'engine: claiming failed', null],
+        ['info', 'engine: claiming works again', 2],
+      ],
+    );
     assert.equal(lines[3]!.obj.afterSeconds, 2);
   });
 });

@@ -91,7 +91,9 @@ describe('the import graph of src/', () => {
   const graph = importGraph();
 
   it('every import resolves to a file of src/', () => {
-    const missing = [...graph].flatMap(([from, targets]) => targets.filter((t) => !graph.has(t)).map((t) => `${relative(SRC, from)} → ${relative(SRC, t)}`));
+    const missing = [...graph].flatMap(([from, targets]) =>
+      targets.filter((t) => !graph.has(t)).map((t) => `${relative(SRC, from)} → ${relative(SRC, t)}`),
+    );
     assert.deepEqual(missing, []);
   });
 
@@ -115,7 +117,9 @@ describe('the import graph of src/', () => {
     for (const [from, targets] of graph) {
       for (const to of targets) {
         if (graph.has(to) && layerOf(to) < layerOf(from)) {
-          upward.push(`${relative(SRC, from)} (${LAYERS[layerOf(from)]!.name}) → ${relative(SRC, to)} (${LAYERS[layerOf(to)]!.name})`);
+          upward.push(
+            `${relative(SRC, from)} (${LAYERS[layerOf(from)]!.name}) → ${relative(SRC, to)} (${LAYERS[layerOf(to)]!.name})`,
+          );
         }
       }
     }

@@ -23,9 +23,15 @@ describe('happy', () => {
         const specifier = m[1]!;
         if (specifier.startsWith('node:')) continue;
         const name = specifier.startsWith('@') ? specifier.split('/').slice(0, 2).join('/') : specifier.split('/')[0]!;
-        const pkg = JSON.parse(readFileSync(join(ROOT, 'node_modules', name, 'package.json'), 'utf8')) as { type?: string };
+        const pkg = JSON.parse(readFileSync(join(ROOT, 'node_modules', name, 'package.json'), 'utf8')) as {
+          type?: string;
+        };
         lazy.push(`${file.slice(ROOT.length)}: ${specifier}`);
-        assert.equal(pkg.type, 'module', `${file.slice(ROOT.length)} imports the CommonJS package ${specifier} lazily; its named exports are lost in the build`);
+        assert.equal(
+          pkg.type,
+          'module',
+          `${file.slice(ROOT.length)} imports the CommonJS package ${specifier} lazily; its named exports are lost in the build`,
+        );
       }
     }
     assert.ok(lazy.length > 0, 'the check sees the lazy imports (jose in the CLI client)');

@@ -23,6 +23,9 @@ describe('lazyRecord', () => {
     assert.deepEqual({ ...r, z: 1 }, { x: 120, y: 121, z: 1 });
     assert.ok('x' in r);
     assert.ok(!('z' in r));
-    assert.deepEqual(Object.entries(r), [['x', 120], ['y', 121]]);
+    assert.deepEqual(Object.entries(r), [
+      ['x', 120],
+      ['y', 121],
+    ]);
   });
 });

@@ -12,7 +12,8 @@ describe('text holding NUL in a statement', () => {
       'DELETE FROM deliveries WHERE connector_id = $1',
       'WITH e AS (DELETE FROM events WHERE device_id = $1) DELETE FROM devices WHERE id = $1',
       '  with sas as (select id from service_accounts where project_id = ?) delete from projects where id = ?',
-    ]) assert.equal(findsNothing(sql), true, sql);
+    ])
+      assert.equal(findsNothing(sql), true, sql);
   });
 
   it('is refused in any statement that inserts or updates rows', () => {
@@ -23,7 +24,8 @@ describe('text holding NUL in a statement', () => {
       'UPDATE devices d SET reported = u.reported FROM unnest($1::text[]) AS u(reported) WHERE d.id = u.id',
       'WITH e AS (UPDATE events SET project_id = $2 WHERE device_id = $1) UPDATE devices SET project_id = $2 WHERE id = $1',
       'WITH ins AS (INSERT INTO cluster_settings (name, value) VALUES ($1, $2) RETURNING value) SELECT value FROM ins',
-    ]) assert.equal(findsNothing(sql), false, sql);
+    ])
+      assert.equal(findsNothing(sql), false, sql);
   });
 
   it('is looked for in text parameters only', () => {

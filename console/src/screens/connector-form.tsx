@@ -21,7 +21,12 @@ interface Draft {
 
 /** The API's field paths → the form's fields (the `name` of their controls). */
 const FIELDS: FieldMap = {
-  displayName: 'name', 'httpConfig.url': 'url', 'httpConfig.signatureSecret': 'secret', 'httpConfig.headers': 'headers', labels: 'labels', events: 'events',
+  displayName: 'name',
+  'httpConfig.url': 'url',
+  'httpConfig.signatureSecret': 'secret',
+  'httpConfig.headers': 'headers',
+  labels: 'labels',
+  events: 'events',
 };
 
 /** The obvious problems of an endpoint URL, found before asking the API (which decides: private addresses…). */
@@ -36,7 +41,17 @@ function urlProblem(url: string): string | null {
   return parsed.hostname === '' ? URL_FORMAT_TEXT : null;
 }
 
-const EMPTY: Draft = { displayName: '', url: 'https://', secret: '', removeSecret: false, headers: [], labels: 'name', allEvents: true, events: [], enabled: true };
+const EMPTY: Draft = {
+  displayName: '',
+  url: 'https://',
+  secret: '',
+  removeSecret: false,
+  headers: [],
+  labels: 'name',
+  allEvents: true,
+  events: [],
+  enabled: true,
+};
 
 export function ConnectorForm({ projectId, connectorId }: { projectId: string; connectorId?: string }) {
   const editing = connectorId !== undefined;
@@ -49,22 +64,39 @@ export function ConnectorForm({ projectId, connectorId }: { projectId: string; c
     api('GET', `${base}/${connectorId}`).then((c) => {
       setHadSecret(c.httpConfig.signatureSecret !== '');
       setDraft({
-        displayName: c.displayName, url: c.httpConfig.url, secret: '', removeSecret: false,
-        headers: Object.entries(c.httpConfig.headers), labels: c.labels.join(', '), allEvents: c.events.length === 0, events: c.events, enabled: c.status === 'ACTIVE',
+        displayName: c.displayName,
+        url: c.httpConfig.url,
+        secret: '',
+        removeSecret: false,
+        headers: Object.entries(c.httpConfig.headers),
+        labels: c.labels.join(', '),
+        allEvents: c.events.length === 0,
+        events: c.events,
+        enabled: c.status === 'ACTIVE',
       });
     }, action.setError);
   }, [connectorId]);
-  if (!draft) return <section><Title>Edit data connector</Title>{action.error ? <ErrorText error={action.error} /> : <Loading />}</section>;
+  if (!draft)
+    return (
+      <section>
+        <Title>Edit data connector</Title>
+        {action.error ? <ErrorText error={action.error} /> : <Loading />}
+      </section>
+    );
   const set = (patch: Partial<Draft>) => setDraft({ ...draft, ...patch });
 
   const submit = async (e: Event) => {
     e.preventDefault();
     const headers = Object.fromEntries(draft.headers.filter(([k]) => k.trim() !== '').map(([k, v]) => [k.trim(), v]));
-    const labels = draft.labels.split(',').map((s) => s.trim()).filter(Boolean);
+    const labels = draft.labels
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
     const events = draft.allEvents ? [] : draft.events;
     const badUrl = urlProblem(draft.url.trim());
     if (badUrl) return action.fail('url', badUrl);
-    if (!draft.allEvents && events.length === 0) return action.fail('events', 'Choose at least one event type, or "All events".');
+    if (!draft.allEvents && events.length === 0)
+      return action.fail('events', 'Choose at least one event type, or "All events".');
     const httpConfig: Record<string, unknown> = { url: draft.url.trim(), headers };
     const mask = ['displayName', 'httpConfig.url', 'httpConfig.headers', 'labels', 'events'];
     if (draft.secret !== '') httpConfig.signatureSecret = draft.secret;
@@ -84,43 +116,191 @@ export function ConnectorForm({ projectId, connectorId }: { projectId: string; c
       <Title>{editing ? 'Edit data connector' : 'New data connector'}</Title>
       <form class="card form-card" onSubmit={submit} onInput={action.onInput} ref={action.form} noValidate>
         <ErrorText error={action.error} />
-        <Field label="Name" error={action.fieldError('name')}>{(id, described, invalid) => <input id={id} name="name" aria-describedby={described} aria-invalid={invalid} maxLength={256} value={draft.displayName} onInput={(e) => set({ displayName: (e.target as HTMLInputElement).value })} />}</Field>
-        <Field label="Endpoint URL" hint="An https:// address that answers 2xx within 10 s." error={action.fieldError('url')}>{(id, described, invalid) => <input id={id} name="url" aria-describedby={described} aria-invalid={invalid} type="url" required maxLength={2048} value={draft.url} onInput={(e) => set({ url: (e.target as HTMLInputElement).value })} />}</Field>
-        <Field error={action.fieldError('secret')} label="Signature secret" hint={editing ? (hadSecret ? 'A secret is set. Leave empty to keep it; it is never shown.' : 'Not signed now. Type a secret to sign pushes.') : 'Optional. Pushes carry an X-Service-Signature JWT made with it. It is never shown again.'}>
-          {(id, described, invalid) => <input id={id} name="secret" aria-describedby={described} aria-invalid={invalid} type="password" autocomplete="new-password" maxLength={256} value={draft.secret} onInput={(e) => set({ secret: (e.target as HTMLInputElement).value, removeSecret: false })} />}
+        <Field label="Name" error={action.fieldError('name')}>
+          {(id, described, invalid) => (
+            <input
+              id={id}
+              name="name"
+              aria-describedby={described}
+              aria-invalid={invalid}
+              maxLength={256}
+              value={draft.displayName}
+              onInput={(e) => set({ displayName: (e.target as HTMLInputElement).value })}
+            />
+          )}
         </Field>
-        {editing && hadSecret ? <label class="check-label"><input type="checkbox" checked={draft.removeSecret} onChange={() => set({ removeSecret: !draft.removeSecret, secret: '' })} /> Stop signing (remove the secret)</label> : null}
+        <Field
+          label="Endpoint URL"
+          hint="An https:// address that answers 2xx within 10 s."
+          error={action.fieldError('url')}
+        >
+          {(id, described, invalid) => (
+            <input
+              id={id}
+              name="url"
+              aria-describedby={described}
+              aria-invalid={invalid}
+              type="url"
+              required
+              maxLength={2048}
+              value={draft.url}
+              onInput={(e) => set({ url: (e.target as HTMLInputElement).value })}
+            />
+          )}
+        </Field>
+        <Field
+          error={action.fieldError('secret')}
+          label="Signature secret"
+          hint={
+            editing
+              ? hadSecret
+                ? 'A secret is set. Leave empty to keep it; it is never shown.'
+                : 'Not signed now. Type a secret to sign pushes.'
+              : 'Optional. Pushes carry an X-Service-Signature JWT made with it. It is never shown again.'
+          }
+        >
+          {(id, described, invalid) => (
+            <input
+              id={id}
+              name="secret"
+              aria-describedby={described}
+              aria-invalid={invalid}
+              type="password"
+              autocomplete="new-password"
+              maxLength={256}
+              value={draft.secret}
+              onInput={(e) => set({ secret: (e.target as HTMLInputElement).value, removeSecret: false })}
+            />
+          )}
+        </Field>
+        {editing && hadSecret ? (
+          <label class="check-label">
+            <input
+              type="checkbox"
+              checked={draft.removeSecret}
+              onChange={() => set({ removeSecret: !draft.removeSecret, secret: '' })}
+            />{' '}
+            Stop signing (remove the secret)
+          </label>
+        ) : null}
         <fieldset class="field wide" aria-describedby={action.fieldError('headers') ? 'headers-error' : undefined}>
           <legend>Custom headers</legend>
           {draft.headers.map(([k, v], i) => (
             <div class="header-row" key={i}>
-              <label class="visually-hidden" for={`hk-${i}`}>Header {i + 1} name</label>
-              <input id={`hk-${i}`} name="headers" placeholder="Authorization" value={k} onInput={(e) => set({ headers: draft.headers.map((h, j) => (j === i ? [(e.target as HTMLInputElement).value, h[1]] : h)) })} />
-              <label class="visually-hidden" for={`hv-${i}`}>Header {i + 1} value</label>
-              <input id={`hv-${i}`} name="headers" placeholder="value" value={v} onInput={(e) => set({ headers: draft.headers.map((h, j) => (j === i ? [h[0], (e.target as HTMLInputElement).value] : h)) })} />
-              <button type="button" onClick={() => set({ headers: draft.headers.filter((_, j) => j !== i) })} aria-label={`Remove header ${i + 1}`}>Remove</button>
+              <label class="visually-hidden" for={`hk-${i}`}>
+                Header {i + 1} name
+              </label>
+              <input
+                id={`hk-${i}`}
+                name="headers"
+                placeholder="Authorization"
+                value={k}
+                onInput={(e) =>
+                  set({
+                    headers: draft.headers.map((h, j) => (j === i ? [(e.target as HTMLInputElement).value, h[1]] : h)),
+                  })
+                }
+              />
+              <label class="visually-hidden" for={`hv-${i}`}>
+                Header {i + 1} value
+              </label>
+              <input
+                id={`hv-${i}`}
+                name="headers"
+                placeholder="value"
+                value={v}
+                onInput={(e) =>
+                  set({
+                    headers: draft.headers.map((h, j) => (j === i ? [h[0], (e.target as HTMLInputElement).value] : h)),
+                  })
+                }
+              />
+              <button
+                type="button"
+                onClick={() => set({ headers: draft.headers.filter((_, j) => j !== i) })}
+                aria-label={`Remove header ${i + 1}`}
+              >
+                Remove
+              </button>
             </div>
           ))}
           <FieldError id="headers-error" text={action.fieldError('headers')} />
-          <button type="button" onClick={() => set({ headers: [...draft.headers, ['', '']] })}>Add header</button>
+          <button type="button" onClick={() => set({ headers: [...draft.headers, ['', '']] })}>
+            Add header
+          </button>
         </fieldset>
-        <Field label="Label keys to include" hint="Comma-separated device label keys copied into each push, e.g. name, room." error={action.fieldError('labels')}>{(id, described, invalid) => <input id={id} name="labels" aria-describedby={described} aria-invalid={invalid} value={draft.labels} onInput={(e) => set({ labels: (e.target as HTMLInputElement).value })} />}</Field>
+        <Field
+          label="Label keys to include"
+          hint="Comma-separated device label keys copied into each push, e.g. name, room."
+          error={action.fieldError('labels')}
+        >
+          {(id, described, invalid) => (
+            <input
+              id={id}
+              name="labels"
+              aria-describedby={described}
+              aria-invalid={invalid}
+              value={draft.labels}
+              onInput={(e) => set({ labels: (e.target as HTMLInputElement).value })}
+            />
+          )}
+        </Field>
         <fieldset class="field wide" aria-describedby={action.fieldError('events') ? 'events-error' : undefined}>
           <legend>Events to push</legend>
-          <label class="check-label"><input type="radio" name="events-mode" checked={draft.allEvents} onChange={() => { action.edited('events'); set({ allEvents: true }); }} /> All events</label>
-          <label class="check-label"><input type="radio" name="events-mode" checked={!draft.allEvents} onChange={() => set({ allEvents: false })} /> Only these types:</label>
+          <label class="check-label">
+            <input
+              type="radio"
+              name="events-mode"
+              checked={draft.allEvents}
+              onChange={() => {
+                action.edited('events');
+                set({ allEvents: true });
+              }}
+            />{' '}
+            All events
+          </label>
+          <label class="check-label">
+            <input
+              type="radio"
+              name="events-mode"
+              checked={!draft.allEvents}
+              onChange={() => set({ allEvents: false })}
+            />{' '}
+            Only these types:
+          </label>
           <FieldError id="events-error" text={action.fieldError('events')} />
           <div class="check-grid">
             {EVENT_TYPES.map((t) => (
-              <label key={t} class="check-label"><input type="checkbox" name="events" disabled={draft.allEvents} checked={!draft.allEvents && draft.events.includes(t)}
-                onChange={() => set({ events: draft.events.includes(t) ? draft.events.filter((x) => x !== t) : [...draft.events, t] })} /> {t}</label>
+              <label key={t} class="check-label">
+                <input
+                  type="checkbox"
+                  name="events"
+                  disabled={draft.allEvents}
+                  checked={!draft.allEvents && draft.events.includes(t)}
+                  onChange={() =>
+                    set({
+                      events: draft.events.includes(t) ? draft.events.filter((x) => x !== t) : [...draft.events, t],
+                    })
+                  }
+                />{' '}
+                {t}
+              </label>
             ))}
           </div>
         </fieldset>
-        {!editing ? <label class="check-label"><input type="checkbox" checked={draft.enabled} onChange={() => set({ enabled: !draft.enabled })} /> Active from the start</label> : null}
+        {!editing ? (
+          <label class="check-label">
+            <input type="checkbox" checked={draft.enabled} onChange={() => set({ enabled: !draft.enabled })} /> Active
+            from the start
+          </label>
+        ) : null}
         <div class="form-actions">
-          <button type="submit" class="primary" disabled={action.busy}>{editing ? 'Save changes' : 'Create connector'}</button>
-          <a class="button" href={editing ? `${base}/${connectorId}` : base}>Cancel</a>
+          <button type="submit" class="primary" disabled={action.busy}>
+            {editing ? 'Save changes' : 'Create connector'}
+          </button>
+          <a class="button" href={editing ? `${base}/${connectorId}` : base}>
+            Cancel
+          </a>
         </div>
       </form>
     </section>

@@ -3,11 +3,18 @@ import { Badge } from '../components.tsx';
 
 export const STATUS_TEXT: Record<string, { kind: string; label: string; meaning: string }> = {
   ACTIVE: { kind: 'ok', label: 'Active', meaning: 'Every matching event is pushed to the endpoint.' },
-  USER_DISABLED: { kind: 'muted', label: 'Disabled', meaning: 'Disabled by a user. Nothing is queued or sent; events from this time are not sent later. Enable it to resume.' },
+  USER_DISABLED: {
+    kind: 'muted',
+    label: 'Disabled',
+    meaning:
+      'Disabled by a user. Nothing is queued or sent; events from this time are not sent later. Enable it to resume.',
+  },
   SYSTEM_DISABLED: {
-    kind: 'danger', label: 'Disabled by the system',
-    meaning: 'Every push failed for 5 days without a single success, so the service stopped this connector and dropped its queue. '
-      + 'Fix the endpoint (URL, certificate, or a receiver answering 2xx within 10 s), then press Enable; events from the disabled time are not sent.',
+    kind: 'danger',
+    label: 'Disabled by the system',
+    meaning:
+      'Every push failed for 5 days without a single success, so the service stopped this connector and dropped its queue. ' +
+      'Fix the endpoint (URL, certificate, or a receiver answering 2xx within 10 s), then press Enable; events from the disabled time are not sent.',
   },
 };
 

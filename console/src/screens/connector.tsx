@@ -16,7 +16,12 @@ export function ConnectorPage({ projectId, connectorId }: { projectId: string; c
   const base = `/projects/${projectId}/dataconnectors/${connectorId}`;
   const { data, error, reload } = useLoad(async () => {
     const [connector, metrics, history] = await Promise.all([
-      api('GET', base), api('GET', `${base}:metrics`), api<{ buckets: { startTime: string; successCount: number; errorCount: number }[] }>('GET', `${base}:metricsHistory`),
+      api('GET', base),
+      api('GET', `${base}:metrics`),
+      api<{ buckets: { startTime: string; successCount: number; errorCount: number }[] }>(
+        'GET',
+        `${base}:metricsHistory`,
+      ),
     ]);
     return { connector, metrics: metrics.metrics, buckets: history.buckets, loadedAt: Date.now() };
   }, [base]);
@@ -31,49 +36,135 @@ export function ConnectorPage({ projectId, connectorId }: { projectId: string; c
       ok.push([t, b.successCount]);
       bad.push([t, b.errorCount]);
     }
-    return [{ label: 'Successes', points: ok, color: '#2e7d32' }, { label: 'Errors', points: bad, color: '#c62828' }];
+    return [
+      { label: 'Successes', points: ok, color: '#2e7d32' },
+      { label: 'Errors', points: bad, color: '#c62828' },
+    ];
   }, [data]);
 
-  if (!data) return <section><Title>Data connector</Title>{error ? <ErrorText error={error} /> : <Loading />}</section>;
+  if (!data)
+    return (
+      <section>
+        <Title>Data connector</Title>
+        {error ? <ErrorText error={error} /> : <Loading />}
+      </section>
+    );
   const c = data.connector;
   const status = STATUS_TEXT[c.status];
   const canUpdate = perms.has('dataconnector.update');
   const setStatus = async (to: string) => {
-    const done = to === 'ACTIVE' ? 'Enabled: new events are pushed from now on (no backfill).' : 'Disabled: its queue was dropped and nothing is sent until it is enabled.';
+    const done =
+      to === 'ACTIVE'
+        ? 'Enabled: new events are pushed from now on (no backfill).'
+        : 'Disabled: its queue was dropped and nothing is sent until it is enabled.';
     if (await action.run(() => api('PATCH', `${base}?updateMask=status`, { status: to }), done)) reload();
   };
   const now = data.loadedAt / 1000;
   return (
     <section>
-      <Title sub={<><StatusBadge status={c.status} /> <span class="muted small mono">{c.name}</span></>}>{c.displayName || 'Data connector'}</Title>
-      <div class={c.status === 'SYSTEM_DISABLED' ? 'alert' : 'status-line'} role={c.status === 'SYSTEM_DISABLED' ? 'alert' : undefined}>
-        {c.status === 'SYSTEM_DISABLED' ? <strong>Disabled by the system. </strong> : null}{status?.meaning}
+      <Title
+        sub={
+          <>
+            <StatusBadge status={c.status} /> <span class="muted small mono">{c.name}</span>
+          </>
+        }
+      >
+        {c.displayName || 'Data connector'}
+      </Title>
+      <div
+        class={c.status === 'SYSTEM_DISABLED' ? 'alert' : 'status-line'}
+        role={c.status === 'SYSTEM_DISABLED' ? 'alert' : undefined}
+      >
+        {c.status === 'SYSTEM_DISABLED' ? <strong>Disabled by the system. </strong> : null}
+        {status?.meaning}
       </div>
       <div class="toolbar">
-        <a class="button" href={`/projects/${projectId}/dataconnectors`}>← All connectors</a>
-        {c.status === 'ACTIVE'
-          ? <ActionButton allowed={canUpdate} permission="dataconnector.update" onClick={() => setStatus('USER_DISABLED')} disabled={action.busy}>Disable</ActionButton>
-          : <ActionButton allowed={canUpdate} permission="dataconnector.update" class="primary" onClick={() => setStatus('ACTIVE')} disabled={action.busy}>Enable</ActionButton>}
-        <ActionButton allowed={canUpdate && c.status === 'ACTIVE'} permission="dataconnector.update" title={c.status !== 'ACTIVE' ? 'Sync needs an active connector' : undefined}
-          onClick={() => action.run(() => api('POST', `${base}:sync`), 'Sync queued: the latest event of each type of each device is being pushed.')}>Sync</ActionButton>
-        {canUpdate ? <a class="button" href={`${location.pathname}/edit`}>Edit</a> : null}
-        <button type="button" onClick={reload}>Refresh</button>
+        <a class="button" href={`/projects/${projectId}/dataconnectors`}>
+          ← All connectors
+        </a>
+        {c.status === 'ACTIVE' ? (
+          <ActionButton
+            allowed={canUpdate}
+            permission="dataconnector.update"
+            onClick={() => setStatus('USER_DISABLED')}
+            disabled={action.busy}
+          >
+            Disable
+          </ActionButton>
+        ) : (
+          <ActionButton
+            allowed={canUpdate}
+            permission="dataconnector.update"
+            class="primary"
+            onClick={() => setStatus('ACTIVE')}
+            disabled={action.busy}
+          >
+            Enable
+          </ActionButton>
+        )}
+        <ActionButton
+          allowed={canUpdate && c.status === 'ACTIVE'}
+          permission="dataconnector.update"
+          title={c.status !== 'ACTIVE' ? 'Sync needs an active connector' : undefined}
+          onClick={() =>
+            action.run(
+              () => api('POST', `${base}:sync`),
+              'Sync queued: the latest event of each type of each device is being pushed.',
+            )
+          }
+        >
+          Sync
+        </ActionButton>
+        {canUpdate ? (
+          <a class="button" href={`${location.pathname}/edit`}>
+            Edit
+          </a>
+        ) : null}
+        <button type="button" onClick={reload}>
+          Refresh
+        </button>
         <span class="spacer" />
-        {perms.has('dataconnector.delete')
-          ? <ConfirmButton label="Delete" confirm="Delete this connector and its queue?" onConfirm={async () => {
+        {perms.has('dataconnector.delete') ? (
+          <ConfirmButton
+            label="Delete"
+            confirm="Delete this connector and its queue?"
+            onConfirm={async () => {
               if (await action.run(() => api('DELETE', base))) navigate(`/projects/${projectId}/dataconnectors`);
-            }} />
-          : perms.loaded ? <ActionButton allowed={false} permission="dataconnector.delete">Delete</ActionButton> : null}
+            }}
+          />
+        ) : perms.loaded ? (
+          <ActionButton allowed={false} permission="dataconnector.delete">
+            Delete
+          </ActionButton>
+        ) : null}
       </div>
       <ErrorText error={action.error} />
       {action.notice ? <Notice>{action.notice}</Notice> : null}
       {perms.loaded && !canUpdate ? <p class="muted small">{reasonFor('dataconnector.update')}</p> : null}
       <div class="stats" role="group" aria-label="Last 3 hours">
-        <div class="stat"><span class="stat-value" data-testid="success-count">{data.metrics.successCount}</span><span class="stat-label">successful pushes (3 h)</span></div>
-        <div class="stat"><span class={data.metrics.errorCount > 0 ? 'stat-value text-danger' : 'stat-value'} data-testid="error-count">{data.metrics.errorCount}</span><span class="stat-label">failed pushes (3 h)</span></div>
-        <div class="stat"><span class="stat-value">{data.metrics.latency99p}</span><span class="stat-label">p99 latency of successes</span></div>
+        <div class="stat">
+          <span class="stat-value" data-testid="success-count">
+            {data.metrics.successCount}
+          </span>
+          <span class="stat-label">successful pushes (3 h)</span>
+        </div>
+        <div class="stat">
+          <span class={data.metrics.errorCount > 0 ? 'stat-value text-danger' : 'stat-value'} data-testid="error-count">
+            {data.metrics.errorCount}
+          </span>
+          <span class="stat-label">failed pushes (3 h)</span>
+        </div>
+        <div class="stat">
+          <span class="stat-value">{data.metrics.latency99p}</span>
+          <span class="stat-label">p99 latency of successes</span>
+        </div>
       </div>
-      {data.metrics.errorCount > 0 ? <p class="muted small">Failed pushes are retried. Common causes: a wrong URL, a receiver that answers 401/403 or another non-2xx status, an invalid TLS certificate, or no answer within 10 s.</p> : null}
+      {data.metrics.errorCount > 0 ? (
+        <p class="muted small">
+          Failed pushes are retried. Common causes: a wrong URL, a receiver that answers 401/403 or another non-2xx
+          status, an invalid TLS certificate, or no answer within 10 s.
+        </p>
+      ) : null}
       <section class="card" aria-labelledby="health-h">
         <h2 id="health-h">Delivery health, last 3 hours</h2>
         <TimeChart title="Pushes per minute" series={series} from={now - WINDOW_SECONDS} to={now} height={180} bars />
@@ -81,13 +172,54 @@ export function ConnectorPage({ projectId, connectorId }: { projectId: string; c
       <section class="card" aria-labelledby="config-h">
         <h2 id="config-h">Configuration</h2>
         <dl class="props">
-          <div><dt>Endpoint</dt><dd class="mono break">{c.httpConfig.url}</dd></div>
-          <div><dt>Events</dt><dd>{c.events.length === 0 ? 'All events' : c.events.join(', ')}</dd></div>
-          <div><dt>Label keys copied</dt><dd>{c.labels.length === 0 ? <span class="muted">none</span> : c.labels.join(', ')}</dd></div>
-          <div><dt>Custom headers</dt><dd>{Object.keys(c.httpConfig.headers).length === 0 ? <span class="muted">none</span> : Object.keys(c.httpConfig.headers).map((h) => <div key={h} class="mono">{h}: <span class="muted">(value hidden)</span></div>)}</dd></div>
-          <div><dt>Signature</dt><dd>{canUpdate ? (c.httpConfig.signatureSecret ? 'Signed (X-Service-Signature); the secret is never shown' : 'Not signed') : <span class="muted">hidden from your role</span>}</dd></div>
-          <div><dt>Created</dt><dd>{formatTime(c.createTime)}</dd></div>
-          <div><dt>Updated</dt><dd>{formatTime(c.updateTime)}</dd></div>
+          <div>
+            <dt>Endpoint</dt>
+            <dd class="mono break">{c.httpConfig.url}</dd>
+          </div>
+          <div>
+            <dt>Events</dt>
+            <dd>{c.events.length === 0 ? 'All events' : c.events.join(', ')}</dd>
+          </div>
+          <div>
+            <dt>Label keys copied</dt>
+            <dd>{c.labels.length === 0 ? <span class="muted">none</span> : c.labels.join(', ')}</dd>
+          </div>
+          <div>
+            <dt>Custom headers</dt>
+            <dd>
+              {Object.keys(c.httpConfig.headers).length === 0 ? (
+                <span class="muted">none</span>
+              ) : (
+                Object.keys(c.httpConfig.headers).map((h) => (
+                  <div key={h} class="mono">
+                    {h}: <span class="muted">(value hidden)</span>
+                  </div>
+                ))
+              )}
+            </dd>
+          </div>
+          <div>
+            <dt>Signature</dt>
+            <dd>
+              {canUpdate ? (
+                c.httpConfig.signatureSecret ? (
+                  'Signed (X-Service-Signature); the secret is never shown'
+                ) : (
+                  'Not signed'
+                )
+              ) : (
+                <span class="muted">hidden from your role</span>
+              )}
+            </dd>
+          </div>
+          <div>
+            <dt>Created</dt>
+            <dd>{formatTime(c.createTime)}</dd>
+          </div>
+          <div>
+            <dt>Updated</dt>
+            <dd>{formatTime(c.updateTime)}</dd>
+          </div>
         </dl>
       </section>
     </section>

@@ -4,10 +4,32 @@
 import { useMemo, useState } from 'preact/hooks';
 import { api, idOf, listAll } from '../api.ts';
 import { TimeChart, type ChartMarker, type ChartSeries } from '../chart.tsx';
-import { ActionButton, Badge, ConfirmButton, ErrorText, Field, Loading, Notice, Pager, Title, useAction, useLoad } from '../components.tsx';
+import {
+  ActionButton,
+  Badge,
+  ConfirmButton,
+  ErrorText,
+  Field,
+  Loading,
+  Notice,
+  Pager,
+  Title,
+  useAction,
+  useLoad,
+} from '../components.tsx';
 import { eventsToCsv } from '../events-csv.ts';
 import { DEVICE_TYPE_LABELS, eventText, formatTime, readingText } from '../format.ts';
-import { fetchHistory, fitRange, localInputValue, MARKER_TYPES, NUMERIC, RANGES, RECENT_EVENTS, RECENT_SECONDS, rangeFromParams } from '../history.ts';
+import {
+  fetchHistory,
+  fitRange,
+  localInputValue,
+  MARKER_TYPES,
+  NUMERIC,
+  RANGES,
+  RECENT_EVENTS,
+  RECENT_SECONDS,
+  rangeFromParams,
+} from '../history.ts';
 import { reasonFor, usePermissions, type Permissions } from '../permissions.ts';
 import { navigate, setParams, useLocation } from '../router.ts';
 
@@ -19,39 +41,85 @@ import { navigate, setParams, useLocation } from '../router.ts';
 export const VIRTUAL_SENSOR = 'virtual-sensor';
 const VIRTUAL_SENSOR_REASON = 'Kept: it marks an emulated device, and the Emulator lists devices by it.';
 
-function LabelRow({ base, k, value, canEdit, protect, onChanged }: { base: string; k: string; value: string; canEdit: boolean; protect: boolean; onChanged: () => void }) {
+function LabelRow({
+  base,
+  k,
+  value,
+  canEdit,
+  protect,
+  onChanged,
+}: {
+  base: string;
+  k: string;
+  value: string;
+  canEdit: boolean;
+  protect: boolean;
+  onChanged: () => void;
+}) {
   const [editing, setEditing] = useState(false);
   const [draft, setDraft] = useState(value);
   const action = useAction();
   const path = `${base}/labels/${encodeURIComponent(k)}`;
   return (
     <tr>
-      <th scope="row" class="mono">{k}</th>
+      <th scope="row" class="mono">
+        {k}
+      </th>
       <td>
         {editing ? (
-          <form class="inline" onSubmit={async (e) => {
-            e.preventDefault();
-            if (await action.run(() => api('PATCH', path, { value: draft }))) {
-              setEditing(false);
-              onChanged();
-            }
-          }}>
-            <label class="visually-hidden" for={`lv-${k}`}>Value of {k}</label>
-            <input id={`lv-${k}`} value={draft} maxLength={1024} onInput={(e) => setDraft((e.target as HTMLInputElement).value)} />
-            <button type="submit" class="primary" disabled={action.busy}>Save</button>
-            <button type="button" onClick={() => { setEditing(false); setDraft(value); }}>Cancel</button>
+          <form
+            class="inline"
+            onSubmit={async (e) => {
+              e.preventDefault();
+              if (await action.run(() => api('PATCH', path, { value: draft }))) {
+                setEditing(false);
+                onChanged();
+              }
+            }}
+          >
+            <label class="visually-hidden" for={`lv-${k}`}>
+              Value of {k}
+            </label>
+            <input
+              id={`lv-${k}`}
+              value={draft}
+              maxLength={1024}
+              onInput={(e) => setDraft((e.target as HTMLInputElement).value)}
+            />
+            <button type="submit" class="primary" disabled={action.busy}>
+              Save
+            </button>
+            <button
+              type="button"
+              onClick={() => {
+                setEditing(false);
+                setDraft(value);
+              }}
+            >
+              Cancel
+            </button>
           </form>
-        ) : value === '' ? <span class="muted">(empty)</span> : <span class="label-value">{value}</span>}
+        ) : value === '' ? (
+          <span class="muted">(empty)</span>
+        ) : (
+          <span class="label-value">{value}</span>
+        )}
         {protect ? <div class="muted small">{VIRTUAL_SENSOR_REASON}</div> : null}
         <ErrorText error={action.error} />
       </td>
       <td class="actions">
         {canEdit && !editing && !protect ? (
           <>
-            <button type="button" onClick={() => setEditing(true)} aria-label={`Edit label ${k}`}>Edit</button>
-            <ConfirmButton label="Remove" confirm={`Remove ${k}?`} onConfirm={async () => {
-              if (await action.run(() => api('DELETE', path))) onChanged();
-            }} />
+            <button type="button" onClick={() => setEditing(true)} aria-label={`Edit label ${k}`}>
+              Edit
+            </button>
+            <ConfirmButton
+              label="Remove"
+              confirm={`Remove ${k}?`}
+              onConfirm={async () => {
+                if (await action.run(() => api('DELETE', path))) onChanged();
+              }}
+            />
           </>
         ) : null}
       </td>
@@ -59,7 +127,19 @@ function LabelRow({ base, k, value, canEdit, protect, onChanged }: { base: strin
   );
 }
 
-function Labels({ base, labels, emulated, perms, onChanged }: { base: string; labels: Record<string, string>; emulated: boolean; perms: Permissions; onChanged: () => void }) {
+function Labels({
+  base,
+  labels,
+  emulated,
+  perms,
+  onChanged,
+}: {
+  base: string;
+  labels: Record<string, string>;
+  emulated: boolean;
+  perms: Permissions;
+  onChanged: () => void;
+}) {
   const [key, setKey] = useState('');
   const [value, setValue] = useState('');
   const action = useAction();
@@ -67,30 +147,77 @@ function Labels({ base, labels, emulated, perms, onChanged }: { base: string; la
   return (
     <section class="card" aria-labelledby="labels-h">
       <h2 id="labels-h">Labels</h2>
-      <p class="muted small">The labels <code>name</code> and <code>description</code> are the device's display name and description.</p>
+      <p class="muted small">
+        The labels <code>name</code> and <code>description</code> are the device's display name and description.
+      </p>
       <div class="table-wrap">
         <table>
-          <thead><tr><th scope="col">Key</th><th scope="col">Value</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
+          <thead>
+            <tr>
+              <th scope="col">Key</th>
+              <th scope="col">Value</th>
+              <th scope="col">
+                <span class="visually-hidden">Actions</span>
+              </th>
+            </tr>
+          </thead>
           <tbody>
-            {Object.entries(labels).map(([k, v]) => <LabelRow key={k} base={base} k={k} value={v} canEdit={canEdit} protect={emulated && k === VIRTUAL_SENSOR} onChanged={onChanged} />)}
+            {Object.entries(labels).map(([k, v]) => (
+              <LabelRow
+                key={k}
+                base={base}
+                k={k}
+                value={v}
+                canEdit={canEdit}
+                protect={emulated && k === VIRTUAL_SENSOR}
+                onChanged={onChanged}
+              />
+            ))}
           </tbody>
         </table>
       </div>
       {canEdit ? (
-        <form class="row-form" aria-label="Add a label" onSubmit={async (e) => {
-          e.preventDefault();
-          if (await action.run(() => api('POST', `${base}/labels`, { key, value }))) {
-            setKey('');
-            setValue('');
-            onChanged();
-          }
-        }}>
-          <Field label="New label key">{(id) => <input id={id} required maxLength={128} value={key} onInput={(e) => setKey((e.target as HTMLInputElement).value)} />}</Field>
-          <Field label="Value">{(id) => <input id={id} maxLength={1024} value={value} onInput={(e) => setValue((e.target as HTMLInputElement).value)} />}</Field>
-          <button type="submit" class="primary" disabled={action.busy}>Add label</button>
+        <form
+          class="row-form"
+          aria-label="Add a label"
+          onSubmit={async (e) => {
+            e.preventDefault();
+            if (await action.run(() => api('POST', `${base}/labels`, { key, value }))) {
+              setKey('');
+              setValue('');
+              onChanged();
+            }
+          }}
+        >
+          <Field label="New label key">
+            {(id) => (
+              <input
+                id={id}
+                required
+                maxLength={128}
+                value={key}
+                onInput={(e) => setKey((e.target as HTMLInputElement).value)}
+              />
+            )}
+          </Field>
+          <Field label="Value">
+            {(id) => (
+              <input
+                id={id}
+                maxLength={1024}
+                value={value}
+                onInput={(e) => setValue((e.target as HTMLInputElement).value)}
+              />
+            )}
+          </Field>
+          <button type="submit" class="primary" disabled={action.busy}>
+            Add label
+          </button>
           <ErrorText error={action.error} />
         </form>
-      ) : perms.loaded ? <p class="muted small">{reasonFor('device.update')}</p> : null}
+      ) : perms.loaded ? (
+        <p class="muted small">{reasonFor('device.update')}</p>
+      ) : null}
     </section>
   );
 }
@@ -103,7 +230,15 @@ function Reported({ reported }: { reported: Record<string, any> }) {
         {Object.entries(reported).map(([type, v]) => (
           <div key={type}>
             <dt>{type}</dt>
-            <dd>{v === null ? <span class="muted">no event yet</span> : <><strong>{readingText(type, v)}</strong> <span class="muted small">{formatTime(v.updateTime)}</span></>}</dd>
+            <dd>
+              {v === null ? (
+                <span class="muted">no event yet</span>
+              ) : (
+                <>
+                  <strong>{readingText(type, v)}</strong> <span class="muted small">{formatTime(v.updateTime)}</span>
+                </>
+              )}
+            </dd>
           </div>
         ))}
       </dl>
@@ -114,7 +249,8 @@ function Reported({ reported }: { reported: Record<string, any> }) {
 const TABLE_PAGE = 25;
 
 /** A URL's from/to (ISO) as a datetime-local value, or '' when absent. */
-const inputFromParam = (iso: string | null): string => (iso && !Number.isNaN(new Date(iso).getTime()) ? localInputValue(new Date(iso)) : '');
+const inputFromParam = (iso: string | null): string =>
+  iso && !Number.isNaN(new Date(iso).getTime()) ? localInputValue(new Date(iso)) : '';
 
 function History({ projectId, deviceId, label }: { projectId: string; deviceId: string; label: string }) {
   const { params } = useLocation();
@@ -131,7 +267,12 @@ function History({ projectId, deviceId, label }: { projectId: string; deviceId: 
     const history = await fetchHistory(projectId, deviceId, range.from, range.to, auto ? RECENT_EVENTS : undefined);
     // No range chosen: the one that holds the device's recent events, so a few minutes of data fill the chart.
     const fitted = auto ? fitRange(history.events) : null;
-    return { ...history, auto, from: fitted ? fitted.from : range.from.getTime() / 1000, to: fitted ? fitted.to : range.to.getTime() / 1000 };
+    return {
+      ...history,
+      auto,
+      from: fitted ? fitted.from : range.from.getTime() / 1000,
+      to: fitted ? fitted.to : range.to.getTime() / 1000,
+    };
   }, [projectId, deviceId, rangeKey]);
 
   const from = data?.from ?? requested.from.getTime() / 1000;
@@ -163,7 +304,11 @@ function History({ projectId, deviceId, label }: { projectId: string; deviceId: 
     const blob = new Blob([eventsToCsv(events)], { type: 'text/csv;charset=utf-8' });
     const a = document.createElement('a');
     a.href = URL.createObjectURL(blob);
-    a.download = `${label.replace(/[^\w.-]+/g, '_') || deviceId}_${shownFrom.toISOString()}_${shownTo.toISOString()}.csv`.replace(/:/g, '-');
+    a.download =
+      `${label.replace(/[^\w.-]+/g, '_') || deviceId}_${shownFrom.toISOString()}_${shownTo.toISOString()}.csv`.replace(
+        /:/g,
+        '-',
+      );
     document.body.append(a);
     a.click();
     a.remove();
@@ -174,56 +319,126 @@ function History({ projectId, deviceId, label }: { projectId: string; deviceId: 
       <div class="card-head">
         <h2 id="history-h">History</h2>
         <span class="spacer" />
-        <button type="button" onClick={reload}>Refresh</button>
-        <button type="button" onClick={download} disabled={events.length === 0}>Export CSV</button>
+        <button type="button" onClick={reload}>
+          Refresh
+        </button>
+        <button type="button" onClick={download} disabled={events.length === 0}>
+          Export CSV
+        </button>
       </div>
-      <form class="filters" aria-label="Time range" onSubmit={(e) => {
-        e.preventDefault();
-        const f = new Date(customFrom);
-        const t = new Date(customTo);
-        if (!Number.isNaN(f.getTime()) && !Number.isNaN(t.getTime())) setParams({ range: 'custom', from: f.toISOString(), to: t.toISOString() });
-      }}>
-        <Field label="Range">{(id) => (
-          <select id={id} value={requested.key} onChange={(e) => {
-            const v = (e.target as HTMLSelectElement).value;
-            // A choice is kept in the URL (reloads and Refresh keep it); "Fit to recent data" is the URL without one.
-            if (v === 'auto') setParams({ range: undefined, from: undefined, to: undefined });
-            else if (v !== 'custom') setParams({ range: v, from: undefined, to: undefined });
-            else {
-              setCustomFrom(localInputValue(shownFrom));
-              setCustomTo(localInputValue(shownTo));
-              setParams({ range: 'custom', from: shownFrom.toISOString(), to: shownTo.toISOString() });
-            }
-          }}>
-            <option value="auto">Fit to recent data</option>
-            {RANGES.map(([k, l]) => <option key={k} value={k}>{l}</option>)}
-            <option value="custom">Custom…</option>
-          </select>
-        )}</Field>
+      <form
+        class="filters"
+        aria-label="Time range"
+        onSubmit={(e) => {
+          e.preventDefault();
+          const f = new Date(customFrom);
+          const t = new Date(customTo);
+          if (!Number.isNaN(f.getTime()) && !Number.isNaN(t.getTime()))
+            setParams({ range: 'custom', from: f.toISOString(), to: t.toISOString() });
+        }}
+      >
+        <Field label="Range">
+          {(id) => (
+            <select
+              id={id}
+              value={requested.key}
+              onChange={(e) => {
+                const v = (e.target as HTMLSelectElement).value;
+                // A choice is kept in the URL (reloads and Refresh keep it); "Fit to recent data" is the URL without one.
+                if (v === 'auto') setParams({ range: undefined, from: undefined, to: undefined });
+                else if (v !== 'custom') setParams({ range: v, from: undefined, to: undefined });
+                else {
+                  setCustomFrom(localInputValue(shownFrom));
+                  setCustomTo(localInputValue(shownTo));
+                  setParams({ range: 'custom', from: shownFrom.toISOString(), to: shownTo.toISOString() });
+                }
+              }}
+            >
+              <option value="auto">Fit to recent data</option>
+              {RANGES.map(([k, l]) => (
+                <option key={k} value={k}>
+                  {l}
+                </option>
+              ))}
+              <option value="custom">Custom…</option>
+            </select>
+          )}
+        </Field>
         {requested.key === 'custom' ? (
           <>
-            <Field label="From">{(id) => <input id={id} type="datetime-local" value={customFrom || localInputValue(requested.from)} onInput={(e) => setCustomFrom((e.target as HTMLInputElement).value)} />}</Field>
-            <Field label="To">{(id) => <input id={id} type="datetime-local" value={customTo || localInputValue(requested.to)} onInput={(e) => setCustomTo((e.target as HTMLInputElement).value)} />}</Field>
-            <button type="submit" class="primary">Show</button>
+            <Field label="From">
+              {(id) => (
+                <input
+                  id={id}
+                  type="datetime-local"
+                  value={customFrom || localInputValue(requested.from)}
+                  onInput={(e) => setCustomFrom((e.target as HTMLInputElement).value)}
+                />
+              )}
+            </Field>
+            <Field label="To">
+              {(id) => (
+                <input
+                  id={id}
+                  type="datetime-local"
+                  value={customTo || localInputValue(requested.to)}
+                  onInput={(e) => setCustomTo((e.target as HTMLInputElement).value)}
+                />
+              )}
+            </Field>
+            <button type="submit" class="primary">
+              Show
+            </button>
           </>
         ) : null}
       </form>
       <ErrorText error={error} />
-      {!data ? (error ? null : <Loading what="Loading history" />) : (
+      {!data ? (
+        error ? null : (
+          <Loading what="Loading history" />
+        )
+      ) : (
         <>
-          {data.truncated ? <Notice>{data.auto
-            ? `Showing the device's newest ${events.length} events; choose a range to see others.`
-            : `Showing the newest ${events.length} events of this range; choose a shorter range to see all.`}</Notice> : null}
-          {events.length === 0 ? <p class="muted">{data.auto ? `No events in the last ${RECENT_SECONDS / 86400} days.` : 'No events in this range.'}</p> : null}
-          {events.length > 0 && charts.length === 0 && markers.length === 0 ? <p class="muted">Nothing to chart: these events have no numeric readings or markers (see the table).</p> : null}
-          {charts.map((series) => <TimeChart key={series[0]!.label} title={series[0]!.label} series={series} markers={markers} from={from} to={to} />)}
-          {charts.length === 0 && markers.length > 0 ? <TimeChart title="Events" series={[]} markers={markers} from={from} to={to} height={120} /> : null}
+          {data.truncated ? (
+            <Notice>
+              {data.auto
+                ? `Showing the device's newest ${events.length} events; choose a range to see others.`
+                : `Showing the newest ${events.length} events of this range; choose a shorter range to see all.`}
+            </Notice>
+          ) : null}
+          {events.length === 0 ? (
+            <p class="muted">
+              {data.auto ? `No events in the last ${RECENT_SECONDS / 86400} days.` : 'No events in this range.'}
+            </p>
+          ) : null}
+          {events.length > 0 && charts.length === 0 && markers.length === 0 ? (
+            <p class="muted">Nothing to chart: these events have no numeric readings or markers (see the table).</p>
+          ) : null}
+          {charts.map((series) => (
+            <TimeChart
+              key={series[0]!.label}
+              title={series[0]!.label}
+              series={series}
+              markers={markers}
+              from={from}
+              to={to}
+            />
+          ))}
+          {charts.length === 0 && markers.length > 0 ? (
+            <TimeChart title="Events" series={[]} markers={markers} from={from} to={to} height={120} />
+          ) : null}
           {events.length > 0 ? (
             <>
               <div class="table-wrap">
                 <table class="events">
                   <caption class="visually-hidden">Events, newest first</caption>
-                  <thead><tr><th scope="col">Time</th><th scope="col">Type</th><th scope="col">Reading</th></tr></thead>
+                  <thead>
+                    <tr>
+                      <th scope="col">Time</th>
+                      <th scope="col">Type</th>
+                      <th scope="col">Reading</th>
+                    </tr>
+                  </thead>
                   <tbody>
                     {shown.map((e) => (
                       <tr key={e.eventId}>
@@ -235,8 +450,18 @@ function History({ projectId, deviceId, label }: { projectId: string; deviceId: 
                   </tbody>
                 </table>
               </div>
-              <Pager label="History pages" page={page} hasNext={(page + 1) * TABLE_PAGE < events.length} onPrev={() => setPage(page - 1)} onNext={() => setPage(page + 1)} />
-              <p class="muted small">{events.length} event{events.length === 1 ? '' : 's'} from {formatTime(shownFrom.toISOString())} to {formatTime(shownTo.toISOString())}{data.auto ? ': the range fitted to the device\'s recent events (pick a range above to fix one)' : ''}.</p>
+              <Pager
+                label="History pages"
+                page={page}
+                hasNext={(page + 1) * TABLE_PAGE < events.length}
+                onPrev={() => setPage(page - 1)}
+                onNext={() => setPage(page + 1)}
+              />
+              <p class="muted small">
+                {events.length} event{events.length === 1 ? '' : 's'} from {formatTime(shownFrom.toISOString())} to{' '}
+                {formatTime(shownTo.toISOString())}
+                {data.auto ? ": the range fitted to the device's recent events (pick a range above to fix one)" : ''}.
+              </p>
             </>
           ) : null}
         </>
@@ -251,25 +476,45 @@ function Transfer({ projectId, device }: { projectId: string; device: any }) {
   const projects = useLoad(() => listAll<any>('/projects', 'projects'), []);
   const action = useAction();
   const others = (projects.data ?? []).filter((p) => idOf(p.name) !== projectId);
-  if (projects.data && others.length === 0) return <p class="muted small">There is no other project to transfer this device to.</p>;
+  if (projects.data && others.length === 0)
+    return <p class="muted small">There is no other project to transfer this device to.</p>;
   return (
-    <form class="row-form" aria-label="Transfer to another project" onSubmit={async (e) => {
-      e.preventDefault();
-      setNote(null);
-      await action.run(async () => {
-        const res = await api<{ transferredDevices: string[]; transferErrors: any[] }>('POST', `/projects/${target}/devices:transfer`, { devices: [device.name] });
-        if (res.transferErrors.length > 0) throw new Error(`Not transferred: ${res.transferErrors[0].status.message} (${res.transferErrors[0].status.code})`);
-        setNote('Transferred.');
-        navigate(`/projects/${target}/devices/${idOf(device.name)}`);
-      });
-    }}>
-      <Field label="Transfer to project">{(id) => (
-        <select id={id} required value={target} onChange={(e) => setTarget((e.target as HTMLSelectElement).value)}>
-          <option value="">Choose a project</option>
-          {others.map((p) => <option key={p.name} value={idOf(p.name)}>{p.displayName}</option>)}
-        </select>
-      )}</Field>
-      <button type="submit" disabled={action.busy || !target}>Transfer</button>
+    <form
+      class="row-form"
+      aria-label="Transfer to another project"
+      onSubmit={async (e) => {
+        e.preventDefault();
+        setNote(null);
+        await action.run(async () => {
+          const res = await api<{ transferredDevices: string[]; transferErrors: any[] }>(
+            'POST',
+            `/projects/${target}/devices:transfer`,
+            { devices: [device.name] },
+          );
+          if (res.transferErrors.length > 0)
+            throw new Error(
+              `Not transferred: ${res.transferErrors[0].status.message} (${res.transferErrors[0].status.code})`,
+            );
+          setNote('Transferred.');
+          navigate(`/projects/${target}/devices/${idOf(device.name)}`);
+        });
+      }}
+    >
+      <Field label="Transfer to project">
+        {(id) => (
+          <select id={id} required value={target} onChange={(e) => setTarget((e.target as HTMLSelectElement).value)}>
+            <option value="">Choose a project</option>
+            {others.map((p) => (
+              <option key={p.name} value={idOf(p.name)}>
+                {p.displayName}
+              </option>
+            ))}
+          </select>
+        )}
+      </Field>
+      <button type="submit" disabled={action.busy || !target}>
+        Transfer
+      </button>
       <ErrorText error={action.error} />
       {note ? <Notice>{note}</Notice> : null}
     </form>
@@ -282,29 +527,70 @@ export function DevicePage({ projectId, deviceId }: { projectId: string; deviceI
   const { data: device, error, reload } = useLoad(() => api('GET', base), [base]);
   const action = useAction();
   const emulated = deviceId.startsWith('emu');
-  if (!device) return <section><Title>Device</Title>{error ? <ErrorText error={error} /> : <Loading />}</section>;
+  if (!device)
+    return (
+      <section>
+        <Title>Device</Title>
+        {error ? <ErrorText error={error} /> : <Loading />}
+      </section>
+    );
   const name = device.labels.name || deviceId;
   return (
     <section>
-      <Title sub={<>
-        <span>{DEVICE_TYPE_LABELS[device.type] ?? device.type}</span>
-        {device.productNumber ? <span class="muted"> · product {device.productNumber}</span> : null}
-        {emulated ? <> <Badge kind="info">emulated</Badge></> : null}
-        {device.labels.demo !== undefined ? <> <Badge kind="demo">demo</Badge></> : null}
-        <div class="muted small mono">{device.name}</div>
-        {device.labels.description ? <p>{device.labels.description}</p> : null}
-      </>}>{name}</Title>
+      <Title
+        sub={
+          <>
+            <span>{DEVICE_TYPE_LABELS[device.type] ?? device.type}</span>
+            {device.productNumber ? <span class="muted"> · product {device.productNumber}</span> : null}
+            {emulated ? (
+              <>
+                {' '}
+                <Badge kind="info">emulated</Badge>
+              </>
+            ) : null}
+            {device.labels.demo !== undefined ? (
+              <>
+                {' '}
+                <Badge kind="demo">demo</Badge>
+              </>
+            ) : null}
+            <div class="muted small mono">{device.name}</div>
+            {device.labels.description ? <p>{device.labels.description}</p> : null}
+          </>
+        }
+      >
+        {name}
+      </Title>
       <div class="toolbar">
-        <a class="button" href={`/projects/${projectId}/devices`}>← All devices</a>
-        {emulated && perms.has('emulator.update') ? <a class="button primary" href={`/projects/${projectId}/emulator?device=${deviceId}`}>Publish events</a> : null}
-        <a class="button" href={`/projects/${projectId}/live?device=${deviceId}`}>Live events</a>
+        <a class="button" href={`/projects/${projectId}/devices`}>
+          ← All devices
+        </a>
+        {emulated && perms.has('emulator.update') ? (
+          <a class="button primary" href={`/projects/${projectId}/emulator?device=${deviceId}`}>
+            Publish events
+          </a>
+        ) : null}
+        <a class="button" href={`/projects/${projectId}/live?device=${deviceId}`}>
+          Live events
+        </a>
         <span class="spacer" />
-        {emulated ? (perms.has('emulator.delete')
-          ? <ConfirmButton label="Delete device" confirm={`Delete ${name} and its history?`} onConfirm={async () => {
-              if (await action.run(() => api('DELETE', base))) navigate(`/projects/${projectId}/devices`);
-            }} />
-          : <ActionButton allowed={false} permission="emulator.delete">Delete device</ActionButton>)
-          : <span class="muted small">Only emulated devices can be deleted.</span>}
+        {emulated ? (
+          perms.has('emulator.delete') ? (
+            <ConfirmButton
+              label="Delete device"
+              confirm={`Delete ${name} and its history?`}
+              onConfirm={async () => {
+                if (await action.run(() => api('DELETE', base))) navigate(`/projects/${projectId}/devices`);
+              }}
+            />
+          ) : (
+            <ActionButton allowed={false} permission="emulator.delete">
+              Delete device
+            </ActionButton>
+          )
+        ) : (
+          <span class="muted small">Only emulated devices can be deleted.</span>
+        )}
       </div>
       <ErrorText error={action.error} />
       <div class="grid-2">
@@ -314,7 +600,11 @@ export function DevicePage({ projectId, deviceId }: { projectId: string; deviceI
       <History projectId={projectId} deviceId={deviceId} label={name} />
       <section class="card" aria-labelledby="transfer-h">
         <h2 id="transfer-h">Transfer</h2>
-        {perms.has('device.transfer') ? <Transfer projectId={projectId} device={device} /> : <p class="muted small">{reasonFor('device.transfer')}</p>}
+        {perms.has('device.transfer') ? (
+          <Transfer projectId={projectId} device={device} />
+        ) : (
+          <p class="muted small">{reasonFor('device.transfer')}</p>
+        )}
       </section>
     </section>
   );

@@ -54,7 +54,10 @@ function createNameBook(projectId: string, changed: () => void) {
     while (wanted.size > 0 && !closed) {
       const ids = [...wanted].slice(0, NAME_BATCH);
       try {
-        const page = await api<{ devices: any[] }>('GET', `/projects/${projectId}/devices${query({ device_ids: ids, pageSize: NAME_BATCH })}`);
+        const page = await api<{ devices: any[] }>(
+          'GET',
+          `/projects/${projectId}/devices${query({ device_ids: ids, pageSize: NAME_BATCH })}`,
+        );
         for (const d of page.devices) if (!names.has(idOf(d.name))) names.set(idOf(d.name), d.labels?.name ?? '');
       } catch {
         // Shown by id: a list the caller cannot read, or a passing failure, is not retried for each event.
@@ -187,7 +190,10 @@ export function LiveEvents({ projectId }: { projectId: string }) {
   }, [projectId, device, type, label, reconnect]);
 
   const source = paused && frozen.current ? frozen.current : ring.current;
-  const rows = source.slice(-RING_SIZE).filter((r) => (showPings || r.kind !== 'ping') && (showHeartbeats || r.kind !== 'heartbeat')).reverse();
+  const rows = source
+    .slice(-RING_SIZE)
+    .filter((r) => (showPings || r.kind !== 'ping') && (showHeartbeats || r.kind !== 'heartbeat'))
+    .reverse();
   const first = Math.max(0, Math.floor(scrollTop / rowHeight) - 2);
   const visible = rows.slice(first, first + Math.ceil(LIST_HEIGHT / rowHeight) + 4);
   const c = counts.current;
@@ -195,57 +201,145 @@ export function LiveEvents({ projectId }: { projectId: string }) {
   return (
     <section>
       <Title>Live events</Title>
-      <form class="filters" role="search" aria-label="Filter the stream" onSubmit={(e) => {
-        e.preventDefault();
-        setParams({ device: draft.device.trim(), type: draft.type, label: draft.label.trim() });
-      }}>
-        <Field label="Device id">{(id) => <input id={id} value={draft.device} placeholder="any device" onInput={(e) => setDraft({ ...draft, device: (e.target as HTMLInputElement).value })} />}</Field>
-        <Field label="Event type">{(id) => (
-          <select id={id} value={draft.type} onChange={(e) => setDraft({ ...draft, type: (e.target as HTMLSelectElement).value })}>
-            <option value="">All types</option>
-            {EVENT_TYPES.map((t) => <option key={t} value={t}>{t}</option>)}
-          </select>
-        )}</Field>
-        <Field label="Label" hint="key or key=value">{(id, hint) => <input id={id} aria-describedby={hint} value={draft.label} onInput={(e) => setDraft({ ...draft, label: (e.target as HTMLInputElement).value })} />}</Field>
-        <button type="submit" class="primary">Apply</button>
+      <form
+        class="filters"
+        role="search"
+        aria-label="Filter the stream"
+        onSubmit={(e) => {
+          e.preventDefault();
+          setParams({ device: draft.device.trim(), type: draft.type, label: draft.label.trim() });
+        }}
+      >
+        <Field label="Device id">
+          {(id) => (
+            <input
+              id={id}
+              value={draft.device}
+              placeholder="any device"
+              onInput={(e) => setDraft({ ...draft, device: (e.target as HTMLInputElement).value })}
+            />
+          )}
+        </Field>
+        <Field label="Event type">
+          {(id) => (
+            <select
+              id={id}
+              value={draft.type}
+              onChange={(e) => setDraft({ ...draft, type: (e.target as HTMLSelectElement).value })}
+            >
+              <option value="">All types</option>
+              {EVENT_TYPES.map((t) => (
+                <option key={t} value={t}>
+                  {t}
+                </option>
+              ))}
+            </select>
+          )}
+        </Field>
+        <Field label="Label" hint="key or key=value">
+          {(id, hint) => (
+            <input
+              id={id}
+              aria-describedby={hint}
+              value={draft.label}
+              onInput={(e) => setDraft({ ...draft, label: (e.target as HTMLInputElement).value })}
+            />
+          )}
+        </Field>
+        <button type="submit" class="primary">
+          Apply
+        </button>
       </form>
       <div class="toolbar live-bar">
         <span class={`dot dot-${status.state}`} aria-hidden="true" />
         <span role="status" class="live-status">
-          {status.state === 'open' ? 'Connected' : status.state === 'connecting' ? 'Connecting…' : status.state === 'closed' ? 'Disconnected' : 'Error'}
+          {status.state === 'open'
+            ? 'Connected'
+            : status.state === 'connecting'
+              ? 'Connecting…'
+              : status.state === 'closed'
+                ? 'Disconnected'
+                : 'Error'}
           {status.message ? `: ${status.message}` : ''}
         </span>
         <span class="counts" data-testid="live-counts">
-          <span><strong data-testid="event-count">{c.events}</strong> {c.events === 1 ? 'event' : 'events'}</span>
-          <span><strong>{c.heartbeats}</strong> heartbeats</span>
-          <span><strong>{c.pings}</strong> pings{c.lastPing ? ` (last ${new Date(c.lastPing).toLocaleTimeString()})` : ''}</span>
+          <span>
+            <strong data-testid="event-count">{c.events}</strong> {c.events === 1 ? 'event' : 'events'}
+          </span>
+          <span>
+            <strong>{c.heartbeats}</strong> heartbeats
+          </span>
+          <span>
+            <strong>{c.pings}</strong> pings{c.lastPing ? ` (last ${new Date(c.lastPing).toLocaleTimeString()})` : ''}
+          </span>
         </span>
         <span class="spacer" />
-        <label class="check-label"><input type="checkbox" checked={showPings} onChange={() => setShowPings(!showPings)} /> Pings</label>
-        <label class="check-label"><input type="checkbox" checked={showHeartbeats} onChange={() => setShowHeartbeats(!showHeartbeats)} /> Heartbeats</label>
-        <button type="button" class={paused ? 'primary' : ''} aria-pressed={paused} onClick={() => {
-          frozen.current = paused ? null : ring.current.slice(-RING_SIZE);
-          setPaused(!paused);
-        }}>{paused ? 'Resume' : 'Pause'}</button>
-        {status.state === 'closed' || status.state === 'error' ? <button type="button" onClick={() => setParams({ reconnect: String(Date.now()) })}>Reconnect</button> : null}
+        <label class="check-label">
+          <input type="checkbox" checked={showPings} onChange={() => setShowPings(!showPings)} /> Pings
+        </label>
+        <label class="check-label">
+          <input type="checkbox" checked={showHeartbeats} onChange={() => setShowHeartbeats(!showHeartbeats)} />{' '}
+          Heartbeats
+        </label>
+        <button
+          type="button"
+          class={paused ? 'primary' : ''}
+          aria-pressed={paused}
+          onClick={() => {
+            frozen.current = paused ? null : ring.current.slice(-RING_SIZE);
+            setPaused(!paused);
+          }}
+        >
+          {paused ? 'Resume' : 'Pause'}
+        </button>
+        {status.state === 'closed' || status.state === 'error' ? (
+          <button type="button" onClick={() => setParams({ reconnect: String(Date.now()) })}>
+            Reconnect
+          </button>
+        ) : null}
       </div>
-      {paused ? <p class="notice" role="status">Paused: the list is frozen; the stream is still read and counted.</p> : null}
-      {rows.length === 0 ? <p class="empty">Waiting for events. Publish one from the <a href={`/projects/${projectId}/emulator`}>emulator</a>.</p> : null}
-      <div class={rows.length === 0 ? 'live-list live-empty' : 'live-list'} role="log" aria-label="Events, newest first" aria-live="off" tabIndex={0}
-        onScroll={(e) => setScrollTop((e.target as HTMLElement).scrollTop)}>
+      {paused ? (
+        <p class="notice" role="status">
+          Paused: the list is frozen; the stream is still read and counted.
+        </p>
+      ) : null}
+      {rows.length === 0 ? (
+        <p class="empty">
+          Waiting for events. Publish one from the <a href={`/projects/${projectId}/emulator`}>emulator</a>.
+        </p>
+      ) : null}
+      <div
+        class={rows.length === 0 ? 'live-list live-empty' : 'live-list'}
+        role="log"
+        aria-label="Events, newest first"
+        aria-live="off"
+        tabIndex={0}
+        onScroll={(e) => setScrollTop((e.target as HTMLElement).scrollTop)}
+      >
         <div class="live-spacer" style={{ height: `${rows.length * rowHeight}px` }}>
           {visible.map((r, i) => {
             const name = r.device ? book.current?.nameOf(r.device) : undefined;
             return (
-              <div key={r.seq} class={`live-row live-${r.kind}`} style={{ top: `${(first + i) * rowHeight}px`, height: `${rowHeight}px` }}>
+              <div
+                key={r.seq}
+                class={`live-row live-${r.kind}`}
+                style={{ top: `${(first + i) * rowHeight}px`, height: `${rowHeight}px` }}
+              >
                 <span class="live-time">{new Date(r.time).toLocaleTimeString()}</span>
                 <span class="live-type">{r.kind === 'heartbeat' ? `♥ ${r.type}` : r.type}</span>
                 {r.device ? (
                   <span class="live-device">
-                    <a href={`/projects/${projectId}/devices/${r.device}`} class={name ? 'live-name' : 'live-name mono'}>{name || r.device}</a>
+                    <a
+                      href={`/projects/${projectId}/devices/${r.device}`}
+                      class={name ? 'live-name' : 'live-name mono'}
+                    >
+                      {name || r.device}
+                    </a>
                     {name ? <span class="live-id mono">{r.device}</span> : null}
                   </span>
-                ) : <span class="live-device" />}
+                ) : (
+                  <span class="live-device" />
+                )}
                 <span class="live-text">{r.text}</span>
               </div>
             );

@@ -30,8 +30,10 @@ function useConnectorCount(projectId: string, tick: number): number | null | Err
   const [count, setCount] = useState<number | null | Error>(null);
   useEffect(() => {
     let live = true;
-    limited(() => listAll<unknown>(`/projects/${projectId}/dataconnectors`, 'dataConnectors'))
-      .then((list) => live && setCount(list.length), (err) => live && setCount(err instanceof Error ? err : new Error(String(err))));
+    limited(() => listAll<unknown>(`/projects/${projectId}/dataconnectors`, 'dataConnectors')).then(
+      (list) => live && setCount(list.length),
+      (err) => live && setCount(err instanceof Error ? err : new Error(String(err))),
+    );
     return () => void (live = false);
   }, [projectId, tick]);
   return count;
@@ -51,42 +53,93 @@ function ProjectRow({ project, tick, onChanged }: { project: any; tick: number; 
     <tr>
       <td class="stack-title">
         {editing ? (
-          <form class="inline" onSubmit={async (e) => {
-            e.preventDefault();
-            if (await action.run(() => api('PATCH', `/projects/${id}?updateMask=displayName`, { displayName: name }))) {
-              setEditing(false);
-              onChanged();
-            }
-          }}>
-            <label class="visually-hidden" for={`rename-${id}`}>New name of {project.displayName}</label>
-            <input id={`rename-${id}`} value={name} required maxLength={256} onInput={(e) => setName((e.target as HTMLInputElement).value)} />
-            <button type="submit" class="primary" disabled={action.busy}>Save</button>
-            <button type="button" onClick={() => setEditing(false)}>Cancel</button>
+          <form
+            class="inline"
+            onSubmit={async (e) => {
+              e.preventDefault();
+              if (
+                await action.run(() => api('PATCH', `/projects/${id}?updateMask=displayName`, { displayName: name }))
+              ) {
+                setEditing(false);
+                onChanged();
+              }
+            }}
+          >
+            <label class="visually-hidden" for={`rename-${id}`}>
+              New name of {project.displayName}
+            </label>
+            <input
+              id={`rename-${id}`}
+              value={name}
+              required
+              maxLength={256}
+              onInput={(e) => setName((e.target as HTMLInputElement).value)}
+            />
+            <button type="submit" class="primary" disabled={action.busy}>
+              Save
+            </button>
+            <button type="button" onClick={() => setEditing(false)}>
+              Cancel
+            </button>
           </form>
         ) : (
-          <a href={`/projects/${id}/devices`} class="strong">{project.displayName}</a>
+          <a href={`/projects/${id}/devices`} class="strong">
+            {project.displayName}
+          </a>
         )}
         <div class="muted small mono">{project.name}</div>
         <ErrorText error={action.error} />
       </td>
       <td class="num" data-label="Devices">
-        <a href={`/projects/${id}/devices`} aria-label={plural(devices, 'device', 'devices')}>{devices}</a>
-        {project.cloudConnectorCount > 0 ? <div class="muted small">incl. {plural(project.cloudConnectorCount, 'Cloud Connector', 'Cloud Connectors')} (gateway{project.cloudConnectorCount === 1 ? '' : 's'})</div> : null}
+        <a href={`/projects/${id}/devices`} aria-label={plural(devices, 'device', 'devices')}>
+          {devices}
+        </a>
+        {project.cloudConnectorCount > 0 ? (
+          <div class="muted small">
+            incl. {plural(project.cloudConnectorCount, 'Cloud Connector', 'Cloud Connectors')} (gateway
+            {project.cloudConnectorCount === 1 ? '' : 's'})
+          </div>
+        ) : null}
       </td>
       <td class="num" data-label="Data connectors">
-        {connectors === null ? <span class="muted">…</span>
-          : connectors instanceof Error ? <span class="muted" title={errorText(connectors)}>unknown</span>
-          : <a href={`/projects/${id}/dataconnectors`} aria-label={plural(connectors, 'data connector', 'data connectors')}>{connectors}</a>}
+        {connectors === null ? (
+          <span class="muted">…</span>
+        ) : connectors instanceof Error ? (
+          <span class="muted" title={errorText(connectors)}>
+            unknown
+          </span>
+        ) : (
+          <a
+            href={`/projects/${id}/dataconnectors`}
+            aria-label={plural(connectors, 'data connector', 'data connectors')}
+          >
+            {connectors}
+          </a>
+        )}
       </td>
       <td class="actions">
         {perms.loaded && !editing ? (
           <>
-            <ActionButton allowed={perms.has('project.update')} permission="project.update" onClick={() => setEditing(true)}>Rename</ActionButton>
-            {perms.has('project.delete')
-              ? <ConfirmButton label="Delete" confirm={`Delete ${project.displayName}?`} onConfirm={async () => {
+            <ActionButton
+              allowed={perms.has('project.update')}
+              permission="project.update"
+              onClick={() => setEditing(true)}
+            >
+              Rename
+            </ActionButton>
+            {perms.has('project.delete') ? (
+              <ConfirmButton
+                label="Delete"
+                confirm={`Delete ${project.displayName}?`}
+                onConfirm={async () => {
                   if (await action.run(() => api('DELETE', `/projects/${id}`))) onChanged();
-                }} />
-              : <ActionButton allowed={false} permission="project.delete">Delete</ActionButton>}
+                }}
+              />
+            ) : (
+              <ActionButton allowed={false} permission="project.delete">
+                Delete
+              </ActionButton>
+            )}
           </>
         ) : null}
       </td>
@@ -98,21 +151,46 @@ function NewProject({ organization, onCreated }: { organization: string; onCreat
   const [name, setName] = useState('');
   const action = useAction();
   return (
-    <form class="row-form" onSubmit={async (e) => {
-      e.preventDefault();
-      if (await action.run(() => api('POST', '/projects', { organization, displayName: name }))) {
-        setName('');
-        onCreated();
-      }
-    }}>
-      <Field label="New project name">{(id) => <input id={id} required maxLength={256} value={name} onInput={(e) => setName((e.target as HTMLInputElement).value)} />}</Field>
-      <button type="submit" class="primary" disabled={action.busy}>Create project</button>
+    <form
+      class="row-form"
+      onSubmit={async (e) => {
+        e.preventDefault();
+        if (await action.run(() => api('POST', '/projects', { organization, displayName: name }))) {
+          setName('');
+          onCreated();
+        }
+      }}
+    >
+      <Field label="New project name">
+        {(id) => (
+          <input
+            id={id}
+            required
+            maxLength={256}
+            value={name}
+            onInput={(e) => setName((e.target as HTMLInputElement).value)}
+          />
+        )}
+      </Field>
+      <button type="submit" class="primary" disabled={action.busy}>
+        Create project
+      </button>
       <ErrorText error={action.error} />
     </form>
   );
 }
 
-function Organization({ org, projects, tick, reload }: { org: { name: string; displayName: string }; projects: any[]; tick: number; reload: () => void }) {
+function Organization({
+  org,
+  projects,
+  tick,
+  reload,
+}: {
+  org: { name: string; displayName: string };
+  projects: any[];
+  tick: number;
+  reload: () => void;
+}) {
   const perms = usePermissions(org.name);
   return (
     <section class="card" aria-labelledby={`org-${idOf(org.name)}`}>
@@ -120,19 +198,44 @@ function Organization({ org, projects, tick, reload }: { org: { name: string; di
         <h2 id={`org-${idOf(org.name)}`}>{org.displayName}</h2>
         <span class="muted small mono">{org.name}</span>
         <span class="spacer" />
-        {perms.has('membership.read') ? <a href={`/organizations/${idOf(org.name)}/members`}>Organization members</a> : null}
+        {perms.has('membership.read') ? (
+          <a href={`/organizations/${idOf(org.name)}/members`}>Organization members</a>
+        ) : null}
       </div>
-      {projects.length === 0 ? <p class="muted">No projects yet.</p> : (
+      {projects.length === 0 ? (
+        <p class="muted">No projects yet.</p>
+      ) : (
         <div class="table-wrap">
           <table class="stack-table projects">
-            <thead><tr><th scope="col">Project</th><th scope="col" class="num">Devices</th><th scope="col" class="num">Data connectors</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
-            <tbody>{projects.map((p) => <ProjectRow key={p.name} project={p} tick={tick} onChanged={reload} />)}</tbody>
+            <thead>
+              <tr>
+                <th scope="col">Project</th>
+                <th scope="col" class="num">
+                  Devices
+                </th>
+                <th scope="col" class="num">
+                  Data connectors
+                </th>
+                <th scope="col">
+                  <span class="visually-hidden">Actions</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {projects.map((p) => (
+                <ProjectRow key={p.name} project={p} tick={tick} onChanged={reload} />
+              ))}
+            </tbody>
           </table>
         </div>
       )}
-      {perms.loaded ? (perms.has('project.create')
-        ? <NewProject organization={org.name} onCreated={reload} />
-        : <p class="muted small">{reasonFor('project.create')} Creating projects is not offered.</p>) : null}
+      {perms.loaded ? (
+        perms.has('project.create') ? (
+          <NewProject organization={org.name} onCreated={reload} />
+        ) : (
+          <p class="muted small">{reasonFor('project.create')} Creating projects is not offered.</p>
+        )
+      ) : null}
     </section>
   );
 }
@@ -141,17 +244,30 @@ export function Projects() {
   // Each load is numbered so that the rows read their connector counts again with it.
   const [tick, setTick] = useState(0);
   const { data, error } = useLoad(async () => {
-    const [organizations, projects] = await Promise.all([listAll<any>('/organizations', 'organizations'), listAll<any>('/projects', 'projects')]);
+    const [organizations, projects] = await Promise.all([
+      listAll<any>('/organizations', 'organizations'),
+      listAll<any>('/projects', 'projects'),
+    ]);
     return { organizations, projects };
   }, [tick]);
   return (
     <section>
       <Title>Projects</Title>
       <ErrorText error={error} />
-      {!data ? (error ? null : <Loading />) : (
+      {!data ? (
+        error ? null : (
+          <Loading />
+        )
+      ) : (
         <>
           {data.organizations.map((o) => (
-            <Organization key={o.name} org={o} projects={data.projects.filter((p) => p.organization === o.name)} tick={tick} reload={() => setTick(tick + 1)} />
+            <Organization
+              key={o.name}
+              org={o}
+              projects={data.projects.filter((p) => p.organization === o.name)}
+              tick={tick}
+              reload={() => setTick(tick + 1)}
+            />
           ))}
           {(() => {
             // Projects of organizations the caller cannot read (a member of a project only).
@@ -160,10 +276,18 @@ export function Projects() {
             const byOrg = new Map<string, any[]>();
             for (const p of orphans) byOrg.set(p.organization, [...(byOrg.get(p.organization) ?? []), p]);
             return [...byOrg].map(([name, list]) => (
-              <Organization key={name} org={{ name, displayName: list[0].organizationDisplayName || name }} projects={list} tick={tick} reload={() => setTick(tick + 1)} />
+              <Organization
+                key={name}
+                org={{ name, displayName: list[0].organizationDisplayName || name }}
+                projects={list}
+                tick={tick}
+                reload={() => setTick(tick + 1)}
+              />
             ));
           })()}
-          {data.projects.length === 0 && data.organizations.length === 0 ? <p>You are not a member of any project yet. Ask an administrator to add you.</p> : null}
+          {data.projects.length === 0 && data.organizations.length === 0 ? (
+            <p>You are not a member of any project yet. Ask an administrator to add you.</p>
+          ) : null}
         </>
       )}
     </section>

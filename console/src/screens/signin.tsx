@@ -21,21 +21,53 @@ export function SignIn() {
       <div class="card narrow">
         <Title>Sign in</Title>
         <p class="muted">Sensor Cloud console</p>
-        {expired ? <p class="notice" role="status">Your session has ended. Sign in again to continue where you were.</p> : null}
-        <form onSubmit={async (e) => {
-          e.preventDefault();
-          const ok = await action.run(() => signIn(email, password));
-          if (ok) {
-            clearPermissions();
-            navigate(safeNext(params.get('next')), { replace: true });
-          }
-        }}>
-          <Field label="E-mail">{(id) => <input id={id} type="email" autocomplete="username" required value={email} onInput={(e) => setEmail((e.target as HTMLInputElement).value)} />}</Field>
-          <Field label="Password">{(id) => <input id={id} type="password" autocomplete="current-password" required value={password} onInput={(e) => setPassword((e.target as HTMLInputElement).value)} />}</Field>
+        {expired ? (
+          <p class="notice" role="status">
+            Your session has ended. Sign in again to continue where you were.
+          </p>
+        ) : null}
+        <form
+          onSubmit={async (e) => {
+            e.preventDefault();
+            const ok = await action.run(() => signIn(email, password));
+            if (ok) {
+              clearPermissions();
+              navigate(safeNext(params.get('next')), { replace: true });
+            }
+          }}
+        >
+          <Field label="E-mail">
+            {(id) => (
+              <input
+                id={id}
+                type="email"
+                autocomplete="username"
+                required
+                value={email}
+                onInput={(e) => setEmail((e.target as HTMLInputElement).value)}
+              />
+            )}
+          </Field>
+          <Field label="Password">
+            {(id) => (
+              <input
+                id={id}
+                type="password"
+                autocomplete="current-password"
+                required
+                value={password}
+                onInput={(e) => setPassword((e.target as HTMLInputElement).value)}
+              />
+            )}
+          </Field>
           <ErrorText error={action.error} />
-          <button type="submit" class="primary" disabled={action.busy}>{action.busy ? 'Signing in…' : 'Sign in'}</button>
+          <button type="submit" class="primary" disabled={action.busy}>
+            {action.busy ? 'Signing in…' : 'Sign in'}
+          </button>
         </form>
-        <p class="muted small">First start? The administrator's e-mail and password are in <code>data/bootstrap.json</code>.</p>
+        <p class="muted small">
+          First start? The administrator's e-mail and password are in <code>data/bootstrap.json</code>.
+        </p>
       </div>
     </main>
   );

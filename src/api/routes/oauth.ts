@@ -9,7 +9,13 @@ import { exchangeAssertion, exchangePassword } from '../../services/token-grants
 import { JWT_BEARER_GRANT, PASSWORD_GRANT, TokenRequestSchema, TokenResponseSchema } from '../../wire/oauth.ts';
 import type { App } from '../types.ts';
 import {
-  CONSOLE_HEADER, CONSOLE_HEADER_VALUE, checkOrigin, clearedSessionCookie, hasConsoleHeader, readSessionCookie, sessionCookie,
+  CONSOLE_HEADER,
+  CONSOLE_HEADER_VALUE,
+  checkOrigin,
+  clearedSessionCookie,
+  hasConsoleHeader,
+  readSessionCookie,
+  sessionCookie,
 } from '../console-session.ts';
 
 type Fields = Map<string, string>;
@@ -25,11 +31,13 @@ export function parseTokenRequest(raw: string): Fields {
     } catch {
       throw oauthError('invalid_request', 'request body is neither a form nor a JSON object');
     }
-    if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw oauthError('invalid_request', 'request body is neither a form nor a JSON object');
+    if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed))
+      throw oauthError('invalid_request', 'request body is neither a form nor a JSON object');
     for (const [k, v] of Object.entries(parsed)) {
       if (v === null || v === undefined) continue;
       if (typeof v !== 'string') throw oauthError('invalid_request', `${k} must be a string`);
-      if (!v.isWellFormed()) throw oauthError('invalid_request', `${k} is not valid Unicode (it holds a lone surrogate)`);
+      if (!v.isWellFormed())
+        throw oauthError('invalid_request', `${k} is not valid Unicode (it holds a lone surrogate)`);
       fields.set(k, v);
     }
     return fields;
@@ -56,57 +64,77 @@ function acceptedAudiences(deps: Deps, request: FastifyRequest): string[] {
 }
 
 export function registerOauthRoutes(app: App, deps: Deps): void {
-  app.post('/oauth2/token', {
-    schema: { body: TokenRequestSchema },
-    validatorCompiler: () => () => true, // the schema is documentation; the raw body is checked by parseTokenRequest
-    config: {
-      auth: false,
-      rawBody: true,
-      oauthErrors: true,
-      summary: `Exchange a JWT-bearer assertion (grant_type=${JWT_BEARER_GRANT}) or a console login (grant_type=password) for an access token`,
-      response: TokenResponseSchema,
+  app.post(
+    '/oauth2/token',
+    {
+      schema: { body: TokenRequestSchema },
+      validatorCompiler: () => () => true, // the schema is documentation; the raw body is checked by parseTokenRequest
+      config: {
+        auth: false,
+        rawBody: true,
+        oauthErrors: true,
+        summary: `Exchange a JWT-bearer assertion (grant_type=${JWT_BEARER_GRANT}) or a console login (grant_type=password) for an access token`,
+        response: TokenResponseSchema,
+      },
     },
-  }, async (request, reply) => {
-    const fields = parseTokenRequest(typeof request.body === 'string' ? request.body : '');
-    const grantType = required(fields, 'grant_type');
-    const cookieSession = fields.get('session') === 'cookie';
-    if (cookieSession) {
-      // Only the console asks for a cookie, and only for a user: a cross-origin form cannot send the header, so
-      // another site cannot sign a visitor in to an account of its choosing.
-      if (grantType !== PASSWORD_GRANT) throw oauthError('invalid_request', 'session=cookie is only for grant_type=password');
-      if (!hasConsoleHeader(request.headers)) throw oauthError('invalid_request', `session=cookie needs the header ${CONSOLE_HEADER}: ${CONSOLE_HEADER_VALUE}`);
-      checkOrigin(request.headers, deps.config.publicUrl, request.protocol);
-    }
-    let token;
-    if (grantType === JWT_BEARER_GRANT) {
-      token = await exchangeAssertion(deps, required(fields, 'assertion'), acceptedAudiences(deps, request));
-    } else if (grantType === PASSWORD_GRANT) {
-      const username = required(fields, 'username');
-      const password = required(fields, 'password');
-      token = await exchangePassword(deps, username.trim().toLowerCase(), password, request.ip);
-    } else {
-      throw oauthError('unsupported_grant_type', 'grant_type must be urn:ietf:params:oauth:grant-type:jwt-bearer or password');
-    }
-    reply.header('Cache-Control', 'no-store').header('Pragma', 'no-cache');
-    if (!cookieSession) return token;
-    reply.header('Set-Cookie', sessionCookie(token.access_token, token.expires_in, deps.config.publicUrl));
-    return { token_type: token.token_type, expires_in: token.expires_in };
-  });
+    async (request, reply) => {
+      const fields = parseTokenRequest(typeof request.body === 'string' ? request.body : '');
+      const grantType = required(fields, 'grant_type');
+      const cookieSession = fields.get('session') === 'cookie';
+      if (cookieSession) {
+        // Only the console asks for a cookie, and only for a user: a cross-origin form cannot send the header, so
+        // another site cannot sign a visitor in to an account of its choosing.
+        if (grantType !== PASSWORD_GRANT)
+          throw oauthError('invalid_request', 'session=cookie is only for grant_type=password');
+        if (!hasConsoleHeader(request.headers))
+          throw oauthError(
+            'invalid_request',
+            `session=cookie needs the header ${CONSOLE_HEADER}: ${CONSOLE_HEADER_VALUE}`,
+          );
+        checkOrigin(request.headers, deps.config.publicUrl, request.protocol);
+      }
+      let token;
+      if (grantType === JWT_BEARER_GRANT) {
+        token = await exchangeAssertion(deps, required(fields, 'assertion'), acceptedAudiences(deps, request));
+      } else if (grantType === PASSWORD_GRANT) {
+        const username = required(fields, 'username');
+        const password = required(fields, 'password');
+        token = await exchangePassword(deps, username.trim().toLowerCase(), password, request.ip);
+      } else {
+        throw oauthError(
+          'unsupported_grant_type',
+          'grant_type must be urn:ietf:params:oauth:grant-type:jwt-bearer or password',
+        );
+      }
+      reply.header('Cache-Control', 'no-store').header('Pragma', 'no-cache');
+      if (!cookieSession) return token;
+      reply.header('Set-Cookie', sessionCookie(token.access_token, token.expires_in, deps.config.publicUrl));
+      return { token_type: token.token_type, expires_in: token.expires_in };
+    },
+  );
 
   // Sign-out of the console (RFC 7009's endpoint name): clears the session cookie and ends the user's sessions, so
   // the token stops working everywhere at once (a copy taken from the browser included), not at its expiry.
-  app.post('/oauth2/revoke', {
-    config: {
-      auth: false, rawBody: true, response: Type.Object({}),
-      summary: "End the web console session: clears its cookie and ends the user's sessions (needs X-Requested-With: sensorcloud-console)",
+  app.post(
+    '/oauth2/revoke',
+    {
+      config: {
+        auth: false,
+        rawBody: true,
+        response: Type.Object({}),
+        summary:
+          "End the web console session: clears its cookie and ends the user's sessions (needs X-Requested-With: sensorcloud-console)",
+      },
     },
-  }, async (request, reply) => {
-    if (!hasConsoleHeader(request.headers)) throw forbidden(`sign-out needs the header ${CONSOLE_HEADER}: ${CONSOLE_HEADER_VALUE}`);
-    checkOrigin(request.headers, deps.config.publicUrl, request.protocol);
-    await endSessionsOf(deps, request.headers.authorization ?? cookieAuthorization(request.headers.cookie));
-    reply.header('Set-Cookie', clearedSessionCookie(deps.config.publicUrl)).header('Cache-Control', 'no-store');
-    return {};
-  });
+    async (request, reply) => {
+      if (!hasConsoleHeader(request.headers))
+        throw forbidden(`sign-out needs the header ${CONSOLE_HEADER}: ${CONSOLE_HEADER_VALUE}`);
+      checkOrigin(request.headers, deps.config.publicUrl, request.protocol);
+      await endSessionsOf(deps, request.headers.authorization ?? cookieAuthorization(request.headers.cookie));
+      reply.header('Set-Cookie', clearedSessionCookie(deps.config.publicUrl)).header('Cache-Control', 'no-store');
+      return {};
+    },
+  );
 }
 
 function cookieAuthorization(cookieHeader: string | undefined): string | undefined {

@@ -11,13 +11,30 @@ import { nowMicros } from '../../runtime/clock.ts';
 import { badRequest, tooManyRequests } from '../../domain/errors.ts';
 import { projectName } from '../../domain/names.ts';
 import { formatTimestamp, tryParseDuration } from '../../domain/time.ts';
-import { StreamMessage, compileStreamFilter, createFanOut, resultMessage, type FanOut, type StreamFilter } from '../../events/fan-out.ts';
+import {
+  StreamMessage,
+  compileStreamFilter,
+  createFanOut,
+  resultMessage,
+  type FanOut,
+  type StreamFilter,
+} from '../../events/fan-out.ts';
 import type { ClusterHold } from '../../events/pipeline.ts';
 import { requireStreamScope } from '../../services/devices.ts';
-import { DeviceStreamQuerySchema, ProjectStreamQuerySchema, StreamMessageSchema, type ProjectStreamQuery } from '../../wire/events.ts';
+import {
+  DeviceStreamQuerySchema,
+  ProjectStreamQuerySchema,
+  StreamMessageSchema,
+  type ProjectStreamQuery,
+} from '../../wire/events.ts';
 import type { App } from '../types.ts';
 import { principalOf } from '../http.ts';
-import { QUEUED_MESSAGE_OVERHEAD_BYTES, createStreamBudget, type BudgetedStream, type StreamBudget } from '../stream-budget.ts';
+import {
+  QUEUED_MESSAGE_OVERHEAD_BYTES,
+  createStreamBudget,
+  type BudgetedStream,
+  type StreamBudget,
+} from '../stream-budget.ts';
 
 export interface StreamLimits {
   /** A reader with more messages than this queued, not yet taken by the socket, gets a 503 and is closed. */
@@ -61,7 +78,8 @@ declare module 'fastify' {
 export function parsePingInterval(raw: string | undefined): number {
   if (raw === undefined) return PING_INTERVAL.defaultSeconds;
   const seconds = tryParseDuration(raw);
-  if (seconds === null || !Number.isFinite(seconds)) throw badRequest(`ping_interval must be a duration such as "10s", got "${raw}"`);
+  if (seconds === null || !Number.isFinite(seconds))
+    throw badRequest(`ping_interval must be a duration such as "10s", got "${raw}"`);
   return Math.min(PING_INTERVAL.maxSeconds, Math.max(PING_INTERVAL.minSeconds, seconds));
 }
 
@@ -81,7 +99,12 @@ export function registerStreamRoutes(app: App, deps: Deps): void {
       const closed = Promise.all(all.map((c) => new Promise<void>((resolve) => c.res.once('close', () => resolve()))));
       for (const c of all) c.end();
       let timer: NodeJS.Timeout | undefined;
-      await Promise.race([closed, new Promise<void>((resolve) => { timer = setTimeout(resolve, 1000); })]);
+      await Promise.race([
+        closed,
+        new Promise<void>((resolve) => {
+          timer = setTimeout(resolve, 1000);
+        }),
+      ]);
       clearTimeout(timer);
       for (const c of open) c.res.destroy();
     },
@@ -91,16 +114,22 @@ export function registerStreamRoutes(app: App, deps: Deps): void {
   app.addHook('preClose', async () => streams.closeAll());
   app.addHook('onClose', async () => fanOut.close());
 
-  const handle = async (request: FastifyRequest, reply: FastifyReply, projectId: string, deviceId: string | null): Promise<void> => {
+  const handle = async (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    projectId: string,
+    deviceId: string | null,
+  ): Promise<void> => {
     const principal = principalOf(request);
     await requireStreamScope(deps, principal, projectId, deviceId);
     const query = request.query as ProjectStreamQuery;
     const pingSeconds = parsePingInterval(query.pingInterval);
-    const filter = deviceId === null
-      ? compileStreamFilter(projectId, query)
-      : compileStreamFilter(projectId, { deviceIds: [deviceId], eventTypes: query.eventTypes });
+    const filter =
+      deviceId === null
+        ? compileStreamFilter(projectId, query)
+        : compileStreamFilter(projectId, { deviceIds: [deviceId], eventTypes: query.eventTypes });
     const accept = request.headers.accept;
-    const sse = (Array.isArray(accept) ? accept.join(',') : accept ?? '').toLowerCase().includes('text/event-stream');
+    const sse = (Array.isArray(accept) ? accept.join(',') : (accept ?? '')).toLowerCase().includes('text/event-stream');
     // A service account's keys share its streams: a caller cannot raise its cap by making keys.
     const caller = principal.kind === 'serviceAccount' ? `serviceAccount:${principal.id}` : `user:${principal.id}`;
     const refused = budget.admit(caller);
@@ -108,29 +137,55 @@ export function registerStreamRoutes(app: App, deps: Deps): void {
 
     // From here on the response is ours: fastify must not send anything else.
     reply.hijack();
-    const connection = new StreamConnection(deps, reply.raw, filter, sse, pingSeconds * 1000, limits, fanOut, budget, () => {
-      open.delete(connection);
-      budget.leave(caller);
-    });
+    const connection = new StreamConnection(
+      deps,
+      reply.raw,
+      filter,
+      sse,
+      pingSeconds * 1000,
+      limits,
+      fanOut,
+      budget,
+      () => {
+        open.delete(connection);
+        budget.leave(caller);
+      },
+    );
     open.add(connection);
     await connection.start();
   };
 
-  app.get('/v2/projects/:project/devices/@stream', {
-    schema: { querystring: ProjectStreamQuerySchema },
-    config: { streamErrors: true, summary: 'Stream new events of the devices in a project (NDJSON, or SSE with Accept: text/event-stream)', response: StreamMessageSchema },
-  }, async (request, reply) => {
-    const { project } = request.params as { project: string };
-    await handle(request, reply, project, null);
-  });
+  app.get(
+    '/v2/projects/:project/devices/@stream',
+    {
+      schema: { querystring: ProjectStreamQuerySchema },
+      config: {
+        streamErrors: true,
+        summary: 'Stream new events of the devices in a project (NDJSON, or SSE with Accept: text/event-stream)',
+        response: StreamMessageSchema,
+      },
+    },
+    async (request, reply) => {
+      const { project } = request.params as { project: string };
+      await handle(request, reply, project, null);
+    },
+  );
 
-  app.get('/v2/projects/:project/devices/:device/@stream', {
-    schema: { querystring: DeviceStreamQuerySchema },
-    config: { streamErrors: true, summary: 'Stream new events of one device (NDJSON, or SSE with Accept: text/event-stream)', response: StreamMessageSchema },
-  }, async (request, reply) => {
-    const { project, device } = request.params as { project: string; device: string };
-    await handle(request, reply, project, device);
-  });
+  app.get(
+    '/v2/projects/:project/devices/:device/@stream',
+    {
+      schema: { querystring: DeviceStreamQuerySchema },
+      config: {
+        streamErrors: true,
+        summary: 'Stream new events of one device (NDJSON, or SSE with Accept: text/event-stream)',
+        response: StreamMessageSchema,
+      },
+    },
+    async (request, reply) => {
+      const { project, device } = request.params as { project: string; device: string };
+      await handle(request, reply, project, device);
+    },
+  );
 }
 
 /** One open stream: its subscription, timers, and the queue of what its socket has not taken yet. */
@@ -202,7 +257,10 @@ class StreamConnection implements BudgetedStream {
   }
 
   closeForBudget(): void {
-    this.fail(503, 'stream closed: the server holds as much for event streams as it may, and this reader was the furthest behind');
+    this.fail(
+      503,
+      'stream closed: the server holds as much for event streams as it may, and this reader was the furthest behind',
+    );
   }
 
   private send(message: StreamMessage): void {
@@ -271,7 +329,9 @@ class StreamConnection implements BudgetedStream {
     if (this.closed) return;
     this.stop();
     this.dropQueue();
-    this.res.write(`${this.sse ? 'data: ' : ''}${JSON.stringify({ error: { code, message } })}${this.sse ? '\n\n' : '\n'}`);
+    this.res.write(
+      `${this.sse ? 'data: ' : ''}${JSON.stringify({ error: { code, message } })}${this.sse ? '\n\n' : '\n'}`,
+    );
     this.res.end();
   }
 

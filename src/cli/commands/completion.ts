@@ -11,12 +11,18 @@ interface Node {
   options: string[];
 }
 
-const flags = (options: readonly Option[]) => options.flatMap((o) => [o.long, o.short].filter((f): f is string => Boolean(f)));
+const flags = (options: readonly Option[]) =>
+  options.flatMap((o) => [o.long, o.short].filter((f): f is string => Boolean(f)));
 
 function walk(command: Command, path: string, globals: string[], out: Node[]): void {
   const subcommands = command.commands.filter((c) => !(c as unknown as { _hidden?: boolean })._hidden);
-  out.push({ path, subcommands: subcommands.flatMap((c) => [c.name(), ...c.aliases()]), options: [...flags(command.options), ...globals, '--help'] });
-  for (const c of subcommands) for (const name of [c.name(), ...c.aliases()]) walk(c, path ? `${path} ${name}` : name, globals, out);
+  out.push({
+    path,
+    subcommands: subcommands.flatMap((c) => [c.name(), ...c.aliases()]),
+    options: [...flags(command.options), ...globals, '--help'],
+  });
+  for (const c of subcommands)
+    for (const name of [c.name(), ...c.aliases()]) walk(c, path ? `${path} ${name}` : name, globals, out);
 }
 
 function tree(program: Command): Node[] {
@@ -26,7 +32,9 @@ function tree(program: Command): Node[] {
 }
 
 export function bashScript(program: Command): string {
-  const cases = tree(program).map((n) => `    "${n.path}") words="${[...n.subcommands, ...n.options].join(' ')}" ;;`).join('\n');
+  const cases = tree(program)
+    .map((n) => `    "${n.path}") words="${[...n.subcommands, ...n.options].join(' ')}" ;;`)
+    .join('\n');
   return `# bash completion for sensorcloud: source <(sensorcloud completion bash)
 _sensorcloud() {
   local cur cmdpath="" i w words
@@ -36,7 +44,10 @@ _sensorcloud() {
     w="\${COMP_WORDS[i]}"
     [[ "$w" == -* ]] && continue
     case "\${cmdpath:+$cmdpath }$w" in
-${tree(program).filter((n) => n.path !== '').map((n) => `      "${n.path}") cmdpath="${n.path}" ;;`).join('\n')}
+${tree(program)
+  .filter((n) => n.path !== '')
+  .map((n) => `      "${n.path}") cmdpath="${n.path}" ;;`)
+  .join('\n')}
     esac
   done
   case "$cmdpath" in
@@ -50,8 +61,13 @@ complete -o default -F _sensorcloud sensorcloud
 }
 
 export function zshScript(program: Command): string {
-  const cases = tree(program).map((n) => `    "${n.path}") cands=(${[...n.subcommands, ...n.options].join(' ')}) ;;`).join('\n');
-  const paths = tree(program).filter((n) => n.path !== '').map((n) => `      "${n.path}") cmdpath="${n.path}" ;;`).join('\n');
+  const cases = tree(program)
+    .map((n) => `    "${n.path}") cands=(${[...n.subcommands, ...n.options].join(' ')}) ;;`)
+    .join('\n');
+  const paths = tree(program)
+    .filter((n) => n.path !== '')
+    .map((n) => `      "${n.path}") cmdpath="${n.path}" ;;`)
+    .join('\n');
   return `#compdef sensorcloud
 # zsh completion for sensorcloud: source <(sensorcloud completion zsh), or save as _sensorcloud in your $fpath
 _sensorcloud() {
@@ -75,13 +91,18 @@ compdef _sensorcloud sensorcloud
 }
 
 export function registerCompletionCommand(program: Command): void {
-  example(program
-    .command('completion <shell>')
-    .description('print a shell completion script for bash or zsh')
-    .action(action(async (ctx: Context, shell: string) => {
-      const which = oneOf(shell, ['bash', 'zsh'] as const, 'the shell');
-      ctx.out.stdout.write(which === 'bash' ? bashScript(program) : zshScript(program));
-    })),
-  // biome-ignore lint/suspicious/noTemplateCurlyInString: zsh's own ${fpath[1]}, printed for the user to run
-  'source <(sensorcloud completion bash)', 'sensorcloud completion zsh > "${fpath[1]}/_sensorcloud"');
+  example(
+    program
+      .command('completion <shell>')
+      .description('print a shell completion script for bash or zsh')
+      .action(
+        action(async (ctx: Context, shell: string) => {
+          const which = oneOf(shell, ['bash', 'zsh'] as const, 'the shell');
+          ctx.out.stdout.write(which === 'bash' ? bashScript(program) : zshScript(program));
+        }),
+      ),
+    'source <(sensorcloud completion bash)',
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: zsh's own ${fpath[1]}, printed for the user to run
+    'sensorcloud completion zsh > "${fpath[1]}/_sensorcloud"',
+  );
 }

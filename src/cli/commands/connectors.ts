@@ -13,7 +13,10 @@ export const REDACTED = '<redacted>';
 /** The connector as printed: a set secret and every header value replaced by `<redacted>`, "" kept (unsigned). */
 export function redactConnector(c: DataConnector): DataConnector {
   const headers = Object.fromEntries(Object.keys(c.httpConfig.headers ?? {}).map((k) => [k, REDACTED]));
-  return { ...c, httpConfig: { ...c.httpConfig, signatureSecret: c.httpConfig.signatureSecret ? REDACTED : '', headers } };
+  return {
+    ...c,
+    httpConfig: { ...c.httpConfig, signatureSecret: c.httpConfig.signatureSecret ? REDACTED : '', headers },
+  };
 }
 
 /** `generatedSecret`: a secret this command made, shown this once (in the JSON document with --json). */
@@ -24,16 +27,27 @@ function printConnector(ctx: Context, raw: DataConnector, generatedSecret?: stri
     if (ctx.out.json) return ctx.out.printJson({ ...c, generatedSecret });
     if (ctx.out.quiet) return ctx.out.line(`${c.name}\t${generatedSecret}`);
   }
-  ctx.out.record(c, [
-    ['name', c.name], ['displayName', c.displayName], ['status', c.status], ['url', c.httpConfig.url],
-    ['events', c.events.length ? c.events.join(', ') : '(every type)'], ['labelKeys', c.labels.join(', ')],
-    ['signed', c.httpConfig.signatureSecret ? 'yes' : 'no'], ['headers', Object.keys(c.httpConfig.headers).join(', ')],
-    ['createTime', c.createTime], ['updateTime', c.updateTime],
-  ], c.name);
+  ctx.out.record(
+    c,
+    [
+      ['name', c.name],
+      ['displayName', c.displayName],
+      ['status', c.status],
+      ['url', c.httpConfig.url],
+      ['events', c.events.length ? c.events.join(', ') : '(every type)'],
+      ['labelKeys', c.labels.join(', ')],
+      ['signed', c.httpConfig.signatureSecret ? 'yes' : 'no'],
+      ['headers', Object.keys(c.httpConfig.headers).join(', ')],
+      ['createTime', c.createTime],
+      ['updateTime', c.updateTime],
+    ],
+    c.name,
+  );
   if (generatedSecret !== undefined) ctx.out.line(`${ctx.out.bold('signature secret')}  ${generatedSecret}`);
 }
 
-const statusPaint = (text: string, c: DataConnector, out: Context['out']) => (c.status === 'ACTIVE' ? out.green(text) : c.status === 'SYSTEM_DISABLED' ? out.red(text) : out.yellow(text));
+const statusPaint = (text: string, c: DataConnector, out: Context['out']) =>
+  c.status === 'ACTIVE' ? out.green(text) : c.status === 'SYSTEM_DISABLED' ? out.red(text) : out.yellow(text);
 
 /** A new signature secret: 32 random bytes, hex. */
 export const generateSecret = () => randomBytes(32).toString('hex');
@@ -59,101 +73,193 @@ function secretOf(o: WriteOptions): { secret: string | undefined; generated: boo
   return { secret: o.secret, generated: false };
 }
 
-const writeOptions = (command: Command) => command
-  .option('--display-name <name>', 'display name')
-  .option('--secret <secret>', 'sign every push with this secret (X-Service-Signature)')
-  .option('--generate-secret', 'sign with a new random secret, printed once')
-  .option('--events <types>', 'forward only these event types (comma-separated or repeated)', collectList)
-  .option('--label-keys <keys>', 'device label keys copied into each push (comma-separated or repeated)', collectList)
-  .option('--header <name: value>', 'custom header on every push (repeatable)', collect);
+const writeOptions = (command: Command) =>
+  command
+    .option('--display-name <name>', 'display name')
+    .option('--secret <secret>', 'sign every push with this secret (X-Service-Signature)')
+    .option('--generate-secret', 'sign with a new random secret, printed once')
+    .option('--events <types>', 'forward only these event types (comma-separated or repeated)', collectList)
+    .option('--label-keys <keys>', 'device label keys copied into each push (comma-separated or repeated)', collectList)
+    .option('--header <name: value>', 'custom header on every push (repeatable)', collect);
 
 export function registerConnectorCommands(program: Command): void {
-  const connectors = program.command('connectors').description('data connectors: HTTPS pushes of the project\'s device events');
+  const connectors = program
+    .command('connectors')
+    .description("data connectors: HTTPS pushes of the project's device events");
 
-  example(connectors.command('list').description('data connectors of the project').action(action(async (ctx: Context) => {
-    const items = (await ctx.client.list<DataConnector>(`projects/${await ctx.project()}/dataconnectors`, 'dataConnectors')).map(redactConnector);
-    ctx.out.list(items, [
-      { header: 'ID', value: (c) => idOf(c.name) },
-      { header: 'DISPLAY NAME', value: (c) => c.displayName },
-      { header: 'STATUS', value: (c) => c.status, paint: statusPaint },
-      { header: 'EVENTS', value: (c) => (c.events.length ? c.events.join(',') : '*') },
-      { header: 'URL', value: (c) => c.httpConfig.url },
-    ], (c) => c.name, 'data connectors');
-  })), 'sensorcloud connectors list');
+  example(
+    connectors
+      .command('list')
+      .description('data connectors of the project')
+      .action(
+        action(async (ctx: Context) => {
+          const items = (
+            await ctx.client.list<DataConnector>(`projects/${await ctx.project()}/dataconnectors`, 'dataConnectors')
+          ).map(redactConnector);
+          ctx.out.list(
+            items,
+            [
+              { header: 'ID', value: (c) => idOf(c.name) },
+              { header: 'DISPLAY NAME', value: (c) => c.displayName },
+              { header: 'STATUS', value: (c) => c.status, paint: statusPaint },
+              { header: 'EVENTS', value: (c) => (c.events.length ? c.events.join(',') : '*') },
+              { header: 'URL', value: (c) => c.httpConfig.url },
+            ],
+            (c) => c.name,
+            'data connectors',
+          );
+        }),
+      ),
+    'sensorcloud connectors list',
+  );
 
-  example(connectors.command('get <connector>').description('one data connector (its secret is never shown)').action(action(async (ctx: Context, connector: string) => {
-    printConnector(ctx, await ctx.client.call<DataConnector>('GET', await ctx.name(connector, 'dataconnectors')));
-  })), 'sensorcloud connectors get cvq2b1r0l4l9s3f2a9m0');
+  example(
+    connectors
+      .command('get <connector>')
+      .description('one data connector (its secret is never shown)')
+      .action(
+        action(async (ctx: Context, connector: string) => {
+          printConnector(ctx, await ctx.client.call<DataConnector>('GET', await ctx.name(connector, 'dataconnectors')));
+        }),
+      ),
+    'sensorcloud connectors get cvq2b1r0l4l9s3f2a9m0',
+  );
 
-  example(writeOptions(connectors.command('create'))
-    .description('create an HTTP_PUSH data connector (active unless --disabled)')
-    .requiredOption('--url <url>', 'https:// endpoint that receives the pushes')
-    .option('--disabled', 'create it USER_DISABLED')
-    .action(action(async (ctx: Context, o: WriteOptions & { url: string }) => {
-      const { secret, generated } = secretOf(o);
-      const body: DataConnectorInput = {
-        type: 'HTTP_PUSH', displayName: o.displayName ?? '', status: o.disabled ? 'USER_DISABLED' : 'ACTIVE',
-        events: o.events ?? [], labels: o.labelKeys ?? [],
-        httpConfig: { url: o.url, signatureSecret: secret ?? '', headers: parseHeaders(o.header) },
-      };
-      const c = await ctx.client.call<DataConnector>('POST', `projects/${await ctx.project()}/dataconnectors`, { body });
-      printConnector(ctx, c, generated ? secret : undefined);
-    })), 'sensorcloud connectors create --url https://example.org/hook --generate-secret --events touch,temperature --label-keys name');
+  example(
+    writeOptions(connectors.command('create'))
+      .description('create an HTTP_PUSH data connector (active unless --disabled)')
+      .requiredOption('--url <url>', 'https:// endpoint that receives the pushes')
+      .option('--disabled', 'create it USER_DISABLED')
+      .action(
+        action(async (ctx: Context, o: WriteOptions & { url: string }) => {
+          const { secret, generated } = secretOf(o);
+          const body: DataConnectorInput = {
+            type: 'HTTP_PUSH',
+            displayName: o.displayName ?? '',
+            status: o.disabled ? 'USER_DISABLED' : 'ACTIVE',
+            events: o.events ?? [],
+            labels: o.labelKeys ?? [],
+            httpConfig: { url: o.url, signatureSecret: secret ?? '', headers: parseHeaders(o.header) },
+          };
+          const c = await ctx.client.call<DataConnector>('POST', `projects/${await ctx.project()}/dataconnectors`, {
+            body,
+          });
+          printConnector(ctx, c, generated ? secret : undefined);
+        }),
+      ),
+    'sensorcloud connectors create --url https://example.org/hook --generate-secret --events touch,temperature --label-keys name',
+  );
 
-  example(writeOptions(connectors.command('update <connector>'))
-    .description('change a data connector; only the options given change')
-    .option('--url <url>', 'new https:// endpoint')
-    .option('--remove-secret', 'stop signing pushes')
-    .option('--all-events', 'forward every event type (clears --events)')
-    .option('--clear-headers', 'remove every custom header')
-    .action(action(async (ctx: Context, connector: string, o: WriteOptions) => {
-      const { secret, generated } = secretOf(o);
-      if (secret !== undefined && o.removeSecret) throw new UsageError('give --secret or --remove-secret, not both');
-      if (o.events && o.allEvents) throw new UsageError('give --events or --all-events, not both');
-      if (o.header && o.clearHeaders) throw new UsageError('give --header or --clear-headers, not both');
-      const body: Record<string, unknown> = {};
-      const httpConfig: Record<string, unknown> = {};
-      const mask: string[] = [];
-      if (o.displayName !== undefined) (body.displayName = o.displayName), mask.push('displayName');
-      if (o.events || o.allEvents) (body.events = o.events ?? []), mask.push('events');
-      if (o.labelKeys) (body.labels = o.labelKeys), mask.push('labels');
-      if (o.url !== undefined) (httpConfig.url = o.url), mask.push('httpConfig.url');
-      if (secret !== undefined || o.removeSecret) (httpConfig.signatureSecret = secret ?? ''), mask.push('httpConfig.signatureSecret');
-      if (o.header || o.clearHeaders) (httpConfig.headers = parseHeaders(o.header)), mask.push('httpConfig.headers');
-      if (mask.length === 0) throw new UsageError('nothing to change: see `sensorcloud connectors update --help`');
-      if (Object.keys(httpConfig).length) body.httpConfig = httpConfig;
-      const c = await ctx.client.call<DataConnector>('PATCH', await ctx.name(connector, 'dataconnectors'), { query: { updateMask: mask.join(',') }, body });
-      printConnector(ctx, c, generated ? secret : undefined);
-    })), 'sensorcloud connectors update cvq2b1r0l4l9s3f2a9m0 --events touch --label-keys name,room');
+  example(
+    writeOptions(connectors.command('update <connector>'))
+      .description('change a data connector; only the options given change')
+      .option('--url <url>', 'new https:// endpoint')
+      .option('--remove-secret', 'stop signing pushes')
+      .option('--all-events', 'forward every event type (clears --events)')
+      .option('--clear-headers', 'remove every custom header')
+      .action(
+        action(async (ctx: Context, connector: string, o: WriteOptions) => {
+          const { secret, generated } = secretOf(o);
+          if (secret !== undefined && o.removeSecret)
+            throw new UsageError('give --secret or --remove-secret, not both');
+          if (o.events && o.allEvents) throw new UsageError('give --events or --all-events, not both');
+          if (o.header && o.clearHeaders) throw new UsageError('give --header or --clear-headers, not both');
+          const body: Record<string, unknown> = {};
+          const httpConfig: Record<string, unknown> = {};
+          const mask: string[] = [];
+          if (o.displayName !== undefined) (body.displayName = o.displayName), mask.push('displayName');
+          if (o.events || o.allEvents) (body.events = o.events ?? []), mask.push('events');
+          if (o.labelKeys) (body.labels = o.labelKeys), mask.push('labels');
+          if (o.url !== undefined) (httpConfig.url = o.url), mask.push('httpConfig.url');
+          if (secret !== undefined || o.removeSecret)
+            (httpConfig.signatureSecret = secret ?? ''), mask.push('httpConfig.signatureSecret');
+          if (o.header || o.clearHeaders)
+            (httpConfig.headers = parseHeaders(o.header)), mask.push('httpConfig.headers');
+          if (mask.length === 0) throw new UsageError('nothing to change: see `sensorcloud connectors update --help`');
+          if (Object.keys(httpConfig).length) body.httpConfig = httpConfig;
+          const c = await ctx.client.call<DataConnector>('PATCH', await ctx.name(connector, 'dataconnectors'), {
+            query: { updateMask: mask.join(',') },
+            body,
+          });
+          printConnector(ctx, c, generated ? secret : undefined);
+        }),
+      ),
+    'sensorcloud connectors update cvq2b1r0l4l9s3f2a9m0 --events touch --label-keys name,room',
+  );
 
-  const setStatus = (status: 'ACTIVE' | 'USER_DISABLED') => action(async (ctx: Context, connector: string) => {
-    const c = await ctx.client.call<DataConnector>('PATCH', await ctx.name(connector, 'dataconnectors'), { query: { updateMask: 'status' }, body: { status } });
-    if (ctx.out.json || ctx.out.quiet) return printConnector(ctx, c);
-    ctx.out.line(`${c.name} is ${c.status}.`);
-  });
-  example(connectors.command('enable <connector>').description('make a connector ACTIVE (no backfill of what it missed)').action(setStatus('ACTIVE')),
-    'sensorcloud connectors enable cvq2b1r0l4l9s3f2a9m0');
-  example(connectors.command('disable <connector>').description('make a connector USER_DISABLED (its queue is dropped)').action(setStatus('USER_DISABLED')),
-    'sensorcloud connectors disable cvq2b1r0l4l9s3f2a9m0');
+  const setStatus = (status: 'ACTIVE' | 'USER_DISABLED') =>
+    action(async (ctx: Context, connector: string) => {
+      const c = await ctx.client.call<DataConnector>('PATCH', await ctx.name(connector, 'dataconnectors'), {
+        query: { updateMask: 'status' },
+        body: { status },
+      });
+      if (ctx.out.json || ctx.out.quiet) return printConnector(ctx, c);
+      ctx.out.line(`${c.name} is ${c.status}.`);
+    });
+  example(
+    connectors
+      .command('enable <connector>')
+      .description('make a connector ACTIVE (no backfill of what it missed)')
+      .action(setStatus('ACTIVE')),
+    'sensorcloud connectors enable cvq2b1r0l4l9s3f2a9m0',
+  );
+  example(
+    connectors
+      .command('disable <connector>')
+      .description('make a connector USER_DISABLED (its queue is dropped)')
+      .action(setStatus('USER_DISABLED')),
+    'sensorcloud connectors disable cvq2b1r0l4l9s3f2a9m0',
+  );
 
-  example(connectors.command('sync <connector>').description('push the latest event of each type of each device again').action(action(async (ctx: Context, connector: string) => {
-    const name = await ctx.name(connector, 'dataconnectors');
-    ctx.out.done(await ctx.client.call('POST', `${name}:sync`), `Queued the latest events for ${idOf(name)}.`);
-  })), 'sensorcloud connectors sync cvq2b1r0l4l9s3f2a9m0');
+  example(
+    connectors
+      .command('sync <connector>')
+      .description('push the latest event of each type of each device again')
+      .action(
+        action(async (ctx: Context, connector: string) => {
+          const name = await ctx.name(connector, 'dataconnectors');
+          ctx.out.done(await ctx.client.call('POST', `${name}:sync`), `Queued the latest events for ${idOf(name)}.`);
+        }),
+      ),
+    'sensorcloud connectors sync cvq2b1r0l4l9s3f2a9m0',
+  );
 
-  example(connectors.command('metrics <connector>').description('successes, errors and p99 latency of the last 3 hours').action(action(async (ctx: Context, connector: string) => {
-    const res = await ctx.client.call<DataConnectorMetrics>('GET', `${await ctx.name(connector, 'dataconnectors')}:metrics`);
-    const m = res.metrics;
-    ctx.out.record(res, [
-      ['successCount', String(m.successCount)],
-      ['errorCount', m.errorCount > 0 ? ctx.out.red(String(m.errorCount)) : String(m.errorCount)],
-      ['latency99p', m.latency99p],
-    ], '');
-    if (ctx.out.quiet) ctx.out.line(`${m.successCount} ${m.errorCount} ${m.latency99p}`);
-  })), 'sensorcloud connectors metrics cvq2b1r0l4l9s3f2a9m0');
+  example(
+    connectors
+      .command('metrics <connector>')
+      .description('successes, errors and p99 latency of the last 3 hours')
+      .action(
+        action(async (ctx: Context, connector: string) => {
+          const res = await ctx.client.call<DataConnectorMetrics>(
+            'GET',
+            `${await ctx.name(connector, 'dataconnectors')}:metrics`,
+          );
+          const m = res.metrics;
+          ctx.out.record(
+            res,
+            [
+              ['successCount', String(m.successCount)],
+              ['errorCount', m.errorCount > 0 ? ctx.out.red(String(m.errorCount)) : String(m.errorCount)],
+              ['latency99p', m.latency99p],
+            ],
+            '',
+          );
+          if (ctx.out.quiet) ctx.out.line(`${m.successCount} ${m.errorCount} ${m.latency99p}`);
+        }),
+      ),
+    'sensorcloud connectors metrics cvq2b1r0l4l9s3f2a9m0',
+  );
 
-  example(connectors.command('delete <connector>').description('delete a connector with its queue and metrics').action(action(async (ctx: Context, connector: string) => {
-    const name = await ctx.name(connector, 'dataconnectors');
-    ctx.out.done(await ctx.client.call('DELETE', name), `Deleted ${name}.`);
-  })), 'sensorcloud connectors delete cvq2b1r0l4l9s3f2a9m0');
+  example(
+    connectors
+      .command('delete <connector>')
+      .description('delete a connector with its queue and metrics')
+      .action(
+        action(async (ctx: Context, connector: string) => {
+          const name = await ctx.name(connector, 'dataconnectors');
+          ctx.out.done(await ctx.client.call('DELETE', name), `Deleted ${name}.`);
+        }),
+      ),
+    'sensorcloud connectors delete cvq2b1r0l4l9s3f2a9m0',
+  );
 }

@@ -18,21 +18,37 @@ export function parseInvite(input: string): { server: string | null; token: stri
 
 export function registerInviteCommands(program: Command): void {
   const invites = program.command('invites').description('accept an invitation to a project or organization');
-  example(invites.command('accept <invite-url>')
-    .description('set a password (at least 12 characters, asked) and activate the invited user')
-    .option('--display-name <name>', 'your display name')
-    .action(action(async (ctx: Context, url: string, o: { displayName?: string }) => {
-      const { server, token } = parseInvite(url);
-      // The invited person has no key: the call carries no credentials, only the server is needed.
-      const client = new ApiClient({ url: server ?? ctx.settings().url, credentials: { keyId: '', secret: '', email: null } });
-      const prompter = createPrompter();
-      let password: string;
-      try {
-        password = await prompter.ask('New password', { secret: true });
-      } finally {
-        prompter.close();
-      }
-      const body: AcceptInviteRequest = { token, password, ...(o.displayName ? { displayName: o.displayName } : {}) };
-      ctx.out.done(await client.call('POST', 'invites:accept', { body, anonymous: true }), 'Invitation accepted: sign in to the console with your email and this password.');
-    })), 'sensorcloud invites accept http://127.0.0.1:8080/invite/3f9c…');
+  example(
+    invites
+      .command('accept <invite-url>')
+      .description('set a password (at least 12 characters, asked) and activate the invited user')
+      .option('--display-name <name>', 'your display name')
+      .action(
+        action(async (ctx: Context, url: string, o: { displayName?: string }) => {
+          const { server, token } = parseInvite(url);
+          // The invited person has no key: the call carries no credentials, only the server is needed.
+          const client = new ApiClient({
+            url: server ?? ctx.settings().url,
+            credentials: { keyId: '', secret: '', email: null },
+          });
+          const prompter = createPrompter();
+          let password: string;
+          try {
+            password = await prompter.ask('New password', { secret: true });
+          } finally {
+            prompter.close();
+          }
+          const body: AcceptInviteRequest = {
+            token,
+            password,
+            ...(o.displayName ? { displayName: o.displayName } : {}),
+          };
+          ctx.out.done(
+            await client.call('POST', 'invites:accept', { body, anonymous: true }),
+            'Invitation accepted: sign in to the console with your email and this password.',
+          );
+        }),
+      ),
+    'sensorcloud invites accept http://127.0.0.1:8080/invite/3f9c…',
+  );
 }

@@ -36,9 +36,16 @@ async function listen(ctx: Context, o: ListenOptions): Promise<void> {
   // Loaded here, with undici, only when listen runs: a module of ours, since a CommonJS package imported lazily
   // keeps only its default export in the build (test/unit/lazy-imports.test.ts).
   const { createForwarder } = await import('../forward.ts');
-  const forwarder = await createForwarder(ctx.client, {
-    url: o.forwardTo, signatureSecret: secret, headers: parseHeaders(o.header), labelKeys: o.labelKeys ?? [],
-  }, { caFile: o.caFile, insecure: o.insecure });
+  const forwarder = await createForwarder(
+    ctx.client,
+    {
+      url: o.forwardTo,
+      signatureSecret: secret,
+      headers: parseHeaders(o.header),
+      labelKeys: o.labelKeys ?? [],
+    },
+    { caFile: o.caFile, insecure: o.insecure },
+  );
   if (o.secret === undefined) {
     // Printed once, on stderr, so stdout stays one line per forward.
     ctx.out.stderr.write(`signature secret: ${secret}\n`);
@@ -64,19 +71,21 @@ async function listen(ctx: Context, o: ListenOptions): Promise<void> {
 }
 
 export function registerListenCommand(program: Command): void {
-  example(program
-    .command('listen')
-    .description('forward the project\'s events to a local endpoint exactly as a data connector pushes them')
-    .requiredOption('--forward-to <url>', 'http:// or https:// endpoint, e.g. http://localhost:3000/hook')
-    .option('--events <types>', 'forward only these event types (comma-separated or repeated)', collectList)
-    .option('--label-keys <keys>', 'device label keys copied into each body, as a connector\'s labels', collectList)
-    .option('--header <name: value>', 'custom header on every forward (repeatable)', collect)
-    .option('--secret <secret>', 'signature secret (default: a new one, printed once)')
-    .option('--device <device>', 'only this device id (repeatable)', collect)
-    .option('--count <n>', 'stop after forwarding this many events')
-    .option('--ca-file <pem>', 'trust this CA for an https endpoint')
-    .option('--insecure', 'accept any certificate of an https endpoint (local self-signed ones)')
-    .action(action(listen)),
-  'sensorcloud listen --forward-to http://localhost:3000/hook',
-  'sensorcloud listen --forward-to http://localhost:3000/hook --events touch,temperature --label-keys name --secret s3cret');
+  example(
+    program
+      .command('listen')
+      .description("forward the project's events to a local endpoint exactly as a data connector pushes them")
+      .requiredOption('--forward-to <url>', 'http:// or https:// endpoint, e.g. http://localhost:3000/hook')
+      .option('--events <types>', 'forward only these event types (comma-separated or repeated)', collectList)
+      .option('--label-keys <keys>', "device label keys copied into each body, as a connector's labels", collectList)
+      .option('--header <name: value>', 'custom header on every forward (repeatable)', collect)
+      .option('--secret <secret>', 'signature secret (default: a new one, printed once)')
+      .option('--device <device>', 'only this device id (repeatable)', collect)
+      .option('--count <n>', 'stop after forwarding this many events')
+      .option('--ca-file <pem>', 'trust this CA for an https endpoint')
+      .option('--insecure', 'accept any certificate of an https endpoint (local self-signed ones)')
+      .action(action(listen)),
+    'sensorcloud listen --forward-to http://localhost:3000/hook',
+    'sensorcloud listen --forward-to http://localhost:3000/hook --events touch,temperature --label-keys name --secret s3cret',
+  );
 }

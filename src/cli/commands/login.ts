@@ -7,7 +7,14 @@ import type { Key, ServiceAccount } from '../../wire/service-accounts.ts';
 import { ApiClient } from '../client.ts';
 import { action, example, projectIdOf, type Context } from '../context.ts';
 import { ApiError, AuthError, UsageError } from '../errors.ts';
-import { DEFAULT_PROFILE, configDir, normaliseServerUrl, readProfiles, writeProfiles, type Profile } from '../profiles.ts';
+import {
+  DEFAULT_PROFILE,
+  configDir,
+  normaliseServerUrl,
+  readProfiles,
+  writeProfiles,
+  type Profile,
+} from '../profiles.ts';
 import { createPrompter } from '../prompt.ts';
 import { createFileTokenStore } from '../token-cache.ts';
 
@@ -20,15 +27,26 @@ interface LoginOptions {
 
 /** The settings in a bootstrap.json written by the service's first start. */
 function fromBootstrap(path: string): Profile {
-  let boot: { baseUrl?: string; project?: string; serviceAccount?: { keyId?: string; secret?: string; email?: string } };
+  let boot: {
+    baseUrl?: string;
+    project?: string;
+    serviceAccount?: { keyId?: string; secret?: string; email?: string };
+  };
   try {
     boot = JSON.parse(readFileSync(path, 'utf8'));
   } catch (err) {
     throw new UsageError(`cannot read ${path}: ${(err as Error).message}`);
   }
   const sa = boot.serviceAccount;
-  if (!boot.baseUrl || !sa?.keyId || !sa.secret) throw new UsageError(`${path} is not a bootstrap.json (baseUrl and serviceAccount.keyId/secret expected)`);
-  return { url: normaliseServerUrl(boot.baseUrl), keyId: sa.keyId, secret: sa.secret, email: sa.email, project: boot.project ? projectIdOf(boot.project) : undefined };
+  if (!boot.baseUrl || !sa?.keyId || !sa.secret)
+    throw new UsageError(`${path} is not a bootstrap.json (baseUrl and serviceAccount.keyId/secret expected)`);
+  return {
+    url: normaliseServerUrl(boot.baseUrl),
+    keyId: sa.keyId,
+    secret: sa.secret,
+    email: sa.email,
+    project: boot.project ? projectIdOf(boot.project) : undefined,
+  };
 }
 
 /**
@@ -61,8 +79,10 @@ async function login(ctx: Context, options: LoginOptions): Promise<void> {
   } else {
     const prompter = createPrompter();
     try {
-      const url = options.url ?? (await prompter.ask('Server URL', { fallback: existing?.url ?? 'http://127.0.0.1:8080' }));
-      const keyId = options.keyId ?? (await prompter.ask('Key id', existing?.keyId ? { fallback: existing.keyId } : {}));
+      const url =
+        options.url ?? (await prompter.ask('Server URL', { fallback: existing?.url ?? 'http://127.0.0.1:8080' }));
+      const keyId =
+        options.keyId ?? (await prompter.ask('Key id', existing?.keyId ? { fallback: existing.keyId } : {}));
       const secret = await prompter.ask('Key secret', { secret: true });
       if (!keyId || !secret) throw new UsageError('a key id and a secret are needed');
       profile = { url: normaliseServerUrl(url), keyId, secret };
@@ -74,12 +94,17 @@ async function login(ctx: Context, options: LoginOptions): Promise<void> {
 
   // Without the email only Basic Auth works; find the email so the profile can use OAuth2 tokens.
   if (!profile.email) {
-    const basic = new ApiClient({ url: profile.url, credentials: { keyId: profile.keyId, secret: profile.secret, email: null } });
+    const basic = new ApiClient({
+      url: profile.url,
+      credentials: { keyId: profile.keyId, secret: profile.secret, email: null },
+    });
     try {
       profile.email = (await discoverEmail(basic, profile.keyId)) ?? undefined;
     } catch (err) {
       if (err instanceof AuthError) {
-        throw new AuthError(`${err.message} (Basic Auth may be off for this service account: give its email with --service-account to use OAuth2)`);
+        throw new AuthError(
+          `${err.message} (Basic Auth may be off for this service account: give its email with --service-account to use OAuth2)`,
+        );
       }
       throw err;
     }
@@ -99,11 +124,22 @@ async function login(ctx: Context, options: LoginOptions): Promise<void> {
   file.current = profileName;
   const path = writeProfiles(ctx.env, file);
   if (ctx.out.json) {
-    ctx.out.printJson({ profile: profileName, url: profile.url, keyId: profile.keyId, serviceAccount: profile.email ?? null, project: profile.project ?? null, file: path });
+    ctx.out.printJson({
+      profile: profileName,
+      url: profile.url,
+      keyId: profile.keyId,
+      serviceAccount: profile.email ?? null,
+      project: profile.project ?? null,
+      file: path,
+    });
     return;
   }
-  ctx.out.note(`Logged in to ${profile.url} as ${profile.email ?? `key ${profile.keyId}`} (${profile.email ? 'OAuth2 tokens' : 'Basic Auth'}).`);
-  ctx.out.note(`Profile "${profileName}" saved in ${path} (mode 0600)${profile.project ? `; default project ${profile.project}` : ''}.`);
+  ctx.out.note(
+    `Logged in to ${profile.url} as ${profile.email ?? `key ${profile.keyId}`} (${profile.email ? 'OAuth2 tokens' : 'Basic Auth'}).`,
+  );
+  ctx.out.note(
+    `Profile "${profileName}" saved in ${path} (mode 0600)${profile.project ? `; default project ${profile.project}` : ''}.`,
+  );
 }
 
 export function registerLoginCommands(program: Command): void {
@@ -114,7 +150,10 @@ export function registerLoginCommands(program: Command): void {
       .option('--from <bootstrap.json>', "take everything from the service's bootstrap.json")
       .option('--url <url>', 'server URL, e.g. http://127.0.0.1:8080')
       .option('--key-id <id>', 'service account key id (the secret is always asked, never an option)')
-      .option('--service-account <email>', 'the key\'s service account email (found automatically when Basic Auth is on)')
+      .option(
+        '--service-account <email>',
+        "the key's service account email (found automatically when Basic Auth is on)",
+      )
       .action(action(login)),
     'sensorcloud login --from data/bootstrap.json',
     'sensorcloud login --profile staging --url https://sensors.example.org --key-id cvq2b1r0l4l9s3f2a9k0',
@@ -124,17 +163,19 @@ export function registerLoginCommands(program: Command): void {
     program
       .command('logout')
       .description('forget a profile (the current one, or --profile)')
-      .action(action(async (ctx: Context) => {
-        const file = readProfiles(ctx.env);
-        const name = ctx.options.profile ?? file.current;
-        const profile = file.profiles[name];
-        if (!profile) throw new UsageError(`no profile "${name}"`);
-        delete file.profiles[name];
-        if (file.current === name) file.current = Object.keys(file.profiles)[0] ?? DEFAULT_PROFILE;
-        writeProfiles(ctx.env, file);
-        createFileTokenStore(configDir(ctx.env)).delete(`${profile.url} ${profile.keyId}`);
-        ctx.out.done({}, `Profile "${name}" removed.`);
-      })),
+      .action(
+        action(async (ctx: Context) => {
+          const file = readProfiles(ctx.env);
+          const name = ctx.options.profile ?? file.current;
+          const profile = file.profiles[name];
+          if (!profile) throw new UsageError(`no profile "${name}"`);
+          delete file.profiles[name];
+          if (file.current === name) file.current = Object.keys(file.profiles)[0] ?? DEFAULT_PROFILE;
+          writeProfiles(ctx.env, file);
+          createFileTokenStore(configDir(ctx.env)).delete(`${profile.url} ${profile.keyId}`);
+          ctx.out.done({}, `Profile "${name}" removed.`);
+        }),
+      ),
     'sensorcloud logout --profile staging',
   );
 
@@ -143,32 +184,46 @@ export function registerLoginCommands(program: Command): void {
     profiles
       .command('list')
       .description('the saved profiles (secrets are never shown)')
-      .action(action(async (ctx: Context) => {
-        const file = readProfiles(ctx.env);
-        const rows = Object.entries(file.profiles).map(([name, p]) => ({
-          name, current: name === file.current, url: p.url, keyId: p.keyId, serviceAccount: p.email ?? null, project: p.project ?? null,
-        }));
-        ctx.out.list(rows, [
-          { header: 'NAME', value: (r) => `${r.current ? '*' : ' '} ${r.name}` },
-          { header: 'URL', value: (r) => r.url },
-          { header: 'KEY ID', value: (r) => r.keyId },
-          { header: 'AUTH', value: (r) => (r.serviceAccount ? 'oauth2' : 'basic') },
-          { header: 'PROJECT', value: (r) => r.project ?? '' },
-        ], (r) => r.name, 'profiles (run `sensorcloud login`)');
-      })),
+      .action(
+        action(async (ctx: Context) => {
+          const file = readProfiles(ctx.env);
+          const rows = Object.entries(file.profiles).map(([name, p]) => ({
+            name,
+            current: name === file.current,
+            url: p.url,
+            keyId: p.keyId,
+            serviceAccount: p.email ?? null,
+            project: p.project ?? null,
+          }));
+          ctx.out.list(
+            rows,
+            [
+              { header: 'NAME', value: (r) => `${r.current ? '*' : ' '} ${r.name}` },
+              { header: 'URL', value: (r) => r.url },
+              { header: 'KEY ID', value: (r) => r.keyId },
+              { header: 'AUTH', value: (r) => (r.serviceAccount ? 'oauth2' : 'basic') },
+              { header: 'PROJECT', value: (r) => r.project ?? '' },
+            ],
+            (r) => r.name,
+            'profiles (run `sensorcloud login`)',
+          );
+        }),
+      ),
     'sensorcloud profiles list',
   );
   example(
     profiles
       .command('use <name>')
       .description('make a profile the current one')
-      .action(action(async (ctx: Context, name: string) => {
-        const file = readProfiles(ctx.env);
-        if (!file.profiles[name]) throw new UsageError(`no profile "${name}"`);
-        file.current = name;
-        writeProfiles(ctx.env, file);
-        ctx.out.done({ current: name }, `Profile "${name}" is now the current one.`);
-      })),
+      .action(
+        action(async (ctx: Context, name: string) => {
+          const file = readProfiles(ctx.env);
+          if (!file.profiles[name]) throw new UsageError(`no profile "${name}"`);
+          file.current = name;
+          writeProfiles(ctx.env, file);
+          ctx.out.done({ current: name }, `Profile "${name}" is now the current one.`);
+        }),
+      ),
     'sensorcloud profiles use staging',
   );
 }

@@ -16,8 +16,13 @@ export const memberColumns: Column<Member>[] = [
 ];
 
 export const memberFields = (m: Member): Array<[string, string]> => [
-  ['name', m.name], ['email', m.email], ['displayName', m.displayName], ['accountType', m.accountType],
-  ['status', m.status], ['roles', m.roles.join(', ')], ['createTime', m.createTime],
+  ['name', m.name],
+  ['email', m.email],
+  ['displayName', m.displayName],
+  ['accountType', m.accountType],
+  ['status', m.status],
+  ['roles', m.roles.join(', ')],
+  ['createTime', m.createTime],
 ];
 
 /**
@@ -28,7 +33,8 @@ export async function resolveMember(ctx: Context, parent: string, input: string)
   if (input.startsWith('projects/') || input.startsWith('organizations/')) return input;
   if (input.includes('@')) {
     const email = input.toLowerCase();
-    for await (const m of ctx.client.pages<Member>(`${parent}/members`, 'members')) if (m.email === email) return m.name;
+    for await (const m of ctx.client.pages<Member>(`${parent}/members`, 'members'))
+      if (m.email === email) return m.name;
     throw new UsageError(`no member with email ${input} in ${parent}`);
   }
   if (!/^[A-Za-z0-9_-]+$/.test(input)) throw new UsageError(`"${input}" is not a member id, name or email`);
@@ -49,17 +55,27 @@ export async function organizationName(ctx: Context, input: string | undefined):
   }
   const page = await ctx.client.call<OrganizationList>('GET', 'organizations', { query: { pageSize: 2 } });
   if (page.organizations.length === 1) return page.organizations[0]!.name;
-  throw new UsageError(page.organizations.length === 0 ? 'the credentials see no organization' : 'the credentials see several organizations: name one');
+  throw new UsageError(
+    page.organizations.length === 0
+      ? 'the credentials see no organization'
+      : 'the credentials see several organizations: name one',
+  );
 }
 
-const labelsText = (labels: Record<string, string>) => Object.entries(labels).map(([k, v]) => (v === '' ? k : `${k}=${v}`)).join(', ');
+const labelsText = (labels: Record<string, string>) =>
+  Object.entries(labels)
+    .map(([k, v]) => (v === '' ? k : `${k}=${v}`))
+    .join(', ');
 
 export const deviceColumns: Column<Device>[] = [
   { header: 'ID', value: (d) => idOf(d.name) },
   { header: 'TYPE', value: (d) => d.type },
   { header: 'PRODUCT', value: (d) => d.productNumber },
   { header: 'NAME', value: (d) => d.labels.name ?? '' },
-  { header: 'LABELS', value: (d) => labelsText(Object.fromEntries(Object.entries(d.labels).filter(([k]) => k !== 'name'))) },
+  {
+    header: 'LABELS',
+    value: (d) => labelsText(Object.fromEntries(Object.entries(d.labels).filter(([k]) => k !== 'name'))),
+  },
 ];
 
 /** One line per reported type: the value fields of its latest data, without timestamps. */
@@ -68,15 +84,24 @@ function reportedText(data: unknown): string {
   if (typeof data !== 'object') return String(data);
   const d = data as Record<string, unknown>;
   const parts = Object.entries(d)
-    .filter(([k, v]) => k !== 'updateTime' && k !== 'samples' && k !== 'cloudConnectors' && !(Array.isArray(v) && v.length === 0))
+    .filter(
+      ([k, v]) =>
+        k !== 'updateTime' && k !== 'samples' && k !== 'cloudConnectors' && !(Array.isArray(v) && v.length === 0),
+    )
     .map(([k, v]) => `${k}=${typeof v === 'object' ? JSON.stringify(v) : String(v)}`);
   return `${parts.join(' ')}${typeof d.updateTime === 'string' ? `  (${d.updateTime})` : ''}`;
 }
 
 export function printDevice(ctx: Context, d: Device): void {
-  ctx.out.record(d, [
-    ['name', d.name], ['type', d.type], ['productNumber', d.productNumber], ['labels', labelsText(d.labels)],
-    ...Object.entries(d.reported).map(([type, data]) => [`reported.${type}`, reportedText(data)] as [string, string]),
-  ], d.name);
+  ctx.out.record(
+    d,
+    [
+      ['name', d.name],
+      ['type', d.type],
+      ['productNumber', d.productNumber],
+      ['labels', labelsText(d.labels)],
+      ...Object.entries(d.reported).map(([type, data]) => [`reported.${type}`, reportedText(data)] as [string, string]),
+    ],
+    d.name,
+  );
 }
-

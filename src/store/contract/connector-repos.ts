@@ -142,13 +142,26 @@ export interface DeliveryRepo {
    * rows queued leased under `leaseIf`, so together they never exceed it.
    * A store one process owns may ignore `cap`: the engine counts its own attempts.
    */
-  claim(connectorId: string, now: number, enqueuedAfter: number, leaseUntil: number, limit: number, cap?: InFlightCap): Promise<DeliveryRecord[]>;
+  claim(
+    connectorId: string,
+    now: number,
+    enqueuedAfter: number,
+    leaseUntil: number,
+    limit: number,
+    cap?: InFlightCap,
+  ): Promise<DeliveryRecord[]>;
   /**
    * claim() of each ask in turn (distinct connectors), each at most what the asks before it left of `total`; answers
    * each ask's rows, in the asks' order. The engine's claims of one turn: a store several processes share makes them
    * one statement, which takes the claim locks of all its connectors first, in the order every process takes them.
    */
-  claimMany(asks: readonly ClaimAsk[], total: number, now: number, enqueuedAfter: number, leaseUntil: number): Promise<DeliveryRecord[][]>;
+  claimMany(
+    asks: readonly ClaimAsk[],
+    total: number,
+    now: number,
+    enqueuedAfter: number,
+    leaseUntil: number,
+  ): Promise<DeliveryRecord[][]>;
   get(id: number): Promise<DeliveryRecord | null>;
   /**
    * Returns false when the row was already gone. With `leaseUntil` (a failed attempt's 12-hour drop), only while the
@@ -196,7 +209,13 @@ export interface DeliveryRepo {
 
 export interface ConnectorMetricRepo {
   /** Adds counts and histogram entries to one bucket, creating it when needed. */
-  add(connectorId: string, bucketStart: number, successDelta: number, errorDelta: number, latencyHist: ReadonlyMap<string, number>): Promise<void>;
+  add(
+    connectorId: string,
+    bucketStart: number,
+    successDelta: number,
+    errorDelta: number,
+    latencyHist: ReadonlyMap<string, number>,
+  ): Promise<void>;
   /** Buckets of the connector with bucketStart >= fromBucketStart, oldest first. */
   listSince(connectorId: string, fromBucketStart: number): Promise<MetricBucket[]>;
   deleteByConnector(connectorId: string): Promise<void>;

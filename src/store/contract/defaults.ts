@@ -3,7 +3,13 @@
 // default calls the methods of the repo it completes, overrides included, never a store's top-level repos: within
 // store.transaction it runs on that transaction's repos. It is as atomic as the calls it makes, so all or nothing
 // only within a transaction.
-import type { ConnectorMetricRepo, DataConnectorRecord, DataConnectorRepo, DeliveryRecord, DeliveryRepo } from './connector-repos.ts';
+import type {
+  ConnectorMetricRepo,
+  DataConnectorRecord,
+  DataConnectorRepo,
+  DeliveryRecord,
+  DeliveryRepo,
+} from './connector-repos.ts';
 
 /**
  * DeliveryRepo's methods with a default: add (insert), deleteMany (delete of each), deleteCounted (deleteMany, then the
@@ -41,7 +47,10 @@ export function withDeliveryDefaults(
       const out: DeliveryRecord[][] = [];
       let left = total;
       for (const ask of asks) {
-        const rows = left > 0 ? await repo.claim(ask.connectorId, now, enqueuedAfter, leaseUntil, Math.min(ask.limit, left), ask.cap) : [];
+        const rows =
+          left > 0
+            ? await repo.claim(ask.connectorId, now, enqueuedAfter, leaseUntil, Math.min(ask.limit, left), ask.cap)
+            : [];
         left -= rows.length;
         out.push(rows);
       }

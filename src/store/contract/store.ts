@@ -6,8 +6,18 @@
 // deleteMany, deleteCounted and claimMany; DataConnectorRepo getMany), which it overrides only to go faster.
 // getForUpdate is a primitive: a plain get() where one process owns the store, a row lock where several share it.
 import type {
-  DeviceRecord, EventRecord, InviteRecord, KeyRecord, LatestEvent, MembershipRecord, OrganizationRecord, ProjectRecord, ProjectWithCounts,
-  ScopeType, ServiceAccountRecord, UserRecord,
+  DeviceRecord,
+  EventRecord,
+  InviteRecord,
+  KeyRecord,
+  LatestEvent,
+  MembershipRecord,
+  OrganizationRecord,
+  ProjectRecord,
+  ProjectWithCounts,
+  ScopeType,
+  ServiceAccountRecord,
+  UserRecord,
 } from './records.ts';
 import type { ConnectorMetricRepo, DataConnectorRepo, DeliveryRepo } from './connector-repos.ts';
 import type { Range } from './range.ts';
@@ -142,7 +152,12 @@ export interface DeviceRepo {
    */
   listEmulated(range: Range): Promise<EmulatedDeviceSummary[]>;
   /** Writes what an event changed: `reported` and the latest event per type. */
-  updateReported(id: string, reported: Record<string, unknown>, latestEvents: Record<string, LatestEvent>, updateTime: number): Promise<void>;
+  updateReported(
+    id: string,
+    reported: Record<string, unknown>,
+    latestEvents: Record<string, LatestEvent>,
+    updateTime: number,
+  ): Promise<void>;
   updateLabels(id: string, labels: Record<string, string>, updateTime: number): Promise<void>;
   /**
    * Moves the device to another project; its history, read by device, goes with it. The history's rows are not

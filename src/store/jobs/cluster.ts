@@ -20,7 +20,8 @@ export interface MessageItem {
 }
 
 /** Bytes of UTF-8 left for the items of a message that begins with head and ends with tail. */
-export const messageRoom = (head: string, tail: string): number => MAX_MESSAGE_BYTES - Buffer.byteLength(head) - Buffer.byteLength(tail);
+export const messageRoom = (head: string, tail: string): number =>
+  MAX_MESSAGE_BYTES - Buffer.byteLength(head) - Buffer.byteLength(tail);
 
 /**
  * The fewest messages `head + items joined by commas + tail` of at most MAX_MESSAGE_BYTES each, the items in order;

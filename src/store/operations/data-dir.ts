@@ -54,11 +54,17 @@ export function prepareDataDir(dir: string, setting: string): void {
       if (code === 'ENOTDIR') throw err;
       mkdirSync(dir, { recursive: true, mode: 0o700 });
     } catch (mkdirError) {
-      throw new StartupError(`cannot create the data dir ${dir} (${reason(mkdirError)}): create it yourself, or point ${setting} at a writable directory`, { cause: mkdirError });
+      throw new StartupError(
+        `cannot create the data dir ${dir} (${reason(mkdirError)}): create it yourself, or point ${setting} at a writable directory`,
+        { cause: mkdirError },
+      );
     }
     return;
   }
-  if (!isDirectory) throw new StartupError(`the data dir ${dir} is a file, not a directory: point ${setting} at a directory (it is created when missing)`);
+  if (!isDirectory)
+    throw new StartupError(
+      `the data dir ${dir} is a file, not a directory: point ${setting} at a directory (it is created when missing)`,
+    );
   try {
     accessSync(dir, constants.W_OK | constants.X_OK);
     // Credentials of an installation made before its files were private (the database's files: sqlite/index.ts).
@@ -69,7 +75,10 @@ export function prepareDataDir(dir: string, setting: string): void {
 }
 
 function unusable(dir: string, setting: string, err: unknown): StartupError {
-  return new StartupError(`the data dir ${dir} is not usable by this user (${reason(err)}): make it writable for this user, or point ${setting} at another directory`, { cause: err });
+  return new StartupError(
+    `the data dir ${dir} is not usable by this user (${reason(err)}): make it writable for this user, or point ${setting} at another directory`,
+    { cause: err },
+  );
 }
 
 /** Holds the data dir for this process until `release()` or the process ends; a StartupError when another holds it. */
@@ -88,7 +97,10 @@ export function lockDataDir(dir: string, setting: string): DataDirLock {
     db?.close();
     const code = (err as { code?: string }).code ?? '';
     if (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED')) {
-      throw new StartupError(`another Sensor Cloud process (a server or an admin command) is using the data dir ${dir}: stop it first, or point ${setting} at another directory`, { cause: err });
+      throw new StartupError(
+        `another Sensor Cloud process (a server or an admin command) is using the data dir ${dir}: stop it first, or point ${setting} at another directory`,
+        { cause: err },
+      );
     }
     if (code.startsWith('SQLITE_') || code.startsWith('E')) throw unusable(dir, setting, err);
     throw err;
@@ -113,18 +125,30 @@ export function explainDataDirError(err: unknown, dir: string, setting: string):
   // SQLite opening a database on a full disk fails to size its shared-memory file: "disk I/O error"
   // (SQLITE_IOERR_SHMSIZE), which says nothing of the cause; the free space does.
   const free = freeBytes(dir);
-  const full = code === 'ENOSPC' || code.startsWith('SQLITE_FULL') || (code.startsWith('SQLITE_IOERR') && free !== null && free < 1024 * 1024);
-  const known = full || ['EACCES', 'EPERM', 'EROFS', 'ENOTDIR', 'EISDIR'].includes(code)
-    || code.startsWith('SQLITE_CANTOPEN') || code.startsWith('SQLITE_READONLY') || code.startsWith('SQLITE_PERM')
-    || code.startsWith('SQLITE_NOTADB') || code.startsWith('SQLITE_CORRUPT');
+  const full =
+    code === 'ENOSPC' ||
+    code.startsWith('SQLITE_FULL') ||
+    (code.startsWith('SQLITE_IOERR') && free !== null && free < 1024 * 1024);
+  const known =
+    full ||
+    ['EACCES', 'EPERM', 'EROFS', 'ENOTDIR', 'EISDIR'].includes(code) ||
+    code.startsWith('SQLITE_CANTOPEN') ||
+    code.startsWith('SQLITE_READONLY') ||
+    code.startsWith('SQLITE_PERM') ||
+    code.startsWith('SQLITE_NOTADB') ||
+    code.startsWith('SQLITE_CORRUPT');
   if (!known) return null;
   if (full) {
     const left = free === null ? '' : `, ${free.toLocaleString('en-US')} bytes free`;
-    return new StartupError(`cannot open the data in ${dir} (no space left on the device${left}): make room on that disk, or point ${setting} at a directory on another disk`, { cause: err });
+    return new StartupError(
+      `cannot open the data in ${dir} (no space left on the device${left}): make room on that disk, or point ${setting} at a directory on another disk`,
+      { cause: err },
+    );
   }
-  const what = code.startsWith('SQLITE_NOTADB') || code.startsWith('SQLITE_CORRUPT')
-    ? 'the database file is damaged or not a Sensor Cloud database: restore it from a backup'
-    : `make its files (sensorcloud.db*, master.key) readable and writable for this user, or point ${setting} at another directory`;
+  const what =
+    code.startsWith('SQLITE_NOTADB') || code.startsWith('SQLITE_CORRUPT')
+      ? 'the database file is damaged or not a Sensor Cloud database: restore it from a backup'
+      : `make its files (sensorcloud.db*, master.key) readable and writable for this user, or point ${setting} at another directory`;
   return new StartupError(`cannot open the data in ${dir} (${reason(err)}): ${what}`, { cause: err });
 }
 

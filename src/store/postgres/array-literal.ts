@@ -18,7 +18,8 @@ export function arrayLiteral(values: readonly unknown[]): string | undefined {
     if (v === null || v === undefined) out += 'NULL';
     else if (typeof v === 'string') out += SPECIAL.test(v) ? `"${v.replace(SPECIALS, '\\$&')}"` : `"${v}"`;
     else if (typeof v === 'number' || typeof v === 'boolean' || typeof v === 'bigint') out += String(v);
-    else if (v instanceof Uint8Array) out += `"\\\\x${Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString('hex')}"`;
+    else if (v instanceof Uint8Array)
+      out += `"\\\\x${Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString('hex')}"`;
     else return undefined;
   }
   return `${out}}`;

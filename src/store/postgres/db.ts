@@ -57,8 +57,15 @@ function isConnectionError(err: unknown): boolean {
   if (waitedTooLong(e)) return true;
   // A Unix socket's file is gone while its server is down.
   if (e.code === 'ENOENT' && e.syscall === 'connect') return true;
-  if (typeof e.code === 'string' && (e.code.startsWith('08') || ['57P01', '57P02', '57P03', 'ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT', 'ENOTFOUND'].includes(e.code))) return true;
-  return /Connection terminated|connection timeout|Client has encountered a connection error|Connection ended/i.test(e.message ?? '');
+  if (
+    typeof e.code === 'string' &&
+    (e.code.startsWith('08') ||
+      ['57P01', '57P02', '57P03', 'ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT', 'ENOTFOUND'].includes(e.code))
+  )
+    return true;
+  return /Connection terminated|connection timeout|Client has encountered a connection error|Connection ended/i.test(
+    e.message ?? '',
+  );
 }
 
 /**
@@ -97,13 +104,23 @@ export function asUnavailable(err: unknown, via?: Client): unknown {
   if (isConnectionError(err)) {
     const busy = waitedTooLong(err as { message?: string });
     if (busy) notes?.waited();
-    return withCause(unavailable(busy ? 'no database connection came free in time; try again shortly' : 'the database is unreachable; try again shortly'), err);
+    return withCause(
+      unavailable(
+        busy
+          ? 'no database connection came free in time; try again shortly'
+          : 'the database is unreachable; try again shortly',
+      ),
+      err,
+    );
   }
   const code = (err as { code?: unknown } | null)?.code;
   if (typeof code !== 'string') return err;
   if (CANCELLED.has(code)) {
     notes?.cancelled((err as Error).message);
-    return withCause(unavailable('the database cancelled a statement that waited or ran too long; try again shortly'), err);
+    return withCause(
+      unavailable('the database cancelled a statement that waited or ran too long; try again shortly'),
+      err,
+    );
   }
   if (CREDENTIALS_REFUSED.has(code)) {
     notes?.credentialsRefused((err as Error).message);
@@ -119,7 +136,10 @@ export function asUnavailable(err: unknown, via?: Client): unknown {
   }
   if (SHORT_OF_RESOURCES.test(code)) {
     notes?.shortOfResources((err as Error).message);
-    return withCause(unavailable('the database lacks the resources to do this now (connections or memory); try again shortly'), err);
+    return withCause(
+      unavailable('the database lacks the resources to do this now (connections or memory); try again shortly'),
+      err,
+    );
   }
   return err;
 }
@@ -127,7 +147,9 @@ export function asUnavailable(err: unknown, via?: Client): unknown {
 /** A request that could not have the database (a connection that could not be opened, or was lost): a 503. */
 export function unreachable(cause: unknown, via?: Client): Error {
   const known = asUnavailable(cause, via);
-  return known instanceof ApiError ? known : withCause(unavailable('the database is unreachable; try again shortly'), cause);
+  return known instanceof ApiError
+    ? known
+    : withCause(unavailable('the database is unreachable; try again shortly'), cause);
 }
 
 function withCause(err: Error, cause: unknown): Error {
@@ -243,46 +265,68 @@ export function createPool(url: string, options: PoolOptions): pg.Pool {
   usePasswordFile();
   const timeoutMs = connectTimeoutMs(url);
   const pool = new pg.Pool({
-    connectionString: url, max: options.max, types, connectionTimeoutMillis: timeoutMs, idleTimeoutMillis: 30_000,
+    connectionString: url,
+    max: options.max,
+    types,
+    connectionTimeoutMillis: timeoutMs,
+    idleTimeoutMillis: 30_000,
     application_name: options.applicationName ?? SERVICE_APPLICATION_NAME,
     // Before a new connection's first use (a query queued behind it instead would have pg print a deprecation
     // warning). Should it fail, the connection is closed and the statement that asked for it fails.
-    verify: (client: pg.PoolClient, done: (err?: Error) => void) => void prepareSession(client).then(() => done(), done),
+    verify: (client: pg.PoolClient, done: (err?: Error) => void) =>
+      void prepareSession(client).then(() => done(), done),
   });
   // Failures whose cure is the operator's (every connection taken, statements cancelled, credentials refused, a
   // server that accepts only reads, resources short): the requests concerned answer 503, and the operator hears of
   // it here.
   const now = options.now ?? Date.now;
   const notes: OperatorNotes = {
-    disk: new DiskFull(now, (refusals, reason) => options.logger?.warn(
-      { refusals, reason },
-      "database: the database server's disk is full: requests that write answered 503, reads go on, background work tried again, /healthz answers 503; make room on the server's disk (where the database or its tablespace lives), and writes pass again with no restart",
-    )),
-    waited: spaced(now, (waits) => options.logger?.warn(
-      { waits, poolSize: options.max, timeoutSeconds: timeoutMs / 1000 },
-      'database: every pooled connection stayed busy for the connect timeout, and requests were answered 503; raise SENSORCLOUD_DATABASE_POOL_SIZE if the database has connections to spare, or look for slow statements',
-    )),
-    cancelled: spaced(now, (statements, reason) => options.logger?.warn(
-      { statements, reason },
-      'database: the server cancelled statements that waited or ran too long: requests answered 503, background work tried again; look for a session holding locks that long, or for a statement_timeout or lock_timeout set too low for this service (see docs/deployment.md)',
-    )),
-    credentialsRefused: spaced(now, (refusals, reason) => options.logger?.warn(
-      { refusals, reason },
-      'database: the server refused the credentials of a new connection: requests that needed one answered 503, background work tried again; if the password was changed, give this process the new one (the password file, ~/.pgpass or PGPASSFILE, is read at each new connection; a password in the URL or in PGPASSWORD takes a restart)',
-    )),
-    readOnly: spaced(now, (refusals, reason) => options.logger?.warn(
-      { refusals, reason },
-      'database: the server accepts only reads (a standby, as after a failover, or default_transaction_read_only on): requests that write answered 503, background work tried again; the process recovers by itself once SENSORCLOUD_DATABASE_URL leads to a server that accepts writes',
-    )),
-    shortOfResources: spaced(now, (refusals, reason) => options.logger?.warn(
-      { refusals, reason },
-      `database: the server lacked the resources for work: requests answered 503, background work tried again; for too many connections keep processes × (SENSORCLOUD_DATABASE_POOL_SIZE + 1) below max_connections (this process: ${options.max} + 1), for memory look at the server's settings and load`,
-    )),
+    disk: new DiskFull(now, (refusals, reason) =>
+      options.logger?.warn(
+        { refusals, reason },
+        "database: the database server's disk is full: requests that write answered 503, reads go on, background work tried again, /healthz answers 503; make room on the server's disk (where the database or its tablespace lives), and writes pass again with no restart",
+      ),
+    ),
+    waited: spaced(now, (waits) =>
+      options.logger?.warn(
+        { waits, poolSize: options.max, timeoutSeconds: timeoutMs / 1000 },
+        'database: every pooled connection stayed busy for the connect timeout, and requests were answered 503; raise SENSORCLOUD_DATABASE_POOL_SIZE if the database has connections to spare, or look for slow statements',
+      ),
+    ),
+    cancelled: spaced(now, (statements, reason) =>
+      options.logger?.warn(
+        { statements, reason },
+        'database: the server cancelled statements that waited or ran too long: requests answered 503, background work tried again; look for a session holding locks that long, or for a statement_timeout or lock_timeout set too low for this service (see docs/deployment.md)',
+      ),
+    ),
+    credentialsRefused: spaced(now, (refusals, reason) =>
+      options.logger?.warn(
+        { refusals, reason },
+        'database: the server refused the credentials of a new connection: requests that needed one answered 503, background work tried again; if the password was changed, give this process the new one (the password file, ~/.pgpass or PGPASSFILE, is read at each new connection; a password in the URL or in PGPASSWORD takes a restart)',
+      ),
+    ),
+    readOnly: spaced(now, (refusals, reason) =>
+      options.logger?.warn(
+        { refusals, reason },
+        'database: the server accepts only reads (a standby, as after a failover, or default_transaction_read_only on): requests that write answered 503, background work tried again; the process recovers by itself once SENSORCLOUD_DATABASE_URL leads to a server that accepts writes',
+      ),
+    ),
+    shortOfResources: spaced(now, (refusals, reason) =>
+      options.logger?.warn(
+        { refusals, reason },
+        `database: the server lacked the resources for work: requests answered 503, background work tried again; for too many connections keep processes × (SENSORCLOUD_DATABASE_POOL_SIZE + 1) below max_connections (this process: ${options.max} + 1), for memory look at the server's settings and load`,
+      ),
+    ),
   };
   operatorNotes.set(pool, notes);
   // An idle connection that the server closes (a restart, a network cut) emits here; without a listener the
   // process would exit. The pool drops it and opens a new one when needed.
-  pool.on('error', (err) => options.logger?.warn({ err: err.message }, 'database: an idle connection was lost; a new one is opened when needed'));
+  pool.on('error', (err) =>
+    options.logger?.warn(
+      { err: err.message },
+      'database: an idle connection was lost; a new one is opened when needed',
+    ),
+  );
   // A connection lost while it is taken (inside a transaction, between two of its statements: a server restart,
   // pg_terminate_backend, a network cut) emits on its client, where pg-pool listens only while the client is idle:
   // that too would end the process. The transaction hears of it from its next statement (a 503, or run again), and
@@ -314,8 +358,12 @@ export async function migrate(pool: pg.Pool, logger?: Pick<Logger, 'info' | 'war
   try {
     await client.query(WAIT_AS_LONG_AS_IT_TAKES);
     await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
-    await client.query('CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY, applied_time bigint NOT NULL)');
-    const applied = new Set((await client.query<{ version: number }>('SELECT version FROM schema_migrations')).rows.map((r) => r.version));
+    await client.query(
+      'CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY, applied_time bigint NOT NULL)',
+    );
+    const applied = new Set(
+      (await client.query<{ version: number }>('SELECT version FROM schema_migrations')).rows.map((r) => r.version),
+    );
     const from = migrationsDir();
     const files = migrationFiles(from);
     // A process of an older release during a rolling upgrade (one restarted before its turn), or a cluster taken
@@ -323,17 +371,27 @@ export async function migrate(pool: pg.Pool, logger?: Pick<Logger, 'info' | 'war
     // promise, so this process serves, and says so.
     const newer = newerMigrations(applied, files);
     if (newer.length > 0) {
-      logger?.warn({ migrations: newer }, 'database: a newer release upgraded the schema (migrations this release does not have); this process works on it only if it is of the release just before that one: upgrade it');
+      logger?.warn(
+        { migrations: newer },
+        'database: a newer release upgraded the schema (migrations this release does not have); this process works on it only if it is of the release just before that one: upgrade it',
+      );
     }
     const upgrading = applied.size > 0;
     for (const { version, file } of files) {
       if (applied.has(version)) continue;
       const started = Date.now();
-      if (upgrading) logger?.info({ migration: file }, 'upgrading the database schema; with a long event history this can take minutes');
+      if (upgrading)
+        logger?.info(
+          { migration: file },
+          'upgrading the database schema; with a long event history this can take minutes',
+        );
       await client.query('BEGIN');
       try {
         await client.query(readFileSync(join(from, file), 'utf8'));
-        await client.query('INSERT INTO schema_migrations (version, applied_time) VALUES ($1, $2)', [version, Date.now()]);
+        await client.query('INSERT INTO schema_migrations (version, applied_time) VALUES ($1, $2)', [
+          version,
+          Date.now(),
+        ]);
         await client.query('COMMIT');
       } catch (err) {
         await client.query('ROLLBACK');
@@ -369,7 +427,10 @@ async function applyFunctions(client: pg.ClientBase): Promise<void> {
 /** The files of functions/, by name: `<function>.sql` and its text. */
 export function functionFiles(): Array<{ file: string; sql: string }> {
   const dir = besideModule('functions', 'postgres-functions');
-  return readdirSync(dir).filter((f) => f.endsWith('.sql')).sort().map((file) => ({ file, sql: readFileSync(join(dir, file), 'utf8') }));
+  return readdirSync(dir)
+    .filter((f) => f.endsWith('.sql'))
+    .sort()
+    .map((file) => ({ file, sql: readFileSync(join(dir, file), 'utf8') }));
 }
 
 function migrationsDir(): string {

@@ -6,7 +6,13 @@ import { unavailable } from '../../domain/errors.ts';
 import { connectTimeoutMs, driverUrl } from '../../runtime/database-url.ts';
 import type { Logger } from '../../runtime/logger.ts';
 import type { Repos, Store, TransactionOptions } from '../contract/store.ts';
-import { createAssertionIdRepo, createInviteRepo, createKeyRepo, createServiceAccountRepo, createUserRepo } from './repos/accounts.ts';
+import {
+  createAssertionIdRepo,
+  createInviteRepo,
+  createKeyRepo,
+  createServiceAccountRepo,
+  createUserRepo,
+} from './repos/accounts.ts';
 import { createPostgresCluster } from './repos/cluster.ts';
 import { createConnectorMetricRepo } from './repos/connector-metrics.ts';
 import { ConfigCache, type ConfigView } from './repos/config-cache.ts';
@@ -83,10 +89,18 @@ export type PostgresStore = Store & { pool: pg.Pool };
  * connection), creates or upgrades the schema (once per database, under a lock), and returns the store; checks the
  * clock once a minute after.
  */
-export async function createPostgresStore(configured: string, options: PostgresStoreOptions = {}): Promise<PostgresStore> {
+export async function createPostgresStore(
+  configured: string,
+  options: PostgresStoreOptions = {},
+): Promise<PostgresStore> {
   const url = driverUrl(configured);
   const machineClock = options.machineClock ?? Date.now;
-  const pool = createPool(url, { max: options.poolSize ?? 10, logger: options.logger, applicationName: options.applicationName, now: machineClock });
+  const pool = createPool(url, {
+    max: options.poolSize ?? 10,
+    logger: options.logger,
+    applicationName: options.applicationName,
+    now: machineClock,
+  });
   try {
     await checkServer(pool, connectTimeoutMs(url), machineClock, options.logger);
     await migrate(pool, options.logger);
@@ -100,7 +114,9 @@ export async function createPostgresStore(configured: string, options: PostgresS
   const vacuum = startQueueVacuum(pool, cluster, options.logger);
   const clockWatch = startClockWatch(pool, options.logger, machineClock);
 
-  async function once<T>(fn: (tx: Repos) => Promise<T>): Promise<{ ok: true; value: T } | { ok: false; error: unknown; rerun: boolean }> {
+  async function once<T>(
+    fn: (tx: Repos) => Promise<T>,
+  ): Promise<{ ok: true; value: T } | { ok: false; error: unknown; rerun: boolean }> {
     let client: pg.PoolClient;
     try {
       client = await pool.connect();
@@ -188,7 +204,9 @@ export async function createPostgresStore(configured: string, options: PostgresS
     },
   });
   const topView: ConfigView = { cache, transaction: false, wrote: false };
-  const topRepos = Object.fromEntries(Object.entries(makers).map(([name, make]) => [name, make(top, topView, 'none')])) as unknown as Repos;
+  const topRepos = Object.fromEntries(
+    Object.entries(makers).map(([name, make]) => [name, make(top, topView, 'none')]),
+  ) as unknown as Repos;
   const others = createGroupCommit(groupDeps);
   const background = createGroupCommit(groupDeps, { gapMs: BACKGROUND_GAP_MS, unlockedWithoutDevices: true });
 
@@ -206,7 +224,9 @@ export async function createPostgresStore(configured: string, options: PostgresS
       if (disk.full) throw unavailable("the database server's disk is full");
       // A session of the pool is writable when it is opened (prepareSession), but a server whose configuration is
       // reloaded with default_transaction_read_only on takes writes from none of them: not healthy either.
-      const [r] = await top.query<{ read_only: boolean }>("SELECT current_setting('transaction_read_only') = 'on' AS read_only");
+      const [r] = await top.query<{ read_only: boolean }>(
+        "SELECT current_setting('transaction_read_only') = 'on' AS read_only",
+      );
       if (r!.read_only) throw asUnavailable(readOnlySession(), pool);
     },
     authVersion() {
@@ -215,7 +235,9 @@ export async function createPostgresStore(configured: string, options: PostgresS
       versionRead ??= new Promise<void>((resolve) => setImmediate(resolve)).then(async () => {
         versionRead = null;
         // The config version rides along: the read caches of projects and connectors are checked at the same time.
-        const [row] = await top.query<{ auth: number; config: number }>('SELECT a.value AS auth, c.value AS config FROM auth_version a, config_version c');
+        const [row] = await top.query<{ auth: number; config: number }>(
+          'SELECT a.value AS auth, c.value AS config FROM auth_version a, config_version c',
+        );
         cache.checked(row!.config);
         return row!.auth;
       });

@@ -10,7 +10,10 @@ export interface MigrationFile {
 
 /** The migration files of a directory, in the order they apply. */
 export function migrationFiles(dir: string): MigrationFile[] {
-  return readdirSync(dir).filter((f) => /^\d+_.*\.sql$/.test(f)).sort().map((file) => ({ version: Number(file.split('_')[0]), file }));
+  return readdirSync(dir)
+    .filter((f) => /^\d+_.*\.sql$/.test(f))
+    .sort()
+    .map((file) => ({ version: Number(file.split('_')[0]), file }));
 }
 
 /** The applied versions none of `files` has, in order: the database was upgraded by a newer release. */

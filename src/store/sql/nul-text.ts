@@ -14,4 +14,5 @@ export const findsNothing = (sql: string): boolean => !WRITES.test(sql);
 export const nulRefused = (): Error => badRequest('text may not contain the NUL character (U+0000)');
 
 /** Whether a parameter is text holding NUL. */
-export const holdsNul = (params: readonly unknown[]): boolean => params.some((p) => typeof p === 'string' && p.includes('\u0000'));
+export const holdsNul = (params: readonly unknown[]): boolean =>
+  params.some((p) => typeof p === 'string' && p.includes('\u0000'));

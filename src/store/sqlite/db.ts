@@ -32,11 +32,17 @@ export class SqliteDb {
    * `logger` hears about schema upgrades of an existing database, which can take a while on a long history, and
    * about a full disk.
    */
-  constructor(file: string, private readonly logger?: Pick<Logger, 'info' | 'warn'>, now: () => number = Date.now) {
-    this.disk = new DiskFull(now, (refusals, reason) => this.logger?.warn(
-      { refusals, reason, file, freeBytes: freeBytes(dirname(file)) },
-      'database: the disk holding the database is full: writes answered 503, background work tried again; make room on that disk, and the service goes on by itself',
-    ));
+  constructor(
+    file: string,
+    private readonly logger?: Pick<Logger, 'info' | 'warn'>,
+    now: () => number = Date.now,
+  ) {
+    this.disk = new DiskFull(now, (refusals, reason) =>
+      this.logger?.warn(
+        { refusals, reason, file, freeBytes: freeBytes(dirname(file)) },
+        'database: the disk holding the database is full: writes answered 503, background work tried again; make room on that disk, and the service goes on by itself',
+      ),
+    );
     this.raw = new Database(file);
     this.raw.pragma('journal_mode = WAL');
     // NORMAL in WAL mode: durable against process crashes (the WAL is written before COMMIT returns);
@@ -151,15 +157,24 @@ export class SqliteDb {
   }
 
   private migrate(path: string): void {
-    this.raw.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_time INTEGER NOT NULL)');
-    const applied = new Set(this.raw.prepare('SELECT version FROM schema_migrations').all().map((r) => (r as { version: number }).version));
+    this.raw.exec(
+      'CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_time INTEGER NOT NULL)',
+    );
+    const applied = new Set(
+      this.raw
+        .prepare('SELECT version FROM schema_migrations')
+        .all()
+        .map((r) => (r as { version: number }).version),
+    );
     const dir = join(dirname(fileURLToPath(import.meta.url)), 'migrations');
     const files = migrationFiles(dir);
     // A release going back (an upgrade undone): its code was not written for the newer schema, and one process
     // owns this database, so nothing gains from starting on it; the newer release, or the backup, is the way on.
     const newer = newerMigrations(applied, files);
     if (newer.length > 0) {
-      throw new StartupError(`the database ${path} was upgraded by a newer release of Sensor Cloud (it has schema migration${newer.length > 1 ? 's' : ''} ${newer.join(', ')}, which this release does not have): start that release again, or restore the backup of the data dir made before the upgrade`);
+      throw new StartupError(
+        `the database ${path} was upgraded by a newer release of Sensor Cloud (it has schema migration${newer.length > 1 ? 's' : ''} ${newer.join(', ')}, which this release does not have): start that release again, or restore the backup of the data dir made before the upgrade`,
+      );
     }
     // A new database is created in milliseconds; an upgrade may rebuild an index over the whole event history
     // (~1.6 s per million events for 080), so the operator is told what the start is waiting for.
@@ -168,10 +183,16 @@ export class SqliteDb {
       if (applied.has(version)) continue;
       const sql = readFileSync(join(dir, file), 'utf8');
       const started = Date.now();
-      if (upgrading) this.logger?.info({ migration: file }, 'upgrading the database schema; with a long event history this can take minutes');
+      if (upgrading)
+        this.logger?.info(
+          { migration: file },
+          'upgrading the database schema; with a long event history this can take minutes',
+        );
       this.raw.transaction(() => {
         this.raw.exec(sql);
-        this.raw.prepare('INSERT INTO schema_migrations (version, applied_time) VALUES (?, ?)').run(version, Date.now());
+        this.raw
+          .prepare('INSERT INTO schema_migrations (version, applied_time) VALUES (?, ?)')
+          .run(version, Date.now());
       })();
       if (upgrading) this.logger?.info({ migration: file, ms: Date.now() - started }, 'database schema upgraded');
     }

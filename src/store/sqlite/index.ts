@@ -5,7 +5,13 @@ import { unavailable } from '../../domain/errors.ts';
 import type { Logger } from '../../runtime/logger.ts';
 import { createPrivateFile, makePrivate } from '../operations/private-file.ts';
 import type { Repos, Store, TransactionOptions } from '../contract/store.ts';
-import { createAssertionIdRepo, createInviteRepo, createKeyRepo, createServiceAccountRepo, createUserRepo } from './repos/accounts.ts';
+import {
+  createAssertionIdRepo,
+  createInviteRepo,
+  createKeyRepo,
+  createServiceAccountRepo,
+  createUserRepo,
+} from './repos/accounts.ts';
 import { startCheckpointer, type CheckpointOptions } from './operations/checkpointer.ts';
 import { Lock, SqliteDb } from './db.ts';
 import { createDeviceRepo } from './repos/devices.ts';
@@ -85,7 +91,12 @@ export function createSqliteStore(
   // One that throws before writing has nothing to undo. One that throws after writing can only be undone with
   // everything before it: the whole transaction is rolled back, it fails, and the bare ones that had succeeded
   // are queued again, with the rest of the batch, to run in savepoints.
-  interface Queued { fn: (tx: Repos) => Promise<unknown>; resolve: (v: unknown) => void; reject: (e: unknown) => void; bare: boolean }
+  interface Queued {
+    fn: (tx: Repos) => Promise<unknown>;
+    resolve: (v: unknown) => void;
+    reject: (e: unknown) => void;
+    bare: boolean;
+  }
   type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
   const queued: Queued[] = [];
   let scheduled = false;

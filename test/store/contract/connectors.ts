@@ -10,8 +10,15 @@ export function dataConnectorContract(open: OpenStore): void {
     it('round-trips a connector with its filters, headers, sealed secret and failing time; an unknown id is null', async () => {
       const p = await seedProject(store());
       const c = connector(p.id, {
-        displayName: 'Warehouse ☃', status: 'USER_DISABLED', events: ['touch', 'temperature'], labels: ['room', 'floor'],
-        headers: { 'x-api-key': 'k', 'X-Other': 'v' }, signatureSecretSealed: 'sealed:abc', failingSince: T0 - 10, createTime: T0 - 20, updateTime: T0 - 15,
+        displayName: 'Warehouse ☃',
+        status: 'USER_DISABLED',
+        events: ['touch', 'temperature'],
+        labels: ['room', 'floor'],
+        headers: { 'x-api-key': 'k', 'X-Other': 'v' },
+        signatureSecretSealed: 'sealed:abc',
+        failingSince: T0 - 10,
+        createTime: T0 - 20,
+        updateTime: T0 - 15,
       });
       await store().dataConnectors.create(c);
       assert.deepEqual(await store().dataConnectors.get(c.id), c);
@@ -29,13 +36,21 @@ export function dataConnectorContract(open: OpenStore): void {
       assert.equal((await store().dataConnectors.getMany([])).size, 0);
     });
 
-    it('lists and counts a project\'s connectors in id order, keyset-paged', async () => {
+    it("lists and counts a project's connectors in id order, keyset-paged", async () => {
       const p = await seedProject(store());
       const other = await seedProject(store());
-      const [a, b, c, d] = [connector(p.id), connector(other.id), connector(p.id, { status: 'SYSTEM_DISABLED' }), connector(p.id)];
+      const [a, b, c, d] = [
+        connector(p.id),
+        connector(other.id),
+        connector(p.id, { status: 'SYSTEM_DISABLED' }),
+        connector(p.id),
+      ];
       for (const x of [d, c, b, a]) await store().dataConnectors.create(x);
       assert.deepEqual(await store().dataConnectors.listByProject(p.id, { limit: 10 }), [a, c, d]);
-      assert.deepEqual((await store().dataConnectors.listByProject(p.id, { after: a.id, limit: 1 })).map((x) => x.id), [c.id]);
+      assert.deepEqual(
+        (await store().dataConnectors.listByProject(p.id, { after: a.id, limit: 1 })).map((x) => x.id),
+        [c.id],
+      );
       assert.deepEqual(await store().dataConnectors.listByProject(p.id, { after: d.id, limit: 10 }), []);
       assert.equal(await store().dataConnectors.countByProject(p.id), 3);
       assert.equal(await store().dataConnectors.countByProject(other.id), 1);
@@ -58,15 +73,26 @@ export function dataConnectorContract(open: OpenStore): void {
       const d = connector(p.id);
       await store().dataConnectors.create(d);
       assert.deepEqual(await active(), [b.id, d.id].sort());
-      assert.deepEqual((await store().dataConnectors.listActiveByProject(p.id)).find((x) => x.id === b.id), { ...b, status: 'ACTIVE', updateTime: T0 + 2 });
+      assert.deepEqual(
+        (await store().dataConnectors.listActiveByProject(p.id)).find((x) => x.id === b.id),
+        { ...b, status: 'ACTIVE', updateTime: T0 + 2 },
+      );
     });
 
     it('update writes every setting, the status and failing time', async () => {
       const c = await seedConnector(store());
       await store().dataConnectors.get(c.id);
       const next = {
-        ...c, displayName: 'New', status: 'USER_DISABLED' as const, events: ['co2'], labels: ['x'], url: 'https://other.example.com/',
-        headers: { a: 'b' }, signatureSecretSealed: 'sealed:new', failingSince: T0 + 3, updateTime: T0 + 4,
+        ...c,
+        displayName: 'New',
+        status: 'USER_DISABLED' as const,
+        events: ['co2'],
+        labels: ['x'],
+        url: 'https://other.example.com/',
+        headers: { a: 'b' },
+        signatureSecretSealed: 'sealed:new',
+        failingSince: T0 + 3,
+        updateTime: T0 + 4,
       };
       await store().dataConnectors.update(next);
       assert.deepEqual(await store().dataConnectors.get(c.id), next);
@@ -76,9 +102,19 @@ export function dataConnectorContract(open: OpenStore): void {
       const c = await seedConnector(store(), { displayName: 'Settings', events: ['touch'], headers: { h: '1' } });
       await store().dataConnectors.get(c.id);
       await store().dataConnectors.updateState(c.id, 'SYSTEM_DISABLED', T0 + 5, T0 + 6);
-      assert.deepEqual(await store().dataConnectors.get(c.id), { ...c, status: 'SYSTEM_DISABLED', failingSince: T0 + 5, updateTime: T0 + 6 });
+      assert.deepEqual(await store().dataConnectors.get(c.id), {
+        ...c,
+        status: 'SYSTEM_DISABLED',
+        failingSince: T0 + 5,
+        updateTime: T0 + 6,
+      });
       await store().dataConnectors.updateState(c.id, 'ACTIVE', null, T0 + 7);
-      assert.deepEqual(await store().dataConnectors.get(c.id), { ...c, status: 'ACTIVE', failingSince: null, updateTime: T0 + 7 });
+      assert.deepEqual(await store().dataConnectors.get(c.id), {
+        ...c,
+        status: 'ACTIVE',
+        failingSince: null,
+        updateTime: T0 + 7,
+      });
     });
 
     it('delete removes the connector', async () => {
@@ -90,19 +126,26 @@ export function dataConnectorContract(open: OpenStore): void {
       assert.deepEqual(await store().projects.countContents(c.projectId), { devices: 0, dataConnectors: 0 });
     });
 
-    it('counts connectors per status, service-wide', () => withFreshStore(open, async (s) => {
-      assert.deepEqual(nonZero(await s.dataConnectors.countByStatus()), {});
-      const p = await seedProject(s);
-      const q = await seedProject(s);
-      for (const status of ['ACTIVE', 'ACTIVE', 'SYSTEM_DISABLED'] as const) await s.dataConnectors.create(connector(p.id, { status }));
-      const last = connector(q.id, { status: 'ACTIVE' });
-      await s.dataConnectors.create(last);
-      assert.deepEqual(nonZero(await s.dataConnectors.countByStatus()), { ACTIVE: 3, SYSTEM_DISABLED: 1 });
-      await s.dataConnectors.updateState(last.id, 'USER_DISABLED', null, T0);
-      assert.deepEqual(nonZero(await s.dataConnectors.countByStatus()), { ACTIVE: 2, SYSTEM_DISABLED: 1, USER_DISABLED: 1 });
-    }));
+    it('counts connectors per status, service-wide', () =>
+      withFreshStore(open, async (s) => {
+        assert.deepEqual(nonZero(await s.dataConnectors.countByStatus()), {});
+        const p = await seedProject(s);
+        const q = await seedProject(s);
+        for (const status of ['ACTIVE', 'ACTIVE', 'SYSTEM_DISABLED'] as const)
+          await s.dataConnectors.create(connector(p.id, { status }));
+        const last = connector(q.id, { status: 'ACTIVE' });
+        await s.dataConnectors.create(last);
+        assert.deepEqual(nonZero(await s.dataConnectors.countByStatus()), { ACTIVE: 3, SYSTEM_DISABLED: 1 });
+        await s.dataConnectors.updateState(last.id, 'USER_DISABLED', null, T0);
+        assert.deepEqual(nonZero(await s.dataConnectors.countByStatus()), {
+          ACTIVE: 2,
+          SYSTEM_DISABLED: 1,
+          USER_DISABLED: 1,
+        });
+      }));
   });
 }
 
 /** A status with no connector may be absent or 0. */
-const nonZero = (counts: Record<string, number>) => Object.fromEntries(Object.entries(counts).filter(([, n]) => n !== 0));
+const nonZero = (counts: Record<string, number>) =>
+  Object.fromEntries(Object.entries(counts).filter(([, n]) => n !== 0));

@@ -13,23 +13,34 @@ export function deviceContract(open: OpenStore): void {
     it('round-trips a device with its labels, reported state and latest events; an unknown id is null', async () => {
       const p = await seedProject(store());
       const d = device(p.id, {
-        type: 'ccon', productNumber: '102772', labels: { room: 'Kjøkken', '': 'empty key' }, emulated: true,
+        type: 'ccon',
+        productNumber: '102772',
+        labels: { room: 'Kjøkken', '': 'empty key' },
+        emulated: true,
         reported: { temperature: { value: 21.5, updateTime: '2025-06-01T12:00:00Z' }, networkStatus: null },
-        latestEvents: { temperature: [T0, 'e1'], labelsChanged: [T0 - 5, 'e0'] }, createTime: T0 - 9, updateTime: T0 - 8,
+        latestEvents: { temperature: [T0, 'e1'], labelsChanged: [T0 - 5, 'e0'] },
+        createTime: T0 - 9,
+        updateTime: T0 - 8,
       });
       await store().devices.create(d);
       assert.deepEqual(await store().devices.get(d.id), d);
       assert.equal(await store().devices.get('missing'), null);
     });
 
-    it('lists a project\'s devices in id order, keyset-paged', async () => {
+    it("lists a project's devices in id order, keyset-paged", async () => {
       const p = await seedProject(store());
       const other = await seedProject(store());
       const [a, b, c, d] = [device(p.id), device(other.id), device(p.id, { emulated: true }), device(p.id)];
       for (const x of [d, c, b, a]) await store().devices.create(x);
       assert.deepEqual(await store().devices.listByProject(p.id, { limit: 10 }), [a, c, d]);
-      assert.deepEqual((await store().devices.listByProject(p.id, { limit: 2 })).map((x) => x.id), [a.id, c.id]);
-      assert.deepEqual((await store().devices.listByProject(p.id, { after: c.id, limit: 2 })).map((x) => x.id), [d.id]);
+      assert.deepEqual(
+        (await store().devices.listByProject(p.id, { limit: 2 })).map((x) => x.id),
+        [a.id, c.id],
+      );
+      assert.deepEqual(
+        (await store().devices.listByProject(p.id, { after: c.id, limit: 2 })).map((x) => x.id),
+        [d.id],
+      );
       assert.deepEqual(await store().devices.listByProject(p.id, { after: d.id, limit: 2 }), []);
     });
 
@@ -43,8 +54,15 @@ export function deviceContract(open: OpenStore): void {
           after = page[page.length - 1]!.id;
         }
         const mine = all.filter((s) => ours.some((d) => d.id === s.id));
-        assert.deepEqual(mine, ours.map((d) => ({ id: d.id, type: d.type, latestEvents: d.latestEvents })));
-        assert.deepEqual(all.map((s) => s.id), [...all.map((s) => s.id)].sort(), 'id order across pages');
+        assert.deepEqual(
+          mine,
+          ours.map((d) => ({ id: d.id, type: d.type, latestEvents: d.latestEvents })),
+        );
+        assert.deepEqual(
+          all.map((s) => s.id),
+          [...all.map((s) => s.id)].sort(),
+          'id order across pages',
+        );
       });
     });
     /** Two projects with emulated and real devices; fn gets the emulated ones in id order. */
@@ -52,7 +70,12 @@ export function deviceContract(open: OpenStore): void {
       const p = await seedProject(store());
       const q = await seedProject(store());
       const ours = [
-        device(p.id, { emulated: true, type: 'touch', labels: { big: 'x'.repeat(100) }, latestEvents: { touch: [T0, 'e9'] } }),
+        device(p.id, {
+          emulated: true,
+          type: 'touch',
+          labels: { big: 'x'.repeat(100) },
+          latestEvents: { touch: [T0, 'e9'] },
+        }),
         device(q.id, { emulated: true, reported: { co2: { ppm: 400 } } }),
         device(p.id, { emulated: true }),
       ];
@@ -91,10 +114,25 @@ export function deviceContract(open: OpenStore): void {
       await store().devices.updateReported(d.id, { touch: {} }, { touch: [e.timestamp, e.id] }, T0 + 1);
       await store().devices.get(d.id);
       await store().devices.move(d.id, p2.id, T0 + 2);
-      assert.deepEqual(await store().devices.get(d.id), { ...d, projectId: p2.id, reported: { touch: {} }, latestEvents: { touch: [e.timestamp, e.id] }, updateTime: T0 + 2 });
+      assert.deepEqual(await store().devices.get(d.id), {
+        ...d,
+        projectId: p2.id,
+        reported: { touch: {} },
+        latestEvents: { touch: [e.timestamp, e.id] },
+        updateTime: T0 + 2,
+      });
       assert.deepEqual(await store().devices.listByProject(p1.id, { limit: 10 }), []);
-      assert.deepEqual((await store().devices.listByProject(p2.id, { limit: 10 })).map((x) => x.id), [d.id]);
-      const history = await store().events.listByDevice({ deviceId: d.id, eventTypes: [], startTime: 0, endTime: T0, limit: 10 });
+      assert.deepEqual(
+        (await store().devices.listByProject(p2.id, { limit: 10 })).map((x) => x.id),
+        [d.id],
+      );
+      const history = await store().events.listByDevice({
+        deviceId: d.id,
+        eventTypes: [],
+        startTime: 0,
+        endTime: T0,
+        limit: 10,
+      });
       assert.deepEqual(history, [e]);
       assert.deepEqual(await store().events.latestPerType(p2.id, ['touch']), [e]);
       assert.deepEqual(await store().events.latestPerType(p1.id, ['touch']), []);
@@ -102,7 +140,7 @@ export function deviceContract(open: OpenStore): void {
       assert.deepEqual(await store().projects.countContents(p2.id), { devices: 1, dataConnectors: 0 });
     });
 
-    it('delete takes the device and its history, and no other device\'s', async () => {
+    it("delete takes the device and its history, and no other device's", async () => {
       const p = await seedProject(store());
       const [d, keep] = [device(p.id), device(p.id)];
       for (const x of [d, keep]) await store().devices.create(x);
@@ -111,18 +149,40 @@ export function deviceContract(open: OpenStore): void {
       await store().devices.get(d.id);
       await store().devices.delete(d.id);
       assert.equal(await store().devices.get(d.id), null);
-      assert.deepEqual(await store().events.listByDevice({ deviceId: d.id, eventTypes: [], startTime: 0, endTime: T0 + 10, limit: 10 }), []);
-      assert.deepEqual(await store().events.listByDevice({ deviceId: keep.id, eventTypes: [], startTime: 0, endTime: T0 + 10, limit: 10 }), [kept]);
-      assert.deepEqual((await store().devices.listByProject(p.id, { limit: 10 })).map((x) => x.id), [keep.id]);
+      assert.deepEqual(
+        await store().events.listByDevice({
+          deviceId: d.id,
+          eventTypes: [],
+          startTime: 0,
+          endTime: T0 + 10,
+          limit: 10,
+        }),
+        [],
+      );
+      assert.deepEqual(
+        await store().events.listByDevice({
+          deviceId: keep.id,
+          eventTypes: [],
+          startTime: 0,
+          endTime: T0 + 10,
+          limit: 10,
+        }),
+        [kept],
+      );
+      assert.deepEqual(
+        (await store().devices.listByProject(p.id, { limit: 10 })).map((x) => x.id),
+        [keep.id],
+      );
     });
 
-    it('events.deleteByDevice takes up to a limit of the device\'s history, and no other device\'s', async () => {
+    it("events.deleteByDevice takes up to a limit of the device's history, and no other device's", async () => {
       const p = await seedProject(store());
       const [d, keep] = [device(p.id), device(p.id)];
       for (const x of [d, keep]) await store().devices.create(x);
       const kept = event(keep, T0);
       for (const e of [event(d, T0), event(d, T0 + 1), event(d, T0 + 2), kept]) await store().events.insert(e);
-      const history = (id: string) => store().events.listByDevice({ deviceId: id, eventTypes: [], startTime: 0, endTime: T0 + 10, limit: 10 });
+      const history = (id: string) =>
+        store().events.listByDevice({ deviceId: id, eventTypes: [], startTime: 0, endTime: T0 + 10, limit: 10 });
       assert.equal(await store().events.deleteByDevice(d.id, 2), 2);
       assert.equal((await history(d.id)).length, 1);
       assert.equal(await store().events.deleteByDevice(d.id, 2), 1);
@@ -144,32 +204,74 @@ export function deviceContract(open: OpenStore): void {
       await store().projects.create(q);
       Object.assign(fixture, { p: p.id, q: q.id, organizationId: p.organizationId });
       devices.push(
-        device(p.id, { type: 'temperature', productNumber: '102058', labels: { room: 'Kitchen', floor: '2' }, reported: { temperature: { value: 21.5 } } }),
-        device(p.id, { type: 'touch', productNumber: '102772', labels: { room: 'Hall' }, reported: { touch: { updateTime: 'x' } } }),
-        device(p.id, { type: 'temperature', productNumber: '102772', labels: { floor: '1', ØST: 'Æble' }, reported: { temperature: { value: 9 } } }),
+        device(p.id, {
+          type: 'temperature',
+          productNumber: '102058',
+          labels: { room: 'Kitchen', floor: '2' },
+          reported: { temperature: { value: 21.5 } },
+        }),
+        device(p.id, {
+          type: 'touch',
+          productNumber: '102772',
+          labels: { room: 'Hall' },
+          reported: { touch: { updateTime: 'x' } },
+        }),
+        device(p.id, {
+          type: 'temperature',
+          productNumber: '102772',
+          labels: { floor: '1', ØST: 'Æble' },
+          reported: { temperature: { value: 9 } },
+        }),
         device(p.id, { type: 'ccon', productNumber: '102058', labels: {}, reported: {} }),
-        device(p.id, { type: 'touch', productNumber: '102058', labels: { room: 'Hall', floor: '' }, reported: { temperature: { value: 100 } } }),
+        device(p.id, {
+          type: 'touch',
+          productNumber: '102058',
+          labels: { room: 'Hall', floor: '' },
+          reported: { temperature: { value: 100 } },
+        }),
       );
       inQ = device(q.id, { type: 'touch', labels: { room: 'Attic' } });
       for (const d of [...devices, inQ]) await store().devices.create(d);
     });
     const [A, B, C, D, E] = [0, 1, 2, 3, 4];
     const ids = (...indexes: number[]) => indexes.map((i) => devices[i]!.id);
-    const query = (over: Partial<DeviceQuery> = {}): Promise<DeviceListingRow[]> => store().devices.queryListing({
-      projectIds: [fixture.p], deviceIds: [], deviceTypes: [], productNumbers: [], labelFilters: [], query: null,
-      sort: { kind: 'id' }, descending: false, after: null, limit: 100, maxBytes: Number.MAX_SAFE_INTEGER, ...over,
-    });
+    const query = (over: Partial<DeviceQuery> = {}): Promise<DeviceListingRow[]> =>
+      store().devices.queryListing({
+        projectIds: [fixture.p],
+        deviceIds: [],
+        deviceTypes: [],
+        productNumbers: [],
+        labelFilters: [],
+        query: null,
+        sort: { kind: 'id' },
+        descending: false,
+        after: null,
+        limit: 100,
+        maxBytes: Number.MAX_SAFE_INTEGER,
+        ...over,
+      });
     const listed = async (over: Partial<DeviceQuery> = {}) => (await query(over)).map((r) => r.id);
 
-    it('serves each device\'s listed fields: labels as JSON.stringify of the object, reported as its JSON', async () => {
+    it("serves each device's listed fields: labels as JSON.stringify of the object, reported as its JSON", async () => {
       const rows = await query();
-      assert.deepEqual(rows.map((r) => r.id), ids(A, B, C, D, E));
+      assert.deepEqual(
+        rows.map((r) => r.id),
+        ids(A, B, C, D, E),
+      );
       for (const [i, r] of rows.entries()) {
         const d = devices[i]!;
-        assert.deepEqual({ ...r, reportedJson: JSON.parse(r.reportedJson) }, {
-          id: d.id, projectId: d.projectId, type: d.type, productNumber: d.productNumber, labelsJson: JSON.stringify(d.labels),
-          reportedJson: d.reported, sortValue: null,
-        });
+        assert.deepEqual(
+          { ...r, reportedJson: JSON.parse(r.reportedJson) },
+          {
+            id: d.id,
+            projectId: d.projectId,
+            type: d.type,
+            productNumber: d.productNumber,
+            labelsJson: JSON.stringify(d.labels),
+            reportedJson: d.reported,
+            sortValue: null,
+          },
+        );
       }
     });
 
@@ -192,9 +294,29 @@ export function deviceContract(open: OpenStore): void {
       assert.deepEqual(await listed({ labelFilters: [{ key: 'room', value: 'Hall' }] }), ids(B, E));
       assert.deepEqual(await listed({ labelFilters: [{ key: 'room', value: 'hall' }] }), [], 'values match exactly');
       assert.deepEqual(await listed({ labelFilters: [{ key: 'floor', value: null }] }), ids(A, C, E));
-      assert.deepEqual(await listed({ labelFilters: [{ key: 'floor', value: '' }] }), ids(E), 'an empty value is a value');
-      assert.deepEqual(await listed({ labelFilters: [{ key: 'room', value: 'Hall' }, { key: 'floor', value: null }] }), ids(E));
-      assert.deepEqual(await listed({ labelFilters: [{ key: 'room', value: 'Hall' }, { key: 'floor', value: '2' }] }), []);
+      assert.deepEqual(
+        await listed({ labelFilters: [{ key: 'floor', value: '' }] }),
+        ids(E),
+        'an empty value is a value',
+      );
+      assert.deepEqual(
+        await listed({
+          labelFilters: [
+            { key: 'room', value: 'Hall' },
+            { key: 'floor', value: null },
+          ],
+        }),
+        ids(E),
+      );
+      assert.deepEqual(
+        await listed({
+          labelFilters: [
+            { key: 'room', value: 'Hall' },
+            { key: 'floor', value: '2' },
+          ],
+        }),
+        [],
+      );
     });
 
     it('filters on a lower-case substring of the id, the type, or any label key or value, in any case', async () => {
@@ -205,7 +327,11 @@ export function deviceContract(open: OpenStore): void {
       assert.deepEqual(await listed({ query: 'øst' }), ids(C), 'a key beyond ASCII');
       assert.deepEqual(await listed({ query: 'æb' }), ids(C), 'a value beyond ASCII');
       assert.deepEqual(await listed({ query: '102772' }), [], 'not the product number');
-      assert.deepEqual(await listed({ query: 'hall', deviceTypes: ['temperature'] }), [], 'ANDed with the other filters');
+      assert.deepEqual(
+        await listed({ query: 'hall', deviceTypes: ['temperature'] }),
+        [],
+        'ANDed with the other filters',
+      );
       assert.deepEqual(await listed({ query: '%' }), [], 'taken literally: % is no pattern');
       assert.deepEqual(await listed({ query: 'h_ll' }), [], 'nor is _');
     });
@@ -219,7 +345,16 @@ export function deviceContract(open: OpenStore): void {
 
     it('sorts by type or product number, ties on the id ascending, descending too, with the value on each row', async () => {
       const rows = await query({ sort: { kind: 'type' } });
-      assert.deepEqual(rows.map((r) => [r.id, r.sortValue]), [[ids(D)[0], 'ccon'], [ids(A)[0], 'temperature'], [ids(C)[0], 'temperature'], [ids(B)[0], 'touch'], [ids(E)[0], 'touch']]);
+      assert.deepEqual(
+        rows.map((r) => [r.id, r.sortValue]),
+        [
+          [ids(D)[0], 'ccon'],
+          [ids(A)[0], 'temperature'],
+          [ids(C)[0], 'temperature'],
+          [ids(B)[0], 'touch'],
+          [ids(E)[0], 'touch'],
+        ],
+      );
       assert.deepEqual(await listed({ sort: { kind: 'type' }, descending: true }), ids(B, E, A, C, D));
       assert.deepEqual(await listed({ sort: { kind: 'productNumber' } }), ids(A, D, E, B, C));
       assert.deepEqual(await listed({ sort: { kind: 'productNumber' }, descending: true }), ids(B, C, A, D, E));
@@ -228,26 +363,51 @@ export function deviceContract(open: OpenStore): void {
     it('sorts by a label, devices without it last in either direction', async () => {
       const sort: DeviceSort = { kind: 'label', key: 'room' };
       const rows = await query({ sort });
-      assert.deepEqual(rows.map((r) => [r.id, r.sortValue]), [
-        [devices[B]!.id, 'Hall'], [devices[E]!.id, 'Hall'], [devices[A]!.id, 'Kitchen'], [devices[C]!.id, null], [devices[D]!.id, null],
-      ]);
+      assert.deepEqual(
+        rows.map((r) => [r.id, r.sortValue]),
+        [
+          [devices[B]!.id, 'Hall'],
+          [devices[E]!.id, 'Hall'],
+          [devices[A]!.id, 'Kitchen'],
+          [devices[C]!.id, null],
+          [devices[D]!.id, null],
+        ],
+      );
       assert.deepEqual(await listed({ sort, descending: true }), ids(A, B, E, C, D));
-      assert.deepEqual(await listed({ sort: { kind: 'label', key: 'floor' } }), ids(E, C, A, B, D), "'' is a value, before '1'");
+      assert.deepEqual(
+        await listed({ sort: { kind: 'label', key: 'floor' } }),
+        ids(E, C, A, B, D),
+        "'' is a value, before '1'",
+      );
     });
 
     it('sorts by a reported field, numbers as numbers, devices without it last in either direction', async () => {
       const sort: DeviceSort = { kind: 'reported', eventType: 'temperature', fields: ['value'] };
       const rows = await query({ sort });
-      assert.deepEqual(rows.map((r) => [r.id, r.sortValue]), [
-        [devices[C]!.id, 9], [devices[A]!.id, 21.5], [devices[E]!.id, 100], [devices[B]!.id, null], [devices[D]!.id, null],
-      ]);
+      assert.deepEqual(
+        rows.map((r) => [r.id, r.sortValue]),
+        [
+          [devices[C]!.id, 9],
+          [devices[A]!.id, 21.5],
+          [devices[E]!.id, 100],
+          [devices[B]!.id, null],
+          [devices[D]!.id, null],
+        ],
+      );
       assert.deepEqual(await listed({ sort, descending: true }), ids(E, A, C, B, D));
-      assert.deepEqual(await listed({ sort: { kind: 'reported', eventType: 'touch', fields: ['updateTime'] } }), ids(B, A, C, D, E));
+      assert.deepEqual(
+        await listed({ sort: { kind: 'reported', eventType: 'touch', fields: ['updateTime'] } }),
+        ids(B, A, C, D, E),
+      );
     });
 
     it('walks every sort page by page through its cursor (value and id), in both directions, as in one read', async () => {
       const sorts: DeviceSort[] = [
-        { kind: 'id' }, { kind: 'type' }, { kind: 'productNumber' }, { kind: 'label', key: 'room' }, { kind: 'label', key: 'floor' },
+        { kind: 'id' },
+        { kind: 'type' },
+        { kind: 'productNumber' },
+        { kind: 'label', key: 'room' },
+        { kind: 'label', key: 'floor' },
         { kind: 'reported', eventType: 'temperature', fields: ['value'] },
       ];
       for (const sort of sorts) {
@@ -267,7 +427,7 @@ export function deviceContract(open: OpenStore): void {
       }
     });
 
-    it('ends a page early once the rows\' labels and reported JSON add up past maxBytes, with at least two rows', async () => {
+    it("ends a page early once the rows' labels and reported JSON add up past maxBytes, with at least two rows", async () => {
       const p = project(fixture.organizationId);
       await store().projects.create(p);
       // Each device ~1 KB of labels: the bound falls inside the third.
@@ -281,7 +441,7 @@ export function deviceContract(open: OpenStore): void {
       assert.deepEqual(await page(1_000_000), bigIds);
     });
 
-    it('reads devices as last written, not a rolled-back write, and sees a transaction\'s own writes inside it', async () => {
+    it("reads devices as last written, not a rolled-back write, and sees a transaction's own writes inside it", async () => {
       const p = project(fixture.organizationId);
       await store().projects.create(p);
       const d = device(p.id, { labels: { v: '1' } });
@@ -291,16 +451,31 @@ export function deviceContract(open: OpenStore): void {
       await store().devices.updateLabels(d.id, { v: '2' }, T0 + 1);
       assert.deepEqual(await labels(), ['{"v":"2"}']);
       const extra = device(p.id, { labels: { v: 'new' } });
-      await assert.rejects(store().transaction(async (tx) => {
-        await tx.devices.create(extra);
-        await tx.devices.updateLabels(d.id, { v: '3' }, T0 + 2);
-        const inside = await tx.devices.queryListing({
-          projectIds: [p.id], deviceIds: [], deviceTypes: [], productNumbers: [], labelFilters: [], query: null,
-          sort: { kind: 'id' }, descending: false, after: null, limit: 10, maxBytes: Number.MAX_SAFE_INTEGER,
-        });
-        assert.deepEqual(inside.map((r) => r.labelsJson), ['{"v":"3"}', '{"v":"new"}']);
-        throw new Error('undo');
-      }), /undo/);
+      await assert.rejects(
+        store().transaction(async (tx) => {
+          await tx.devices.create(extra);
+          await tx.devices.updateLabels(d.id, { v: '3' }, T0 + 2);
+          const inside = await tx.devices.queryListing({
+            projectIds: [p.id],
+            deviceIds: [],
+            deviceTypes: [],
+            productNumbers: [],
+            labelFilters: [],
+            query: null,
+            sort: { kind: 'id' },
+            descending: false,
+            after: null,
+            limit: 10,
+            maxBytes: Number.MAX_SAFE_INTEGER,
+          });
+          assert.deepEqual(
+            inside.map((r) => r.labelsJson),
+            ['{"v":"3"}', '{"v":"new"}'],
+          );
+          throw new Error('undo');
+        }),
+        /undo/,
+      );
       assert.deepEqual(await labels(), ['{"v":"2"}']);
     });
   });

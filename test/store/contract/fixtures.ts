@@ -4,7 +4,14 @@
 import { after, before } from 'node:test';
 import type { DataConnectorRecord, NewDelivery } from '../../../src/store/contract/connector-repos.ts';
 import type {
-  DeviceRecord, EventRecord, KeyRecord, MembershipRecord, OrganizationRecord, ProjectRecord, ServiceAccountRecord, UserRecord,
+  DeviceRecord,
+  EventRecord,
+  KeyRecord,
+  MembershipRecord,
+  OrganizationRecord,
+  ProjectRecord,
+  ServiceAccountRecord,
+  UserRecord,
 } from '../../../src/store/contract/records.ts';
 import type { Store } from '../../../src/store/contract/store.ts';
 
@@ -50,50 +57,130 @@ export const MINUTE = 60 * SECOND;
 const location = { latitude: null, longitude: null, timeLocation: '' };
 
 export const organization = (over: Partial<OrganizationRecord> = {}): OrganizationRecord => ({
-  id: id('o'), displayName: 'Org', createTime: T0, ...over,
+  id: id('o'),
+  displayName: 'Org',
+  createTime: T0,
+  ...over,
 });
 
 export const project = (organizationId: string, over: Partial<ProjectRecord> = {}): ProjectRecord => ({
-  id: id('p'), organizationId, displayName: 'P', location, labels: {}, createTime: T0, updateTime: T0, ...over,
+  id: id('p'),
+  organizationId,
+  displayName: 'P',
+  location,
+  labels: {},
+  createTime: T0,
+  updateTime: T0,
+  ...over,
 });
 
 export const user = (over: Partial<UserRecord> = {}): UserRecord => {
   const userId = id('u');
-  return { id: userId, email: `${userId}@example.com`, displayName: 'U', passwordHash: null, active: true, createTime: T0, updateTime: T0, tokenGeneration: 0, ...over };
+  return {
+    id: userId,
+    email: `${userId}@example.com`,
+    displayName: 'U',
+    passwordHash: null,
+    active: true,
+    createTime: T0,
+    updateTime: T0,
+    tokenGeneration: 0,
+    ...over,
+  };
 };
 
 export const serviceAccount = (projectId: string, over: Partial<ServiceAccountRecord> = {}): ServiceAccountRecord => {
   const saId = id('s');
-  return { id: saId, projectId, email: `${saId}@${projectId}.example.com`, displayName: 'SA', enableBasicAuth: true, createTime: T0, updateTime: T0, ...over };
+  return {
+    id: saId,
+    projectId,
+    email: `${saId}@${projectId}.example.com`,
+    displayName: 'SA',
+    enableBasicAuth: true,
+    createTime: T0,
+    updateTime: T0,
+    ...over,
+  };
 };
 
 export const key = (serviceAccountId: string, over: Partial<KeyRecord> = {}): KeyRecord => ({
-  id: id('k'), serviceAccountId, secretEnc: 'sealed', createTime: T0, ...over,
+  id: id('k'),
+  serviceAccountId,
+  secretEnc: 'sealed',
+  createTime: T0,
+  ...over,
 });
 
 export const membership = (
-  scopeType: MembershipRecord['scopeType'], scopeId: string, memberId: string, over: Partial<MembershipRecord> = {},
+  scopeType: MembershipRecord['scopeType'],
+  scopeId: string,
+  memberId: string,
+  over: Partial<MembershipRecord> = {},
 ): MembershipRecord => ({
-  scopeType, scopeId, memberId, accountType: 'USER', roles: ['roles/project.user'], status: 'ACCEPTED', createTime: T0, ...over,
+  scopeType,
+  scopeId,
+  memberId,
+  accountType: 'USER',
+  roles: ['roles/project.user'],
+  status: 'ACCEPTED',
+  createTime: T0,
+  ...over,
 });
 
 export const device = (projectId: string, over: Partial<DeviceRecord> = {}): DeviceRecord => ({
-  id: id('d'), projectId, type: 'temperature', productNumber: '102058', labels: { a: '1' }, reported: {}, latestEvents: {},
-  emulated: false, createTime: T0, updateTime: T0, ...over,
+  id: id('d'),
+  projectId,
+  type: 'temperature',
+  productNumber: '102058',
+  labels: { a: '1' },
+  reported: {},
+  latestEvents: {},
+  emulated: false,
+  createTime: T0,
+  updateTime: T0,
+  ...over,
 });
 
-export const event = (d: Pick<DeviceRecord, 'id' | 'projectId'>, timestamp: number, eventType = 'touch', over: Partial<EventRecord> = {}): EventRecord => ({
-  id: id('e'), projectId: d.projectId, deviceId: d.id, eventType, timestamp, createTime: timestamp, body: `{"t":${timestamp}}`, ...over,
+export const event = (
+  d: Pick<DeviceRecord, 'id' | 'projectId'>,
+  timestamp: number,
+  eventType = 'touch',
+  over: Partial<EventRecord> = {},
+): EventRecord => ({
+  id: id('e'),
+  projectId: d.projectId,
+  deviceId: d.id,
+  eventType,
+  timestamp,
+  createTime: timestamp,
+  body: `{"t":${timestamp}}`,
+  ...over,
 });
 
 export const connector = (projectId: string, over: Partial<DataConnectorRecord> = {}): DataConnectorRecord => ({
-  id: id('c'), projectId, displayName: 'C', status: 'ACTIVE', events: [], labels: [], url: 'https://receiver.example.com/push',
-  headers: {}, signatureSecretSealed: '', failingSince: null, createTime: T0, updateTime: T0, ...over,
+  id: id('c'),
+  projectId,
+  displayName: 'C',
+  status: 'ACTIVE',
+  events: [],
+  labels: [],
+  url: 'https://receiver.example.com/push',
+  headers: {},
+  signatureSecretSealed: '',
+  failingSince: null,
+  createTime: T0,
+  updateTime: T0,
+  ...over,
 });
 
 /** A queue row of the connector, enqueued (and due) at `enqueueTime`. */
 export const row = (connectorId: string, enqueueTime: number, over: Partial<NewDelivery> = {}): NewDelivery => ({
-  connectorId, eventId: id('e'), body: Buffer.from(`{"enqueued":${enqueueTime}}`), enqueueTime, dueTime: enqueueTime, ...over,
+  connectorId,
+  eventId: id('e'),
+  body: Buffer.from(`{"enqueued":${enqueueTime}}`),
+  enqueueTime,
+  dueTime: enqueueTime,
+  ...over,
 });
 
 /** An organization with one project, stored. */
@@ -106,7 +193,10 @@ export async function seedProject(store: Store, over: Partial<ProjectRecord> = {
 }
 
 /** A stored connector in a project of its own (or the given one). */
-export async function seedConnector(store: Store, over: Partial<DataConnectorRecord> = {}): Promise<DataConnectorRecord> {
+export async function seedConnector(
+  store: Store,
+  over: Partial<DataConnectorRecord> = {},
+): Promise<DataConnectorRecord> {
   const projectId = over.projectId ?? (await seedProject(store)).id;
   const c = connector(projectId, over);
   await store.dataConnectors.create(c);

@@ -33,7 +33,15 @@ export function loginFailureContract(open: OpenStore): void {
 
     it('several keys: counted under all or none, the first full one named', async () => {
       const [small, large] = [fresh('small'), fresh('large')];
-      const both = (at: number) => failures().reserve([{ key: small, limit: 1 }, { key: large, limit: 2 }], at, at - WINDOW);
+      const both = (at: number) =>
+        failures().reserve(
+          [
+            { key: small, limit: 1 },
+            { key: large, limit: 2 },
+          ],
+          at,
+          at - WINDOW,
+        );
       assert.equal(await both(T), null);
       assert.deepEqual(await both(T + 1), { key: small, retryAt: T + WINDOW });
       // The refused attempt was not counted under `large`: it has room for one more.
@@ -41,7 +49,17 @@ export function loginFailureContract(open: OpenStore): void {
       assert.deepEqual(await reserve(large, 2, T + 3), { key: large, retryAt: T + WINDOW });
       const [open1, full] = [fresh('open'), fresh('full')];
       assert.equal(await reserve(full, 1, T), null);
-      assert.deepEqual(await failures().reserve([{ key: open1, limit: 5 }, { key: full, limit: 1 }], T + 1, T + 1 - WINDOW), { key: full, retryAt: T + WINDOW });
+      assert.deepEqual(
+        await failures().reserve(
+          [
+            { key: open1, limit: 5 },
+            { key: full, limit: 1 },
+          ],
+          T + 1,
+          T + 1 - WINDOW,
+        ),
+        { key: full, retryAt: T + WINDOW },
+      );
       assert.equal(await reserve(open1, 1, T + 2), null, 'nothing was counted under the first key either');
     });
 
@@ -61,8 +79,18 @@ export function loginFailureContract(open: OpenStore): void {
 
     it('attempts racing never count more than the limit, and a key full by one of them refuses the others', async () => {
       const [client, email] = [fresh('client'), fresh('email')];
-      const answers = await Promise.all(Array.from({ length: 30 }, (_, i) =>
-        failures().reserve([{ key: `${client} ${i % 3}`, limit: 10 }, { key: email, limit: 12 }], T + i, T + i - WINDOW)));
+      const answers = await Promise.all(
+        Array.from({ length: 30 }, (_, i) =>
+          failures().reserve(
+            [
+              { key: `${client} ${i % 3}`, limit: 10 },
+              { key: email, limit: 12 },
+            ],
+            T + i,
+            T + i - WINDOW,
+          ),
+        ),
+      );
       assert.equal(answers.filter((a) => a === null).length, 12);
       for (const a of answers) if (a !== null) assert.equal(a.key, email);
       const single = fresh('single');

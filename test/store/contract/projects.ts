@@ -3,7 +3,19 @@ import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import type { ProjectListFilter } from '../../../src/store/contract/store.ts';
 import {
-  connector, device, key, membership, organization, project, seedProject, serviceAccount, T0, user, useStore, withFreshStore, type OpenStore,
+  connector,
+  device,
+  key,
+  membership,
+  organization,
+  project,
+  seedProject,
+  serviceAccount,
+  T0,
+  user,
+  useStore,
+  withFreshStore,
+  type OpenStore,
 } from './fixtures.ts';
 
 export function organizationContract(open: OpenStore): void {
@@ -21,18 +33,25 @@ export function organizationContract(open: OpenStore): void {
       const [a, b, c, d] = [organization(), organization(), organization(), organization()];
       for (const o of [a, b, c, d]) await store().organizations.create(o);
       const ids = [c.id, a.id, 'missing', d.id];
-      assert.deepEqual((await store().organizations.list(ids, { limit: 10 })).map((o) => o.id), [a.id, c.id, d.id]);
+      assert.deepEqual(
+        (await store().organizations.list(ids, { limit: 10 })).map((o) => o.id),
+        [a.id, c.id, d.id],
+      );
       assert.deepEqual(await store().organizations.list(ids, { limit: 2 }), [a, c]);
-      assert.deepEqual((await store().organizations.list(ids, { after: a.id, limit: 10 })).map((o) => o.id), [c.id, d.id]);
-      assert.deepEqual((await store().organizations.list(ids, { after: d.id, limit: 10 })), []);
+      assert.deepEqual(
+        (await store().organizations.list(ids, { after: a.id, limit: 10 })).map((o) => o.id),
+        [c.id, d.id],
+      );
+      assert.deepEqual(await store().organizations.list(ids, { after: d.id, limit: 10 }), []);
       assert.deepEqual(await store().organizations.list([], { limit: 10 }), []);
     });
 
-    it('counts every organization', () => withFreshStore(open, async (s) => {
-      assert.equal(await s.organizations.count(), 0);
-      for (let i = 0; i < 3; i++) await s.organizations.create(organization());
-      assert.equal(await s.organizations.count(), 3);
-    }));
+    it('counts every organization', () =>
+      withFreshStore(open, async (s) => {
+        assert.equal(await s.organizations.count(), 0);
+        for (let i = 0; i < 3; i++) await s.organizations.create(organization());
+        assert.equal(await s.organizations.count(), 3);
+      }));
   });
 }
 
@@ -43,17 +62,32 @@ export function projectContract(open: OpenStore): void {
     it('round-trips a project with its location and labels; an unknown id is null', async () => {
       const org = organization({ displayName: 'Org A' });
       await store().organizations.create(org);
-      const p = project(org.id, { displayName: 'Röom ☃', location: { latitude: 1.5, longitude: -2, timeLocation: 'Europe/Oslo' }, labels: { k: 'v', '': '' } });
+      const p = project(org.id, {
+        displayName: 'Röom ☃',
+        location: { latitude: 1.5, longitude: -2, timeLocation: 'Europe/Oslo' },
+        labels: { k: 'v', '': '' },
+      });
       await store().projects.create(p);
       assert.deepEqual(await store().projects.get(p.id), p);
       assert.equal(await store().projects.get('missing'), null);
-      assert.deepEqual(await store().projects.getWithCounts(p.id), { ...p, organizationDisplayName: 'Org A', sensorCount: 0, cloudConnectorCount: 0 });
+      assert.deepEqual(await store().projects.getWithCounts(p.id), {
+        ...p,
+        organizationDisplayName: 'Org A',
+        sensorCount: 0,
+        cloudConnectorCount: 0,
+      });
       assert.equal(await store().projects.getWithCounts('missing'), null);
     });
 
     it('update writes the display name, location, labels and update time', async () => {
       const p = await seedProject(store());
-      const next = { ...p, displayName: 'Renamed', location: { latitude: 59.9, longitude: 10.7, timeLocation: 'Europe/Oslo' }, labels: { x: 'y' }, updateTime: T0 + 5 };
+      const next = {
+        ...p,
+        displayName: 'Renamed',
+        location: { latitude: 59.9, longitude: 10.7, timeLocation: 'Europe/Oslo' },
+        labels: { x: 'y' },
+        updateTime: T0 + 5,
+      };
       await store().projects.update(next);
       assert.deepEqual(await store().projects.get(p.id), next);
       assert.equal((await store().projects.getWithCounts(p.id))?.displayName, 'Renamed');
@@ -75,10 +109,16 @@ export function projectContract(open: OpenStore): void {
       // Two organizations: a, b and c in the first, d and e in the second.
       const o1 = organization({ displayName: 'First' });
       const o2 = organization({ displayName: 'Second' });
-      const [a, b, c] = [project(o1.id, { displayName: 'Alpha' }), project(o1.id, { displayName: 'beta' }), project(o1.id, { displayName: 'ALPHABET' })];
+      const [a, b, c] = [
+        project(o1.id, { displayName: 'Alpha' }),
+        project(o1.id, { displayName: 'beta' }),
+        project(o1.id, { displayName: 'ALPHABET' }),
+      ];
       const [d, e] = [project(o2.id, { displayName: 'Delta' }), project(o2.id, { displayName: 'Ölhafen' })];
-      const list = async (filter: Partial<ProjectListFilter>, range: { after?: string | null; limit: number } = { limit: 100 }) =>
-        (await store().projects.list({ projectIds: [], organizationIds: [], ...filter }, range)).map((p) => p.id);
+      const list = async (
+        filter: Partial<ProjectListFilter>,
+        range: { after?: string | null; limit: number } = { limit: 100 },
+      ) => (await store().projects.list({ projectIds: [], organizationIds: [], ...filter }, range)).map((p) => p.id);
       before(async () => {
         for (const o of [o1, o2]) await store().organizations.create(o);
         for (const p of [a, b, c, d, e]) await store().projects.create(p);
@@ -98,7 +138,9 @@ export function projectContract(open: OpenStore): void {
       });
 
       it('restricts to one organization', async () => {
-        assert.deepEqual(await list({ projectIds: [a.id, d.id], organizationIds: [o2.id], organizationId: o1.id }), [a.id]);
+        assert.deepEqual(await list({ projectIds: [a.id, d.id], organizationIds: [o2.id], organizationId: o1.id }), [
+          a.id,
+        ]);
         assert.deepEqual(await list({ organizationIds: [o1.id, o2.id], organizationId: o2.id }), [d.id, e.id]);
       });
 
@@ -114,7 +156,9 @@ export function projectContract(open: OpenStore): void {
       it('takes the query literally: % and _ are characters, not patterns', async () => {
         const org = organization();
         await store().organizations.create(org);
-        const [percent, digits, underscore, letter] = ['100% sure', '1000 sure', 'a_b', 'axb'].map((displayName) => project(org.id, { displayName }));
+        const [percent, digits, underscore, letter] = ['100% sure', '1000 sure', 'a_b', 'axb'].map((displayName) =>
+          project(org.id, { displayName }),
+        );
         for (const p of [percent, digits, underscore, letter]) await store().projects.create(p);
         const mine = { organizationIds: [org.id] };
         assert.deepEqual(await list({ ...mine, query: '0%' }), [percent.id]);
@@ -158,7 +202,10 @@ export function projectContract(open: OpenStore): void {
       const memberships = [
         membership('project', p.id, sa.id, { accountType: 'SERVICE_ACCOUNT' }),
         membership('project', other.id, sa.id, { accountType: 'SERVICE_ACCOUNT' }), // the deleted project's account elsewhere
-        membership('organization', p.organizationId, sa.id, { accountType: 'SERVICE_ACCOUNT', roles: ['roles/organization.admin'] }),
+        membership('organization', p.organizationId, sa.id, {
+          accountType: 'SERVICE_ACCOUNT',
+          roles: ['roles/organization.admin'],
+        }),
         membership('project', p.id, u.id),
         membership('project', p.id, otherSa.id, { accountType: 'SERVICE_ACCOUNT' }),
         membership('project', other.id, u.id),
@@ -181,8 +228,14 @@ export function projectContract(open: OpenStore): void {
       assert.deepEqual(await store().serviceAccounts.get(otherSa.id), otherSa);
       assert.deepEqual(await store().keys.get(otherKey.id), otherKey);
       assert.deepEqual(await store().users.get(u.id), u);
-      assert.deepEqual((await store().memberships.listByMember(u.id)).map((m) => m.scopeId), [other.id]);
-      assert.deepEqual((await store().memberships.listByMember(otherSa.id)).map((m) => m.scopeId), [other.id]);
+      assert.deepEqual(
+        (await store().memberships.listByMember(u.id)).map((m) => m.scopeId),
+        [other.id],
+      );
+      assert.deepEqual(
+        (await store().memberships.listByMember(otherSa.id)).map((m) => m.scopeId),
+        [other.id],
+      );
     });
   });
 }

@@ -28,7 +28,12 @@ export function sessionContract(open: OpenStore): void {
       const stale = (await store().users.get(u.id))!;
       await store().users.endSessions(u.id);
       await store().users.update({ ...stale, displayName: 'Renamed', updateTime: T0 + 1 });
-      assert.deepEqual(await store().users.get(u.id), { ...u, displayName: 'Renamed', updateTime: T0 + 1, tokenGeneration: 1 });
+      assert.deepEqual(await store().users.get(u.id), {
+        ...u,
+        displayName: 'Renamed',
+        updateTime: T0 + 1,
+        tokenGeneration: 1,
+      });
     });
   });
 
@@ -48,7 +53,11 @@ export function sessionContract(open: OpenStore): void {
     it('a jti remembered only until now or earlier is taken again, and remembered anew', async () => {
       const ids = store().assertionIds;
       assert.equal(await ids.use('k3', 'j', NOW + 10 * SECOND, NOW), true);
-      assert.equal(await ids.use('k3', 'j', NOW + 100 * SECOND, NOW + 10 * SECOND), true, 'its time is over: the prune had not run yet');
+      assert.equal(
+        await ids.use('k3', 'j', NOW + 100 * SECOND, NOW + 10 * SECOND),
+        true,
+        'its time is over: the prune had not run yet',
+      );
       assert.equal(await ids.use('k3', 'j', NOW + 200 * SECOND, NOW + 50 * SECOND), false, 'the new time holds');
     });
 
@@ -56,7 +65,9 @@ export function sessionContract(open: OpenStore): void {
       const ids = store().assertionIds;
       const results = await Promise.all([
         ...Array.from({ length: 8 }, () => ids.use('k4', 'race', NOW + 60 * SECOND, NOW)),
-        ...Array.from({ length: 4 }, () => store().transaction((tx) => tx.assertionIds.use('k4', 'race', NOW + 60 * SECOND, NOW))),
+        ...Array.from({ length: 4 }, () =>
+          store().transaction((tx) => tx.assertionIds.use('k4', 'race', NOW + 60 * SECOND, NOW)),
+        ),
       ]);
       assert.equal(results.filter(Boolean).length, 1);
     });
@@ -68,7 +79,11 @@ export function sessionContract(open: OpenStore): void {
         assert.equal(await s.assertionIds.deleteExpired(NOW + 4 * SECOND, 3), 3);
         assert.equal(await s.assertionIds.deleteExpired(NOW + 4 * SECOND, 3), 2);
         assert.equal(await s.assertionIds.deleteExpired(NOW + 4 * SECOND, 3), 0);
-        assert.equal(await s.assertionIds.use('k', 'young', NOW + 60 * SECOND, NOW + 4 * SECOND), false, 'the young one stays');
+        assert.equal(
+          await s.assertionIds.use('k', 'young', NOW + 60 * SECOND, NOW + 4 * SECOND),
+          false,
+          'the young one stays',
+        );
         // What was deleted is new again (its time was over anyway).
         assert.equal(await s.assertionIds.use('k', 'old0', NOW + 60 * SECOND, NOW + 4 * SECOND), true);
       });
@@ -78,13 +93,19 @@ export function sessionContract(open: OpenStore): void {
   describe('connector sync records', () => {
     const store = useStore(open);
 
-    it('records a connector\'s last :sync, replacing the one before; none at first', async () => {
+    it("records a connector's last :sync, replacing the one before; none at first", async () => {
       const c = await seedConnector(store());
       assert.equal(await store().deliveries.lastSync(c.id), null);
       const first = { connectorId: c.id, firstId: 1, lastId: 9, enqueueTime: T0, scope: '{"events":[],"labels":[]}' };
       await store().deliveries.recordSync(first);
       assert.deepEqual(await store().deliveries.lastSync(c.id), first);
-      const second = { connectorId: c.id, firstId: 20, lastId: 20, enqueueTime: T0 + SECOND, scope: '{"events":["touch"],"labels":[]}' };
+      const second = {
+        connectorId: c.id,
+        firstId: 20,
+        lastId: 20,
+        enqueueTime: T0 + SECOND,
+        scope: '{"events":["touch"],"labels":[]}',
+      };
       await store().transaction((tx) => tx.deliveries.recordSync(second));
       assert.deepEqual(await store().deliveries.lastSync(c.id), second);
     });
@@ -94,7 +115,12 @@ export function sessionContract(open: OpenStore): void {
       const other = await seedConnector(store());
       const at = T0 + 7 * SECOND;
       const before = await store().deliveries.insert([row(c.id, at - SECOND)]);
-      const ids = await store().deliveries.insert([row(c.id, at), row(other.id, at), row(c.id, at), row(c.id, at, { dueTime: at + 60 * SECOND, leaseUntil: at + 60 * SECOND })]);
+      const ids = await store().deliveries.insert([
+        row(c.id, at),
+        row(other.id, at),
+        row(c.id, at),
+        row(c.id, at, { dueTime: at + 60 * SECOND, leaseUntil: at + 60 * SECOND }),
+      ]);
       const later = await store().deliveries.insert([row(c.id, at + SECOND)]);
       const sync = { connectorId: c.id, firstId: ids[0]!, lastId: ids[3]!, enqueueTime: at, scope: '' };
       assert.equal(await store().deliveries.syncQueued(sync), true);
@@ -104,7 +130,10 @@ export function sessionContract(open: OpenStore): void {
       // Left in or around the range: another connector's row, and this connector's rows of other enqueue times.
       assert.equal(await store().deliveries.syncQueued(sync), false);
       assert.equal(await store().deliveries.syncQueued({ ...sync, firstId: before[0]!, lastId: later[0]! }), false);
-      assert.equal(await store().transaction((tx) => tx.deliveries.syncQueued({ ...sync, connectorId: other.id })), true);
+      assert.equal(
+        await store().transaction((tx) => tx.deliveries.syncQueued({ ...sync, connectorId: other.id })),
+        true,
+      );
     });
 
     it('deleting the connector forgets its record', async () => {

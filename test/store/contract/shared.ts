@@ -15,11 +15,17 @@ export type { OpenSharedStore, SharedDatabase } from './shared/fixtures.ts';
 /** Checks that the store says whether processes share it, and runs the shared part on a store that says so. */
 export function sharingContract(open: OpenStore, openShared: OpenSharedStore | undefined): void {
   describe('sharing', () => {
-    it('says whether processes share it: one process\'s store has no cluster; a shared store has one and passes the shared part', () => withFreshStore(open, async (s) => {
-      assert.equal(s.cluster === null, s.exclusive, 'a cluster exactly when the store is not exclusive');
-      if (s.exclusive) assert.equal(openShared, undefined, 'the shared part is for a store several processes share');
-      else assert.notEqual(openShared, undefined, 'a shared store passes the shared part: give storeContract an OpenSharedStore');
-    }));
+    it("says whether processes share it: one process's store has no cluster; a shared store has one and passes the shared part", () =>
+      withFreshStore(open, async (s) => {
+        assert.equal(s.cluster === null, s.exclusive, 'a cluster exactly when the store is not exclusive');
+        if (s.exclusive) assert.equal(openShared, undefined, 'the shared part is for a store several processes share');
+        else
+          assert.notEqual(
+            openShared,
+            undefined,
+            'a shared store passes the shared part: give storeContract an OpenSharedStore',
+          );
+      }));
   });
   if (openShared) sharedStoreContract(openShared);
 }

@@ -30,7 +30,10 @@ const PEER_GONE_MS = 3 * HELLO_EVERY_MS;
 const CONTENDED_MS = 1_000;
 
 /** `{"p":<sender>,"v":[[xmin, device], …]}`; a hello has no `v`. */
-interface Message { p: string; v?: Array<[xmin: string, device: DeviceRecord]> }
+interface Message {
+  p: string;
+  v?: Array<[xmin: string, device: DeviceRecord]>;
+}
 
 export interface DeviceHints {
   /** A batch committed these versions (kept here already): tell the other processes, if there are any. */
@@ -84,7 +87,13 @@ export function createDeviceHints(cluster: Cluster, versions: DeviceVersions): D
     for (const entry of message.v) {
       if (!Array.isArray(entry)) continue;
       const [xmin, device] = entry;
-      if (typeof xmin !== 'string' || typeof device?.id !== 'string' || typeof device.updateTime !== 'number' || isContended(device.id)) continue;
+      if (
+        typeof xmin !== 'string' ||
+        typeof device?.id !== 'string' ||
+        typeof device.updateTime !== 'number' ||
+        isContended(device.id)
+      )
+        continue;
       const held = versions.get(device.id);
       // One written here since (by its time) stays: the heard one is older.
       if (held && (held.xmin === xmin || held.device.updateTime > device.updateTime)) continue;
@@ -110,15 +119,18 @@ export function createDeviceHints(cluster: Cluster, versions: DeviceVersions): D
 
   function start(): void {
     started = true;
-    void cluster.subscribe(CHANNEL, heard).then((stop) => {
-      if (stopped) stop();
-      else stopListening = stop;
-    }, () => {
-      // The database was out of reach: the next batch that commits tries again.
-      started = false;
-      if (hellos) clearInterval(hellos);
-      hellos = null;
-    });
+    void cluster.subscribe(CHANNEL, heard).then(
+      (stop) => {
+        if (stopped) stop();
+        else stopListening = stop;
+      },
+      () => {
+        // The database was out of reach: the next batch that commits tries again.
+        started = false;
+        if (hellos) clearInterval(hellos);
+        hellos = null;
+      },
+    );
     send([hello]);
     hellos = setInterval(() => {
       send([hello]);

@@ -58,8 +58,15 @@ export interface GroupCommitDeps {
    * The repos of a batch's connection: they read rows to lock without waiting (BusyRow), count into watch, and may
    * hold writes until beforeCommit.
    */
-  batchRepos(client: pg.PoolClient, watch: Watch, unlocked: boolean): {
-    repos: Repos; readAhead(devices: string[]): Promise<void>; beforeCommit(): Promise<void>; committed(): void;
+  batchRepos(
+    client: pg.PoolClient,
+    watch: Watch,
+    unlocked: boolean,
+  ): {
+    repos: Repos;
+    readAhead(devices: string[]): Promise<void>;
+    beforeCommit(): Promise<void>;
+    committed(): void;
     /** An unlocked batch found a device changed: forget the versions of its devices. */
     stale(): void;
   };
@@ -86,10 +93,14 @@ export interface GroupCommitOptions {
   unlockedWithoutDevices?: boolean;
 }
 
-export function createGroupCommit(deps: GroupCommitDeps, options: GroupCommitOptions = {}): { run<T>(fn: (tx: Repos) => Promise<T>, devices?: readonly string[]): Promise<T>; idle(): Promise<void> } {
+export function createGroupCommit(
+  deps: GroupCommitDeps,
+  options: GroupCommitOptions = {},
+): { run<T>(fn: (tx: Repos) => Promise<T>, devices?: readonly string[]): Promise<T>; idle(): Promise<void> } {
   async function runBatch(batch: Queued[], mayUnlock = true): Promise<void> {
     const devices = batch.flatMap((item) => item.devices);
-    const unlocked = mayUnlock && (devices.length > 0 ? deps.mayRunUnlocked(devices) : options.unlockedWithoutDevices === true);
+    const unlocked =
+      mayUnlock && (devices.length > 0 ? deps.mayRunUnlocked(devices) : options.unlockedWithoutDevices === true);
     let client: pg.PoolClient;
     try {
       client = await deps.pool.connect();
@@ -150,7 +161,9 @@ export function createGroupCommit(deps: GroupCommitDeps, options: GroupCommitOpt
       // answer was lost may have committed: its callers hear of the failure and nothing runs again.
       if (error instanceof NeedsLock && unlocked) relock = true;
       else if (!committing) again = true;
-      else for (let i = 0; i < batch.length; i++) if (!(outcomes[i] && 'alone' in outcomes[i]!)) outcomes[i] = { ok: false, error: unreachable(error) };
+      else
+        for (let i = 0; i < batch.length; i++)
+          if (!(outcomes[i] && 'alone' in outcomes[i]!)) outcomes[i] = { ok: false, error: unreachable(error) };
     } finally {
       if (again && !unlocked) {
         try {

@@ -24,7 +24,13 @@ const WRITE = `
   ) x WHERE key IS NOT NULL GROUP BY key HAVING sum(value) <> 0 ORDER BY key
   ON CONFLICT (series) DO UPDATE SET value = delivery_counters.value + excluded.value`;
 
-interface Bucket { connectorId: string; bucketStart: number; success: number; error: number; hist: Map<string, number> }
+interface Bucket {
+  connectorId: string;
+  bucketStart: number;
+  success: number;
+  error: number;
+  hist: Map<string, number>;
+}
 
 export class HeldOutcomes {
   private counted: number[] = [];
@@ -45,7 +51,13 @@ export class HeldOutcomes {
   }
 
   /** Holds ConnectorMetricRepo.add, merged into what is held for the same bucket. */
-  add(connectorId: string, bucketStart: number, success: number, error: number, hist: ReadonlyMap<string, number>): void {
+  add(
+    connectorId: string,
+    bucketStart: number,
+    success: number,
+    error: number,
+    hist: ReadonlyMap<string, number>,
+  ): void {
     const key = `${connectorId}\n${bucketStart}`;
     let b = this.buckets.get(key);
     if (b === undefined) {
@@ -71,8 +83,12 @@ export class HeldOutcomes {
     this.buckets = new Map();
     this.counters = {};
     await sql.run(WRITE, [
-      counted, series,
-      buckets.map((b) => b.connectorId), buckets.map((b) => b.bucketStart), buckets.map((b) => b.success), buckets.map((b) => b.error),
+      counted,
+      series,
+      buckets.map((b) => b.connectorId),
+      buckets.map((b) => b.bucketStart),
+      buckets.map((b) => b.success),
+      buckets.map((b) => b.error),
       buckets.map((b) => JSON.stringify(Object.fromEntries(b.hist))),
       JSON.stringify(counters),
     ]);

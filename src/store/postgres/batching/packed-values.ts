@@ -32,7 +32,9 @@ export class PackedValues {
 }
 
 /** SQL for the bytes at (start, length) of the packed parameter $p, as bytea. */
-export const packedBytes = (p: number, start: string, length: string): string => `substring($${p}::bytea FROM ${start} FOR ${length})`;
+export const packedBytes = (p: number, start: string, length: string): string =>
+  `substring($${p}::bytea FROM ${start} FOR ${length})`;
 
 /** SQL for the text at (start, length) of the packed parameter $p (UTF-8). */
-export const packedText = (p: number, start: string, length: string): string => `convert_from(${packedBytes(p, start, length)}, 'UTF8')`;
+export const packedText = (p: number, start: string, length: string): string =>
+  `convert_from(${packedBytes(p, start, length)}, 'UTF8')`;

@@ -58,7 +58,12 @@ const FLUSH = flushSql(false);
 const FLUSH_CAPPED = flushSql(true);
 
 /** Reads that cannot see events, queue rows or devices: they need nothing written first. */
-const UNTOUCHED = new Set(['projects.get', 'dataConnectors.get', 'dataConnectors.getMany', 'dataConnectors.listActiveByProject']);
+const UNTOUCHED = new Set([
+  'projects.get',
+  'dataConnectors.get',
+  'dataConnectors.getMany',
+  'dataConnectors.listActiveByProject',
+]);
 
 /** The error an unlocked batch's flush fails with when a device is not as it was read (migration 006). */
 export const isStale = (error: unknown): boolean => (error as { code?: string } | null)?.code === 'SC001';
@@ -85,7 +90,13 @@ export interface WriteBehind {
  * Wraps a batch's repos; readAhead reads the batch's devices first, flush() writes what they hold (group-commit.ts
  * calls it before COMMIT). `unlocked`: the batch runs outside a transaction, as above.
  */
-export function writeBehind(inner: Repos, sql: Sql, watch: Watch, versions: DeviceVersions, unlocked: boolean): WriteBehind {
+export function writeBehind(
+  inner: Repos,
+  sql: Sql,
+  watch: Watch,
+  versions: DeviceVersions,
+  unlocked: boolean,
+): WriteBehind {
   let events: EventRecord[] = [];
   let deliveries: NewDelivery[] = [];
   let devices = new Map<string, DeviceState>();
@@ -117,22 +128,42 @@ export function writeBehind(inner: Repos, sql: Sql, watch: Watch, versions: Devi
     const locks = capped(d);
     const packed = new PackedValues();
     const bodies = e.map((x) => packed.add(x.body));
-    const states = v.map(([, s]) => [packed.add(JSON.stringify(s.reported)), packed.add(JSON.stringify(s.latestEvents))] as const);
+    const states = v.map(
+      ([, s]) => [packed.add(JSON.stringify(s.reported)), packed.add(JSON.stringify(s.latestEvents))] as const,
+    );
     const queue = queueColumns(d, locks, packed);
-    const rows = await sql.query<{ id: number | null; leased: boolean | null; device: string | null; xmin: string | null }>(locks ? FLUSH_CAPPED : FLUSH, [
+    const rows = await sql.query<{
+      id: number | null;
+      leased: boolean | null;
+      device: string | null;
+      xmin: string | null;
+    }>(locks ? FLUSH_CAPPED : FLUSH, [
       packed.bytes(),
-      e.map((x) => x.id), e.map((x) => x.projectId), e.map((x) => x.deviceId), e.map((x) => x.eventType),
-      e.map((x) => x.timestamp), e.map((x) => x.createTime), bodies.map(([start]) => start), bodies.map(([, length]) => length),
-      v.map(([id]) => id), states.map(([r]) => r[0]), states.map(([r]) => r[1]), states.map(([, l]) => l[0]), states.map(([, l]) => l[1]),
+      e.map((x) => x.id),
+      e.map((x) => x.projectId),
+      e.map((x) => x.deviceId),
+      e.map((x) => x.eventType),
+      e.map((x) => x.timestamp),
+      e.map((x) => x.createTime),
+      bodies.map(([start]) => start),
+      bodies.map(([, length]) => length),
+      v.map(([id]) => id),
+      states.map(([r]) => r[0]),
+      states.map(([r]) => r[1]),
+      states.map(([, l]) => l[0]),
+      states.map(([, l]) => l[1]),
       v.map(([, s]) => s.updateTime),
-      checked.map(([id]) => id), checked.map(([, c]) => c.xmin), checked.map(([, c]) => c.updateTime),
+      checked.map(([id]) => id),
+      checked.map(([, c]) => c.xmin),
+      checked.map(([, c]) => c.updateTime),
       ...queue,
     ]);
     watch.shared = false;
     const queued: Array<{ id: number; leased: boolean }> = [];
     for (const r of rows) {
       if (r.device === null) queued.push({ id: r.id!, leased: r.leased! });
-      else if (known !== null && read.has(r.device)) known.set(r.device, { device: read.get(r.device)!, xmin: r.xmin! });
+      else if (known !== null && read.has(r.device))
+        known.set(r.device, { device: read.get(r.device)!, xmin: r.xmin! });
     }
     markQueued(d, queued);
   }
@@ -161,7 +192,13 @@ export function writeBehind(inner: Repos, sql: Sql, watch: Watch, versions: Devi
       },
     },
     connectorMetrics: {
-      async add(connectorId: string, bucketStart: number, success: number, error: number, hist: ReadonlyMap<string, number>) {
+      async add(
+        connectorId: string,
+        bucketStart: number,
+        success: number,
+        error: number,
+        hist: ReadonlyMap<string, number>,
+      ) {
         watch.writes++;
         outcomes.add(connectorId, bucketStart, success, error, hist);
       },
@@ -181,7 +218,12 @@ export function writeBehind(inner: Repos, sql: Sql, watch: Watch, versions: Devi
         if (device) read.set(id, device);
         return device;
       },
-      async updateReported(id: string, reported: Record<string, unknown>, latestEvents: Record<string, LatestEvent>, updateTime: number) {
+      async updateReported(
+        id: string,
+        reported: Record<string, unknown>,
+        latestEvents: Record<string, LatestEvent>,
+        updateTime: number,
+      ) {
         // Unlocked, a device is written only after its version was checked, which needs it read first.
         if (unlocked && !seen.has(id)) throw new NeedsLock();
         watch.writes++;
@@ -193,20 +235,27 @@ export function writeBehind(inner: Repos, sql: Sql, watch: Watch, versions: Devi
   } as Record<string, Record<string, (...args: never[]) => Promise<unknown>>>;
 
   /** A method of the batch's repos that is not held: it first writes what is held (unlocked: it needs a lock). */
-  const afterFlush = (name: string, fn: (...args: unknown[]) => Promise<unknown>) => async (...args: unknown[]) => {
-    if (unlocked) throw new NeedsLock();
-    await flush();
-    if (name === 'devices') {
-      read.clear();
-      known = null;
-    }
-    return fn(...args);
-  };
+  const afterFlush =
+    (name: string, fn: (...args: unknown[]) => Promise<unknown>) =>
+    async (...args: unknown[]) => {
+      if (unlocked) throw new NeedsLock();
+      await flush();
+      if (name === 'devices') {
+        read.clear();
+        known = null;
+      }
+      return fn(...args);
+    };
   // Each repo, and each of its methods, is wrapped when the batch first uses it (lazy-record.ts).
   const wrap = (name: string, repo: Record<string, (...args: unknown[]) => Promise<unknown>>) =>
-    lazyRecord(Object.keys(repo), (method) =>
-      held[name]?.[method] ?? (UNTOUCHED.has(`${name}.${method}`) ? repo[method] : afterFlush(name, repo[method]!)));
-  const repos = lazyRecord<Repos>(Object.keys(inner), (name) => wrap(name, inner[name as keyof Repos] as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>));
+    lazyRecord(
+      Object.keys(repo),
+      (method) =>
+        held[name]?.[method] ?? (UNTOUCHED.has(`${name}.${method}`) ? repo[method] : afterFlush(name, repo[method]!)),
+    );
+  const repos = lazyRecord<Repos>(Object.keys(inner), (name) =>
+    wrap(name, inner[name as keyof Repos] as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>),
+  );
 
   async function readAhead(ids: readonly string[]): Promise<void> {
     if (ids.length === 0) return;

@@ -27,25 +27,37 @@ export async function clockDifferenceMs(db: Pick<pg.Pool | pg.Client, 'query'>, 
 }
 
 /** In words: "2.3 s ahead of" or "behind". */
-export const describeDifference = (ms: number): string => `${(Math.abs(ms) / 1000).toFixed(1)} s ${ms > 0 ? 'ahead of' : 'behind'}`;
+export const describeDifference = (ms: number): string =>
+  `${(Math.abs(ms) / 1000).toFixed(1)} s ${ms > 0 ? 'ahead of' : 'behind'}`;
 
 /** Checks once a minute; a difference over CLOCK_WARN_MS is a warning at each check, and its end one info line. */
-export function startClockWatch(pool: pg.Pool, logger: Pick<Logger, 'info' | 'warn'> | undefined, now: () => number, everyMs = CHECK_EVERY_MS): { stop(): void } {
+export function startClockWatch(
+  pool: pg.Pool,
+  logger: Pick<Logger, 'info' | 'warn'> | undefined,
+  now: () => number,
+  everyMs = CHECK_EVERY_MS,
+): { stop(): void } {
   let off = false;
   const timer = setInterval(() => {
-    clockDifferenceMs(pool, now).then((ms) => {
-      if (Math.abs(ms) > CLOCK_WARN_MS) {
-        off = true;
-        logger?.warn(
-          { differenceMs: Math.round(ms) },
-          `database: this machine's clock is ${describeDifference(ms)} the database server's; the cluster's processes compare the times they write (leases, retries), so a row may be pushed twice or wait longer: keep every machine's clock in sync (NTP), the database server's included`,
-        );
-      } else if (off) {
-        off = false;
-        logger?.info({ differenceMs: Math.round(ms) }, "database: this machine's clock agrees with the database server's again");
-      }
-      // A failed read is the database's outage, told elsewhere.
-    }, () => undefined);
+    clockDifferenceMs(pool, now).then(
+      (ms) => {
+        if (Math.abs(ms) > CLOCK_WARN_MS) {
+          off = true;
+          logger?.warn(
+            { differenceMs: Math.round(ms) },
+            `database: this machine's clock is ${describeDifference(ms)} the database server's; the cluster's processes compare the times they write (leases, retries), so a row may be pushed twice or wait longer: keep every machine's clock in sync (NTP), the database server's included`,
+          );
+        } else if (off) {
+          off = false;
+          logger?.info(
+            { differenceMs: Math.round(ms) },
+            "database: this machine's clock agrees with the database server's again",
+          );
+        }
+        // A failed read is the database's outage, told elsewhere.
+      },
+      () => undefined,
+    );
   }, everyMs);
   timer.unref();
   return { stop: () => clearInterval(timer) };

@@ -13,8 +13,21 @@ import { createPostgresStore } from '../index.ts';
 
 /** The tables copied, parents before the rows that name them. */
 const TABLES = [
-  'organizations', 'users', 'projects', 'service_accounts', 'service_account_keys', 'memberships', 'invites', 'used_assertions',
-  'devices', 'events', 'data_connectors', 'deliveries', 'connector_syncs', 'connector_metrics', 'delivery_counters',
+  'organizations',
+  'users',
+  'projects',
+  'service_accounts',
+  'service_account_keys',
+  'memberships',
+  'invites',
+  'used_assertions',
+  'devices',
+  'events',
+  'data_connectors',
+  'deliveries',
+  'connector_syncs',
+  'connector_metrics',
+  'delivery_counters',
 ] as const;
 /** SQLite's own tables and the schema's version, which the PostgreSQL database keeps for itself. */
 const NOT_COPIED = new Set(['schema_migrations', 'sqlite_sequence']);
@@ -32,21 +45,32 @@ export interface CopyOptions {
 export class CopyRefused extends Error {}
 
 /** Copies the SQLite file into the (new, empty) database at `url`; returns the rows copied per table. */
-export async function copySqliteToPostgres(sqliteFile: string, url: string, options: CopyOptions): Promise<Record<string, number>> {
+export async function copySqliteToPostgres(
+  sqliteFile: string,
+  url: string,
+  options: CopyOptions,
+): Promise<Record<string, number>> {
   // The server's checks and the schema, as a serve process's first start makes them. Two connections: the
   // bootstrap lock's, and the copy's.
-  const store = await createPostgresStore(url, { poolSize: 2, applicationName: 'sensorcloud-admin' }).catch((err: unknown) => {
-    throw explainConnectError(err, url);
-  });
+  const store = await createPostgresStore(url, { poolSize: 2, applicationName: 'sensorcloud-admin' }).catch(
+    (err: unknown) => {
+      throw explainConnectError(err, url);
+    },
+  );
   try {
     // Under the bootstrap lock: a serve process that starts meanwhile waits, then finds the database set up.
     return await store.cluster!.withLock('bootstrap', async () => {
       const organizations = await store.organizations.count();
       if (organizations > 0) {
-        throw new CopyRefused(`the database already holds an installation (${organizations} organizations): copy into a new, empty database (createdb --encoding=UTF8 --locale=C --template=template0 NAME)`);
+        throw new CopyRefused(
+          `the database already holds an installation (${organizations} organizations): copy into a new, empty database (createdb --encoding=UTF8 --locale=C --template=template0 NAME)`,
+        );
       }
       const sessions = await store.cluster!.serviceSessions();
-      if (sessions > 0) throw new CopyRefused(`serve processes are connected to the database (${sessions} connections): stop them, and copy into a new, empty database`);
+      if (sessions > 0)
+        throw new CopyRefused(
+          `serve processes are connected to the database (${sessions} connections): stop them, and copy into a new, empty database`,
+        );
       return copyTables(sqliteFile, store.pool, options);
     });
   } finally {
@@ -57,9 +81,14 @@ export async function copySqliteToPostgres(sqliteFile: string, url: string, opti
 async function copyTables(sqliteFile: string, pool: pg.Pool, options: CopyOptions): Promise<Record<string, number>> {
   const sqlite = new Database(sqliteFile, { readonly: true, fileMustExist: true });
   try {
-    const present = (sqlite.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").pluck().all() as string[]).filter((t) => !NOT_COPIED.has(t));
+    const present = (
+      sqlite.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").pluck().all() as string[]
+    ).filter((t) => !NOT_COPIED.has(t));
     const unknown = present.filter((t) => !(TABLES as readonly string[]).includes(t));
-    if (unknown.length > 0) throw new CopyRefused(`the SQLite file holds tables this release does not copy (${unknown.join(', ')}): use the release that made it`);
+    if (unknown.length > 0)
+      throw new CopyRefused(
+        `the SQLite file holds tables this release does not copy (${unknown.join(', ')}): use the release that made it`,
+      );
     const client = await pool.connect();
     try {
       // A long history takes as long as it takes, whatever limits the user or database sets.
@@ -68,16 +97,24 @@ async function copyTables(sqliteFile: string, pool: pg.Pool, options: CopyOption
       const copied: Record<string, number> = {};
       for (const table of TABLES) copied[table] = await copyTable(sqlite, client, table, options);
       // The queue's ids go on from the copied ones.
-      await client.query("SELECT setval(pg_get_serial_sequence('deliveries', 'id'), GREATEST((SELECT max(id) FROM deliveries), 1))");
+      await client.query(
+        "SELECT setval(pg_get_serial_sequence('deliveries', 'id'), GREATEST((SELECT max(id) FROM deliveries), 1))",
+      );
       const { rows } = await client.query<{ value: string }>(
         `WITH ins AS (INSERT INTO cluster_settings (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING RETURNING value)
          SELECT value FROM ins UNION ALL SELECT value FROM cluster_settings WHERE name = $1 LIMIT 1`,
         [MASTER_KEY_CHECK_SETTING, options.keyCheck],
       );
-      if (rows[0]?.value !== options.keyCheck) throw new CopyRefused('a serve process has started on the database with a master key of its own: copy into a new, empty database');
+      if (rows[0]?.value !== options.keyCheck)
+        throw new CopyRefused(
+          'a serve process has started on the database with a master key of its own: copy into a new, empty database',
+        );
       for (const table of TABLES) {
-        const { rows: [n] } = await client.query<{ n: string }>(`SELECT count(*) AS n FROM ${table}`);
-        if (Number(n!.n) !== copied[table]) throw new Error(`${table}: ${copied[table]} rows copied, ${n!.n} in the database`);
+        const {
+          rows: [n],
+        } = await client.query<{ n: string }>(`SELECT count(*) AS n FROM ${table}`);
+        if (Number(n!.n) !== copied[table])
+          throw new Error(`${table}: ${copied[table]} rows copied, ${n!.n} in the database`);
       }
       await client.query('COMMIT');
       // Plans from statistics of the copied rows, not of empty tables.
@@ -94,14 +131,21 @@ async function copyTables(sqliteFile: string, pool: pg.Pool, options: CopyOption
   }
 }
 
-async function copyTable(sqlite: Database.Database, client: pg.PoolClient, table: string, options: CopyOptions): Promise<number> {
+async function copyTable(
+  sqlite: Database.Database,
+  client: pg.PoolClient,
+  table: string,
+  options: CopyOptions,
+): Promise<number> {
   const { rows: columns } = await client.query<{ name: string; type: string }>(
     'SELECT column_name AS name, data_type AS type FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = $1 ORDER BY ordinal_position',
     [table],
   );
-  const theirs = new Set((sqlite.prepare(`SELECT name FROM pragma_table_info('${table}')`).pluck().all() as string[]));
+  const theirs = new Set(sqlite.prepare(`SELECT name FROM pragma_table_info('${table}')`).pluck().all() as string[]);
   if (columns.some((c) => !theirs.has(c.name)) || theirs.size !== columns.length) {
-    throw new CopyRefused(`${table}: the SQLite file's columns (${[...theirs].join(', ')}) are not this release's (${columns.map((c) => c.name).join(', ')}): start the service on the data dir once with this release, then copy`);
+    throw new CopyRefused(
+      `${table}: the SQLite file's columns (${[...theirs].join(', ')}) are not this release's (${columns.map((c) => c.name).join(', ')}): start the service on the data dir once with this release, then copy`,
+    );
   }
   const convert = columns.map((c) => {
     if (c.type === 'boolean') return (v: unknown) => (v === null ? null : v !== 0);
@@ -111,14 +155,16 @@ async function copyTable(sqlite: Database.Database, client: pg.PoolClient, table
     return (v: unknown) => v;
   });
   const names = columns.map((c) => `"${c.name}"`).join(', ');
-  const total = (sqlite.prepare(`SELECT count(*) FROM ${table}`).pluck().get() as number);
+  const total = sqlite.prepare(`SELECT count(*) FROM ${table}`).pluck().get() as number;
   const perBatch = Math.max(1, Math.floor(BATCH_PARAMETERS / columns.length));
   const read = sqlite.prepare(`SELECT ${names} FROM ${table} ORDER BY rowid`).raw();
   let batch: unknown[][] = [];
   let copied = 0;
   const flush = async () => {
     if (batch.length === 0) return;
-    const values = batch.map((_, r) => `(${columns.map((_c, i) => `$${r * columns.length + i + 1}`).join(', ')})`).join(', ');
+    const values = batch
+      .map((_, r) => `(${columns.map((_c, i) => `$${r * columns.length + i + 1}`).join(', ')})`)
+      .join(', ');
     await client.query(`INSERT INTO ${table} (${names}) VALUES ${values}`, batch.flat());
     copied += batch.length;
     batch = [];

@@ -7,7 +7,12 @@ import pg from 'pg';
 import pgpass from 'pgpass';
 
 /** The file's password for this host, port, database and user, or undefined. */
-function passwordFromFile(params: { host?: string; port?: number; database?: string; user?: string }): Promise<string | undefined> {
+function passwordFromFile(params: {
+  host?: string;
+  port?: number;
+  database?: string;
+  user?: string;
+}): Promise<string | undefined> {
   // A socket's directory matches the file's `localhost` lines, as in libpq.
   const host = params.host?.startsWith('/') ? 'localhost' : params.host;
   return new Promise((resolve) => pgpass({ ...params, host }, resolve));

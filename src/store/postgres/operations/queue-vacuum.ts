@@ -38,7 +38,12 @@ export interface CompactionOptions {
   maxBytesPerRow: number;
 }
 
-const COMPACTION: CompactionOptions = { everyMs: 60_000, minBytes: 64 * 2 ** 20, maxRows: 50_000, maxBytesPerRow: 8 * 1024 };
+const COMPACTION: CompactionOptions = {
+  everyMs: 60_000,
+  minBytes: 64 * 2 ** 20,
+  maxRows: 50_000,
+  maxBytesPerRow: 8 * 1024,
+};
 const SIZE = "SELECT pg_relation_size('deliveries')::bigint AS bytes";
 // Counted exactly, but never past maxRows + 1: on a nearly empty table this reads it once (~0.1 s for 250 MB).
 const ROWS = 'SELECT count(*)::int AS n FROM (SELECT 1 FROM deliveries LIMIT $1) r';
@@ -49,7 +54,12 @@ export interface QueueVacuum {
   stop(): Promise<void>;
 }
 
-export function startQueueVacuum(pool: pg.Pool, cluster: Pick<Cluster, 'tryLead'>, logger?: Pick<Logger, 'warn' | 'info'>, compaction: CompactionOptions = COMPACTION): QueueVacuum {
+export function startQueueVacuum(
+  pool: pg.Pool,
+  cluster: Pick<Cluster, 'tryLead'>,
+  logger?: Pick<Logger, 'warn' | 'info'>,
+  compaction: CompactionOptions = COMPACTION,
+): QueueVacuum {
   let running: Promise<void> | null = null;
   // Real time, not the service's clock: this paces work on the database, which only the wall can tell.
   let lastSizeCheck = performance.now();
@@ -78,11 +88,14 @@ export function startQueueVacuum(pool: pg.Pool, cluster: Pick<Cluster, 'tryLead'
       const after = Number((await client.query<{ bytes: string }>(SIZE)).rows[0]!.bytes);
       const figures = { rows: n, bytesBefore: bytes, bytesAfter: after, ms: Math.round(performance.now() - start) };
       if (after < bytes) {
-        logger?.info(figures, 'database: the delivery queue, left large by a backlog, was rewritten to its rows\' size');
+        logger?.info(figures, "database: the delivery queue, left large by a backlog, was rewritten to its rows' size");
       } else if (!refused) {
         // PostgreSQL skips the table with a warning of its own, not an error, when this user does not own it.
         refused = true;
-        logger?.warn(figures, 'database: the delivery queue, left large by a backlog, could not be rewritten: the service\'s database user must own the table deliveries (see docs/deployment.md)');
+        logger?.warn(
+          figures,
+          "database: the delivery queue, left large by a backlog, could not be rewritten: the service's database user must own the table deliveries (see docs/deployment.md)",
+        );
       }
     } catch (err) {
       // 55P03: the lock was not had in time; the next look tries again.
@@ -98,11 +111,13 @@ export function startQueueVacuum(pool: pg.Pool, cluster: Pick<Cluster, 'tryLead'
   };
   const timer = setInterval(() => {
     if (running !== null) return;
-    running = pass().catch((err: unknown) => {
-      logger?.warn({ err: (err as Error).message }, 'database: vacuuming the delivery queue failed; autovacuum will');
-    }).finally(() => {
-      running = null;
-    });
+    running = pass()
+      .catch((err: unknown) => {
+        logger?.warn({ err: (err as Error).message }, 'database: vacuuming the delivery queue failed; autovacuum will');
+      })
+      .finally(() => {
+        running = null;
+      });
   }, EVERY_MS);
   timer.unref();
   return {

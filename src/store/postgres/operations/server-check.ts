@@ -35,10 +35,11 @@ const CHANNEL = 'sensorcloud_session_check';
 const refusal = (code: string, message: string): Error => Object.assign(new Error(message), { code });
 
 /** The start-up error of a connection that does not stay one session. */
-const notOneSession = (what: string): Error => refusal(
-  'SESSION_NOT_KEPT',
-  `${what}: a pooler in transaction or statement mode is between this process and PostgreSQL (such as PgBouncer with pool_mode = transaction, or a hosted database's pooled address). The service keeps state in each session (prepared statements, LISTEN, advisory locks): connect to PostgreSQL directly, or through a pooler in session mode`,
-);
+const notOneSession = (what: string): Error =>
+  refusal(
+    'SESSION_NOT_KEPT',
+    `${what}: a pooler in transaction or statement mode is between this process and PostgreSQL (such as PgBouncer with pool_mode = transaction, or a hosted database's pooled address). The service keeps state in each session (prepared statements, LISTEN, advisory locks): connect to PostgreSQL directly, or through a pooler in session mode`,
+  );
 
 /** The database's encoding and whether ICU's root collation is there for it (pg_collation's -1: any encoding). */
 const TEXT_SETTINGS = `SELECT current_database() AS database, current_setting('server_encoding') AS encoding,
@@ -53,11 +54,16 @@ const MIGRATIONS_TABLE = `SELECT current_user AS me, t.tableowner AS owner, pg_h
   FROM pg_tables t WHERE t.schemaname = current_schema() AND t.tablename = 'schema_migrations'`;
 
 async function checkMigrationsTable(client: pg.Client): Promise<void> {
-  const row = (await client.query<{ me: string; owner: string; may: boolean; ours: boolean }>(MIGRATIONS_TABLE)).rows[0];
+  const row = (await client.query<{ me: string; owner: string; may: boolean; ours: boolean }>(MIGRATIONS_TABLE))
+    .rows[0];
   if (row && !row.may) {
-    throw refusal('NOT_OWNER', `the service's tables in this database belong to the user ${row.owner}, and this process connects as ${row.me}; its upgrades alter them, which only their owner may: connect as ${row.owner}, or make ${row.me} their owner (or a member of ${row.owner})`);
+    throw refusal(
+      'NOT_OWNER',
+      `the service's tables in this database belong to the user ${row.owner}, and this process connects as ${row.me}; its upgrades alter them, which only their owner may: connect as ${row.owner}, or make ${row.me} their owner (or a member of ${row.owner})`,
+    );
   }
-  if (row && !row.ours) throw refusal('NOT_OURS', anotherApplication('its schema_migrations table is not the service\'s'));
+  if (row && !row.ours)
+    throw refusal('NOT_OURS', anotherApplication("its schema_migrations table is not the service's"));
 }
 
 /** The oldest server the migrations run on, and the one the tests run against (server_version_num). */
@@ -66,35 +72,57 @@ const TESTED_SERVER = 150000;
 
 /** Refuses a server older than OLDEST_SERVER; warns of one older than TESTED_SERVER. */
 export async function checkVersion(client: Pick<pg.Client, 'query'>, logger?: Pick<Logger, 'warn'>): Promise<void> {
-  const { num, version } = (await client.query<{ num: number; version: string }>(
-    "SELECT current_setting('server_version_num')::int AS num, current_setting('server_version') AS version",
-  )).rows[0]!;
+  const { num, version } = (
+    await client.query<{ num: number; version: string }>(
+      "SELECT current_setting('server_version_num')::int AS num, current_setting('server_version') AS version",
+    )
+  ).rows[0]!;
   const shown = version.split(' ')[0];
   if (num < OLDEST_SERVER) {
-    throw refusal('SERVER_VERSION', `the database server runs PostgreSQL ${shown}, and the service needs 12 or later (its tests run against 15): upgrade the server (pg_upgrade), or point the URL at a newer one`);
+    throw refusal(
+      'SERVER_VERSION',
+      `the database server runs PostgreSQL ${shown}, and the service needs 12 or later (its tests run against 15): upgrade the server (pg_upgrade), or point the URL at a newer one`,
+    );
   }
   if (num < TESTED_SERVER) {
-    logger?.warn({ serverVersion: shown }, `database: the server runs PostgreSQL ${shown}, which the service starts on but is not tested with (its tests run against 15); upgrade the server when you can`);
+    logger?.warn(
+      { serverVersion: shown },
+      `database: the server runs PostgreSQL ${shown}, which the service starts on but is not tested with (its tests run against 15); upgrade the server when you can`,
+    );
   }
 }
 
 async function checkText(client: pg.Client): Promise<void> {
-  const { database, encoding, icu } = (await client.query<{ database: string; encoding: string; icu: boolean }>(TEXT_SETTINGS)).rows[0]!;
+  const { database, encoding, icu } = (
+    await client.query<{ database: string; encoding: string; icu: boolean }>(TEXT_SETTINGS)
+  ).rows[0]!;
   if (encoding !== 'UTF8') {
-    throw refusal('ENCODING', `the database ${database} holds text as ${encoding}, and the service keeps text in any script as UTF-8: create a UTF-8 database (createdb --encoding=UTF8 --locale=C --template=template0 NAME) and point the URL at it`);
+    throw refusal(
+      'ENCODING',
+      `the database ${database} holds text as ${encoding}, and the service keeps text in any script as UTF-8: create a UTF-8 database (createdb --encoding=UTF8 --locale=C --template=template0 NAME) and point the URL at it`,
+    );
   }
   if (!icu) {
-    throw refusal('NO_ICU', `the database ${database} has no ICU root collation (und-x-icu), which the device search uses to lower-case text in any script: this PostgreSQL was built without ICU, or the collation was dropped; use a build with ICU (Debian's packages and the official container images have it)`);
+    throw refusal(
+      'NO_ICU',
+      `the database ${database} has no ICU root collation (und-x-icu), which the device search uses to lower-case text in any script: this PostgreSQL was built without ICU, or the collation was dropped; use a build with ICU (Debian's packages and the official container images have it)`,
+    );
   }
 }
 
 async function checkClock(client: pg.Client, now: () => number, logger?: Pick<Logger, 'warn'>): Promise<void> {
   const ms = await clockDifferenceMs(client, now);
   if (Math.abs(ms) > CLOCK_REFUSE_MS) {
-    throw refusal('CLOCK', `this machine's clock is ${describeDifference(ms)} the database server's: the cluster's processes compare the times they write (the end of a row's lease among them), and with clocks this far apart a row still being pushed looks free to another process; set the clock that is wrong right (NTP), this machine's or the database server's, and start again`);
+    throw refusal(
+      'CLOCK',
+      `this machine's clock is ${describeDifference(ms)} the database server's: the cluster's processes compare the times they write (the end of a row's lease among them), and with clocks this far apart a row still being pushed looks free to another process; set the clock that is wrong right (NTP), this machine's or the database server's, and start again`,
+    );
   }
   if (Math.abs(ms) > CLOCK_WARN_MS) {
-    logger?.warn({ differenceMs: Math.round(ms) }, `database: this machine's clock is ${describeDifference(ms)} the database server's; keep every machine's clock in sync (NTP), the database server's included`);
+    logger?.warn(
+      { differenceMs: Math.round(ms) },
+      `database: this machine's clock is ${describeDifference(ms)} the database server's; keep every machine's clock in sync (NTP), the database server's included`,
+    );
   }
 }
 
@@ -104,7 +132,12 @@ async function checkClock(client: pg.Client, now: () => number, logger?: Pick<Lo
  * is a pooler for certain; a notification that never arrives (a pooler that rotates its server sessions) is refused
  * too, after `timeoutMs`.
  */
-export async function checkServer(pool: pg.Pool, timeoutMs: number, now: () => number, logger?: Pick<Logger, 'warn'>): Promise<void> {
+export async function checkServer(
+  pool: pg.Pool,
+  timeoutMs: number,
+  now: () => number,
+  logger?: Pick<Logger, 'warn'>,
+): Promise<void> {
   // Not the pool's, which may have room for one connection only; closed afterwards, with its LISTEN.
   const listener = new pg.Client(pool.options);
   listener.on('error', () => undefined);
@@ -126,10 +159,15 @@ export async function checkServer(pool: pg.Pool, timeoutMs: number, now: () => n
     await listener.query(`LISTEN ${CHANNEL}`);
     const listening = (await listener.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
     sender = await pool.connect();
-    const sending = (await sender.query<{ pid: number }>('SELECT pg_backend_pid() AS pid, pg_notify($1, $2)', [CHANNEL, token])).rows[0]!.pid;
-    if (listening === sending) throw notOneSession('two connections of this process were served by one PostgreSQL session');
+    const sending = (
+      await sender.query<{ pid: number }>('SELECT pg_backend_pid() AS pid, pg_notify($1, $2)', [CHANNEL, token])
+    ).rows[0]!.pid;
+    if (listening === sending)
+      throw notOneSession('two connections of this process were served by one PostgreSQL session');
     if (!(await arrived)) {
-      throw notOneSession(`a notification this process sent did not reach its own listening connection within ${timeoutMs / 1000} s`);
+      throw notOneSession(
+        `a notification this process sent did not reach its own listening connection within ${timeoutMs / 1000} s`,
+      );
     }
   } finally {
     clearTimeout(timer);

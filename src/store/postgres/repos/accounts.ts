@@ -2,7 +2,16 @@
 // move the auth version through triggers.
 import type { AssertionIdRepo, InviteRepo, KeyRepo, ServiceAccountRepo, UserRepo } from '../../contract/store.ts';
 import type { Sql } from '../db.ts';
-import { toInvite, toKey, toSa, toUser, type InviteRow, type KeyRow, type SaRow, type UserRow } from '../../sql/rows.ts';
+import {
+  toInvite,
+  toKey,
+  toSa,
+  toUser,
+  type InviteRow,
+  type KeyRow,
+  type SaRow,
+  type UserRow,
+} from '../../sql/rows.ts';
 
 // Keyset paging compares and orders ids byte-wise, as SQLite does, whatever the database's default collation.
 
@@ -40,11 +49,13 @@ export function createAssertionIdRepo(sql: Sql): AssertionIdRepo {
   return {
     async use(keyId, jti, expireTime, now) {
       // The unique key decides between processes; a row remembered until `now` or earlier is taken over (as SQLite).
-      return (await sql.run(
-        `INSERT INTO used_assertions (key_id, jti, expire_time) VALUES ($1, $2, $3)
+      return (
+        (await sql.run(
+          `INSERT INTO used_assertions (key_id, jti, expire_time) VALUES ($1, $2, $3)
          ON CONFLICT (key_id, jti) DO UPDATE SET expire_time = excluded.expire_time WHERE used_assertions.expire_time <= $4`,
-        [keyId, jti, expireTime, now],
-      )) > 0;
+          [keyId, jti, expireTime, now],
+        )) > 0
+      );
     },
     async deleteExpired(now, limit) {
       // The outer condition again: a row taken over by use() meanwhile is checked anew after its lock, and stays.
@@ -123,7 +134,10 @@ export function createKeyRepo(sql: Sql): KeyRepo {
       return rows.map(toKey);
     },
     async countByServiceAccount(saId) {
-      const [r] = await sql.query<{ n: number }>('SELECT count(*) AS n FROM service_account_keys WHERE service_account_id = $1', [saId]);
+      const [r] = await sql.query<{ n: number }>(
+        'SELECT count(*) AS n FROM service_account_keys WHERE service_account_id = $1',
+        [saId],
+      );
       return r!.n;
     },
     async delete(id) {
@@ -145,7 +159,12 @@ export function createInviteRepo(sql: Sql): InviteRepo {
       return r ? toInvite(r) : null;
     },
     async markUsed(tokenHash, usedTime) {
-      return (await sql.run('UPDATE invites SET used_time = $1 WHERE token_hash = $2 AND used_time IS NULL', [usedTime, tokenHash])) > 0;
+      return (
+        (await sql.run('UPDATE invites SET used_time = $1 WHERE token_hash = $2 AND used_time IS NULL', [
+          usedTime,
+          tokenHash,
+        ])) > 0
+      );
     },
     async revokeUnused(userId, organizationId, usedTime) {
       return sql.run(

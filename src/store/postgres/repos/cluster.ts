@@ -8,7 +8,14 @@ import { connectTimeoutMs } from '../../../runtime/database-url.ts';
 import { createFailureLog } from '../../../runtime/failure-log.ts';
 import type { Logger } from '../../../runtime/logger.ts';
 import type { Cluster, LoginFailures } from '../../contract/store.ts';
-import { asUnavailable, prepareSession, SERVICE_APPLICATION_NAME, sqlOn, unreachable, WAIT_AS_LONG_AS_IT_TAKES } from '../db.ts';
+import {
+  asUnavailable,
+  prepareSession,
+  SERVICE_APPLICATION_NAME,
+  sqlOn,
+  unreachable,
+  WAIT_AS_LONG_AS_IT_TAKES,
+} from '../db.ts';
 import { PackedValues, packedText } from '../batching/packed-values.ts';
 
 /** A 64-bit advisory lock key per name (the namespace keeps clear of keys other software may take). */
@@ -18,7 +25,8 @@ function lockKey(name: string): string {
 
 /** The channel's name in PostgreSQL: LISTEN takes it as an identifier, unquoted, so it is a plain lowercase word. */
 const channelName = (channel: string) => {
-  if (!/^[a-z][a-z0-9_]*$/.test(channel)) throw new Error(`a cluster channel is a lowercase word, not ${JSON.stringify(channel)}`);
+  if (!/^[a-z][a-z0-9_]*$/.test(channel))
+    throw new Error(`a cluster channel is a lowercase word, not ${JSON.stringify(channel)}`);
   return `sensorcloud_${channel}`;
 };
 const RECONNECT_MS = 1_000;
@@ -34,7 +42,8 @@ const RESERVE_LOGIN = `INSERT INTO login_attempts AS a (key, times, last) VALUES
   SET times = ARRAY(SELECT t FROM unnest(a.times) AS t WHERE t > $3 UNION ALL SELECT $2::bigint ORDER BY 1), last = greatest(a.last, $2)
   WHERE (SELECT count(*) FROM unnest(a.times) AS t WHERE t > $3) < $4`;
 /** The attempt whose leaving the window gives a full key ($1, limit $3) room again: the limit-th latest. */
-const FILLED_AT = 'SELECT t AS at FROM login_attempts, unnest(times) AS t WHERE key = $1 AND t > $2 ORDER BY t DESC OFFSET $3 - 1 LIMIT 1';
+const FILLED_AT =
+  'SELECT t AS at FROM login_attempts, unnest(times) AS t WHERE key = $1 AND t > $2 ORDER BY t DESC OFFSET $3 - 1 LIMIT 1';
 const noLog = () => undefined;
 const PUBLISH_MANY = `SELECT pg_notify($1, ${packedText(2, 's', 'l')}) FROM unnest($3::int[], $4::int[]) WITH ORDINALITY AS u(s, l, n) ORDER BY n`;
 
@@ -42,7 +51,12 @@ export interface PostgresCluster extends Cluster {
   close(): Promise<void>;
 }
 
-export function createPostgresCluster(pool: pg.Pool, url: string, logger?: Pick<Logger, 'warn' | 'info'>, applicationName = SERVICE_APPLICATION_NAME): PostgresCluster {
+export function createPostgresCluster(
+  pool: pg.Pool,
+  url: string,
+  logger?: Pick<Logger, 'warn' | 'info'>,
+  applicationName = SERVICE_APPLICATION_NAME,
+): PostgresCluster {
   const listeners = new Map<string, Set<(payload: string) => void>>();
   const led = new Set<string>();
   let session: Promise<pg.Client> | null = null;
@@ -50,15 +64,28 @@ export function createPostgresCluster(pool: pg.Pool, url: string, logger?: Pick<
   /** The one timer that opens the connection again after it was lost (or a new one failed). */
   let reconnect: NodeJS.Timeout | null = null;
   // Once when the connection is lost and once when it is back, however many attempts fail in between.
-  const log = { info: (o: object, m: string) => logger?.info(o, m), warn: (o: object, m: string) => logger?.warn(o, m), error: noLog };
-  const failures = createFailureLog(log, 'warn', {
-    failing: 'database: the cluster connection was lost; periodic jobs are given up until it is back',
-    recovered: 'database: the cluster connection is back; periodic jobs resume',
-  }, () => performance.now());
+  const log = {
+    info: (o: object, m: string) => logger?.info(o, m),
+    warn: (o: object, m: string) => logger?.warn(o, m),
+    error: noLog,
+  };
+  const failures = createFailureLog(
+    log,
+    'warn',
+    {
+      failing: 'database: the cluster connection was lost; periodic jobs are given up until it is back',
+      recovered: 'database: the cluster connection is back; periodic jobs resume',
+    },
+    () => performance.now(),
+  );
 
   function connect(): Promise<pg.Client> {
     session ??= (async () => {
-      const client = new pg.Client({ connectionString: url, application_name: applicationName, connectionTimeoutMillis: connectTimeoutMs(url) });
+      const client = new pg.Client({
+        connectionString: url,
+        application_name: applicationName,
+        connectionTimeoutMillis: connectTimeoutMs(url),
+      });
       const lost = (err?: Error) => {
         if (session === null) return;
         session = null;
@@ -171,7 +198,9 @@ export function createPostgresCluster(pool: pg.Pool, url: string, logger?: Pick<
       try {
         return await onSession(async (client) => {
           if (led.has(job)) return true;
-          const { rows } = await client.query<{ ok: boolean }>('SELECT pg_try_advisory_lock($1::bigint) AS ok', [lockKey(`job:${job}`)]);
+          const { rows } = await client.query<{ ok: boolean }>('SELECT pg_try_advisory_lock($1::bigint) AS ok', [
+            lockKey(`job:${job}`),
+          ]);
           if (rows[0]?.ok) led.add(job);
           return led.has(job);
         });
@@ -185,7 +214,12 @@ export function createPostgresCluster(pool: pg.Pool, url: string, logger?: Pick<
         // Packed (packed-values.ts): in a text array, each message of up to 8,000 bytes of JSON was escaped.
         const packed = new PackedValues();
         const at = payloads.map((p) => packed.add(p));
-        await pool.query(PUBLISH_MANY, [channelName(channel), packed.bytes(), at.map(([start]) => start), at.map(([, length]) => length)]);
+        await pool.query(PUBLISH_MANY, [
+          channelName(channel),
+          packed.bytes(),
+          at.map(([start]) => start),
+          at.map(([, length]) => length),
+        ]);
       }
     },
     async subscribe(channel, fn) {
@@ -203,7 +237,8 @@ export function createPostgresCluster(pool: pg.Pool, url: string, logger?: Pick<
     },
     async serviceSessions() {
       const { rows } = await pool.query<{ n: number }>(
-        'SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name = $1', [SERVICE_APPLICATION_NAME],
+        'SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name = $1',
+        [SERVICE_APPLICATION_NAME],
       );
       return rows[0]!.n;
     },

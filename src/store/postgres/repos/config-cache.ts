@@ -59,7 +59,12 @@ export interface ConfigView {
 }
 
 /** Reads through the cache, unless this transaction wrote a cached table. */
-export function cachedRead<V>(view: ConfigView | undefined, map: (cache: ConfigCache) => Map<string, V>, key: string, load: () => Promise<V>): Promise<V> {
+export function cachedRead<V>(
+  view: ConfigView | undefined,
+  map: (cache: ConfigCache) => Map<string, V>,
+  key: string,
+  load: () => Promise<V>,
+): Promise<V> {
   return view === undefined || view.wrote ? load() : view.cache.read(map(view.cache), key, load);
 }
 

@@ -4,9 +4,17 @@
 import type { ConnectorMetricRepo, MetricBucket } from '../../contract/connector-repos.ts';
 import type { Sql } from '../db.ts';
 
-interface Row { bucket_start: number; success_count: number; error_count: number; latency_hist: Record<string, number> }
+interface Row {
+  bucket_start: number;
+  success_count: number;
+  error_count: number;
+  latency_hist: Record<string, number>;
+}
 const toBucket = (r: Row): MetricBucket => ({
-  bucketStart: r.bucket_start, successCount: r.success_count, errorCount: r.error_count, latencyHist: r.latency_hist,
+  bucketStart: r.bucket_start,
+  successCount: r.success_count,
+  errorCount: r.error_count,
+  latencyHist: r.latency_hist,
 });
 
 // The histograms merge key by key; sums are numeric, so the merged values stay JSON numbers.
@@ -40,7 +48,13 @@ const DELETE_BEFORE = `
 export function createConnectorMetricRepo(sql: Sql): ConnectorMetricRepo {
   return {
     async add(connectorId, bucketStart, successDelta, errorDelta, latencyHist) {
-      await sql.run(ADD, [connectorId, bucketStart, successDelta, errorDelta, JSON.stringify(Object.fromEntries(latencyHist))]);
+      await sql.run(ADD, [
+        connectorId,
+        bucketStart,
+        successDelta,
+        errorDelta,
+        JSON.stringify(Object.fromEntries(latencyHist)),
+      ]);
     },
     async listSince(connectorId, fromBucketStart) {
       const rows = await sql.query<Row>(
@@ -61,7 +75,10 @@ export function createConnectorMetricRepo(sql: Sql): ConnectorMetricRepo {
     },
     async counters() {
       const out: Record<string, number> = {};
-      for (const r of await sql.query<{ series: string; value: number }>('SELECT series, value FROM delivery_counters ORDER BY series')) out[r.series] = r.value;
+      for (const r of await sql.query<{ series: string; value: number }>(
+        'SELECT series, value FROM delivery_counters ORDER BY series',
+      ))
+        out[r.series] = r.value;
       return out;
     },
   };

@@ -17,66 +17,119 @@ import { toConnector, type ConnectorRow } from '../../sql/rows.ts';
 const GET_FOR_UPDATE = 'SELECT * FROM data_connectors WHERE id = $1 FOR NO KEY UPDATE';
 
 export function createDataConnectorRepo(sql: Sql, view?: ConfigView): DataConnectorRepo {
-  return withDataConnectorDefaults({
-    async create(c) {
-      await cachedWrite(view, () => sql.run(
-        `INSERT INTO data_connectors (id, project_id, display_name, status, events, labels, url, headers, signature_secret, failing_since, create_time, update_time)
+  return withDataConnectorDefaults(
+    {
+      async create(c) {
+        await cachedWrite(view, () =>
+          sql.run(
+            `INSERT INTO data_connectors (id, project_id, display_name, status, events, labels, url, headers, signature_secret, failing_since, create_time, update_time)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
-        [c.id, c.projectId, c.displayName, c.status, JSON.stringify(c.events), JSON.stringify(c.labels), c.url, JSON.stringify(c.headers),
-          c.signatureSecretSealed, c.failingSince, c.createTime, c.updateTime],
-      ));
-    },
-    async get(id) {
-      const [r] = await sql.query<ConnectorRow>('SELECT * FROM data_connectors WHERE id = $1', [id]);
-      return r ? toConnector(r) : null;
-    },
-    async getForUpdate(id) {
-      const [r] = await sql.query<ConnectorRow>(GET_FOR_UPDATE, [id]);
-      return r ? toConnector(r) : null;
-    },
-    async listByProject(projectId, range) {
-      const rows = await sql.query<ConnectorRow>(
-        'SELECT * FROM data_connectors WHERE project_id = $1 AND id > $2 ORDER BY id LIMIT $3', [projectId, range.after ?? '', range.limit],
-      );
-      return rows.map(toConnector);
-    },
-    async countByProject(projectId) {
-      const [r] = await sql.query<{ n: number }>('SELECT count(*) AS n FROM data_connectors WHERE project_id = $1', [projectId]);
-      return r!.n;
-    },
-    async listActiveByProject(projectId) {
-      return cachedRead(view, (c) => c.activeConnectors, projectId, async () => {
-        const rows = await sql.query<ConnectorRow>("SELECT * FROM data_connectors WHERE project_id = $1 AND status = 'ACTIVE' ORDER BY id", [projectId]);
+            [
+              c.id,
+              c.projectId,
+              c.displayName,
+              c.status,
+              JSON.stringify(c.events),
+              JSON.stringify(c.labels),
+              c.url,
+              JSON.stringify(c.headers),
+              c.signatureSecretSealed,
+              c.failingSince,
+              c.createTime,
+              c.updateTime,
+            ],
+          ),
+        );
+      },
+      async get(id) {
+        const [r] = await sql.query<ConnectorRow>('SELECT * FROM data_connectors WHERE id = $1', [id]);
+        return r ? toConnector(r) : null;
+      },
+      async getForUpdate(id) {
+        const [r] = await sql.query<ConnectorRow>(GET_FOR_UPDATE, [id]);
+        return r ? toConnector(r) : null;
+      },
+      async listByProject(projectId, range) {
+        const rows = await sql.query<ConnectorRow>(
+          'SELECT * FROM data_connectors WHERE project_id = $1 AND id > $2 ORDER BY id LIMIT $3',
+          [projectId, range.after ?? '', range.limit],
+        );
         return rows.map(toConnector);
-      });
-    },
-    async update(c) {
-      await cachedWrite(view, () => sql.run(
-        `UPDATE data_connectors SET display_name = $1, status = $2, events = $3, labels = $4, url = $5, headers = $6, signature_secret = $7,
+      },
+      async countByProject(projectId) {
+        const [r] = await sql.query<{ n: number }>('SELECT count(*) AS n FROM data_connectors WHERE project_id = $1', [
+          projectId,
+        ]);
+        return r!.n;
+      },
+      async listActiveByProject(projectId) {
+        return cachedRead(
+          view,
+          (c) => c.activeConnectors,
+          projectId,
+          async () => {
+            const rows = await sql.query<ConnectorRow>(
+              "SELECT * FROM data_connectors WHERE project_id = $1 AND status = 'ACTIVE' ORDER BY id",
+              [projectId],
+            );
+            return rows.map(toConnector);
+          },
+        );
+      },
+      async update(c) {
+        await cachedWrite(view, () =>
+          sql.run(
+            `UPDATE data_connectors SET display_name = $1, status = $2, events = $3, labels = $4, url = $5, headers = $6, signature_secret = $7,
            failing_since = $8, update_time = $9 WHERE id = $10`,
-        [c.displayName, c.status, JSON.stringify(c.events), JSON.stringify(c.labels), c.url, JSON.stringify(c.headers), c.signatureSecretSealed,
-          c.failingSince, c.updateTime, c.id],
-      ));
+            [
+              c.displayName,
+              c.status,
+              JSON.stringify(c.events),
+              JSON.stringify(c.labels),
+              c.url,
+              JSON.stringify(c.headers),
+              c.signatureSecretSealed,
+              c.failingSince,
+              c.updateTime,
+              c.id,
+            ],
+          ),
+        );
+      },
+      async updateState(id, status, failingSince, updateTime) {
+        // These columns only: a row update takes the row's latest version, so a settings write committed meanwhile stays.
+        await cachedWrite(view, () =>
+          sql.run('UPDATE data_connectors SET status = $1, failing_since = $2, update_time = $3 WHERE id = $4', [
+            status,
+            failingSince,
+            updateTime,
+            id,
+          ]),
+        );
+      },
+      async delete(id) {
+        await cachedWrite(view, () => sql.run('DELETE FROM data_connectors WHERE id = $1', [id]));
+      },
+      async countByStatus() {
+        const out: Record<string, number> = {};
+        for (const r of await sql.query<{ status: string; n: number }>(
+          'SELECT status, count(*) AS n FROM data_connectors GROUP BY status',
+        ))
+          out[r.status] = r.n;
+        return out;
+      },
     },
-    async updateState(id, status, failingSince, updateTime) {
-      // These columns only: a row update takes the row's latest version, so a settings write committed meanwhile stays.
-      await cachedWrite(view, () => sql.run('UPDATE data_connectors SET status = $1, failing_since = $2, update_time = $3 WHERE id = $4', [status, failingSince, updateTime, id]));
+    {
+      // One read instead of one per connector (the default's).
+      async getMany(ids) {
+        const out = new Map<string, DataConnectorRecord>();
+        if (ids.length === 0) return out;
+        for (const r of await sql.query<ConnectorRow>('SELECT * FROM data_connectors WHERE id = ANY($1::text[])', [
+          ids,
+        ]))
+          out.set(r.id, toConnector(r));
+        return out;
+      },
     },
-    async delete(id) {
-      await cachedWrite(view, () => sql.run('DELETE FROM data_connectors WHERE id = $1', [id]));
-    },
-    async countByStatus() {
-      const out: Record<string, number> = {};
-      for (const r of await sql.query<{ status: string; n: number }>('SELECT status, count(*) AS n FROM data_connectors GROUP BY status')) out[r.status] = r.n;
-      return out;
-    },
-  }, {
-    // One read instead of one per connector (the default's).
-    async getMany(ids) {
-      const out = new Map<string, DataConnectorRecord>();
-      if (ids.length === 0) return out;
-      for (const r of await sql.query<ConnectorRow>('SELECT * FROM data_connectors WHERE id = ANY($1::text[])', [ids])) out.set(r.id, toConnector(r));
-      return out;
-    },
-  });
+  );
 }

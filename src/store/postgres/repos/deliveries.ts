@@ -57,7 +57,8 @@ const endedIds = (caps: ReadonlyArray<InFlightCap | undefined>): number[] =>
   caps.flatMap((cap) => (cap?.ended ? [...cap.ended] : [])).sort((a, b) => a - b);
 
 /** Whether queueRowsSql must take locks for these rows: some ask for a lease under a cap. */
-export const capped = (rows: readonly NewDelivery[]): boolean => rows.some((r) => r.leaseUntil != null && r.leaseIf !== undefined);
+export const capped = (rows: readonly NewDelivery[]): boolean =>
+  rows.some((r) => r.leaseUntil != null && r.leaseIf !== undefined);
 
 /**
  * The parameters of queueRowsSql: the rows' columns (their bodies added to `packed`), then (capped) one entry per
@@ -68,9 +69,15 @@ export function queueColumns(rows: readonly NewDelivery[], withLocks: boolean, p
   const leased = (r: NewDelivery) => (r.leaseUntil != null ? r.leaseIf?.cap : undefined);
   const bodies = rows.map((r) => packed.add(r.body));
   const columns: unknown[] = [
-    rows.map((r) => r.connectorId), rows.map((r) => r.eventId), bodies.map(([start]) => start), bodies.map(([, length]) => length),
-    rows.map((r) => r.enqueueTime), rows.map((r) => r.dueTime), rows.map((r) => r.leaseUntil ?? null),
-    rows.map((r) => leased(r)?.max ?? null), rows.map((r) => leased(r)?.whileHanging ?? null),
+    rows.map((r) => r.connectorId),
+    rows.map((r) => r.eventId),
+    bodies.map(([start]) => start),
+    bodies.map(([, length]) => length),
+    rows.map((r) => r.enqueueTime),
+    rows.map((r) => r.dueTime),
+    rows.map((r) => r.leaseUntil ?? null),
+    rows.map((r) => leased(r)?.max ?? null),
+    rows.map((r) => leased(r)?.whileHanging ?? null),
   ];
   if (!withLocks) return columns;
   const first = new Map<string, NewDelivery>();
@@ -79,7 +86,11 @@ export function queueColumns(rows: readonly NewDelivery[], withLocks: boolean, p
   const ids = [...first.keys()].sort();
   const of = ids.map((id) => first.get(id)!);
   return [
-    ...columns, ids, of.map((r) => r.enqueueTime), of.map((r) => r.leaseIf!.cap.hangingIfLeasedBefore), of.map((r) => r.leaseIf!.enqueuedAfter),
+    ...columns,
+    ids,
+    of.map((r) => r.enqueueTime),
+    of.map((r) => r.leaseIf!.cap.hangingIfLeasedBefore),
+    of.map((r) => r.leaseIf!.enqueuedAfter),
     endedIds(of.map((r) => r.leaseIf!.cap)),
   ];
 }
@@ -136,95 +147,135 @@ const INSERT_CAPPED = `WITH ${queueRowsSql(2, 1, true)} SELECT id, leased FROM d
  * deleteCounted and claimMany are overrides of the defaults, one statement each instead of one per row or claim.
  */
 export function createDeliveryRepo(sql: Sql): DeliveryRepo {
-  return withDeliveryDefaults({
-    async insert(rows) {
-      if (rows.length === 0) return [];
-      const locks = capped(rows);
-      const packed = new PackedValues();
-      const columns = queueColumns(rows, locks, packed);
-      return markQueued(rows, await sql.query<{ id: number; leased: boolean }>(locks ? INSERT_CAPPED : INSERT, [packed.bytes(), ...columns]));
-    },
-    async connectorsWithDue(now, enqueuedAfter) {
-      return (await sql.query<{ id: string }>(CONNECTORS_WITH_DUE, [now, enqueuedAfter])).map((r) => r.id);
-    },
-    async claim(connectorId, now, enqueuedAfter, leaseUntil, limit, cap) {
-      const rows = await sql.query<DeliveryRow>(CLAIM, [connectorId, now, enqueuedAfter, leaseUntil, limit, ...capColumns(cap), endedIds([cap])]);
-      return rows.map(toDelivery).sort((a, b) => a.id - b.id);
-    },
-    async get(id) {
-      const [r] = await sql.query<DeliveryRow>('SELECT * FROM deliveries WHERE id = $1', [id]);
-      return r ? toDelivery(r) : null;
-    },
-    async delete(id, leaseUntil) {
-      if (leaseUntil === undefined) return (await sql.run('DELETE FROM deliveries WHERE id = $1', [id])) > 0;
-      return (await sql.run('DELETE FROM deliveries WHERE id = $1 AND lease_until IS NOT DISTINCT FROM $2', [id, leaseUntil])) > 0;
-    },
-    async reschedule(id, attempts, dueTime, leaseUntil) {
-      return (await sql.run(
-        'UPDATE deliveries SET attempts = $1, due_time = $2, lease_until = NULL WHERE id = $3 AND lease_until IS NOT DISTINCT FROM $4', [attempts, dueTime, id, leaseUntil],
-      )) > 0;
-    },
-    async deleteByConnector(connectorId, limit) {
-      return sql.run(DELETE_BY_CONNECTOR, [connectorId, limit]);
-    },
-    async deleteExpired(enqueuedAtOrBefore, now, limit) {
-      return sql.run(DELETE_EXPIRED, [enqueuedAtOrBefore, now, limit]);
-    },
-    async releaseLeases(now, ids) {
-      if (ids === undefined) return sql.run('UPDATE deliveries SET lease_until = NULL, due_time = $1 WHERE lease_until IS NOT NULL', [now]);
-      if (ids.length === 0) return 0;
-      return sql.run(
-        'UPDATE deliveries SET lease_until = NULL, due_time = $1 WHERE id = ANY($2::bigint[]) AND lease_until IS NOT NULL', [now, ids],
-      );
-    },
-    async count() {
-      const [r] = await sql.query<{ n: number }>('SELECT count(*) AS n FROM deliveries');
-      return r!.n;
-    },
-    async lastSync(connectorId) {
-      const [r] = await sql.query<SyncRow>('SELECT * FROM connector_syncs WHERE connector_id = $1', [connectorId]);
-      return r ? toSync(r) : null;
-    },
-    async recordSync(s) {
-      await sql.run(
-        `INSERT INTO connector_syncs (connector_id, first_id, last_id, enqueue_time, scope) VALUES ($1, $2, $3, $4, $5)
+  return withDeliveryDefaults(
+    {
+      async insert(rows) {
+        if (rows.length === 0) return [];
+        const locks = capped(rows);
+        const packed = new PackedValues();
+        const columns = queueColumns(rows, locks, packed);
+        return markQueued(
+          rows,
+          await sql.query<{ id: number; leased: boolean }>(locks ? INSERT_CAPPED : INSERT, [
+            packed.bytes(),
+            ...columns,
+          ]),
+        );
+      },
+      async connectorsWithDue(now, enqueuedAfter) {
+        return (await sql.query<{ id: string }>(CONNECTORS_WITH_DUE, [now, enqueuedAfter])).map((r) => r.id);
+      },
+      async claim(connectorId, now, enqueuedAfter, leaseUntil, limit, cap) {
+        const rows = await sql.query<DeliveryRow>(CLAIM, [
+          connectorId,
+          now,
+          enqueuedAfter,
+          leaseUntil,
+          limit,
+          ...capColumns(cap),
+          endedIds([cap]),
+        ]);
+        return rows.map(toDelivery).sort((a, b) => a.id - b.id);
+      },
+      async get(id) {
+        const [r] = await sql.query<DeliveryRow>('SELECT * FROM deliveries WHERE id = $1', [id]);
+        return r ? toDelivery(r) : null;
+      },
+      async delete(id, leaseUntil) {
+        if (leaseUntil === undefined) return (await sql.run('DELETE FROM deliveries WHERE id = $1', [id])) > 0;
+        return (
+          (await sql.run('DELETE FROM deliveries WHERE id = $1 AND lease_until IS NOT DISTINCT FROM $2', [
+            id,
+            leaseUntil,
+          ])) > 0
+        );
+      },
+      async reschedule(id, attempts, dueTime, leaseUntil) {
+        return (
+          (await sql.run(
+            'UPDATE deliveries SET attempts = $1, due_time = $2, lease_until = NULL WHERE id = $3 AND lease_until IS NOT DISTINCT FROM $4',
+            [attempts, dueTime, id, leaseUntil],
+          )) > 0
+        );
+      },
+      async deleteByConnector(connectorId, limit) {
+        return sql.run(DELETE_BY_CONNECTOR, [connectorId, limit]);
+      },
+      async deleteExpired(enqueuedAtOrBefore, now, limit) {
+        return sql.run(DELETE_EXPIRED, [enqueuedAtOrBefore, now, limit]);
+      },
+      async releaseLeases(now, ids) {
+        if (ids === undefined)
+          return sql.run('UPDATE deliveries SET lease_until = NULL, due_time = $1 WHERE lease_until IS NOT NULL', [
+            now,
+          ]);
+        if (ids.length === 0) return 0;
+        return sql.run(
+          'UPDATE deliveries SET lease_until = NULL, due_time = $1 WHERE id = ANY($2::bigint[]) AND lease_until IS NOT NULL',
+          [now, ids],
+        );
+      },
+      async count() {
+        const [r] = await sql.query<{ n: number }>('SELECT count(*) AS n FROM deliveries');
+        return r!.n;
+      },
+      async lastSync(connectorId) {
+        const [r] = await sql.query<SyncRow>('SELECT * FROM connector_syncs WHERE connector_id = $1', [connectorId]);
+        return r ? toSync(r) : null;
+      },
+      async recordSync(s) {
+        await sql.run(
+          `INSERT INTO connector_syncs (connector_id, first_id, last_id, enqueue_time, scope) VALUES ($1, $2, $3, $4, $5)
          ON CONFLICT (connector_id) DO UPDATE SET first_id = excluded.first_id, last_id = excluded.last_id,
            enqueue_time = excluded.enqueue_time, scope = excluded.scope`,
-        [s.connectorId, s.firstId, s.lastId, s.enqueueTime, s.scope],
-      );
+          [s.connectorId, s.firstId, s.lastId, s.enqueueTime, s.scope],
+        );
+      },
+      async syncQueued(s) {
+        // Along the primary key: the sync's rows and whatever other transactions queued between them, never the backlog.
+        const rows = await sql.query(
+          'SELECT 1 FROM deliveries WHERE id BETWEEN $1 AND $2 AND connector_id = $3 AND enqueue_time = $4 LIMIT 1',
+          [s.firstId, s.lastId, s.connectorId, s.enqueueTime],
+        );
+        return rows.length > 0;
+      },
     },
-    async syncQueued(s) {
-      // Along the primary key: the sync's rows and whatever other transactions queued between them, never the backlog.
-      const rows = await sql.query(
-        'SELECT 1 FROM deliveries WHERE id BETWEEN $1 AND $2 AND connector_id = $3 AND enqueue_time = $4 LIMIT 1',
-        [s.firstId, s.lastId, s.connectorId, s.enqueueTime],
-      );
-      return rows.length > 0;
+    () => createConnectorMetricRepo(sql),
+    {
+      async claimMany(asks, total, now, enqueuedAfter, leaseUntil) {
+        if (asks.length === 0 || total <= 0) return asks.map(() => []);
+        const caps = asks.map((a) => capColumns(a.cap));
+        const ended = asks.flatMap((a) => [...(a.cap?.ended ?? [])].map((id) => [id, a.connectorId] as const));
+        const ids = asks.map((a) => a.connectorId);
+        const rows = await sql.query<DeliveryRow>(CLAIM_MANY, [
+          // Sorted byte-wise, as every process sorts the connector locks it takes (queueColumns).
+          ids,
+          [...ids].sort(),
+          asks.map((a) => a.limit),
+          caps.map((c) => c[0]),
+          caps.map((c) => c[1]),
+          caps.map((c) => c[2]),
+          total,
+          now,
+          enqueuedAfter,
+          leaseUntil,
+          ended.map(([id]) => id),
+          ended.map(([, c]) => c),
+        ]);
+        const byConnector = new Map<string, DeliveryRecord[]>(ids.map((id) => [id, []]));
+        for (const r of rows) byConnector.get(r.connector_id)!.push(toDelivery(r));
+        return ids.map((id) => byConnector.get(id)!.sort((a, b) => a.id - b.id));
+      },
+      async deleteMany(ids) {
+        if (ids.length === 0) return 0;
+        return sql.run('DELETE FROM deliveries WHERE id = ANY($1::bigint[])', [ids]);
+      },
+      async deleteCounted(ids, series) {
+        // The statement a batch of outcomes writes what it holds with: the count goes into the counter in SQL.
+        const held = new HeldOutcomes();
+        held.deleteCounted(ids, series);
+        if (ids.length > 0) await held.write(sql);
+      },
     },
-  }, () => createConnectorMetricRepo(sql), {
-    async claimMany(asks, total, now, enqueuedAfter, leaseUntil) {
-      if (asks.length === 0 || total <= 0) return asks.map(() => []);
-      const caps = asks.map((a) => capColumns(a.cap));
-      const ended = asks.flatMap((a) => [...(a.cap?.ended ?? [])].map((id) => [id, a.connectorId] as const));
-      const ids = asks.map((a) => a.connectorId);
-      const rows = await sql.query<DeliveryRow>(CLAIM_MANY, [
-        // Sorted byte-wise, as every process sorts the connector locks it takes (queueColumns).
-        ids, [...ids].sort(), asks.map((a) => a.limit), caps.map((c) => c[0]), caps.map((c) => c[1]), caps.map((c) => c[2]),
-        total, now, enqueuedAfter, leaseUntil, ended.map(([id]) => id), ended.map(([, c]) => c),
-      ]);
-      const byConnector = new Map<string, DeliveryRecord[]>(ids.map((id) => [id, []]));
-      for (const r of rows) byConnector.get(r.connector_id)!.push(toDelivery(r));
-      return ids.map((id) => byConnector.get(id)!.sort((a, b) => a.id - b.id));
-    },
-    async deleteMany(ids) {
-      if (ids.length === 0) return 0;
-      return sql.run('DELETE FROM deliveries WHERE id = ANY($1::bigint[])', [ids]);
-    },
-    async deleteCounted(ids, series) {
-      // The statement a batch of outcomes writes what it holds with: the count goes into the counter in SQL.
-      const held = new HeldOutcomes();
-      held.deleteCounted(ids, series);
-      if (ids.length > 0) await held.write(sql);
-    },
-  });
+  );
 }

@@ -6,8 +6,14 @@ import type { DeviceListingRow, DeviceQuery, DeviceSort } from '../../contract/s
 import type { Sql } from '../db.ts';
 
 interface ListingRow {
-  id: string; project_id: string; type: string; product_number: string; labels: string; reported: string;
-  sort_num: number | null; sort_text: string | null;
+  id: string;
+  project_id: string;
+  type: string;
+  product_number: string;
+  labels: string;
+  reported: string;
+  sort_num: number | null;
+  sort_text: string | null;
 }
 
 type Bind = (value: unknown, type: string) => string;
@@ -24,9 +30,12 @@ const contains = (haystack: string, needle: string) => `strpos(lower(${haystack}
  */
 function sortValue(sort: Exclude<DeviceSort, { kind: 'id' }>, bind: Bind): { from: string; num: string; text: string } {
   switch (sort.kind) {
-    case 'type': return { from: '', num: 'NULL::float8', text: 'd.type' };
-    case 'productNumber': return { from: '', num: 'NULL::float8', text: 'd.product_number' };
-    case 'label': return { from: '', num: 'NULL::float8', text: `d.labels::jsonb ->> ${bind(sort.key, 'text')}` };
+    case 'type':
+      return { from: '', num: 'NULL::float8', text: 'd.type' };
+    case 'productNumber':
+      return { from: '', num: 'NULL::float8', text: 'd.product_number' };
+    case 'label':
+      return { from: '', num: 'NULL::float8', text: `d.labels::jsonb ->> ${bind(sort.key, 'text')}` };
     case 'reported':
       // json, not jsonb: an object or array keeps the text it was stored with, as json_extract gives it.
       return {
@@ -58,8 +67,14 @@ function buildQuery(q: DeviceQuery): { text: string; params: unknown[] } {
   if (q.labelFilters.length > 0) {
     // No filter may fail: each needs its key present (label values are strings, never JSON null), with its value
     // unless that is null.
-    const keys = bind(q.labelFilters.map((f) => f.key), 'text[]');
-    const values = bind(q.labelFilters.map((f) => f.value), 'text[]');
+    const keys = bind(
+      q.labelFilters.map((f) => f.key),
+      'text[]',
+    );
+    const values = bind(
+      q.labelFilters.map((f) => f.value),
+      'text[]',
+    );
     where.push(`NOT EXISTS (SELECT 1 FROM unnest(${keys}, ${values}) f(k, v)
       WHERE (d.labels::jsonb ->> f.k) IS NULL OR (f.v IS NOT NULL AND (d.labels::jsonb ->> f.k) <> f.v))`);
   }
@@ -86,7 +101,10 @@ function buildQuery(q: DeviceQuery): { text: string; params: unknown[] } {
     order = `${rank}, s.sort_num ${dir}, s.sort_text COLLATE "C" ${dir}, s.id COLLATE "C" ASC`;
     if (q.after) {
       const v = q.after.value;
-      const afterRank = bind(typeof v === 'number' ? (q.descending ? 1 : 0) : typeof v === 'string' ? (q.descending ? 0 : 1) : 2, 'int');
+      const afterRank = bind(
+        typeof v === 'number' ? (q.descending ? 1 : 0) : typeof v === 'string' ? (q.descending ? 0 : 1) : 2,
+        'int',
+      );
       const afterNum = bind(typeof v === 'number' ? v : null, 'float8');
       const afterText = bind(typeof v === 'string' ? v : null, 'text');
       keyset = `(${rank} > ${afterRank} OR (${rank} = ${afterRank} AND (s.sort_num ${cmp} ${afterNum} OR s.sort_text COLLATE "C" ${cmp} ${afterText}
@@ -118,8 +136,13 @@ export function createDeviceListingQuery(sql: Sql): (q: DeviceQuery) => Promise<
     const { text, params } = buildQuery(q);
     const rows = await sql.query<ListingRow>(text, params);
     return rows.map((r) => ({
-      id: r.id, projectId: r.project_id, type: r.type, productNumber: r.product_number, labelsJson: r.labels, reportedJson: r.reported,
-      sortValue: q.sort.kind === 'id' ? null : r.sort_num ?? r.sort_text,
+      id: r.id,
+      projectId: r.project_id,
+      type: r.type,
+      productNumber: r.product_number,
+      labelsJson: r.labels,
+      reportedJson: r.reported,
+      sortValue: q.sort.kind === 'id' ? null : (r.sort_num ?? r.sort_text),
     }));
   };
 }

@@ -15,7 +15,13 @@ const NEWEST_FIRST = 'e.timestamp DESC, e.id COLLATE "C" DESC';
  * The type filter and the cursor appear only when asked for: four statement shapes.
  */
 function historyQuery(q: EventHistoryQuery): { text: string; params: unknown[] } {
-  const params: unknown[] = [q.deviceId, q.startTime, q.endTime, q.limit, Math.floor(Math.min(q.maxBytes ?? Infinity, Number.MAX_SAFE_INTEGER))];
+  const params: unknown[] = [
+    q.deviceId,
+    q.startTime,
+    q.endTime,
+    q.limit,
+    Math.floor(Math.min(q.maxBytes ?? Infinity, Number.MAX_SAFE_INTEGER)),
+  ];
   let filters = '';
   if (q.eventTypes.length > 0) {
     params.push(q.eventTypes);
@@ -77,7 +83,10 @@ export function createEventRepo(sql: Sql): EventRepo {
     },
     async deleteByDevice(deviceId, limit) {
       // By the rows' addresses, as a piece of a queue is deleted (deliveries.ts).
-      return sql.run('DELETE FROM events WHERE ctid = ANY(ARRAY(SELECT ctid FROM events WHERE device_id = $1 LIMIT $2))', [deviceId, limit]);
+      return sql.run(
+        'DELETE FROM events WHERE ctid = ANY(ARRAY(SELECT ctid FROM events WHERE device_id = $1 LIMIT $2))',
+        [deviceId, limit],
+      );
     },
     async deleteStoredBefore(createTime, limit) {
       // As on SQLite: an event stored before the cutoff has an id from its second or earlier (ids.ts), so every

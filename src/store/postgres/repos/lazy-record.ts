@@ -15,6 +15,8 @@ export function lazyRecord<T extends object>(keys: readonly string[], make: (key
     has: (_target, key) => typeof key === 'string' && known.has(key),
     ownKeys: () => [...known],
     getOwnPropertyDescriptor: (_target, key) =>
-      typeof key === 'string' && known.has(key) ? { value: value(key), enumerable: true, configurable: true, writable: false } : undefined,
+      typeof key === 'string' && known.has(key)
+        ? { value: value(key), enumerable: true, configurable: true, writable: false }
+        : undefined,
   });
 }

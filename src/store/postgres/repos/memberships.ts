@@ -6,7 +6,10 @@ import { toMembership, type MembershipRow } from '../../sql/rows.ts';
 export function createMembershipRepo(sql: Sql): MembershipRepo {
   return {
     async get(scopeType, scopeId, memberId) {
-      const [r] = await sql.query<MembershipRow>('SELECT * FROM memberships WHERE scope_type = $1 AND scope_id = $2 AND member_id = $3', [scopeType, scopeId, memberId]);
+      const [r] = await sql.query<MembershipRow>(
+        'SELECT * FROM memberships WHERE scope_type = $1 AND scope_id = $2 AND member_id = $3',
+        [scopeType, scopeId, memberId],
+      );
       return r ? toMembership(r) : null;
     },
     async listByScope(scopeType, scopeId, range) {
@@ -21,7 +24,10 @@ export function createMembershipRepo(sql: Sql): MembershipRepo {
       return rows.map(toMembership);
     },
     async listByMember(memberId) {
-      const rows = await sql.query<MembershipRow>('SELECT * FROM memberships WHERE member_id = $1 ORDER BY create_time, scope_id COLLATE "C"', [memberId]);
+      const rows = await sql.query<MembershipRow>(
+        'SELECT * FROM memberships WHERE member_id = $1 ORDER BY create_time, scope_id COLLATE "C"',
+        [memberId],
+      );
       return rows.map(toMembership);
     },
     async create(m) {
@@ -31,19 +37,32 @@ export function createMembershipRepo(sql: Sql): MembershipRepo {
       );
     },
     async updateRoles(scopeType, scopeId, memberId, roles) {
-      await sql.run('UPDATE memberships SET roles = $1 WHERE scope_type = $2 AND scope_id = $3 AND member_id = $4', [JSON.stringify(roles), scopeType, scopeId, memberId]);
+      await sql.run('UPDATE memberships SET roles = $1 WHERE scope_type = $2 AND scope_id = $3 AND member_id = $4', [
+        JSON.stringify(roles),
+        scopeType,
+        scopeId,
+        memberId,
+      ]);
     },
     async delete(scopeType, scopeId, memberId) {
-      await sql.run('DELETE FROM memberships WHERE scope_type = $1 AND scope_id = $2 AND member_id = $3', [scopeType, scopeId, memberId]);
+      await sql.run('DELETE FROM memberships WHERE scope_type = $1 AND scope_id = $2 AND member_id = $3', [
+        scopeType,
+        scopeId,
+        memberId,
+      ]);
     },
     async acceptAll(memberId) {
-      await sql.run(`UPDATE memberships SET status = 'ACCEPTED' WHERE member_id = $1 AND status = 'PENDING'`, [memberId]);
+      await sql.run(`UPDATE memberships SET status = 'ACCEPTED' WHERE member_id = $1 AND status = 'PENDING'`, [
+        memberId,
+      ]);
     },
     async accept(scopeType, scopeId, memberId) {
-      return (await sql.run(
-        `UPDATE memberships SET status = 'ACCEPTED' WHERE scope_type = $1 AND scope_id = $2 AND member_id = $3 AND status = 'PENDING'`,
-        [scopeType, scopeId, memberId],
-      )) > 0;
+      return (
+        (await sql.run(
+          `UPDATE memberships SET status = 'ACCEPTED' WHERE scope_type = $1 AND scope_id = $2 AND member_id = $3 AND status = 'PENDING'`,
+          [scopeType, scopeId, memberId],
+        )) > 0
+      );
     },
     async countAcceptedOrganizationAdmins(organizationId) {
       const [r] = await sql.query<{ n: number }>(

@@ -28,12 +28,19 @@ export interface CheckpointOptions {
 }
 
 /** Frames in the WAL, as SQLite's `wal_checkpoint` pragma reports them. */
-interface Progress { log: number }
+interface Progress {
+  log: number;
+}
 
 /** After a restart the WAL file is cut back to this size, so a burst does not keep its disk space. */
 const WAL_SIZE_LIMIT = 64 * 1024 * 1024;
 
-export function startCheckpointer(db: Database.Database, file: string, lock: Lock, options: CheckpointOptions = {}): Checkpointer {
+export function startCheckpointer(
+  db: Database.Database,
+  file: string,
+  lock: Lock,
+  options: CheckpointOptions = {},
+): Checkpointer {
   const { intervalMs = 200, restartFrames = 4096 } = options;
   db.pragma('wal_autocheckpoint = 0');
   db.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT}`);

@@ -2,9 +2,18 @@
 import type { ConnectorMetricRepo, MetricBucket } from '../../contract/connector-repos.ts';
 import { fromJson, toJson, type SqliteDb } from '../db.ts';
 
-interface Row { connector_id: string; bucket_start: number; success_count: number; error_count: number; latency_hist: string }
+interface Row {
+  connector_id: string;
+  bucket_start: number;
+  success_count: number;
+  error_count: number;
+  latency_hist: string;
+}
 const toBucket = (r: Row): MetricBucket => ({
-  bucketStart: r.bucket_start, successCount: r.success_count, errorCount: r.error_count, latencyHist: fromJson(r.latency_hist),
+  bucketStart: r.bucket_start,
+  successCount: r.success_count,
+  errorCount: r.error_count,
+  latencyHist: fromJson(r.latency_hist),
 });
 
 const MAX_CACHED = 1_000;
@@ -20,7 +29,11 @@ export function createConnectorMetricRepo(db: SqliteDb): ConnectorMetricRepo {
       let bucket = latest.get(connectorId);
       latest.delete(connectorId); // back once the row is written: should the write fail, it is not ahead of the row
       if (bucket?.bucketStart !== bucketStart) {
-        const existing = db.get<{ latency_hist: string }>('SELECT latency_hist FROM connector_metrics WHERE connector_id = ? AND bucket_start = ?', connectorId, bucketStart);
+        const existing = db.get<{ latency_hist: string }>(
+          'SELECT latency_hist FROM connector_metrics WHERE connector_id = ? AND bucket_start = ?',
+          connectorId,
+          bucketStart,
+        );
         // A parsed histogram keeps its index-like keys sparse, so adding to it is cheap; the {} of a new bucket grows
         // an array up to its first key (metrics.ts, Histogram), once a minute per connector.
         bucket = { bucketStart, hist: existing ? fromJson(existing.latency_hist) : {} };
@@ -33,14 +46,22 @@ export function createConnectorMetricRepo(db: SqliteDb): ConnectorMetricRepo {
            success_count = success_count + excluded.success_count,
            error_count = error_count + excluded.error_count,
            latency_hist = excluded.latency_hist`,
-        connectorId, bucketStart, successDelta, errorDelta, toJson(hist),
+        connectorId,
+        bucketStart,
+        successDelta,
+        errorDelta,
+        toJson(hist),
       );
       if (latest.size >= MAX_CACHED) latest.clear();
       latest.set(connectorId, bucket);
     },
     async listSince(connectorId, fromBucketStart) {
       return db
-        .all<Row>('SELECT * FROM connector_metrics WHERE connector_id = ? AND bucket_start >= ? ORDER BY bucket_start', connectorId, fromBucketStart)
+        .all<Row>(
+          'SELECT * FROM connector_metrics WHERE connector_id = ? AND bucket_start >= ? ORDER BY bucket_start',
+          connectorId,
+          fromBucketStart,
+        )
         .map(toBucket);
     },
     async deleteByConnector(connectorId) {
@@ -50,7 +71,9 @@ export function createConnectorMetricRepo(db: SqliteDb): ConnectorMetricRepo {
     async deleteBefore(bucketStart, limit) {
       latest.clear();
       return db.run(
-        'DELETE FROM connector_metrics WHERE rowid IN (SELECT rowid FROM connector_metrics WHERE bucket_start < ? LIMIT +?)', bucketStart, limit,
+        'DELETE FROM connector_metrics WHERE rowid IN (SELECT rowid FROM connector_metrics WHERE bucket_start < ? LIMIT +?)',
+        bucketStart,
+        limit,
       ).changes;
     },
     async addCounters(deltas) {
@@ -63,7 +86,10 @@ export function createConnectorMetricRepo(db: SqliteDb): ConnectorMetricRepo {
     },
     async counters() {
       const out: Record<string, number> = {};
-      for (const r of db.all<{ series: string; value: number }>('SELECT series, value FROM delivery_counters ORDER BY series')) out[r.series] = r.value;
+      for (const r of db.all<{ series: string; value: number }>(
+        'SELECT series, value FROM delivery_counters ORDER BY series',
+      ))
+        out[r.series] = r.value;
       return out;
     },
   };

@@ -12,10 +12,11 @@ export function createDataConnectorRepo(db: SqliteDb): DataConnectorRepo {
     byId.clear();
     activeByProject.clear();
   };
-  const read = async (id: string) => byId.get(id, () => {
-    const r = db.get<ConnectorRow>('SELECT * FROM data_connectors WHERE id = ?', id);
-    return r ? toConnector(r) : null;
-  });
+  const read = async (id: string) =>
+    byId.get(id, () => {
+      const r = db.get<ConnectorRow>('SELECT * FROM data_connectors WHERE id = ?', id);
+      return r ? toConnector(r) : null;
+    });
   // getMany is the default: get() of each, from the cache.
   return withDataConnectorDefaults({
     async create(c) {
@@ -23,8 +24,18 @@ export function createDataConnectorRepo(db: SqliteDb): DataConnectorRepo {
       db.run(
         `INSERT INTO data_connectors (id, project_id, display_name, status, events, labels, url, headers, signature_secret, failing_since, create_time, update_time)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-        c.id, c.projectId, c.displayName, c.status, toJson(c.events), toJson(c.labels), c.url, toJson(c.headers),
-        c.signatureSecretSealed, c.failingSince, c.createTime, c.updateTime,
+        c.id,
+        c.projectId,
+        c.displayName,
+        c.status,
+        toJson(c.events),
+        toJson(c.labels),
+        c.url,
+        toJson(c.headers),
+        c.signatureSecretSealed,
+        c.failingSince,
+        c.createTime,
+        c.updateTime,
       );
     },
     get: read,
@@ -32,7 +43,12 @@ export function createDataConnectorRepo(db: SqliteDb): DataConnectorRepo {
     getForUpdate: read,
     async listByProject(projectId, range) {
       return db
-        .all<ConnectorRow>('SELECT * FROM data_connectors WHERE project_id = ? AND id > ? ORDER BY id LIMIT +?', projectId, range.after ?? '', range.limit)
+        .all<ConnectorRow>(
+          'SELECT * FROM data_connectors WHERE project_id = ? AND id > ? ORDER BY id LIMIT +?',
+          projectId,
+          range.after ?? '',
+          range.limit,
+        )
         .map(toConnector);
     },
     async countByProject(projectId) {
@@ -40,20 +56,40 @@ export function createDataConnectorRepo(db: SqliteDb): DataConnectorRepo {
     },
     async listActiveByProject(projectId) {
       return activeByProject.get(projectId, () =>
-        db.all<ConnectorRow>("SELECT * FROM data_connectors WHERE project_id = ? AND status = 'ACTIVE' ORDER BY id", projectId).map(toConnector));
+        db
+          .all<ConnectorRow>(
+            "SELECT * FROM data_connectors WHERE project_id = ? AND status = 'ACTIVE' ORDER BY id",
+            projectId,
+          )
+          .map(toConnector),
+      );
     },
     async update(c) {
       invalidate();
       db.run(
         `UPDATE data_connectors SET display_name = ?, status = ?, events = ?, labels = ?, url = ?, headers = ?, signature_secret = ?,
            failing_since = ?, update_time = ? WHERE id = ?`,
-        c.displayName, c.status, toJson(c.events), toJson(c.labels), c.url, toJson(c.headers), c.signatureSecretSealed,
-        c.failingSince, c.updateTime, c.id,
+        c.displayName,
+        c.status,
+        toJson(c.events),
+        toJson(c.labels),
+        c.url,
+        toJson(c.headers),
+        c.signatureSecretSealed,
+        c.failingSince,
+        c.updateTime,
+        c.id,
       );
     },
     async updateState(id, status, failingSince, updateTime) {
       invalidate();
-      db.run('UPDATE data_connectors SET status = ?, failing_since = ?, update_time = ? WHERE id = ?', status, failingSince, updateTime, id);
+      db.run(
+        'UPDATE data_connectors SET status = ?, failing_since = ?, update_time = ? WHERE id = ?',
+        status,
+        failingSince,
+        updateTime,
+        id,
+      );
     },
     async delete(id) {
       invalidate();
@@ -61,7 +97,10 @@ export function createDataConnectorRepo(db: SqliteDb): DataConnectorRepo {
     },
     async countByStatus() {
       const out: Record<string, number> = {};
-      for (const r of db.all<{ status: string; n: number }>('SELECT status, count(*) AS n FROM data_connectors GROUP BY status')) out[r.status] = r.n;
+      for (const r of db.all<{ status: string; n: number }>(
+        'SELECT status, count(*) AS n FROM data_connectors GROUP BY status',
+      ))
+        out[r.status] = r.n;
       return out;
     },
   });

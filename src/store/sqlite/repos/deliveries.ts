@@ -20,91 +20,130 @@ const CONNECTORS_WITH_DUE = `
 export function createDeliveryRepo(db: SqliteDb, metrics: ConnectorMetricRepo): DeliveryRepo {
   // add, deleteMany, deleteCounted and claimMany are the defaults (a statement per row or claim costs no round trip
   // here). leaseIf and claim's cap are ignored: one process owns the store, and its engine counts its own attempts.
-  return withDeliveryDefaults({
-    async insert(rows) {
-      return rows.map((r) => {
-        const id = Number(db.run(
-          'INSERT INTO deliveries (connector_id, event_id, body, enqueue_time, due_time, attempts, lease_until) VALUES (?, ?, ?, ?, ?, 0, ?)',
-          r.connectorId, r.eventId, r.body, r.enqueueTime, r.dueTime, r.leaseUntil ?? null,
-        ).lastInsertRowid);
-        r.queued = { id, leased: r.leaseUntil != null };
-        return id;
-      });
-    },
-    async connectorsWithDue(now, enqueuedAfter) {
-      return db.all<{ id: string }>(CONNECTORS_WITH_DUE, now, enqueuedAfter).map((r) => r.id);
-    },
-    async claim(connectorId, now, enqueuedAfter, leaseUntil, limit) {
-      return db
-        .all<DeliveryRow>(
-          `UPDATE deliveries SET lease_until = ?, due_time = ?
+  return withDeliveryDefaults(
+    {
+      async insert(rows) {
+        return rows.map((r) => {
+          const id = Number(
+            db.run(
+              'INSERT INTO deliveries (connector_id, event_id, body, enqueue_time, due_time, attempts, lease_until) VALUES (?, ?, ?, ?, ?, 0, ?)',
+              r.connectorId,
+              r.eventId,
+              r.body,
+              r.enqueueTime,
+              r.dueTime,
+              r.leaseUntil ?? null,
+            ).lastInsertRowid,
+          );
+          r.queued = { id, leased: r.leaseUntil != null };
+          return id;
+        });
+      },
+      async connectorsWithDue(now, enqueuedAfter) {
+        return db.all<{ id: string }>(CONNECTORS_WITH_DUE, now, enqueuedAfter).map((r) => r.id);
+      },
+      async claim(connectorId, now, enqueuedAfter, leaseUntil, limit) {
+        return db
+          .all<DeliveryRow>(
+            `UPDATE deliveries SET lease_until = ?, due_time = ?
            WHERE id IN (SELECT id FROM deliveries WHERE connector_id = ? AND due_time <= ? AND enqueue_time > ? ORDER BY due_time, id LIMIT +?)
            RETURNING *`,
-          leaseUntil, leaseUntil, connectorId, now, enqueuedAfter, limit,
-        )
-        .map(toDelivery)
-        .sort((a, b) => a.id - b.id);
-    },
-    async get(id) {
-      const r = db.get<DeliveryRow>('SELECT * FROM deliveries WHERE id = ?', id);
-      return r ? toDelivery(r) : null;
-    },
-    async delete(id, leaseUntil) {
-      if (leaseUntil === undefined) return db.run('DELETE FROM deliveries WHERE id = ?', id).changes > 0;
-      return db.run('DELETE FROM deliveries WHERE id = ? AND lease_until IS ?', id, leaseUntil).changes > 0;
-    },
-    async reschedule(id, attempts, dueTime, leaseUntil) {
-      return db.run('UPDATE deliveries SET attempts = ?, due_time = ?, lease_until = NULL WHERE id = ? AND lease_until IS ?', attempts, dueTime, id, leaseUntil).changes > 0;
-    },
-    async deleteByConnector(connectorId, limit) {
-      return db.run(
-        'DELETE FROM deliveries WHERE id IN (SELECT id FROM deliveries WHERE connector_id = ? LIMIT +?)', connectorId, limit,
-      ).changes;
-    },
-    async deleteExpired(enqueuedAtOrBefore, now, limit) {
-      // Rows are queued with enqueue_time = now and ids in insert order, so the expired rows are the lowest ids:
-      // a walk along the primary key up to the first row not yet expired finds them, without an index on
-      // enqueue_time, which was one more B-tree written for every row queued. (Should the clock step back, rows
-      // queued after the step are dropped with the ones before it: late by the size of the step, and never
-      // attempted meanwhile, since a claim skips expired rows.) A row in flight (lease not yet over) may finish
-      // its attempt; its outcome drops it.
-      return db.run(
-        `DELETE FROM deliveries WHERE id IN (
+            leaseUntil,
+            leaseUntil,
+            connectorId,
+            now,
+            enqueuedAfter,
+            limit,
+          )
+          .map(toDelivery)
+          .sort((a, b) => a.id - b.id);
+      },
+      async get(id) {
+        const r = db.get<DeliveryRow>('SELECT * FROM deliveries WHERE id = ?', id);
+        return r ? toDelivery(r) : null;
+      },
+      async delete(id, leaseUntil) {
+        if (leaseUntil === undefined) return db.run('DELETE FROM deliveries WHERE id = ?', id).changes > 0;
+        return db.run('DELETE FROM deliveries WHERE id = ? AND lease_until IS ?', id, leaseUntil).changes > 0;
+      },
+      async reschedule(id, attempts, dueTime, leaseUntil) {
+        return (
+          db.run(
+            'UPDATE deliveries SET attempts = ?, due_time = ?, lease_until = NULL WHERE id = ? AND lease_until IS ?',
+            attempts,
+            dueTime,
+            id,
+            leaseUntil,
+          ).changes > 0
+        );
+      },
+      async deleteByConnector(connectorId, limit) {
+        return db.run(
+          'DELETE FROM deliveries WHERE id IN (SELECT id FROM deliveries WHERE connector_id = ? LIMIT +?)',
+          connectorId,
+          limit,
+        ).changes;
+      },
+      async deleteExpired(enqueuedAtOrBefore, now, limit) {
+        // Rows are queued with enqueue_time = now and ids in insert order, so the expired rows are the lowest ids:
+        // a walk along the primary key up to the first row not yet expired finds them, without an index on
+        // enqueue_time, which was one more B-tree written for every row queued. (Should the clock step back, rows
+        // queued after the step are dropped with the ones before it: late by the size of the step, and never
+        // attempted meanwhile, since a claim skips expired rows.) A row in flight (lease not yet over) may finish
+        // its attempt; its outcome drops it.
+        return db.run(
+          `DELETE FROM deliveries WHERE id IN (
            SELECT id FROM deliveries
            WHERE id < coalesce((SELECT id FROM deliveries WHERE enqueue_time > ? ORDER BY id LIMIT 1), 9223372036854775807)
              AND (lease_until IS NULL OR lease_until <= ?)
            ORDER BY id LIMIT +?)`,
-        enqueuedAtOrBefore, now, limit,
-      ).changes;
-    },
-    async releaseLeases(now, ids) {
-      if (ids === undefined) return db.run('UPDATE deliveries SET lease_until = NULL, due_time = ? WHERE lease_until IS NOT NULL', now).changes;
-      return db.run(
-        'UPDATE deliveries SET lease_until = NULL, due_time = ? WHERE id IN (SELECT value FROM json_each(?)) AND lease_until IS NOT NULL',
-        now, toJson(ids),
-      ).changes;
-    },
-    async count() {
-      return db.get<{ n: number }>('SELECT count(*) AS n FROM deliveries')!.n;
-    },
-    async lastSync(connectorId) {
-      const r = db.get<SyncRow>('SELECT * FROM connector_syncs WHERE connector_id = ?', connectorId);
-      return r ? toSync(r) : null;
-    },
-    async recordSync(s) {
-      db.run(
-        `INSERT INTO connector_syncs (connector_id, first_id, last_id, enqueue_time, scope) VALUES (?, ?, ?, ?, ?)
+          enqueuedAtOrBefore,
+          now,
+          limit,
+        ).changes;
+      },
+      async releaseLeases(now, ids) {
+        if (ids === undefined)
+          return db.run('UPDATE deliveries SET lease_until = NULL, due_time = ? WHERE lease_until IS NOT NULL', now)
+            .changes;
+        return db.run(
+          'UPDATE deliveries SET lease_until = NULL, due_time = ? WHERE id IN (SELECT value FROM json_each(?)) AND lease_until IS NOT NULL',
+          now,
+          toJson(ids),
+        ).changes;
+      },
+      async count() {
+        return db.get<{ n: number }>('SELECT count(*) AS n FROM deliveries')!.n;
+      },
+      async lastSync(connectorId) {
+        const r = db.get<SyncRow>('SELECT * FROM connector_syncs WHERE connector_id = ?', connectorId);
+        return r ? toSync(r) : null;
+      },
+      async recordSync(s) {
+        db.run(
+          `INSERT INTO connector_syncs (connector_id, first_id, last_id, enqueue_time, scope) VALUES (?, ?, ?, ?, ?)
          ON CONFLICT (connector_id) DO UPDATE SET first_id = excluded.first_id, last_id = excluded.last_id,
            enqueue_time = excluded.enqueue_time, scope = excluded.scope`,
-        s.connectorId, s.firstId, s.lastId, s.enqueueTime, s.scope,
-      );
+          s.connectorId,
+          s.firstId,
+          s.lastId,
+          s.enqueueTime,
+          s.scope,
+        );
+      },
+      async syncQueued(s) {
+        // Along the primary key: the sync's rows and whatever other transactions queued between them, never the backlog.
+        return (
+          db.get(
+            'SELECT 1 FROM deliveries WHERE id BETWEEN ? AND ? AND connector_id = ? AND enqueue_time = ? LIMIT 1',
+            s.firstId,
+            s.lastId,
+            s.connectorId,
+            s.enqueueTime,
+          ) !== undefined
+        );
+      },
     },
-    async syncQueued(s) {
-      // Along the primary key: the sync's rows and whatever other transactions queued between them, never the backlog.
-      return db.get(
-        'SELECT 1 FROM deliveries WHERE id BETWEEN ? AND ? AND connector_id = ? AND enqueue_time = ? LIMIT 1',
-        s.firstId, s.lastId, s.connectorId, s.enqueueTime,
-      ) !== undefined;
-    },
-  }, () => metrics);
+    () => metrics,
+  );
 }

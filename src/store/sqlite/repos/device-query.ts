@@ -14,10 +14,14 @@ function registerFunctions(db: SqliteDb): void {
 }
 
 /** A JSON path into `reported`; fields are plain identifiers (checked by the service), quoted anyway. */
-const reportedPath = (eventType: string, fields: string[]) => '$' + [eventType, ...fields].map((f) => `."${f}"`).join('');
+const reportedPath = (eventType: string, fields: string[]) =>
+  '$' + [eventType, ...fields].map((f) => `."${f}"`).join('');
 
 /** The statement of one device query: `columns` of the devices row (as `d.` / `s.` prefixed lists), then sort_value. */
-function buildQuery(q: DeviceQuery, columns: (alias: string) => string): { sql: string; params: Record<string, unknown> } {
+function buildQuery(
+  q: DeviceQuery,
+  columns: (alias: string) => string,
+): { sql: string; params: Record<string, unknown> } {
   const where: string[] = [];
   const params: Record<string, unknown> = { limit: q.limit };
   if (q.projectIds.length === 1) {
@@ -63,8 +67,12 @@ function buildQuery(q: DeviceQuery, columns: (alias: string) => string): { sql: 
 
   let expr: string;
   switch (q.sort.kind) {
-    case 'type': expr = 'd.type'; break;
-    case 'productNumber': expr = 'd.product_number'; break;
+    case 'type':
+      expr = 'd.type';
+      break;
+    case 'productNumber':
+      expr = 'd.product_number';
+      break;
     case 'label':
       expr = '(SELECT l.value FROM json_each(d.labels) l WHERE l.key = @sortKey)';
       params.sortKey = q.sort.key;
@@ -111,7 +119,10 @@ function createDeviceListingQuery(db: SqliteDb, pages: ListingCache): (q: Device
   // Raw-mode statements of their own, so the shared object-mode cache never hands one out.
   const statements = new Map<string, Database.Statement>();
   return async (q) => {
-    const { sql, params } = buildQuery(q, (a) => `${a}.id, ${a}.project_id, ${a}.type, ${a}.product_number, ${a}.labels, ${a}.reported`);
+    const { sql, params } = buildQuery(
+      q,
+      (a) => `${a}.id, ${a}.project_id, ${a}.type, ${a}.product_number, ${a}.labels, ${a}.reported`,
+    );
     const key = `${sql}\n${JSON.stringify(params)}\n${q.maxBytes}`;
     const hit = pages.get(key);
     if (hit) return hit;
@@ -120,10 +131,24 @@ function createDeviceListingQuery(db: SqliteDb, pages: ListingCache): (q: Device
       stmt = db.raw.prepare(sql).raw(true);
       statements.set(sql, stmt);
     }
-    const tuples = readWithinPageBytes(stmt.iterate(params) as Iterable<ListingTuple>, q.limit, q.maxBytes, (r) => r[4].length + r[5].length);
-    const rows = tuples.map((r): DeviceListingRow => Object.freeze({
-      id: r[0], projectId: r[1], type: r[2], productNumber: r[3], labelsJson: r[4], reportedJson: r[5], sortValue: r[6],
-    }));
+    const tuples = readWithinPageBytes(
+      stmt.iterate(params) as Iterable<ListingTuple>,
+      q.limit,
+      q.maxBytes,
+      (r) => r[4].length + r[5].length,
+    );
+    const rows = tuples.map(
+      (r): DeviceListingRow =>
+        Object.freeze({
+          id: r[0],
+          projectId: r[1],
+          type: r[2],
+          productNumber: r[3],
+          labelsJson: r[4],
+          reportedJson: r[5],
+          sortValue: r[6],
+        }),
+    );
     // Inside a transaction the rows may be uncommitted: never cache those.
     if (!db.raw.inTransaction) pages.set(key, rows);
     return rows;

@@ -6,14 +6,29 @@ import { createDeviceQueries } from './device-query.ts';
 
 // `labels` always holds JSON.stringify of the labels object: the device list serves that text verbatim.
 interface Row {
-  id: string; project_id: string; type: string; product_number: string; labels: string; reported: string;
-  latest_events: string; emulated: number; create_time: number; update_time: number;
+  id: string;
+  project_id: string;
+  type: string;
+  product_number: string;
+  labels: string;
+  reported: string;
+  latest_events: string;
+  emulated: number;
+  create_time: number;
+  update_time: number;
 }
 export const toDevice = (r: Row): DeviceRecord => {
   const device: DeviceRecord = {
-    id: r.id, projectId: r.project_id, type: r.type, productNumber: r.product_number, labels: fromJson(r.labels),
-    reported: fromJson(r.reported), latestEvents: fromJson(r.latest_events), emulated: r.emulated === 1,
-    createTime: r.create_time, updateTime: r.update_time,
+    id: r.id,
+    projectId: r.project_id,
+    type: r.type,
+    productNumber: r.product_number,
+    labels: fromJson(r.labels),
+    reported: fromJson(r.reported),
+    latestEvents: fromJson(r.latest_events),
+    emulated: r.emulated === 1,
+    createTime: r.create_time,
+    updateTime: r.update_time,
   };
   rowBytes.set(device, r.labels.length + r.reported.length + r.latest_events.length);
   return device;
@@ -29,7 +44,10 @@ export function createDeviceRepo(db: SqliteDb): DeviceRepo {
   const { queryListing, devicesChanged } = createDeviceQueries(db);
   // Every publish reads its device and writes its `reported` back: the read (a query and three JSON parses)
   // is served from this cache, which the write updates in place (write-through).
-  const byId = db.caches.create<DeviceRecord | null>({ weigh: (d) => (d ? rowBytes.get(d) ?? 0 : 0), maxWeight: DEVICE_CACHE_MAX_BYTES });
+  const byId = db.caches.create<DeviceRecord | null>({
+    weigh: (d) => (d ? (rowBytes.get(d) ?? 0) : 0),
+    maxWeight: DEVICE_CACHE_MAX_BYTES,
+  });
   return {
     async create(d) {
       devicesChanged();
@@ -37,8 +55,16 @@ export function createDeviceRepo(db: SqliteDb): DeviceRepo {
       db.run(
         `INSERT INTO devices (id, project_id, type, product_number, labels, reported, latest_events, emulated, create_time, update_time)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-        d.id, d.projectId, d.type, d.productNumber, toJson(d.labels), toJson(d.reported), toJson(d.latestEvents),
-        d.emulated ? 1 : 0, d.createTime, d.updateTime,
+        d.id,
+        d.projectId,
+        d.type,
+        d.productNumber,
+        toJson(d.labels),
+        toJson(d.reported),
+        toJson(d.latestEvents),
+        d.emulated ? 1 : 0,
+        d.createTime,
+        d.updateTime,
       );
     },
     async get(id) {
@@ -49,7 +75,13 @@ export function createDeviceRepo(db: SqliteDb): DeviceRepo {
     },
     async updateReported(id, reported, latestEvents, updateTime) {
       devicesChanged();
-      const changes = db.run('UPDATE devices SET reported = ?, latest_events = ?, update_time = ? WHERE id = ?', toJson(reported), toJson(latestEvents), updateTime, id).changes;
+      const changes = db.run(
+        'UPDATE devices SET reported = ?, latest_events = ?, update_time = ? WHERE id = ?',
+        toJson(reported),
+        toJson(latestEvents),
+        updateTime,
+        id,
+      ).changes;
       if (changes > 0) {
         byId.update(id, (d) => {
           if (!d) return d;
@@ -57,8 +89,7 @@ export function createDeviceRepo(db: SqliteDb): DeviceRepo {
           rowBytes.set(next, rowBytes.get(d) ?? 0);
           return next;
         });
-      }
-      else byId.delete(id);
+      } else byId.delete(id);
     },
     async updateLabels(id, labels, updateTime) {
       devicesChanged();
@@ -79,13 +110,22 @@ export function createDeviceRepo(db: SqliteDb): DeviceRepo {
     },
     async listByProject(projectId, range) {
       return db
-        .all<Row>('SELECT * FROM devices WHERE project_id = ? AND id > ? ORDER BY id LIMIT +?', projectId, range.after ?? '', range.limit)
+        .all<Row>(
+          'SELECT * FROM devices WHERE project_id = ? AND id > ? ORDER BY id LIMIT +?',
+          projectId,
+          range.after ?? '',
+          range.limit,
+        )
         .map(toDevice);
     },
     async listEmulated(range) {
       // Columns from the start of the row only (migration 100): big labels and reported state are never read.
       return db
-        .all<Pick<Row, 'id' | 'type' | 'latest_events'>>('SELECT id, type, latest_events FROM devices WHERE emulated = 1 AND id > ? ORDER BY id LIMIT +?', range.after ?? '', range.limit)
+        .all<Pick<Row, 'id' | 'type' | 'latest_events'>>(
+          'SELECT id, type, latest_events FROM devices WHERE emulated = 1 AND id > ? ORDER BY id LIMIT +?',
+          range.after ?? '',
+          range.limit,
+        )
         .map((r) => ({ id: r.id, type: r.type, latestEvents: fromJson(r.latest_events) }));
     },
     queryListing,

@@ -17,15 +17,32 @@ export function createEventRepo(db: SqliteDb): EventRepo {
     async insert(e) {
       db.run(
         'INSERT INTO events (id, project_id, device_id, event_type, timestamp, create_time, body) VALUES (?, ?, ?, ?, ?, ?, ?)',
-        e.id, e.projectId, e.deviceId, e.eventType, e.timestamp, e.createTime, e.body,
+        e.id,
+        e.projectId,
+        e.deviceId,
+        e.eventType,
+        e.timestamp,
+        e.createTime,
+        e.body,
       );
     },
     async listByDevice(q) {
       const [bt, bid] = q.before ?? [Number.MAX_SAFE_INTEGER, ''];
       const noCursor = q.before ? 0 : 1;
-      const rows = db.stmt(HISTORY_SQL).iterate(
-        q.deviceId, q.startTime, q.endTime, q.eventTypes.length, toJson(q.eventTypes), noCursor, bt, bt, bid, q.limit,
-      ) as Iterable<EventRow>;
+      const rows = db
+        .stmt(HISTORY_SQL)
+        .iterate(
+          q.deviceId,
+          q.startTime,
+          q.endTime,
+          q.eventTypes.length,
+          toJson(q.eventTypes),
+          noCursor,
+          bt,
+          bt,
+          bid,
+          q.limit,
+        ) as Iterable<EventRow>;
       return readWithinPageBytes(rows, q.limit, q.maxBytes ?? Infinity, (r) => r.body.length).map(toEvent);
     },
     async latestPerType(projectId, eventTypes, devices) {
@@ -43,20 +60,32 @@ export function createEventRepo(db: SqliteDb): EventRepo {
               ORDER BY x.timestamp DESC, x.id DESC LIMIT 1))
            WHERE l.key IN (SELECT value FROM json_each(?))
            ORDER BY d.id, e.timestamp, e.id`,
-          projectId, devices?.after ?? '', devices === undefined ? -1 : devices.limit, toJson(eventTypes),
+          projectId,
+          devices?.after ?? '',
+          devices === undefined ? -1 : devices.limit,
+          toJson(eventTypes),
         )
         .map(toEvent);
     },
     async deleteByDevice(deviceId, limit) {
       // By rowid, which the device's time index holds: no look-up of each id in the primary key's index.
-      return db.run('DELETE FROM events WHERE rowid IN (SELECT rowid FROM events WHERE device_id = ? LIMIT +?)', deviceId, limit).changes;
+      return db.run(
+        'DELETE FROM events WHERE rowid IN (SELECT rowid FROM events WHERE device_id = ? LIMIT +?)',
+        deviceId,
+        limit,
+      ).changes;
     },
     async deleteStoredBefore(createTime, limit) {
       // A range of the primary key instead of an index on create_time, which cost every insert ~10 % of its
       // time: an event stored before the cutoff has an id from its second or earlier (ids.ts), so every
       // candidate lies below the first id of the second after the cutoff's; create_time settles that second.
       const upTo = firstIdOfSecond(Math.floor(createTime / 1_000_000) + 1);
-      return db.run('DELETE FROM events WHERE id IN (SELECT id FROM events WHERE id < ? AND create_time < ? LIMIT +?)', upTo, createTime, limit).changes;
+      return db.run(
+        'DELETE FROM events WHERE id IN (SELECT id FROM events WHERE id < ? AND create_time < ? LIMIT +?)',
+        upTo,
+        createTime,
+        limit,
+      ).changes;
     },
   };
 }

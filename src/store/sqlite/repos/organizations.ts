@@ -2,12 +2,24 @@
 import type { ProjectRecord } from '../../contract/records.ts';
 import type { OrganizationRepo, ProjectListFilter, ProjectRepo, Range } from '../../contract/store.ts';
 import { toJson, type SqliteDb } from '../db.ts';
-import { toOrg, toProject, toProjectWithCounts, type OrgRow, type ProjectCountsRow, type ProjectRow } from '../../sql/rows.ts';
+import {
+  toOrg,
+  toProject,
+  toProjectWithCounts,
+  type OrgRow,
+  type ProjectCountsRow,
+  type ProjectRow,
+} from '../../sql/rows.ts';
 
 export function createOrganizationRepo(db: SqliteDb): OrganizationRepo {
   return {
     async create(o) {
-      db.run('INSERT INTO organizations (id, display_name, create_time) VALUES (?, ?, ?)', o.id, o.displayName, o.createTime);
+      db.run(
+        'INSERT INTO organizations (id, display_name, create_time) VALUES (?, ?, ?)',
+        o.id,
+        o.displayName,
+        o.createTime,
+      );
     },
     async get(id) {
       const r = db.get<OrgRow>('SELECT * FROM organizations WHERE id = ?', id);
@@ -15,7 +27,12 @@ export function createOrganizationRepo(db: SqliteDb): OrganizationRepo {
     },
     async list(ids, range) {
       return db
-        .all<OrgRow>('SELECT * FROM organizations WHERE id IN (SELECT value FROM json_each(?)) AND id > ? ORDER BY id LIMIT +?', toJson(ids), range.after ?? '', range.limit)
+        .all<OrgRow>(
+          'SELECT * FROM organizations WHERE id IN (SELECT value FROM json_each(?)) AND id > ? ORDER BY id LIMIT +?',
+          toJson(ids),
+          range.after ?? '',
+          range.limit,
+        )
         .map(toOrg);
     },
     async count() {
@@ -35,16 +52,23 @@ export function createProjectRepo(db: SqliteDb): ProjectRepo {
   db.raw.function('sc_lower', { deterministic: true }, (s: unknown) => (typeof s === 'string' ? s.toLowerCase() : s));
   // get() runs on every authorised request (requireProject): cached, cleared by every project write.
   const byId = db.caches.create<ProjectRecord | null>();
-  const read = async (id: string) => byId.get(id, () => {
-    const r = db.get<ProjectRow>('SELECT * FROM projects WHERE id = ?', id);
-    return r ? toProject(r) : null;
-  });
+  const read = async (id: string) =>
+    byId.get(id, () => {
+      const r = db.get<ProjectRow>('SELECT * FROM projects WHERE id = ?', id);
+      return r ? toProject(r) : null;
+    });
   return {
     async create(p) {
       byId.clear();
       db.run(
         'INSERT INTO projects (id, organization_id, display_name, location, labels, create_time, update_time) VALUES (?, ?, ?, ?, ?, ?, ?)',
-        p.id, p.organizationId, p.displayName, toJson(p.location), toJson(p.labels), p.createTime, p.updateTime,
+        p.id,
+        p.organizationId,
+        p.displayName,
+        toJson(p.location),
+        toJson(p.labels),
+        p.createTime,
+        p.updateTime,
       );
     },
     get: read,
@@ -62,10 +86,14 @@ export function createProjectRepo(db: SqliteDb): ProjectRepo {
            AND (? IS NULL OR instr(sc_lower(p.display_name), ?) > 0)
            AND p.id > ?
          ORDER BY p.id LIMIT +?`,
-        toJson(filter.projectIds), toJson(filter.organizationIds),
-        filter.organizationId ?? null, filter.organizationId ?? null,
-        filter.query ?? null, filter.query?.toLowerCase() ?? null,
-        range.after ?? '', range.limit,
+        toJson(filter.projectIds),
+        toJson(filter.organizationIds),
+        filter.organizationId ?? null,
+        filter.organizationId ?? null,
+        filter.query ?? null,
+        filter.query?.toLowerCase() ?? null,
+        range.after ?? '',
+        range.limit,
       );
       return rows.map(toProjectWithCounts);
     },
@@ -73,7 +101,11 @@ export function createProjectRepo(db: SqliteDb): ProjectRepo {
       byId.clear();
       db.run(
         'UPDATE projects SET display_name = ?, location = ?, labels = ?, update_time = ? WHERE id = ?',
-        p.displayName, toJson(p.location), toJson(p.labels), p.updateTime, p.id,
+        p.displayName,
+        toJson(p.location),
+        toJson(p.labels),
+        p.updateTime,
+        p.id,
       );
     },
     async delete(id) {
@@ -88,7 +120,10 @@ export function createProjectRepo(db: SqliteDb): ProjectRepo {
     },
     async countContents(id) {
       const devices = db.get<{ n: number }>('SELECT count(*) AS n FROM devices WHERE project_id = ?', id)!.n;
-      const dataConnectors = db.get<{ n: number }>('SELECT count(*) AS n FROM data_connectors WHERE project_id = ?', id)!.n;
+      const dataConnectors = db.get<{ n: number }>(
+        'SELECT count(*) AS n FROM data_connectors WHERE project_id = ?',
+        id,
+      )!.n;
       return { devices, dataConnectors };
     },
   };

@@ -32,12 +32,16 @@ export function sharedClusterContract(openShared: OpenSharedStore): void {
         const name = fresh('lock');
         let inside = 0;
         let most = 0;
-        const answers = await Promise.all(Array.from({ length: 6 }, (_, i) => cluster(i % 2).withLock(name, async () => {
-          most = Math.max(most, ++inside);
-          await sleep(20);
-          inside--;
-          return i;
-        })));
+        const answers = await Promise.all(
+          Array.from({ length: 6 }, (_, i) =>
+            cluster(i % 2).withLock(name, async () => {
+              most = Math.max(most, ++inside);
+              await sleep(20);
+              inside--;
+              return i;
+            }),
+          ),
+        );
         assert.deepEqual(answers, [0, 1, 2, 3, 4, 5]);
         assert.equal(most, 1, 'two holders at once');
       });
@@ -45,9 +49,13 @@ export function sharedClusterContract(openShared: OpenSharedStore): void {
       it('makes another process wait while it is held, leaves other names free, and lets go when fn throws', async () => {
         const [name, other] = [fresh('lock'), fresh('lock')];
         let release!: () => void;
-        const gate = new Promise<void>((resolve) => { release = resolve; });
+        const gate = new Promise<void>((resolve) => {
+          release = resolve;
+        });
         let entered!: () => void;
-        const held = new Promise<void>((resolve) => { entered = resolve; });
+        const held = new Promise<void>((resolve) => {
+          entered = resolve;
+        });
         const holding = cluster(0).withLock(name, async () => {
           entered();
           await gate;
@@ -65,7 +73,12 @@ export function sharedClusterContract(openShared: OpenSharedStore): void {
         release();
         assert.deepEqual(await Promise.all([holding, waiting]), ['first', 'second']);
         const failure = new Error('fn failed');
-        await assert.rejects(cluster(0).withLock(name, async () => { throw failure; }), (e) => e === failure);
+        await assert.rejects(
+          cluster(0).withLock(name, async () => {
+            throw failure;
+          }),
+          (e) => e === failure,
+        );
         assert.equal(await cluster(1).withLock(name, async () => 'free again'), 'free again');
       });
     });
@@ -93,7 +106,14 @@ export function sharedClusterContract(openShared: OpenSharedStore): void {
         await cluster(1).subscribe(`other${seq}`, (payload) => unheard.push(payload));
         // Several in one call, one alone, none; then from the other process. Quotes, backslashes, non-ASCII text and
         // an empty message arrive as sent.
-        const sent = ['1', '{"quoted":"a \\"b\\" \\\\ c"}', `ünïcödé ${'x'.repeat(1_000)}`, '', 'alone', 'from the other'];
+        const sent = [
+          '1',
+          '{"quoted":"a \\"b\\" \\\\ c"}',
+          `ünïcödé ${'x'.repeat(1_000)}`,
+          '',
+          'alone',
+          'from the other',
+        ];
         await cluster(0).publish(channel, sent.slice(0, 4));
         await cluster(0).publish(channel, sent.slice(4, 5));
         await cluster(0).publish(channel, []);
@@ -129,34 +149,43 @@ export function sharedClusterContract(openShared: OpenSharedStore): void {
       assert.equal(await cluster(0).settle(fresh('setting'), 'its own'), 'its own', 'each name has a value of its own');
     });
 
-    it('serviceSessions counts the connections the processes hold; those of a process that stops go', () => withSharedDatabase(openShared, async (open) => {
-      const a = await open();
-      await a.ping();
-      const alone = await a.cluster!.serviceSessions();
-      assert.ok(alone >= 1, `${alone} with one process, which holds the connection answering`);
-      const b = await open();
-      await b.ping();
-      await b.cluster!.tryLead(fresh('job'));
-      const both = await b.cluster!.serviceSessions();
-      assert.ok(both > alone, `${both} with two processes, ${alone} with one`);
-      await b.close();
-      await until('the stopped process\'s connections gone', async () => (await a.cluster!.serviceSessions()) < both);
-    }));
+    it('serviceSessions counts the connections the processes hold; those of a process that stops go', () =>
+      withSharedDatabase(openShared, async (open) => {
+        const a = await open();
+        await a.ping();
+        const alone = await a.cluster!.serviceSessions();
+        assert.ok(alone >= 1, `${alone} with one process, which holds the connection answering`);
+        const b = await open();
+        await b.ping();
+        await b.cluster!.tryLead(fresh('job'));
+        const both = await b.cluster!.serviceSessions();
+        assert.ok(both > alone, `${both} with two processes, ${alone} with one`);
+        await b.close();
+        await until("the stopped process's connections gone", async () => (await a.cluster!.serviceSessions()) < both);
+      }));
 
     describe('login failures', () => {
       const failures = (i: number): LoginFailures => cluster(i).loginFailures;
 
       it('attempts racing from two processes never count more than a limit, nor under any key when one is full', async () => {
         const [client, email] = [fresh('client'), fresh('email')];
-        const keys = (i: number) => [{ key: `${client} ${i % 3}`, limit: 10 }, { key: email, limit: 12 }];
-        const answers = await Promise.all(Array.from({ length: 30 }, (_, i) => failures(i % 2).reserve(keys(i), T + i, T + i - WINDOW)));
+        const keys = (i: number) => [
+          { key: `${client} ${i % 3}`, limit: 10 },
+          { key: email, limit: 12 },
+        ];
+        const answers = await Promise.all(
+          Array.from({ length: 30 }, (_, i) => failures(i % 2).reserve(keys(i), T + i, T + i - WINDOW)),
+        );
         assert.equal(answers.filter((a) => a === null).length, 12);
         for (const a of answers) if (a !== null) assert.equal(a.key, email);
         // A refused attempt counted under no key: each client key has room for 10 less those that passed under it.
         for (const k of [0, 1, 2]) {
           const passed = answers.filter((a, i) => a === null && i % 3 === k).length;
-          const more = await Promise.all(Array.from({ length: 12 }, (_, i) =>
-            failures(i % 2).reserve([{ key: `${client} ${k}`, limit: 10 }], T + 100, T + 100 - WINDOW)));
+          const more = await Promise.all(
+            Array.from({ length: 12 }, (_, i) =>
+              failures(i % 2).reserve([{ key: `${client} ${k}`, limit: 10 }], T + 100, T + 100 - WINDOW),
+            ),
+          );
           assert.equal(more.filter((a) => a === null).length, 10 - passed, `${client} ${k}`);
         }
       });

@@ -46,7 +46,10 @@ async function processesOf(openShared: OpenSharedStore): Promise<Processes> {
  * `count` processes' stores on one shared database for the tests of a describe block, opened before them and closed
  * after; `another()` opens one more on the same database (a process a test may stop).
  */
-export function useSharedStores(openShared: OpenSharedStore, count = 2): { stores: () => Store[]; another: () => Promise<Store> } {
+export function useSharedStores(
+  openShared: OpenSharedStore,
+  count = 2,
+): { stores: () => Store[]; another: () => Promise<Store> } {
   let processes: Processes | null = null;
   const stores: Store[] = [];
   before(async () => {
@@ -67,7 +70,10 @@ export function useSharedStores(openShared: OpenSharedStore, count = 2): { store
 }
 
 /** Runs fn on a shared database of its own, for promises about everything on it (every connection, say). */
-export async function withSharedDatabase<T>(openShared: OpenSharedStore, fn: (open: () => Promise<Store>) => Promise<T>): Promise<T> {
+export async function withSharedDatabase<T>(
+  openShared: OpenSharedStore,
+  fn: (open: () => Promise<Store>) => Promise<T>,
+): Promise<T> {
   const processes = await processesOf(openShared);
   try {
     return await fn(() => processes.open());
@@ -75,4 +81,3 @@ export async function withSharedDatabase<T>(openShared: OpenSharedStore, fn: (op
     await processes.closeAll();
   }
 }
-

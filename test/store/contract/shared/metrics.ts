@@ -15,7 +15,10 @@ export function sharedMetricContract(openShared: OpenSharedStore): void {
       const expected: Record<string, number> = {};
       const adds = Array.from({ length: N }, (_, i) => {
         // Some keys every add shares, some only a few do: both the update and the new-key paths of the merge race.
-        const hist = new Map<string, number>([['612', 1], [`k${i % 7}`, i % 3 + 1]]);
+        const hist = new Map<string, number>([
+          ['612', 1],
+          [`k${i % 7}`, (i % 3) + 1],
+        ]);
         if (i % 50 === 0) hist.set(`rare${i}`, 5);
         for (const [k, v] of hist) expected[k] = (expected[k] ?? 0) + v;
         const store = stores()[i % 2]!;
@@ -37,14 +40,22 @@ export function sharedMetricContract(openShared: OpenSharedStore): void {
       const N = 100;
       const before = await stores()[0]!.connectorMetrics.counters();
       // Keys in different orders per call: a store that locks them must not deadlock concurrent transactions.
-      await Promise.all(Array.from({ length: N }, (_, i) => {
-        const deltas = i % 2 === 0 ? { a_total: 1, b_total: 2, c_sum: 0.25 } : { c_sum: 0.25, b_total: 2, a_total: 1 };
-        const store = stores()[i % 2]!;
-        return i % 3 === 0 ? store.transaction((tx) => tx.connectorMetrics.addCounters(deltas)) : store.connectorMetrics.addCounters(deltas);
-      }));
+      await Promise.all(
+        Array.from({ length: N }, (_, i) => {
+          const deltas =
+            i % 2 === 0 ? { a_total: 1, b_total: 2, c_sum: 0.25 } : { c_sum: 0.25, b_total: 2, a_total: 1 };
+          const store = stores()[i % 2]!;
+          return i % 3 === 0
+            ? store.transaction((tx) => tx.connectorMetrics.addCounters(deltas))
+            : store.connectorMetrics.addCounters(deltas);
+        }),
+      );
       const after = await stores()[1]!.connectorMetrics.counters();
       const added = (key: string) => (after[key] ?? 0) - (before[key] ?? 0);
-      assert.deepEqual({ a_total: added('a_total'), b_total: added('b_total'), c_sum: added('c_sum') }, { a_total: N, b_total: 2 * N, c_sum: N * 0.25 });
+      assert.deepEqual(
+        { a_total: added('a_total'), b_total: added('b_total'), c_sum: added('c_sum') },
+        { a_total: N, b_total: 2 * N, c_sum: N * 0.25 },
+      );
     });
   });
 }
