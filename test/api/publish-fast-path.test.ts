@@ -8,6 +8,7 @@ import { connect } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { createPublishFastPath } from '../../src/api/publish-fast-path.ts';
 import { createTestContext, type Auth, type TestContext } from '../helpers/context.ts';
+import { sleep } from '../helpers/until.ts';
 
 const ID = 'emu0123456789abcdefghijk';
 
@@ -183,7 +184,7 @@ describe('lean :publish path', () => {
       );
       let answered = '';
       socket.on('data', (chunk: Buffer) => (answered += chunk.toString()));
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      await sleep(100);
       socket.destroy();
       await once(socket, 'close');
       assert.equal(answered, '');

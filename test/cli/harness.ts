@@ -158,17 +158,5 @@ export function envCredentials(s: Service): Record<string, string> {
   };
 }
 
-/** Waits (polling every 50 ms, at most `timeoutMs`) until `check` returns a value other than undefined. */
-export async function waitFor<T>(
-  what: string,
-  check: () => T | undefined | Promise<T | undefined>,
-  timeoutMs = 15_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+/** Waits for a value (test/helpers/until.ts); the CLI's tests import it from here with the rest of their harness. */
+export { waitFor } from '../helpers/until.ts';

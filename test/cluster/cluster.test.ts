@@ -18,6 +18,7 @@ import {
   storedEventIds,
   until,
 } from './helpers.ts';
+import { sleep } from '../helpers/until.ts';
 
 describe('a cluster of serve processes on PostgreSQL', () => {
   it('shares credentials at once and event streams across processes', { timeout: 120_000 }, async () => {
@@ -115,7 +116,7 @@ describe('a cluster of serve processes on PostgreSQL', () => {
         200,
       );
       const second = await publishAtB();
-      await new Promise((r) => setTimeout(r, 1000));
+      await sleep(1000);
       assert.ok(!pushed.includes(second), 'an event published after the disable is never pushed');
     } finally {
       await cluster.close();
@@ -288,7 +289,7 @@ describe('a cluster of serve processes on PostgreSQL', () => {
             [SERVICE_APPLICATION_NAME],
           );
           ended += rows.filter((r) => r.ended).length;
-          await new Promise((r) => setTimeout(r, 150));
+          await sleep(150);
         }
       } finally {
         await dba.end();
@@ -370,7 +371,7 @@ describe('a cluster of serve processes on PostgreSQL', () => {
         async () => (await count('SELECT count(*) AS n FROM deliveries')) === 0,
         30_000,
       );
-      await new Promise((r) => setTimeout(r, 1_000));
+      await sleep(1_000);
       assert.deepEqual([...pushes.values()], Array(EVENTS).fill(2), 'each event pushed by A, then by B, and no more');
       assert.equal(receiver.requests.length, 2 * EVENTS);
       assert.equal(a.child.exitCode, null, a.describe());
@@ -415,7 +416,7 @@ describe('a cluster of serve processes on PostgreSQL', () => {
           } catch {
             refused++;
           }
-          await new Promise((r) => setTimeout(r, 5));
+          await sleep(5);
         }
       })();
       await until('events flowing', () => accepted >= 200, 60_000);
@@ -423,7 +424,7 @@ describe('a cluster of serve processes on PostgreSQL', () => {
       const health = await fetch(`${a.base}/healthz`);
       assert.equal(health.status, 503);
       assert.match(((await health.json()) as { error: string }).error, /the database is unreachable/, 'it says why');
-      await new Promise((r) => setTimeout(r, 10_000));
+      await sleep(10_000);
       server.resume();
       // A request that fails outright (no answer at all) names how each process stands.
       const healthy = async (n: typeof a) => {

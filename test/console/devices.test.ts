@@ -15,6 +15,7 @@ import {
   startConsoleServer,
   type ConsoleServer,
 } from '../helpers/console-browser.ts';
+import { sleep } from '../helpers/until.ts';
 
 const XSS = '<img src=x onerror=alert(1)>';
 
@@ -285,7 +286,7 @@ describe('load', () => {
           }).then((r) => assert.equal(r.status, 200)),
         ),
       );
-      await new Promise((r) => setTimeout(r, Math.max(0, 1000 - (Date.now() - started))));
+      await sleep(Math.max(0, 1000 - (Date.now() - started)));
     }
     await live.waitForFunction(
       () => document.querySelector('[data-testid="event-count"]')?.textContent === '600',

@@ -21,6 +21,7 @@ import {
   type TestResponse,
 } from '../helpers/context.ts';
 import { MINIMAL } from '../helpers/event-bodies.ts';
+import { sleep } from '../helpers/until.ts';
 
 type Schema = Record<string, any>;
 
@@ -837,7 +838,7 @@ async function sendBounded(t: TestContext, req: Request, auth: Auth): Promise<Te
   const pending = t.request(req.method, req.url, { ...req.options, auth }).then((res) => (answered = res));
   for (let waited = 0; answered === null && t.app.eventStreams.openCount() === open; waited += 10) {
     assert.ok(waited < 10_000, `a stream request neither answered nor opened within 10 s: ${req.url}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
+    await sleep(10);
   }
   if (answered !== null) return answered;
   await t.app.eventStreams.closeAll();

@@ -10,6 +10,7 @@ import { startQueueVacuum } from '../../src/store/postgres/operations/queue-vacu
 import pg from 'pg';
 import { capturedLog } from '../helpers/captured-log.ts';
 import { createTestDatabase } from '../helpers/postgres.ts';
+import { sleep, until } from '../helpers/until.ts';
 
 const T0 = 1_748_779_200_000_000;
 const MINUTE = 60_000_000;
@@ -52,7 +53,7 @@ describe("postgres: the queue's claim locks, plans and upkeep", () => {
         .then(() => {
           written = true;
         });
-      await new Promise((resolve) => setTimeout(resolve, 200));
+      await sleep(200);
       assert.equal(written, false, 'a connector with nothing due is counted under its lock');
       await holder.query('COMMIT');
       await Promise.all([first, waiting]);
@@ -84,9 +85,7 @@ describe("postgres: the queue's claim locks, plans and upkeep", () => {
       }));
       await store.deliveries.add(rows);
       await store.deliveries.deleteMany(rows.map((r) => r.queued!.id));
-      const deadline = Date.now() + 10_000;
-      while ((await vacuums()) === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
-      assert.ok((await vacuums()) > 0, 'vacuumed');
+      await until('a vacuum', async () => (await vacuums()) > 0, { everyMs: 100 });
     } finally {
       await store.close();
       await db.drop();
@@ -116,11 +115,12 @@ describe("postgres: the queue's claim locks, plans and upkeep", () => {
       await sleep(500);
       assert.equal(await size(), big, 'not rewritten while the table is locked');
       await holder.query('COMMIT');
-      const deadline = Date.now() + 10_000;
       // The line is logged after the rewrite's size is read back: wait for both.
-      while (((await size()) >= big / 4 || !logged.some((l) => l.level === 'info')) && Date.now() < deadline)
-        await sleep(100);
-      assert.ok((await size()) < big / 4, 'rewritten');
+      await until(
+        'the rewrite and its line',
+        async () => (await size()) < big / 4 && logged.some((l) => l.level === 'info'),
+        { everyMs: 100 },
+      );
       const left = await pool.query<{ id: number }>('SELECT id FROM deliveries ORDER BY id');
       assert.deepEqual(
         left.rows.map((r) => Number(r.id)),
@@ -159,8 +159,7 @@ describe("postgres: the queue's claim locks, plans and upkeep", () => {
       await store.deliveries.deleteMany(rows.slice(10).map((r) => r.queued!.id));
       const big = await queueBytes(pool);
       vacuum = startQueueVacuum(pool, { tryLead: async () => true }, logger, TEST_COMPACTION);
-      const deadline = Date.now() + 10_000;
-      while (!logged.some((l) => l.level === 'warn') && Date.now() < deadline) await sleep(100);
+      await until('the warning', () => logged.some((l) => l.level === 'warn'), { everyMs: 100 });
       await sleep(500);
       assert.equal(await queueBytes(pool), big, 'not rewritten');
       assert.equal(logged.length, 1, JSON.stringify(logged));
@@ -260,8 +259,6 @@ function mostRowsRead(node: PlanNode): number {
   const own = (node['Actual Rows'] + (node['Rows Removed by Filter'] ?? 0)) * node['Actual Loops'];
   return Math.max(own, ...(node.Plans ?? []).map(mostRowsRead));
 }
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** The queue's rewrite, looked for every 100 ms from 1 MB. */
 const TEST_COMPACTION = { everyMs: 100, minBytes: 2 ** 20, maxRows: 1_000, maxBytesPerRow: 8 * 1024 };

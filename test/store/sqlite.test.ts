@@ -8,6 +8,7 @@ import { after, describe, it } from 'node:test';
 import { HISTORY_SQL } from '../../src/store/sqlite/repos/events.ts';
 import { createSqliteStore } from '../../src/store/sqlite/index.ts';
 import { storeContract } from './contract.ts';
+import { until } from '../helpers/until.ts';
 
 storeContract('sqlite (memory)', () => createSqliteStore(':memory:'));
 
@@ -274,8 +275,7 @@ describe('sqlite checkpoints', () => {
           });
       });
       // The worker copies committed pages into the database file; wait for it (bounded), without asserting a time.
-      for (let i = 0; i < 100 && statSync(file).size <= before; i++) await new Promise((r) => setTimeout(r, 50));
-      assert.ok(statSync(file).size > before, 'the database file received the checkpointed pages');
+      await until('the database file to receive the checkpointed pages', () => statSync(file).size > before);
     } finally {
       await store.close();
     }
