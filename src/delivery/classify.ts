@@ -1,5 +1,6 @@
-// Turning what happened to one push attempt into an AttemptOutcome (contract §6.4, §6.5): pure, tested on its own.
-import type { AttemptOutcome } from './types.ts';
+// Turning what happened to one push attempt into an AttemptOutcome (contract §6.4, §6.5), with the delivery log's
+// class of it (extensions §X1): pure, tested on its own.
+import type { AttemptOutcome, AttemptOutcomeClass, AttemptReason } from './types.ts';
 
 /** The dispatcher's own error for an address the SSRF guard refused (no connection was made). */
 export class RefusedAddressError extends Error {
@@ -44,10 +45,11 @@ export function classifyResponse(input: {
 }): AttemptOutcome {
   const { status, responseTimeMs } = input;
   if (status >= 200 && status <= 299)
-    return { ok: true, reason: 'ack', status, responseTimeMs, message: `HTTP ${status}` };
+    return { ok: true, reason: 'ack', outcome: 'SUCCESS', status, responseTimeMs, message: `HTTP ${status}` };
   const outcome: AttemptOutcome = {
     ok: false,
     reason: 'http_status',
+    outcome: 'HTTP_ERROR',
     status,
     responseTimeMs,
     message: status >= 300 && status <= 399 ? `HTTP ${status} (redirects are not followed)` : `HTTP ${status}`,
@@ -86,9 +88,52 @@ const TLS_CODES = new Set([
 
 const TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT', 'ETIMEDOUT']);
 
+// The peer ended a connection that was open (undici's "other side closed" is UND_ERR_SOCKET).
+const RESET_CODES = new Set(['ECONNRESET', 'UND_ERR_SOCKET', 'EPIPE', 'ECONNABORTED']);
+
+// Name resolution failed: dns.lookup (getaddrinfo: ENOTFOUND for "no such name", EAI_* otherwise) and the resolver's
+// codes that name no socket error (its ECONNREFUSED and ETIMEOUT are told apart by `syscall`, below).
+const DNS_CODES = new Set(['ENOTFOUND', 'ENODATA', 'ESERVFAIL', 'ENONAME', 'EBADNAME', 'EBADRESP', 'EFORMERR']);
+
+/** Whether a failed `syscall` was a name lookup: getaddrinfo (dns.lookup), or the resolver's query*, getHostByAddr. */
+const isDnsSyscall = (syscall: string | undefined): boolean =>
+  syscall !== undefined && (syscall === 'getaddrinfo' || syscall === 'getHostByAddr' || syscall.startsWith('query'));
+
+/** What `reason` alone says of an outcome's class: exact for every reason but `connection`, which the error refines. */
+const CLASS_OF_REASON: Readonly<Record<AttemptReason, AttemptOutcomeClass>> = {
+  ack: 'SUCCESS',
+  http_status: 'HTTP_ERROR',
+  timeout: 'TIMEOUT',
+  tls: 'TLS_ERROR',
+  connection: 'OTHER',
+  refused_address: 'BLOCKED_ADDRESS',
+};
+
+/**
+ * The delivery log's class of an outcome (§X1): the one the dispatcher set, else what its reason alone says (an
+ * outcome made outside the dispatcher: the engine's guard against a throwing one, a test's scripted dispatcher).
+ */
+export function outcomeClassOf(outcome: Pick<AttemptOutcome, 'reason' | 'outcome'>): AttemptOutcomeClass {
+  return outcome.outcome ?? CLASS_OF_REASON[outcome.reason];
+}
+
+/** The class of a `connection` failure: refused, reset, DNS, or other (unreachable networks, a closed client …). */
+function connectionClass(code: string | undefined, syscall: string | undefined): AttemptOutcomeClass {
+  if (isDnsSyscall(syscall) || (code !== undefined && (DNS_CODES.has(code) || code.startsWith('EAI_'))))
+    return 'DNS_ERROR';
+  if (code === 'ECONNREFUSED') return 'CONNECTION_REFUSED';
+  if (code !== undefined && RESET_CODES.has(code)) return 'CONNECTION_RESET';
+  return 'OTHER';
+}
+
 function errorCode(err: unknown): string | undefined {
   const code = (err as { code?: unknown } | null)?.code;
   return typeof code === 'string' ? code : undefined;
+}
+
+function errorSyscall(err: unknown): string | undefined {
+  const syscall = (err as { syscall?: unknown } | null)?.syscall;
+  return typeof syscall === 'string' ? syscall : undefined;
 }
 
 /** The most telling error: undici wraps socket and TLS errors in `cause`; prefer one with a non-undici code. */
@@ -121,6 +166,7 @@ export function classifyError(
     return {
       ok: false,
       reason: 'refused_address',
+      outcome: 'BLOCKED_ADDRESS',
       responseTimeMs: input.responseTimeMs,
       message: `refused address: ${text}`,
     };
@@ -129,6 +175,7 @@ export function classifyError(
     return {
       ok: false,
       reason: 'timeout',
+      outcome: 'TIMEOUT',
       responseTimeMs: input.timeoutMs,
       message: `no response headers within ${input.timeoutMs} ms`,
     };
@@ -137,11 +184,18 @@ export function classifyError(
     code !== undefined &&
     (TLS_CODES.has(code) || code.startsWith('ERR_SSL_') || code.startsWith('ERR_TLS_') || code.startsWith('CERT_'))
   ) {
-    return { ok: false, reason: 'tls', responseTimeMs: input.responseTimeMs, message: `TLS: ${code}: ${text}` };
+    return {
+      ok: false,
+      reason: 'tls',
+      outcome: 'TLS_ERROR',
+      responseTimeMs: input.responseTimeMs,
+      message: `TLS: ${code}: ${text}`,
+    };
   }
   return {
     ok: false,
     reason: 'connection',
+    outcome: connectionClass(code, errorSyscall(root) ?? errorSyscall(err)),
     responseTimeMs: input.responseTimeMs,
     message: code !== undefined ? `connection: ${code}: ${text}` : `connection: ${text}`,
   };

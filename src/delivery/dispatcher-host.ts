@@ -58,6 +58,9 @@ function flushDone(): void {
   port.postMessage({ type: 'done', items } satisfies FromWorker);
 }
 
+// Each outcome goes as it is: the dispatcher leaves out what is empty (no snippet without body bytes, no truncation
+// flag unless set), and a snippet is a buffer of its own, so its clone is its own bytes (at most 1 KiB), never a
+// shared pool or a socket's read buffer behind a view.
 function finished(id: number, outcome: AttemptOutcome): void {
   done.push([id, outcome]);
   if (--inFlight === 0 && idle !== null) idle();

@@ -5,6 +5,9 @@
 // the event loop, so one message crosses the thread boundary for many pushes.
 //
 // The worker keeps its own wall clock: an outcome's responseTimeMs is measured there, exactly as in process.
+// An outcome crosses as it is: the fields it leaves out (no body snippet for an empty answer or a failure, no
+// truncation flag unless set) cost nothing, and a snippet crosses as its own bytes (at most 1 KiB).
+//
 // If the worker dies, every attempt it held fails like a dropped connection (its row is retried by the
 // engine), and the next send starts a new worker. A worker that dies within a second of starting (one that
 // cannot start at all) is not restarted at once: sends fail at once instead, for 1 s, then 2, 4 … up to 30 s,
@@ -12,6 +15,7 @@
 import { Worker } from 'node:worker_threads';
 import { systemClock, type Clock } from '../runtime/clock.ts';
 import type { Logger } from '../runtime/logger.ts';
+import { outcomeClassOf } from './classify.ts';
 import { packageVersion, readTrustFiles, type DispatcherOptions } from './dispatcher.ts';
 import type { AttemptOutcome, Dispatcher, PushTarget } from './types.ts';
 
@@ -56,6 +60,7 @@ const DISPATCHER_HOST = import.meta.url.endsWith('.ts')
 const failed = (message: string): AttemptOutcome => ({
   ok: false,
   reason: 'connection',
+  outcome: 'OTHER',
   responseTimeMs: 0,
   message: `connection: ${message}`,
 });
@@ -94,6 +99,18 @@ export function createThreadedDispatcher(options: ThreadedDispatcherOptions): Di
     resolve?.(outcome);
   }
 
+  /**
+   * An outcome as the worker sent it, made whole again: a structured clone turns a Buffer into a plain Uint8Array
+   * (wrapped again here, no copy), and an outcome sent without its class gets the one its reason gives.
+   */
+  function arrived(outcome: AttemptOutcome): AttemptOutcome {
+    const bytes: Uint8Array | undefined = outcome.responseBody;
+    if (bytes !== undefined && !Buffer.isBuffer(bytes))
+      outcome.responseBody = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    if (outcome.outcome === undefined) outcome.outcome = outcomeClassOf(outcome);
+    return outcome;
+  }
+
   function failAll(message: string): void {
     const all = [...waiting.values()];
     waiting.clear();
@@ -112,7 +129,7 @@ export function createThreadedDispatcher(options: ThreadedDispatcherOptions): Di
     w.unref();
     w.on('message', (m: FromWorker) => {
       if (m.type === 'done') {
-        for (const [id, outcome] of m.items) settle(id, outcome);
+        for (const [id, outcome] of m.items) settle(id, arrived(outcome));
       } else if (m.type === 'log') {
         logger[m.level](m.obj, m.msg);
       }

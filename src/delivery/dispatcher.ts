@@ -13,6 +13,7 @@ import type { IdGenerator } from '../runtime/ids.ts';
 import type { Logger } from '../runtime/logger.ts';
 import { classifyError, classifyResponse, RefusedAddressError } from './classify.ts';
 import { buildPushHeaders, packageVersion, pushUserAgent } from './push-headers.ts';
+import { keepResponseSnippet, RESPONSE_SNIPPET_BYTES } from './response-snippet.ts';
 import { createAddressPolicy, type AddressPolicy } from './ssrf.ts';
 import type { AttemptOutcome, Dispatcher, PushTarget } from './types.ts';
 
@@ -21,7 +22,7 @@ export { packageVersion };
 
 /** No response headers within this many ms aborts the attempt (§6.4). */
 export const DEFAULT_TIMEOUT_MS = 10_000;
-/** The response body is read up to this many bytes and ignored (§6.4). */
+/** The response body is read up to this many bytes (§6.4); only its first 1,024 are kept, for the delivery log. */
 export const MAX_RESPONSE_BODY_BYTES = 64 * 1024;
 
 export interface DispatcherOptions {
@@ -310,6 +311,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
         parsed = {
           ok: false,
           reason: 'refused_address',
+          outcome: 'BLOCKED_ADDRESS',
           responseTimeMs: 0,
           message: `refused address: only https:// URLs are pushed to, not ${u.protocol}//`,
         };
@@ -318,7 +320,13 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
         parsed = { origin: u.origin, path: `${u.pathname}${u.search}` };
       }
     } catch {
-      parsed = { ok: false, reason: 'connection', responseTimeMs: 0, message: 'connection: the URL cannot be parsed' };
+      parsed = {
+        ok: false,
+        reason: 'connection',
+        outcome: 'OTHER',
+        responseTimeMs: 0,
+        message: 'connection: the URL cannot be parsed',
+      };
     }
     if (targets.size >= 1000) targets.clear();
     targets.set(url, parsed);
@@ -334,6 +342,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   const noConnection = (): AttemptOutcome => ({
     ok: false,
     reason: 'timeout',
+    outcome: 'TIMEOUT',
     responseTimeMs: timeoutMs,
     message: `no free connection to the receiver within ${timeoutMs} ms`,
   });
@@ -360,6 +369,8 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     private headersArrived = false;
     private outcome: AttemptOutcome | null = null;
     private received = 0;
+    /** The first bytes of the answer's body (at most 1 KiB), for the delivery log; null until one arrives. */
+    private snippet: Buffer | null = null;
     private abortRequest: ((err: Error) => void) | null = null;
     private gate: Gate | null = null;
     private probeGate: Gate | null = null;
@@ -451,13 +462,14 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
         responseTimeMs: Math.max(0, nowMs - this.startMs),
         nowMs,
       });
-      // The body is read (up to 64 KiB) and dropped so the connection can be reused; a stalled body gets one
-      // more deadline.
+      // The body is read (up to 64 KiB; its first KiB kept, onData) and dropped so the connection can be reused; a
+      // stalled body gets one more deadline.
       this.timer.refresh();
       return true;
     }
 
     onData(chunk: Buffer): boolean {
+      if (this.received < RESPONSE_SNIPPET_BYTES) this.snippet = keepResponseSnippet(this.snippet, chunk);
       this.received += chunk.length;
       // Longer bodies are cut off with their connection (the outcome is already known).
       if (this.received > MAX_RESPONSE_BODY_BYTES) this.abortRequest?.(new Error('response body over 64 KiB'));
@@ -465,19 +477,34 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     }
 
     onComplete(): void {
-      this.finish(this.outcome!);
+      if (this.resolve !== null) this.finish(this.answer(true));
     }
 
     /** A failure while the body arrives does not change the answer the headers gave; any other is the outcome. */
     onError(err: Error): void {
+      if (this.resolve === null) return;
       this.finish(
-        this.outcome ??
-          classifyError(err, {
-            timedOut: this.timedOut,
-            timeoutMs,
-            responseTimeMs: Math.max(0, clock.now() - this.startMs),
-          }),
+        this.outcome !== null
+          ? this.answer(false)
+          : classifyError(err, {
+              timedOut: this.timedOut,
+              timeoutMs,
+              responseTimeMs: Math.max(0, clock.now() - this.startMs),
+            }),
       );
+    }
+
+    /**
+     * The outcome the headers gave, with the start of the body that arrived (§X1: responseBody). Taken when the
+     * attempt settles, which it has always done at the end of the body (complete, cut off at 64 KiB, or stalled
+     * until its deadline), never at the headers: so the snippet holds all it can (up to 1 KiB of the body) and
+     * settles nothing later than before. `complete`: the body arrived in full.
+     */
+    private answer(complete: boolean): AttemptOutcome {
+      const outcome = this.outcome!;
+      if (this.snippet !== null) outcome.responseBody = this.snippet;
+      if (!complete || this.received > RESPONSE_SNIPPET_BYTES) outcome.responseBodyTruncated = true;
+      return outcome;
     }
 
     /** Settles the send once, and gives back the slots and the timer. */
@@ -507,6 +534,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
         return Promise.resolve({
           ok: false,
           reason: 'connection',
+          outcome: 'OTHER',
           responseTimeMs: 0,
           message: 'connection: the dispatcher is closed',
         });

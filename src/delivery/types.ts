@@ -22,17 +22,50 @@ export type AttemptReason =
   | 'connection' // refused, reset, DNS failure …
   | 'refused_address'; // SSRF guard (contract §6.10)
 
+/**
+ * The class of an attempt in the delivery log (extensions §X1, Attempt.outcome). It refines `reason`: `ack` is
+ * SUCCESS, `http_status` HTTP_ERROR, `timeout` TIMEOUT, `tls` TLS_ERROR, `refused_address` BLOCKED_ADDRESS, and
+ * `connection` is CONNECTION_REFUSED, CONNECTION_RESET, DNS_ERROR or OTHER.
+ */
+export type AttemptOutcomeClass =
+  | 'SUCCESS'
+  | 'HTTP_ERROR'
+  | 'TIMEOUT'
+  | 'CONNECTION_REFUSED'
+  | 'CONNECTION_RESET'
+  | 'TLS_ERROR'
+  | 'DNS_ERROR'
+  | 'BLOCKED_ADDRESS'
+  | 'OTHER';
+
 export interface AttemptOutcome {
   ok: boolean;
   reason: AttemptReason;
+  /**
+   * The delivery log's class of the attempt. Every dispatcher of this folder sets it; an outcome made elsewhere (a
+   * test's scripted dispatcher, the engine's guard against a throwing one) may not: read it with outcomeClassOf()
+   * (classify.ts), which falls back to what `reason` alone says.
+   */
+  outcome?: AttemptOutcomeClass;
   /** HTTP status when one was received. */
   status?: number;
   /** From attempt start until response headers arrived or the attempt failed (10 s on timeout), in ms. */
   responseTimeMs: number;
   /** Parsed Retry-After (seconds) of a 429/503 answer. */
   retryAfterSeconds?: number;
-  /** Human-readable reason, for logs; never contains the signature secret. */
+  /** Human-readable reason, for logs; never contains the signature secret, nor anything of the response body. */
   message: string;
+  /**
+   * The start of the answer's body as it arrived, raw: at most its first 1,024 bytes (RESPONSE_SNIPPET_BYTES), in a
+   * buffer of its own. Absent when no body byte arrived (no answer, an empty body, a refused address). For the
+   * delivery log only (§X1: decoded by decodeResponseBody() where it is shown); never logged.
+   */
+  responseBody?: Buffer;
+  /**
+   * Set (true) when `responseBody` is not the whole answer: more than 1,024 bytes arrived, or the body did not arrive
+   * in full (cut off at 64 KiB, stalled past the deadline, the connection dropped). Absent means false.
+   */
+  responseBodyTruncated?: boolean;
 }
 
 export interface Dispatcher {

@@ -1,14 +1,18 @@
 // The dispatcher on its worker thread (what `serve` uses), against a real loopback HTTPS receiver: the same
-// bytes, signature and outcomes as in process, many pushes per message, SSRF and TLS refusals, close and the
-// loss of the thread. The transport itself is covered in depth by dispatcher.test.ts.
+// bytes, signature and outcomes as in process (with the delivery log's class and answer snippet), many pushes per
+// message, SSRF and TLS refusals, close and the loss of the thread. The transport itself is covered in depth by
+// dispatcher.test.ts.
 import assert from 'node:assert/strict';
+import { once } from 'node:events';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createHash } from 'node:crypto';
+import { createServer, type AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { jwtVerify } from 'jose';
 import { createThreadedDispatcher, type ThreadedDispatcherOptions } from '../../src/delivery/dispatcher-thread.ts';
+import { decodeResponseBody } from '../../src/delivery/response-snippet.ts';
 import type { Dispatcher, PushTarget } from '../../src/delivery/types.ts';
 import { FakeClock } from '../../src/runtime/clock.ts';
 import { createSilentLogger } from '../../src/runtime/logger.ts';
@@ -57,8 +61,12 @@ describe('dispatcher thread', () => {
     const outcome = await d.send(target(rx.url, { headers: { 'X-Tenant': 't1' }, signatureSecret: secret }), body(1));
     assert.equal(outcome.ok, true);
     assert.equal(outcome.reason, 'ack');
+    assert.equal(outcome.outcome, 'SUCCESS');
     assert.equal(outcome.status, 200);
     assert.ok(outcome.responseTimeMs >= 0 && outcome.responseTimeMs < 10_000);
+    // An empty answer: nothing of a body crosses back.
+    assert.equal('responseBody' in outcome, false);
+    assert.equal('responseBodyTruncated' in outcome, false);
     const req = rx.requests[before]!;
     assert.ok(req.body.equals(body(1)));
     assert.equal(req.headers['x-tenant'], 't1');
@@ -108,6 +116,8 @@ describe('dispatcher thread', () => {
         body(3),
       );
       assert.equal(outcome.reason, 'refused_address');
+      assert.equal(outcome.outcome, 'BLOCKED_ADDRESS');
+      assert.equal('responseBody' in outcome, false);
       assert.equal(guarded.connections, 0);
     } finally {
       await guarded.close();
@@ -119,10 +129,48 @@ describe('dispatcher thread', () => {
     try {
       const outcome = await dispatcher().send(target(selfSigned.url), body(4));
       assert.equal(outcome.reason, 'tls');
+      assert.equal(outcome.outcome, 'TLS_ERROR');
       assert.equal(selfSigned.requests.length, 0);
     } finally {
       await selfSigned.close();
     }
+  });
+
+  it('carries the start of the answer back: a Buffer of at most 1,024 bytes, its own bytes only', async () => {
+    const d = dispatcher();
+    const answer = Buffer.from(Array.from({ length: 5 * 1024 }, (_, i) => 97 + (i % 26)));
+    rx.replyOnce({ status: 200, body: answer });
+    const long = await d.send(target(rx.url), body(20));
+    assert.equal(long.outcome, 'SUCCESS');
+    assert.ok(Buffer.isBuffer(long.responseBody), 'a Buffer again on this side');
+    assert.equal(long.responseBody!.length, 1024);
+    assert.equal(long.responseBody!.buffer.byteLength, 1024, 'only the snippet crossed, not a buffer behind it');
+    assert.ok(long.responseBody!.equals(answer.subarray(0, 1024)));
+    assert.equal(long.responseBodyTruncated, true);
+
+    rx.replyOnce({ status: 500, body: `${'a'.repeat(1023)}€ tail` });
+    const cut = await d.send(target(rx.url), body(21));
+    assert.deepEqual([cut.reason, cut.outcome, cut.status], ['http_status', 'HTTP_ERROR', 500]);
+    assert.equal(decodeResponseBody(cut.responseBody), `${'a'.repeat(1023)}\uFFFD`);
+    assert.equal(cut.responseBodyTruncated, true);
+    assert.ok(!cut.message.includes('a'.repeat(10)), 'the snippet stays out of the message');
+
+    rx.replyOnce({ status: 202, body: '{"queued":true}' });
+    const short = await d.send(target(rx.url), body(22));
+    assert.equal(short.responseBody!.toString('utf8'), '{"queued":true}');
+    assert.equal(short.responseBody!.buffer.byteLength, 15);
+    assert.equal('responseBodyTruncated' in short, false);
+  });
+
+  it('classes connection failures in the thread as in process: a closed port is CONNECTION_REFUSED', async () => {
+    const server = createServer().listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    const port = (server.address() as AddressInfo).port;
+    server.close();
+    await once(server, 'close');
+    const outcome = await dispatcher().send(target(`https://127.0.0.1:${port}/hook`), body(23));
+    assert.deepEqual([outcome.reason, outcome.outcome], ['connection', 'CONNECTION_REFUSED']);
+    assert.equal('responseBody' in outcome, false);
   });
 
   it('fails the start on an unreadable CA file, on the calling thread', () => {
@@ -147,11 +195,13 @@ describe('dispatcher thread', () => {
   it('when the thread dies, the attempts it held fail as connection errors and the next send gets a new thread', async () => {
     const clock = new FakeClock();
     const d = dispatcher({ clock, workerUrl: new URL('../helpers/dying-dispatcher-worker.mjs', import.meta.url) });
-    assert.equal((await d.send(target(rx.url), body(8))).ok, true);
+    const first = await d.send(target(rx.url), body(8));
+    assert.equal(first.ok, true);
+    assert.equal(first.outcome, 'SUCCESS', 'an outcome sent without its class gets the one its reason gives');
     clock.advance(5000); // the thread has lived long enough: no backoff
     const lost = await Promise.all([d.send(target(rx.url), Buffer.from('die')), d.send(target(rx.url), body(9))]);
     for (const o of lost) {
-      assert.deepEqual([o.ok, o.reason], [false, 'connection']);
+      assert.deepEqual([o.ok, o.reason, o.outcome], [false, 'connection', 'OTHER']);
       assert.match(o.message, /dispatcher thread stopped/);
     }
     assert.equal((await d.send(target(rx.url), body(10))).ok, true);

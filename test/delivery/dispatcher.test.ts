@@ -1,5 +1,6 @@
 // The push transport against a real loopback HTTPS receiver: request bytes and headers, signature, outcomes, TLS
-// verification and the SSRF guard (contract §6.2–§6.4, §6.10).
+// verification and the SSRF guard (contract §6.2–§6.4, §6.10), and what each attempt gives the delivery log: its
+// class and the start of the answer (extensions §X1).
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { once } from 'node:events';
@@ -7,6 +8,7 @@ import { createServer, type AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { jwtVerify } from 'jose';
 import { createDispatcher, packageVersion, type DispatcherOptions } from '../../src/delivery/dispatcher.ts';
+import { decodeResponseBody } from '../../src/delivery/response-snippet.ts';
 import type { Dispatcher, PushTarget } from '../../src/delivery/types.ts';
 import { FakeClock } from '../../src/runtime/clock.ts';
 import { createIdGenerator } from '../../src/runtime/ids.ts';
@@ -81,7 +83,14 @@ describe('dispatcher', () => {
     it('POSTs the body bytes with the contract headers, unsigned when the secret is empty', async () => {
       const before = rx.requests.length;
       const outcome = await d.send(target(`${rx.url}?tenant=a&x=1`), BODY);
-      assert.deepEqual(outcome, { ok: true, reason: 'ack', status: 200, responseTimeMs: 0, message: 'HTTP 200' });
+      assert.deepEqual(outcome, {
+        ok: true,
+        reason: 'ack',
+        outcome: 'SUCCESS',
+        status: 200,
+        responseTimeMs: 0,
+        message: 'HTTP 200',
+      });
       const req = rx.requests[before]!;
       assert.equal(req.method, 'POST');
       assert.equal(req.path, '/hook?tenant=a&x=1');
@@ -437,6 +446,181 @@ describe('dispatcher', () => {
       rx.replyOnce({ status: 500, body: secret });
       outcomes.push(await d.send(target(rx.url, { signatureSecret: secret }), BODY));
       for (const outcome of outcomes) assert.ok(!outcome.message.includes(secret), outcome.message);
+    });
+  });
+  describe('delivery log (§X1): the class of each attempt and the start of the answer', () => {
+    /** Only the fields the delivery log adds, for comparing whole. */
+    const logged = (o: { outcome?: string; responseBody?: Buffer; responseBodyTruncated?: boolean }) => ({
+      outcome: o.outcome,
+      responseBody: o.responseBody === undefined ? undefined : o.responseBody.toString('utf8'),
+      responseBodyTruncated: o.responseBodyTruncated,
+    });
+
+    it('SUCCESS: a 2xx with its body; an empty body gives no snippet and no flag at all', async () => {
+      rx.replyOnce({ status: 201, body: '{"accepted":1}' });
+      const withBody = await d.send(target(rx.url), BODY);
+      assert.deepEqual(logged(withBody), {
+        outcome: 'SUCCESS',
+        responseBody: '{"accepted":1}',
+        responseBodyTruncated: undefined,
+      });
+      assert.equal(withBody.message, 'HTTP 201');
+      rx.replyOnce({ status: 204 });
+      const empty = await d.send(target(rx.url), BODY);
+      assert.equal(empty.outcome, 'SUCCESS');
+      assert.equal('responseBody' in empty, false);
+      assert.equal('responseBodyTruncated' in empty, false);
+    });
+
+    it('HTTP_ERROR: the status and the body, which stays out of the message', async () => {
+      rx.replyOnce({ status: 500, body: 'database on fire: secret-marker' });
+      const outcome = await d.send(target(rx.url), BODY);
+      assert.deepEqual(logged(outcome), {
+        outcome: 'HTTP_ERROR',
+        responseBody: 'database on fire: secret-marker',
+        responseBodyTruncated: undefined,
+      });
+      assert.equal(outcome.status, 500);
+      assert.equal(outcome.message, 'HTTP 500');
+      rx.replyOnce({ status: 302, location: '/elsewhere', body: 'moved' });
+      assert.deepEqual(logged(await d.send(target(rx.url), BODY)), {
+        outcome: 'HTTP_ERROR',
+        responseBody: 'moved',
+        responseBodyTruncated: undefined,
+      });
+    });
+
+    it('a 5 KiB answer gives its first 1,024 bytes, truncated, in a buffer of their own', async () => {
+      const body = Buffer.from(Array.from({ length: 5 * 1024 }, (_, i) => 97 + (i % 26)));
+      for (const status of [200, 503]) {
+        rx.replyOnce({ status, body });
+        const outcome = await d.send(target(rx.url), BODY);
+        assert.equal(outcome.status, status);
+        assert.equal(outcome.responseBody!.length, 1024);
+        assert.ok(outcome.responseBody!.equals(body.subarray(0, 1024)));
+        assert.equal(outcome.responseBody!.buffer.byteLength, 1024, 'no view of a larger buffer');
+        assert.equal(outcome.responseBodyTruncated, true);
+      }
+      // Exactly 1,024 bytes is the whole answer: not truncated.
+      rx.replyOnce({ body: body.subarray(0, 1024) });
+      const exact = await d.send(target(rx.url), BODY);
+      assert.equal(exact.responseBody!.length, 1024);
+      assert.equal('responseBodyTruncated' in exact, false);
+    });
+
+    it('a body over 64 KiB is still cut off with its connection, its first 1,024 bytes kept', async () => {
+      const own = await receiver({ reply: { status: 400, body: 'y'.repeat(100 * 1024) } });
+      const outcome = await d.send(target(own.url), BODY);
+      assert.deepEqual(
+        [outcome.ok, outcome.reason, outcome.outcome, outcome.status],
+        [false, 'http_status', 'HTTP_ERROR', 400],
+      );
+      assert.equal(outcome.responseBody!.toString(), 'y'.repeat(1024));
+      assert.equal(outcome.responseBodyTruncated, true);
+    });
+
+    it('a multi-byte UTF-8 character cut at byte 1,024 decodes to U+FFFD', async () => {
+      // 1,023 ASCII bytes, then '€' (E2 82 AC): byte 1,024 is its first byte only.
+      rx.replyOnce({ status: 422, body: `${'a'.repeat(1023)}€ and the rest` });
+      const outcome = await d.send(target(rx.url), BODY);
+      assert.equal(outcome.responseBody!.length, 1024);
+      assert.equal(outcome.responseBody![1023], 0xe2);
+      assert.equal(outcome.responseBodyTruncated, true);
+      assert.equal(decodeResponseBody(outcome.responseBody), `${'a'.repeat(1023)}\uFFFD`);
+      rx.replyOnce({ status: 200, body: 'Grüße ✓' });
+      assert.equal(decodeResponseBody((await d.send(target(rx.url), BODY)).responseBody), 'Grüße ✓');
+    });
+
+    it('a body that stalls: what arrived by the deadline, truncated; the attempt settles when it did before', async () => {
+      const stalling = await receiver({ reply: { status: 200, stallBody: true, body: 'partial' } });
+      const quick = dispatcher({ timeoutMs: 300 });
+      const started = performance.now();
+      const outcome = await quick.send(target(stalling.url), BODY);
+      const took = performance.now() - started;
+      assert.deepEqual(logged(outcome), { outcome: 'SUCCESS', responseBody: 'partial', responseBodyTruncated: true });
+      assert.equal(outcome.ok, true);
+      // The headers' answer, then the body's one more deadline (onHeaders refreshes it), as before.
+      assert.ok(took >= 250 && took < 2000, `settled after ${Math.round(took)} ms`);
+    });
+
+    it('answers with bodies keep reusing keep-alive connections', async () => {
+      const own = await receiver({ reply: { body: 'z'.repeat(5 * 1024) } });
+      for (let i = 0; i < 6; i++) assert.equal((await d.send(target(own.url), BODY)).responseBodyTruncated, true);
+      assert.ok(own.connections <= 2, `connections: ${own.connections}`);
+    });
+
+    it('TIMEOUT: no headers within the deadline, no snippet', async () => {
+      const silent = await receiver({ reply: { hang: true } });
+      const outcome = await dispatcher({ timeoutMs: 300 }).send(target(silent.url), BODY);
+      assert.deepEqual([outcome.reason, outcome.outcome, outcome.status], ['timeout', 'TIMEOUT', undefined]);
+      assert.equal('responseBody' in outcome, false);
+      assert.equal('responseBodyTruncated' in outcome, false);
+    });
+
+    it('CONNECTION_REFUSED: a closed port', async () => {
+      const outcome = await d.send(target(`https://127.0.0.1:${await closedPort()}/hook`), BODY);
+      assert.deepEqual([outcome.reason, outcome.outcome], ['connection', 'CONNECTION_REFUSED']);
+      assert.equal('responseBody' in outcome, false);
+    });
+
+    it('CONNECTION_RESET: the receiver drops the connection without answering', async () => {
+      const own = await receiver({ reply: { destroy: true } });
+      const outcome = await d.send(target(own.url), BODY);
+      assert.deepEqual([outcome.reason, outcome.outcome], ['connection', 'CONNECTION_RESET'], outcome.message);
+    });
+
+    it('DNS_ERROR: a host name that does not resolve', async () => {
+      const named = dispatcher({
+        lookup: async () => {
+          throw Object.assign(new Error('getaddrinfo ENOTFOUND nowhere.test'), {
+            code: 'ENOTFOUND',
+            syscall: 'getaddrinfo',
+          });
+        },
+      });
+      const outcome = await named.send(target('https://nowhere.test/hook'), BODY);
+      assert.deepEqual([outcome.reason, outcome.outcome], ['connection', 'DNS_ERROR']);
+    });
+
+    it('TLS_ERROR: a receiver whose CA is not trusted, a self-signed one, one for another host', async () => {
+      const untrusted = await dispatcher({ caFile: null }).send(target(rx.url), BODY);
+      assert.deepEqual([untrusted.reason, untrusted.outcome], ['tls', 'TLS_ERROR'], untrusted.message);
+      for (const cert of ['self-signed', 'wrong-host'] as const) {
+        const own = await receiver({ cert });
+        const outcome = await d.send(target(own.url), BODY);
+        assert.deepEqual([outcome.reason, outcome.outcome], ['tls', 'TLS_ERROR'], cert);
+        assert.equal('responseBody' in outcome, false);
+        assert.equal(own.requests.length, 0);
+      }
+    });
+
+    it('BLOCKED_ADDRESS: the SSRF guard refuses, no connection, no snippet', async () => {
+      const own = await receiver({ reply: { status: 200, body: 'never read' } });
+      const guarded = dispatcher({ allow: [] });
+      for (const url of [own.url, `https://localhost:${own.port}/hook`]) {
+        const outcome = await guarded.send(target(url), BODY);
+        assert.deepEqual([outcome.reason, outcome.outcome], ['refused_address', 'BLOCKED_ADDRESS'], url);
+        assert.equal('responseBody' in outcome, false);
+        assert.equal('responseBodyTruncated' in outcome, false);
+      }
+      assert.equal(own.connections, 0);
+      assert.equal((await d.send(target('http://127.0.0.1/hook'), BODY)).outcome, 'BLOCKED_ADDRESS');
+    });
+
+    it('outcomes that never reached a receiver are classed too', async () => {
+      assert.equal((await d.send(target('not a url'), BODY)).outcome, 'OTHER');
+      const closing = dispatcher();
+      await closing.close();
+      assert.equal((await closing.send(target(rx.url), BODY)).outcome, 'OTHER');
+      // No free connection within the deadline: a timeout.
+      const stalling = await receiver({ reply: { delayMs: 100, stallBody: true } });
+      const single = dispatcher({ timeoutMs: 300, connectionsPerOrigin: 1 });
+      const [, waited] = await Promise.all([
+        single.send(target(stalling.url), BODY),
+        single.send(target(stalling.url), BODY),
+      ]);
+      assert.deepEqual([waited!.reason, waited!.outcome], ['timeout', 'TIMEOUT']);
+      assert.match(waited!.message, /no free connection/);
     });
   });
 });
