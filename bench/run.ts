@@ -15,6 +15,7 @@ import { createBenchTls } from './lib/tls.ts';
 import { api } from './scenarios/api.ts';
 import { backlog } from './scenarios/backlog.ts';
 import { ceiling } from './scenarios/ceiling.ts';
+import { deliveryLog, replay } from './scenarios/delivery-log.ts';
 import { endToEnd } from './scenarios/end-to-end.ts';
 import { fanOut } from './scenarios/fan-out.ts';
 import { isolation } from './scenarios/isolation.ts';
@@ -22,7 +23,19 @@ import { memory } from './scenarios/memory.ts';
 import { postgres } from './scenarios/postgres.ts';
 import { publishPath } from './scenarios/publish.ts';
 
-const SCENARIOS: Scenario[] = [ceiling, endToEnd, publishPath, fanOut, isolation, backlog, api, memory, postgres];
+const SCENARIOS: Scenario[] = [
+  ceiling,
+  endToEnd,
+  publishPath,
+  fanOut,
+  isolation,
+  backlog,
+  api,
+  memory,
+  postgres,
+  deliveryLog,
+  replay,
+];
 
 const { values } = parseArgs({
   options: {
@@ -92,8 +105,8 @@ const ctx: BenchContext = {
   log,
   ceiling: { throughput: null },
   serviceNodeArgs,
-  startService: async () => {
-    const svc = await ServiceProcess.start({ caFile: tls.caFile, nodeArgs: serviceNodeArgs }, concurrency);
+  startService: async (env) => {
+    const svc = await ServiceProcess.start({ caFile: tls.caFile, nodeArgs: serviceNodeArgs, env }, concurrency);
     log(`  service up on ${svc.url} in ${(svc.startMs / 1000).toFixed(1)} s`);
     return svc;
   },

@@ -46,6 +46,13 @@ export interface Config {
    * mid-attempt are attempted again once their lease is over; on SQLite, at the next start.
    */
   deliveryLeaseMs: number;
+  /**
+   * The delivery log (extensions §X1): deliveries are kept `retentionSeconds` (SENSORCLOUD_DELIVERY_LOG_RETENTION,
+   * default 72h) and at most `max` per connector (SENSORCLOUD_DELIVERY_LOG_MAX, default 100000; 0 turns the log off).
+   */
+  deliveryLog: Readonly<{ retentionSeconds: number; max: number }>;
+  /** Events one `:replay` may enqueue, counted after the filters (SENSORCLOUD_REPLAY_MAX_EVENTS, default 100000). */
+  replayMaxEvents: number;
   /** Start the demo (emulated sensors producing events in the bootstrap project). */
   demo: boolean;
   logLevel: string;
@@ -277,6 +284,20 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: ConfigFl
     "from 15s (longer than an attempt's 10 s) to 1h, like 60s",
   );
 
+  const deliveryLogRetentionSeconds = span(
+    'SENSORCLOUD_DELIVERY_LOG_RETENTION',
+    '72h',
+    (s) => s > 0,
+    'like 72h, 7d or 3600s',
+  );
+  const deliveryLogMaxRaw = pick(undefined, 'SENSORCLOUD_DELIVERY_LOG_MAX') ?? '100000';
+  const deliveryLogMax = Number(deliveryLogMaxRaw);
+  if (!/^\s*\d+\s*$/.test(deliveryLogMaxRaw))
+    problems.push(
+      `SENSORCLOUD_DELIVERY_LOG_MAX must be a whole number (deliveries kept per connector; 0 turns the log off), got "${deliveryLogMaxRaw}"`,
+    );
+  const replayMaxEvents = count('SENSORCLOUD_REPLAY_MAX_EVENTS', '100000');
+
   const logLevel = pick(undefined, 'LOG_LEVEL') ?? 'info';
   if (!(LOG_LEVELS as readonly string[]).includes(logLevel))
     problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
@@ -308,6 +329,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: ConfigFl
     requestTimeoutMs: Math.round(requestTimeoutSeconds! * 1000),
     passwordChecks: Object.freeze({ total: passwordChecks, perClient: passwordChecksPerClient }),
     deliveryLeaseMs: Math.round(leaseSeconds! * 1000),
+    deliveryLog: Object.freeze({ retentionSeconds: deliveryLogRetentionSeconds!, max: deliveryLogMax }),
+    replayMaxEvents,
     demo: flags.demo === true || env.SENSORCLOUD_DEMO === '1' || env.SENSORCLOUD_DEMO === 'true',
     logLevel,
     publicUrlDerived: publicUrlSet === undefined,

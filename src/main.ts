@@ -125,7 +125,10 @@ export async function startService(config: Config, overrides: DepsOverrides = {}
     const retention = startRetention(deps);
     const heartbeats = createHeartbeats(deps);
     heartbeats.start();
-    const engine = createDeliveryEngine(deps, dispatcher, { leaseMs: config.deliveryLeaseMs });
+    const engine = createDeliveryEngine(deps, dispatcher, {
+      leaseMs: config.deliveryLeaseMs,
+      deliveryLog: config.deliveryLog,
+    });
     engine.start();
     const demo = config.demo
       ? await startDemo(deps, boot ? { projectId: boot.contents.project.split('/')[1]! } : {})

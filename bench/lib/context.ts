@@ -80,7 +80,8 @@ export interface BenchContext {
   ceiling: { throughput: number | null };
   /** Extra node flags for the service (e.g. --cpu-prof when --profile is given). */
   serviceNodeArgs: string[];
-  startService(): Promise<ServiceProcess>;
+  /** `env`: settings of this service only (e.g. the delivery log turned off). */
+  startService(env?: Record<string, string>): Promise<ServiceProcess>;
 }
 
 export type ScenarioStatus = 'pass' | 'fail' | 'info' | 'incomplete' | 'skipped' | 'error';

@@ -3,6 +3,7 @@
 import type { ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { idOf, listAll } from './api.ts';
+import { Loading } from './components.tsx';
 import { clearPermissions } from './permissions.ts';
 import { match, navigate, onLinkClick, useLocation } from './router.ts';
 import { signedInEmail, signOut } from './session.ts';
@@ -31,6 +32,29 @@ const SECTIONS: [string, string][] = [
 ];
 
 type Screen = (params: Record<string, string>) => ComponentChildren;
+
+const loadDeliveryScreens = () => import('./screens/delivery-screens.ts');
+
+/** A screen whose code is loaded when it is first shown (import() caches the module). */
+function LazyScreen<M>({ load, render }: { load: () => Promise<M>; render: (module: M) => ComponentChildren }) {
+  const [module, setModule] = useState<M | null>(null);
+  const [failed, setFailed] = useState(false);
+  useEffect(() => {
+    let live = true;
+    load().then(
+      (m) => live && setModule(() => m),
+      () => live && setFailed(true),
+    );
+    return () => void (live = false);
+  }, [load]);
+  if (failed)
+    return (
+      <p class="error" role="alert">
+        This page could not be loaded (the service may have been updated meanwhile): reload the page.
+      </p>
+    );
+  return module ? render(module) : <Loading />;
+}
 const ROUTES: [string, Screen][] = [
   ['/', () => <Projects />],
   ['/organizations/:o/members', (p) => <OrganizationMembers organizationId={p.o!} />],
@@ -43,6 +67,21 @@ const ROUTES: [string, Screen][] = [
   ['/projects/:p/dataconnectors/new', (p) => <ConnectorForm projectId={p.p!} />],
   ['/projects/:p/dataconnectors/:dc', (p) => <ConnectorPage projectId={p.p!} connectorId={p.dc!} />],
   ['/projects/:p/dataconnectors/:dc/edit', (p) => <ConnectorForm projectId={p.p!} connectorId={p.dc!} />],
+  [
+    '/projects/:p/dataconnectors/:dc/deliveries',
+    (p) => (
+      <LazyScreen load={loadDeliveryScreens} render={(m) => <m.Deliveries projectId={p.p!} connectorId={p.dc!} />} />
+    ),
+  ],
+  [
+    '/projects/:p/dataconnectors/:dc/deliveries/:id',
+    (p) => (
+      <LazyScreen
+        load={loadDeliveryScreens}
+        render={(m) => <m.DeliveryPage projectId={p.p!} connectorId={p.dc!} deliveryId={p.id!} />}
+      />
+    ),
+  ],
   ['/projects/:p/serviceaccounts', (p) => <ServiceAccounts projectId={p.p!} />],
   ['/projects/:p/serviceaccounts/:sa', (p) => <ServiceAccountPage projectId={p.p!} serviceAccountId={p.sa!} />],
   ['/projects/:p/members', (p) => <Members projectId={p.p!} />],

@@ -119,3 +119,32 @@ export const EVENT_TYPES = [
   'contact',
   'probeWireStatus',
 ];
+
+/** A time for a table cell: the time of day when it is today, else the date without the year too. */
+export function shortTime(iso: string | null | undefined, now = new Date()): string {
+  if (!iso) return '—';
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return iso;
+  const today = d.toDateString() === now.toDateString();
+  return today
+    ? d.toLocaleTimeString(undefined, { timeStyle: 'medium' })
+    : d.toLocaleString(undefined, {
+        month: 'short',
+        day: 'numeric',
+        year: d.getFullYear() === now.getFullYear() ? undefined : 'numeric',
+        hour: '2-digit',
+        minute: '2-digit',
+        second: '2-digit',
+      });
+}
+
+/** How far ahead a time is: "in 8 s", "in 6 min", "in 2 h"; "due now" once it has passed. */
+export function untilTime(iso: string | null | undefined, now = Date.now()): string {
+  if (!iso) return '—';
+  const s = Math.round((new Date(iso).getTime() - now) / 1000);
+  if (Number.isNaN(s)) return iso ?? '—';
+  if (s <= 0) return 'due now';
+  if (s < 60) return `in ${s} s`;
+  if (s < 3600) return `in ${Math.round(s / 60)} min`;
+  return `in ${Math.round(s / 360) / 10} h`;
+}

@@ -96,5 +96,10 @@ export const OPERATIONS: Readonly<Record<string, readonly [string, string]>> = {
     'getDataConnectorMetricsHistory',
     'Data connectors',
   ],
+  'GET /v2/projects/{project}/dataconnectors/{dc}/deliveries': ['listDeliveries', 'Delivery log'],
+  'GET /v2/projects/{project}/dataconnectors/{dc}/deliveries/{delivery}': ['getDelivery', 'Delivery log'],
+  'POST /v2/projects/{project}/dataconnectors/{dc}/deliveries/{delivery}:resend': ['resendDelivery', 'Delivery log'],
+  'POST /v2/projects/{project}/dataconnectors/{dc}:replay': ['replayDataConnector', 'Delivery log'],
+  'POST /v2/projects/{project}/dataconnectors/{dc}:test': ['testDataConnector', 'Delivery log'],
   'GET /v2/openapi.json': ['getOpenApiDocument', 'Meta'],
 };

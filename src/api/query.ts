@@ -3,7 +3,15 @@
 import { parse } from 'node:querystring';
 
 /** Parameters that are arrays (repeated keys). Everything else is a scalar. */
-const ARRAY_KEYS = new Set(['eventTypes', 'deviceIds', 'deviceTypes', 'labelFilters', 'productNumbers', 'projects']);
+const ARRAY_KEYS = new Set([
+  'eventTypes',
+  'deviceIds',
+  'deviceTypes',
+  'labelFilters',
+  'productNumbers',
+  'projects',
+  'state',
+]);
 
 const toCamel = (k: string) => k.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
 

@@ -16,6 +16,10 @@ export const VERBS = [
   'lookup',
 ];
 const VERB_RE = new RegExp(`:(${VERBS.join('|')})$`);
+// The delivery log's verbs (extensions §X2) are rewritten only after the resource they belong to, so that a label key
+// ending in ":test" (label keys may hold colons) still names its label.
+const CONNECTOR_VERB_RE = /^(\/v2\/projects\/[^/]+\/dataconnectors\/[^/]+):(replay|test)$/;
+const DELIVERY_VERB_RE = /^(\/v2\/projects\/[^/]+\/dataconnectors\/[^/]+\/deliveries\/[^/]+):(resend)$/;
 
 export function rewriteUrl(url: string): string {
   const q = url.indexOf('?');
@@ -23,7 +27,7 @@ export function rewriteUrl(url: string): string {
   const search = q < 0 ? '' : url.slice(q);
   path = path.replace(/%3a/gi, ':');
   if (path.length > 1 && path.endsWith('/')) path = path.slice(0, -1);
-  path = path.replace(VERB_RE, '/@$1');
+  path = path.replace(VERB_RE, '/@$1').replace(CONNECTOR_VERB_RE, '$1/@$2').replace(DELIVERY_VERB_RE, '$1/@$2');
   return path + search;
 }
 

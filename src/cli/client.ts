@@ -4,7 +4,7 @@
 // NDJSON event stream (§4.8).
 import { randomUUID } from 'node:crypto';
 import type { TokenResponse } from '../wire/oauth.ts';
-import { AuthError, ApiError } from './errors.ts';
+import { ApiError, ApiTimeoutError, AuthError } from './errors.ts';
 
 export interface Credentials {
   keyId: string;
@@ -47,7 +47,15 @@ export interface RequestOptions {
   body?: unknown;
   /** Send no Authorization header (invites:accept). */
   anonymous?: boolean;
+  /**
+   * The longest wait for the answer, ms (`connectors replay`: one call that may take a while). Without it a call
+   * waits as long as fetch does (5 minutes for the response headers). At most that: fetch gives up then anyway.
+   */
+  timeoutMs?: number;
 }
+
+/** How long fetch waits for response headers (undici's default headersTimeout): the ceiling of any timeoutMs. */
+export const FETCH_HEADERS_TIMEOUT_MS = 300_000;
 
 const JWT_BEARER = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
 /** Lifetime asked of an assertion; the server accepts up to 3660 s. */
@@ -161,14 +169,23 @@ export class ApiClient {
     return cached;
   }
 
-  /** fetch, waiting out 429s (Retry-After, at most maxRetries times); a network failure is an ApiError. */
-  private async send(url: string, init: RequestInit): Promise<Response> {
+  /**
+   * fetch, waiting out 429s (Retry-After, at most maxRetries times); a network failure is an ApiError, no answer
+   * within `timeoutMs` (each try) an ApiTimeoutError.
+   */
+  private async send(url: string, init: RequestInit, timeoutMs?: number): Promise<Response> {
     for (let attempt = 0; ; attempt++) {
       let res: Response;
       try {
-        res = await fetch(url, init);
+        res = await fetch(url, timeoutMs === undefined ? init : { ...init, signal: AbortSignal.timeout(timeoutMs) });
       } catch (err) {
         const cause = (err as { cause?: { code?: string; message?: string } }).cause;
+        if ((err as Error).name === 'TimeoutError' || cause?.code === 'UND_ERR_HEADERS_TIMEOUT') {
+          const ms = Math.min(timeoutMs ?? Infinity, FETCH_HEADERS_TIMEOUT_MS);
+          throw new ApiTimeoutError(
+            `no answer from ${this.url} within ${ms >= 1000 ? Math.round(ms / 1000) : ms / 1000} s`,
+          );
+        }
         throw new ApiError(`cannot reach ${this.url}: ${cause?.code ?? cause?.message ?? (err as Error).message}`, 0);
       }
       if (res.status !== 429 || attempt >= this.maxRetries) return res;
@@ -183,16 +200,11 @@ export class ApiClient {
   }
 
   /** An authenticated request; a 401 with a token renews the token once and repeats the request. */
-  private async authed(
-    method: string,
-    url: string,
-    body: string | undefined,
-    extra: Record<string, string> = {},
-  ): Promise<Response> {
+  private async authed(method: string, url: string, body: string | undefined, timeoutMs?: number): Promise<Response> {
     for (let renewed = false; ; renewed = true) {
-      const headers: Record<string, string> = { authorization: await this.authorization(), ...extra };
+      const headers: Record<string, string> = { authorization: await this.authorization() };
       if (body !== undefined) headers['content-type'] = 'application/json';
-      const res = await this.send(url, { method, headers, body });
+      const res = await this.send(url, { method, headers, body }, timeoutMs);
       if (res.status === 401 && !renewed && this.dropToken()) {
         await res.body?.cancel();
         continue;
@@ -206,12 +218,12 @@ export class ApiClient {
     const url = this.apiUrl(path, options.query);
     const body = options.body === undefined ? undefined : JSON.stringify(options.body);
     const res = options.anonymous
-      ? await this.send(url, {
-          method,
-          headers: body === undefined ? {} : { 'content-type': 'application/json' },
-          body,
-        })
-      : await this.authed(method, url, body);
+      ? await this.send(
+          url,
+          { method, headers: body === undefined ? {} : { 'content-type': 'application/json' }, body },
+          options.timeoutMs,
+        )
+      : await this.authed(method, url, body, options.timeoutMs);
     const json = await readJson(res);
     if (res.status === 200) return json as T;
     throw this.failure(res.status, json);

@@ -18,7 +18,8 @@ export interface GlobalOptions {
   color?: boolean;
 }
 
-const ID = /^[A-Za-z0-9_.~-]+$/;
+/** A resource id as names carry it (`projects/<id>/devices/<id>`). */
+export const ID = /^[A-Za-z0-9_.~-]+$/;
 
 /** `projects/p` or `p` → `p`. */
 export function projectIdOf(input: string): string {

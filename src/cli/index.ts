@@ -1,5 +1,6 @@
 // The `sensorcloud` command. `serve` runs the service; every other command is a client of a running one over the
-// public /v2 API. Exit codes: 0 ok, 1 API error, 2 usage error, 3 authentication error (errors.ts).
+// public /v2 API. Exit codes: 0 ok, 1 API error, 2 usage error, 3 authentication error, 4 a check failed
+// (errors.ts).
 import { CommanderError } from 'commander';
 import { CliError, EXIT_API, EXIT_OK, EXIT_USAGE } from './errors.ts';
 import { Output } from './output.ts';

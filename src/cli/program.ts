@@ -36,7 +36,7 @@ Examples:
 
 Environment: SENSORCLOUD_URL, SENSORCLOUD_KEY_ID and SENSORCLOUD_KEY_SECRET (optional SENSORCLOUD_SERVICE_ACCOUNT,
 SENSORCLOUD_PROJECT) override the profile, so CI needs no login. Exit codes: 0 ok, 1 API error, 2 usage error,
-3 authentication error.
+3 authentication error, 4 a check failed (\`connectors test\`: the push was not delivered).
 `,
   );
   registerServeCommand(program);

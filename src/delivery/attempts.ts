@@ -1,13 +1,25 @@
 // One attempt of a row whose slot is taken (claimed, handed off, or out of a line): the push through the Dispatcher,
 // the slot given back as soon as the push ends, the outcome handed to the recorder (outcomes.ts) and, on a shared
-// store, the row counted out of the cluster's attempts in flight until it commits (ended-rows.ts).
+// store, the row counted out of the cluster's attempts in flight until it commits (ended-rows.ts). Also the one
+// attempt of a `:test` push (pushOnce, extensions §X2), through the very same push: only the row's part is left out.
+import { tooManyRequests } from '../domain/errors.ts';
 import type { Clock } from '../runtime/clock.ts';
 import type { Logger } from '../runtime/logger.ts';
+import type { DataConnectorRecord } from '../store/contract/connector-repos.ts';
+import type { DeliveryTrigger } from '../store/contract/delivery-log.ts';
 import { leaseHalfOver, type ClaimedDelivery } from './claim.ts';
 import type { EndedRows } from './ended-rows.ts';
 import type { Finished, OutcomeRecorder, RunReport } from './outcomes.ts';
 import type { Slots } from './slots.ts';
-import type { AttemptOutcome, Dispatcher } from './types.ts';
+import type { AttemptOutcome, Dispatcher, PushTarget } from './types.ts';
+
+/**
+ * pushOnce's attempts in flight at once, per connector and overall. They take no attempt slot (slots.ts), so a
+ * saturated connector never holds a test push up beyond the transport's own deadline, and a few of them never
+ * starve the live deliveries of the connections they share (64 per receiver origin in the dispatcher).
+ */
+export const PUSH_ONCE_PER_CONNECTOR = 2;
+export const PUSH_ONCE_TOTAL = 16;
 
 export interface AttemptDeps {
   clock: Clock;
@@ -30,6 +42,12 @@ export interface Attempts {
   run(item: ClaimedDelivery): Promise<RunReport>;
   /** Takes a slot for each claimed row and attempts it. */
   launch(items: ClaimedDelivery[]): Array<Promise<RunReport>>;
+  /**
+   * One attempt of `body` to the connector now, as a queued row's (pushOnce, handoff.ts): not queued, not retried,
+   * not recorded (no metrics, no counters, no health). Resolves with the outcome of the attempt, failures included;
+   * rejects without an attempt (ApiError 429) while the connector, or the engine, has too many of them in flight.
+   */
+  pushOnce(connector: DataConnectorRecord, body: Buffer, trigger: DeliveryTrigger): Promise<AttemptOutcome>;
   /** Resolves when every attempt begun so far is recorded. */
   idle(): Promise<void>;
   /** The connectors with an attempt in flight for too long now (slots.ts), with their projects, to name them. */
@@ -51,32 +69,51 @@ export function createAttempts(deps: AttemptDeps): Attempts {
     for (const resolve of resolved) resolve();
   };
 
-  /** The push and how it ended. */
-  async function send(item: ClaimedDelivery, startMs: number): Promise<Finished> {
-    const c = item.connector;
-    let outcome: AttemptOutcome;
+  /**
+   * Where and how the connector is pushed to now (contract §6.1): its URL, custom headers and opened secret, a probe
+   * while it is failing or suspect, and the trigger header of a delivery that no published event made (§X2).
+   */
+  function targetOf(c: DataConnectorRecord, trigger: DeliveryTrigger | undefined): PushTarget {
+    const target: PushTarget = {
+      url: c.url,
+      headers: c.headers,
+      signatureSecret: deps.openSecret(c.signatureSecretSealed),
+      probe: slots.suspect(c.id),
+    };
+    if (trigger !== undefined && trigger !== 'EVENT') target.trigger = trigger;
+    return target;
+  }
+
+  /** One push of `body` to the connector, started at `startMs`, and how it went. */
+  async function push(
+    c: DataConnectorRecord,
+    body: Buffer,
+    trigger: DeliveryTrigger | undefined,
+    startMs: number,
+  ): Promise<AttemptOutcome> {
     try {
-      outcome = await dispatcher.send(
-        {
-          url: c.url,
-          headers: c.headers,
-          signatureSecret: deps.openSecret(c.signatureSecretSealed),
-          probe: slots.suspect(c.id),
-        },
-        item.delivery.body,
-      );
+      return await dispatcher.send(targetOf(c, trigger), body);
     } catch (err) {
       // The Dispatcher never throws by contract, and the secret opens unless the master key changed; either
-      // way the row must not be lost, so it is a failed attempt like any other.
-      outcome = {
+      // way it is a failed attempt like any other, so that a row is never lost.
+      return {
         ok: false,
         reason: 'connection',
         responseTimeMs: Math.max(0, clock.now() - startMs),
         message: `dispatcher error: ${(err as Error).message}`,
       };
     }
-    return { item, outcome, endMs: Math.max(clock.now(), startMs + outcome.responseTimeMs) };
   }
+
+  /** The push and how it ended. */
+  async function send(item: ClaimedDelivery, startMs: number): Promise<Finished> {
+    const outcome = await push(item.connector, item.delivery.body, item.delivery.trigger, startMs);
+    return { item, outcome, startMs, endMs: Math.max(clock.now(), startMs + outcome.responseTimeMs) };
+  }
+
+  // pushOnce's attempts in flight, per connector and in all.
+  const onceOf = new Map<string, number>();
+  let onceTotal = 0;
 
   /**
    * The slot is given back as soon as the push has ended: it bounds requests at the endpoint, and the row stays
@@ -135,6 +172,29 @@ export function createAttempts(deps: AttemptDeps): Attempts {
       return items.map((item) => {
         slots.take(item.connector.id);
         return run(item);
+      });
+    },
+    pushOnce(connector, body, trigger) {
+      const id = connector.id;
+      const held = onceOf.get(id) ?? 0;
+      if (held >= PUSH_ONCE_PER_CONNECTOR || onceTotal >= PUSH_ONCE_TOTAL) {
+        // An attempt ends within about twice the 10 s deadline (a wait for a connection, then the request).
+        return Promise.reject(
+          tooManyRequests(
+            10,
+            held >= PUSH_ONCE_PER_CONNECTOR
+              ? `${PUSH_ONCE_PER_CONNECTOR} test pushes of this data connector are in flight already; try again once they have answered`
+              : 'too many test pushes are in flight; try again in a few seconds',
+          ),
+        );
+      }
+      onceOf.set(id, held + 1);
+      onceTotal++;
+      return push(connector, body, trigger, clock.now()).finally(() => {
+        const n = (onceOf.get(id) ?? 1) - 1;
+        if (n <= 0) onceOf.delete(id);
+        else onceOf.set(id, n);
+        onceTotal--;
       });
     },
     async idle() {

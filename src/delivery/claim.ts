@@ -1,5 +1,6 @@
 // Claiming due queue rows under a lease (the engine's read of the queue when rows were not handed off: retries,
-// backlogs, `:sync`), and the queue's maintenance: the 12-hour drop and dropping a connector's whole queue.
+// backlogs, `:sync`), and the queue's maintenance: the 12-hour drop and dropping a connector's whole queue, each
+// logging the rows it removes in the delivery log when asked (EXPIRED, DISCARDED: extensions §X1).
 import type { ClaimAsk, DataConnectorRecord, DeliveryRecord, InFlightCap } from '../store/contract/connector-repos.ts';
 import { inPieces } from '../store/jobs/in-pieces.ts';
 import type { Repos, Store } from '../store/contract/store.ts';
@@ -31,6 +32,8 @@ export interface ClaimOptions {
    * from the rows leased in the store (the attempts of every process), not from this process's slots alone.
    */
   cluster?: InFlightLimits | null;
+  /** The delivery log is on: rows of a disabled connector that a claim drops are logged DISCARDED at `now`. */
+  logDrops?: boolean;
 }
 
 export interface InFlightLimits {
@@ -108,6 +111,7 @@ export async function claimDue(store: Store, o: ClaimOptions): Promise<ClaimResu
     reach += limit;
   }
   const leaseUntil = o.now + o.leaseMicros;
+  const logAt = o.logDrops === true ? o.now : undefined;
   const claimAll = async (repos: Repos): Promise<ClaimedDelivery[]> => {
     // Current settings of every connector claimed from, in one read.
     const connectors = await repos.dataConnectors.getMany(ids);
@@ -116,8 +120,8 @@ export async function claimDue(store: Store, o: ClaimOptions): Promise<ClaimResu
       const connector = connectors.get(id);
       if (connector?.status !== 'ACTIVE') {
         // Left behind by a drop that did not finish (its process died): a piece at each claim until none is left.
-        if (o.cluster) await store.transaction((tx) => dropPieceUnlessActive(tx, id));
-        else await dropPieceUnlessActive(repos, id);
+        if (o.cluster) await store.transaction((tx) => dropPieceUnlessActive(tx, id, logAt));
+        else await dropPieceUnlessActive(repos, id, logAt);
         continue;
       }
       const cap = o.cluster ? inFlightCap(o.cluster, connector, leaseUntil) : undefined;
@@ -146,9 +150,12 @@ export async function claimDue(store: Store, o: ClaimOptions): Promise<ClaimResu
   return { items, due: new Set(due), drained };
 }
 
-/** Drops rows unacknowledged 12 h after enqueue (not those in flight; their outcome decides). Returns how many. */
-export function dropExpired(tx: Repos, now: number, limit = 10_000): Promise<number> {
-  return tx.deliveries.deleteExpired(now - RETENTION_MICROS, now, limit);
+/**
+ * Drops rows unacknowledged 12 h after enqueue (not those in flight; their outcome decides), logged EXPIRED at `now`
+ * when `log`. Returns how many.
+ */
+export function dropExpired(tx: Repos, now: number, limit = 10_000, log = false): Promise<number> {
+  return tx.deliveries.deleteExpired(now - RETENTION_MICROS, now, limit, log);
 }
 
 /** Rows of a queue dropped per transaction (store/jobs/in-pieces.ts): ~11 ms of SQLite's writer, ~6 ms on PostgreSQL. */
@@ -157,33 +164,38 @@ export const DROP_PIECE = 10_000;
 /**
  * Drops the queue of a connector that is disabled or deleted, a piece per transaction, and counts its rows as
  * dropped. It stops early if the connector is ACTIVE again (enabled meanwhile: the enabling drops the rest in its
- * own transaction, dropRest). Returns how many rows it removed.
+ * own transaction, dropRest). With `logAt` (micros; the log is on: delivery-log.ts dropLogTime) the rows of a
+ * disabled connector are logged DISCARDED at that time; a deleted connector's are not (its log goes with it).
+ * Returns how many rows it removed.
  */
-export function dropQueue(store: Store, connectorId: string): Promise<number> {
-  return inPieces(store, (tx) => dropPieceUnlessActive(tx, connectorId));
+export function dropQueue(store: Store, connectorId: string, logAt?: number): Promise<number> {
+  return inPieces(store, (tx) => dropPieceUnlessActive(tx, connectorId, logAt));
 }
 
 /**
  * Drops whatever is left of the connector's queue inside the transaction that enables it again: rows a drop left
- * behind or queued by a publish that raced with the disabling, normally none (dropQueue ran before it).
+ * behind or queued by a publish that raced with the disabling, normally none (dropQueue ran before it). Logged
+ * DISCARDED at `logAt` when given, as dropQueue's.
  */
-export async function dropRest(tx: Repos, connectorId: string): Promise<number> {
+export async function dropRest(tx: Repos, connectorId: string, logAt?: number): Promise<number> {
   let total = 0;
   for (;;) {
-    const n = await dropPiece(tx, connectorId);
+    const n = await dropPiece(tx, connectorId, logAt);
     if (n === 0) return total;
     total += n;
   }
 }
 
 /** A piece, read under the connector's lock: none while the connector is ACTIVE (its queue is live again). */
-async function dropPieceUnlessActive(tx: Repos, connectorId: string): Promise<number> {
+async function dropPieceUnlessActive(tx: Repos, connectorId: string, logAt: number | undefined): Promise<number> {
   const c = await tx.dataConnectors.getForUpdate(connectorId);
-  return c !== null && c.status === 'ACTIVE' ? 0 : dropPiece(tx, connectorId);
+  if (c !== null && c.status === 'ACTIVE') return 0;
+  // Deleted: nothing is logged of its rows (its log is deleted after its queue: delivery-log.ts deleteConnectorLog).
+  return dropPiece(tx, connectorId, c === null ? undefined : logAt);
 }
 
-async function dropPiece(tx: Repos, connectorId: string): Promise<number> {
-  const n = await tx.deliveries.deleteByConnector(connectorId, DROP_PIECE);
+async function dropPiece(tx: Repos, connectorId: string, logAt: number | undefined): Promise<number> {
+  const n = await tx.deliveries.deleteByConnector(connectorId, DROP_PIECE, logAt);
   if (n > 0) await tx.connectorMetrics.addCounters({ [series.deliveries('dropped')]: n });
   return n;
 }

@@ -175,7 +175,13 @@ export function createThreadedDispatcher(options: ThreadedDispatcherOptions): Di
         // Only what the transport reads crosses the boundary (the target may carry more).
         outbox.push([
           id,
-          { url: target.url, headers: target.headers, signatureSecret: target.signatureSecret, probe: target.probe },
+          {
+            url: target.url,
+            headers: target.headers,
+            signatureSecret: target.signatureSecret,
+            probe: target.probe,
+            trigger: target.trigger,
+          },
           body,
         ]);
         if (!flushScheduled) {

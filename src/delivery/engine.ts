@@ -1,9 +1,9 @@
 // The delivery engine (contract §6), wired from its parts: fresh queue rows handed off at commit while it runs
 // (handoff.ts, intake.ts; rows waiting for a slot in lines.ts), claims of due ones (retries, backlogs, `:sync`;
 // pump.ts, backlog.ts), attempts within the attempt slots (attempts.ts, slots.ts; a dead endpoint never slows the
-// others) with every outcome recorded (outcomes.ts), and on a shared store the notices between the engines of a
-// cluster (queued-notices.ts). Tests drive it with a fake clock through runOnce(); the service runs it with
-// start()/stop().
+// others) with every outcome recorded (outcomes.ts) and logged (delivery-log.ts), the `:test` push (pushOnce, through
+// the attempts' own push), and on a shared store the notices between the engines of a cluster (queued-notices.ts).
+// Tests drive it with a fake clock through runOnce(); the service runs it with start()/stop().
 import type { SecretBox } from '../auth/secret-box.ts';
 import type { EventPipeline } from '../events/pipeline.ts';
 import type { Clock } from '../runtime/clock.ts';
@@ -13,12 +13,14 @@ import { createAttempts } from './attempts.ts';
 import { Backlog } from './backlog.ts';
 import type { InFlightLimits } from './claim.ts';
 import { createConnectorLog } from './connector-log.ts';
+import { DEFAULT_DELIVERY_LOG, deliveryLogOn, type DeliveryLogOptions } from './delivery-log.ts';
 import { EndedRows } from './ended-rows.ts';
-import type { HandoffPort } from './handoff.ts';
+import type { DeliveryHandoff, HandoffPort } from './handoff.ts';
 import { createIntake } from './intake.ts';
 import { Lines } from './lines.ts';
 import { createOpenedSecrets } from './opened-secrets.ts';
 import { createOutcomeRecorder, type RunReport } from './outcomes.ts';
+import { createDeferredRelease, DEFERRED_KEEP_DUE } from './deferred.ts';
 import { createPump } from './pump.ts';
 import { createQueuedNotices } from './queued-notices.ts';
 import { createSlots, type Slots } from './slots.ts';
@@ -54,8 +56,13 @@ export interface EngineOptions {
   pollIntervalMs?: number;
   /** How long a claimed row stays leased, ms; must exceed the 10 s attempt timeout. Default 60 000. */
   leaseMs?: number;
-  /** Dropping expired rows and pruning metrics, every this many ms while running. Default 5 000. */
+  /** Dropping expired rows and pruning metrics and the delivery log, every this many ms while running. Default 5 000. */
   housekeepingIntervalMs?: number;
+  /**
+   * The delivery log (config.deliveryLog): retention and per-connector cap; `max` 0 records nothing (the log is off,
+   * and still pruned). Default the service's defaults (72 h, 100,000), on.
+   */
+  deliveryLog?: DeliveryLogOptions;
 }
 
 export interface DeliveryEngine {
@@ -96,8 +103,9 @@ export function createDeliveryEngine(
   // A line is bounded, and all lines together hold at most as many rows as may be in flight.
   const lines = new Lines(perConnector * 4, total);
   const connectorLog = createConnectorLog(log, clock);
+  const deliveryLog = options.deliveryLog ?? DEFAULT_DELIVERY_LOG;
   const outcomes = createOutcomeRecorder(
-    { ...deps, leaseMicros },
+    { ...deps, leaseMicros, deliveryLog: deliveryLogOn(deliveryLog) },
     {
       disabled(d) {
         lines.drop(d.connector.id);
@@ -152,6 +160,8 @@ export function createDeliveryEngine(
     leaseMicros,
     cluster: clusterLimits,
     housekeepingIntervalMs: options.housekeepingIntervalMs ?? 5_000,
+    deliveryLog,
+    deferred: createDeferredRelease({ store, clock, logger: log, keepDue: DEFERRED_KEEP_DUE }),
     launch: attempts.launch,
     taking,
   });
@@ -168,6 +178,7 @@ export function createDeliveryEngine(
     run: (item) => void attempts.run(item),
     wake: () => pump.wake(),
   });
+  const handoff: DeliveryHandoff = { ...intake.handoff, pushOnce: attempts.pushOnce };
 
   function schedulePoll(): void {
     timer = setTimeout(() => {
@@ -185,7 +196,7 @@ export function createDeliveryEngine(
       if (started) return;
       started = true;
       stopping = false;
-      deps.handoff.attach(intake.handoff);
+      deps.handoff.attach(handoff);
       if (notices === null) {
         unsubscribe = deps.events.subscribe(pump.wakeForBacklog);
       } else {

@@ -2,7 +2,9 @@
 // services give delivery. Owned here, so neither the services nor the dependency bundle know how the engine works:
 // the composition root makes one port and gives it to the enqueue consumer, the engine and the services.
 import type { DataConnectorRecord, NewDelivery } from '../store/contract/connector-repos.ts';
+import type { DeliveryTrigger } from '../store/contract/delivery-log.ts';
 import type { ClaimedDelivery } from './claim.ts';
+import type { AttemptOutcome } from './types.ts';
 
 /**
  * The running engine's side of the hand-off. A fresh row whose connector has a free attempt slot (and nothing
@@ -38,6 +40,8 @@ export interface DeliveryHandoff {
   release(connectorId: string, slot: boolean, queuedDue?: boolean): void;
   /** The connector's queue was dropped (disabled or deleted; committed): rows waiting in its line are gone. */
   queueDropped(connectorId: string): void;
+  /** DeliveryNotices.pushOnce, done by the running engine. */
+  pushOnce(connector: DataConnectorRecord, body: Buffer, trigger: DeliveryTrigger): Promise<AttemptOutcome>;
 }
 
 export interface Reservation {
@@ -51,6 +55,23 @@ export interface Reservation {
 export interface DeliveryNotices {
   /** The connector's queue was dropped (disabled or deleted), and that change has committed. */
   queueDropped(connectorId: string): void;
+  /**
+   * One push attempt of `body` to the connector now (`:test`, extensions §X2), through the engine's own attempt path:
+   * the same SSRF guard, trust store, timeout, signing, custom headers and X-Sensorcloud-Delivery-Trigger header as a
+   * queued push; not queued, not retried, not counted in the connector's metrics, not logged (the caller logs it:
+   * DeliveryLogRepo.recordTest, the attempt made by delivery-log.ts loggedAttempt). Resolves with the attempt's
+   * outcome, a failed push included. Rejects, having made no attempt, with DeliveryEngineNotRunning when no engine
+   * runs in this process, or with an ApiError 429 while the connector (2) or the engine (16) has as many test pushes
+   * in flight as it allows.
+   */
+  pushOnce(connector: DataConnectorRecord, body: Buffer, trigger: DeliveryTrigger): Promise<AttemptOutcome>;
+}
+
+/** pushOnce without a running engine (a process started without delivery). */
+export class DeliveryEngineNotRunning extends Error {
+  constructor() {
+    super('the delivery engine is not running in this process');
+  }
 }
 
 /** Where the running engine plugs in (composition root); with nothing attached every row is queued as due. */
@@ -70,6 +91,10 @@ export function createHandoffPort(): HandoffPort {
     },
     queueDropped(connectorId) {
       current?.queueDropped(connectorId);
+    },
+    pushOnce(connector, body, trigger) {
+      if (current === null) return Promise.reject(new DeliveryEngineNotRunning());
+      return current.pushOnce(connector, body, trigger);
     },
   };
 }

@@ -32,8 +32,8 @@ export interface IntakeDeps {
 }
 
 export interface Intake {
-  /** Attached to the hand-off port while the engine runs. */
-  handoff: DeliveryHandoff;
+  /** Attached to the hand-off port while the engine runs (with pushOnce, which is the attempts' part: engine.ts). */
+  handoff: Omit<DeliveryHandoff, 'pushOnce'>;
   /** Attempts rows of the connector's line while it has free slots; gives the line back to the queue when it must. */
   drain(connectorId: string): Promise<void>;
 }
@@ -91,7 +91,7 @@ export function createIntake(deps: IntakeDeps): Intake {
     deps.wake();
   }
 
-  const handoff: DeliveryHandoff = {
+  const handoff: Intake['handoff'] = {
     reserve(connector, now, competitors) {
       const connectorId = connector.id;
       if (!deps.taking()) return null;

@@ -119,6 +119,10 @@ export const series = {
   durationBucket: (le: string) => `delivery_duration_seconds_bucket{le="${le}"}`,
   durationSum: 'delivery_duration_seconds_sum',
   durationCount: 'delivery_duration_seconds_count',
+  /** Recovery requests that were carried out (extensions §X2): `:resend`, `:replay`, `:test`. */
+  recoveryRequests: (kind: 'resend' | 'replay' | 'test') => `delivery_recovery_requests_total{kind="${kind}"}`,
+  /** Events a `:replay` enqueued. */
+  replayedEvents: 'delivery_replayed_events_total',
 };
 
 /** Adds n to a counter of the record (a missing counter counts as 0). */

@@ -2,24 +2,29 @@
 // deletes the row; a failure reschedules it (the retry schedule), drops it (12 hours from enqueue) or, after 5 days
 // of failures without a success, disables the connector and drops its queue. The recorder applies the effects of
 // the outcomes that arrive together in one transaction (group commit), each outcome's effects all-or-nothing,
-// with the attempt metrics and counters; a success is recorded in the same loop turn it arrives.
+// with the attempt metrics and counters and the delivery log's attempts (extensions §X1: one record() per batch, no
+// round trip per attempt); a success is recorded in the same loop turn it arrives.
 import { afterFailure, afterSuccess, type ConnectorState } from '../domain/connector-status.ts';
 import { dataConnectorName } from '../domain/names.ts';
 import { nowMicros, type Clock } from '../runtime/clock.ts';
 import { createFailureLog } from '../runtime/failure-log.ts';
 import type { Logger } from '../runtime/logger.ts';
 import type { DataConnectorRecord, DeliveryRecord } from '../store/contract/connector-repos.ts';
+import type { LogOutcome } from '../store/contract/delivery-log.ts';
 import type { Repos, Store } from '../store/contract/store.ts';
 import type { ClaimedDelivery } from './claim.ts';
 import { dropQueue, leaseHalfOver } from './claim.ts';
+import { loggedState, logOutcomeOf } from './delivery-log.ts';
 import { attemptCounterDeltas, bump, recordAttemptMetrics, series, type AttemptSample } from './metrics.ts';
 import { nextAttemptTime } from './retry.ts';
 import type { AttemptOutcome } from './types.ts';
 
-/** An attempt that ended: the row and connector it was made for, how it went, and when it ended (ms). */
+/** An attempt that ended: the row and connector it was made for, how it went, and when it started and ended (ms). */
 export interface Finished {
   item: ClaimedDelivery;
   outcome: AttemptOutcome;
+  /** The attempt's start: its time in the delivery log. */
+  startMs: number;
   endMs: number;
 }
 
@@ -118,6 +123,8 @@ interface Batch {
   late: (leaseUntil: number) => boolean;
   /** Connectors this batch disabled: their queues are dropped after the commit, and counted in `report`. */
   disabled: Array<Omit<Disabled, 'dropped'> & { report: RunReport }>;
+  /** The delivery log's record of each outcome, written once at the end of the batch; null: the log is off. */
+  log: LogOutcome[] | null;
 }
 
 /** Deletes the batch's acknowledged and discarded rows; counts the acknowledged ones still there. */
@@ -131,6 +138,9 @@ function attemptedReports(n: number): RunReport[] {
   for (let i = 0; i < n; i++) reports.push({ attempted: 1, acked: 0, failed: 0, dropped: 0 });
   return reports;
 }
+
+/** A retry's due time (ms) as the queue row and the log keep it (micros, never before the computed time). */
+const dueMicros = (dueMs: number): number => Math.ceil(dueMs * 1000);
 
 /** Applies one outcome's effect inside the group transaction. */
 async function apply(tx: Repos, done: Finished, report: RunReport, batch: Batch, log: Logger): Promise<void> {
@@ -149,6 +159,15 @@ async function apply(tx: Repos, done: Finished, report: RunReport, batch: Batch,
     effect = effectOf(connector, row, outcome, endMs);
   }
   const end = Math.floor(endMs * 1000);
+  // Every attempt of a connector that is still there is logged, whatever became of its row (a late acknowledgement
+  // too: the receiver has the event).
+  batch.log?.push(
+    logOutcomeOf(row, outcome, done.startMs, {
+      time: end,
+      state: loggedState(effect.kind),
+      nextAttemptTime: effect.kind === 'retry' ? dueMicros(effect.dueMs) : null,
+    }),
+  );
   batch.samples.push({
     connectorId: connector.id,
     time: end,
@@ -202,7 +221,7 @@ async function apply(tx: Repos, done: Finished, report: RunReport, batch: Batch,
     case 'retry':
       // Under the attempt's lease only (as the drop below): a row another process claimed after that lease ended is
       // its attempt's now.
-      await tx.deliveries.reschedule(row.id, effect.attempts, Math.ceil(effect.dueMs * 1000), row.leaseUntil);
+      await tx.deliveries.reschedule(row.id, effect.attempts, dueMicros(effect.dueMs), row.leaseUntil);
       return;
     case 'expire':
       if (await tx.deliveries.delete(row.id, row.leaseUntil)) {
@@ -221,9 +240,17 @@ async function apply(tx: Repos, done: Finished, report: RunReport, batch: Batch,
  * A batch that fails to record leaves its rows leased: they come due again when the lease ends.
  */
 export function createOutcomeRecorder(
-  deps: { store: Store; logger: Logger; clock: Clock; leaseMicros: number },
+  deps: {
+    store: Store;
+    logger: Logger;
+    clock: Clock;
+    leaseMicros: number;
+    /** Whether attempts (and the rows a disable drops) go to the delivery log. Default true. */
+    deliveryLog?: boolean;
+  },
   notices: OutcomeNotices,
 ): OutcomeRecorder {
+  const logging = deps.deliveryLog ?? true;
   const log = deps.logger;
   // While the database is unreachable every batch fails: logged when that starts and when it ends.
   const failures = createFailureLog(
@@ -271,6 +298,7 @@ export function createOutcomeRecorder(
               discarded: [],
               disabled: [],
               late: (leaseUntil) => leaseHalfOver(leaseUntil, now, deps.leaseMicros),
+              log: logging ? [] : null,
             };
             // Every connector of the batch in one read, without a lock: most outcomes change nothing of the connector (an
             // acknowledgement to a healthy one), and on PostgreSQL a row lock taken by every batch made the outcome
@@ -282,6 +310,7 @@ export function createOutcomeRecorder(
             for (const id of ids) batch.connectors.set(id, read.get(id) ?? null);
             for (let i = 0; i < taken.length; i++) await apply(tx, taken[i]!.done, reports[i]!, batch, log);
             await deleteFinished(tx, batch);
+            if (batch.log !== null && batch.log.length > 0) await tx.deliveryLog.record(batch.log);
             await recordAttemptMetrics(tx, batch.samples);
             attemptCounterDeltas(batch.samples, batch.counters);
             await tx.connectorMetrics.addCounters(batch.counters);
@@ -302,7 +331,8 @@ export function createOutcomeRecorder(
       for (const d of disabled) {
         // Outcomes wait meanwhile (rows stay leased; pushes go on). Should the database fail, the rest of the queue
         // is dropped as it comes due (claimDue), and never sent: the connector is disabled already.
-        const dropped = await dropQueue(deps.store, d.connector.id).catch((err: unknown) => {
+        const logAt = logging ? nowMicros(deps) : undefined;
+        const dropped = await dropQueue(deps.store, d.connector.id, logAt).catch((err: unknown) => {
           log.warn(
             { err, connector: dataConnectorName(d.connector.projectId, d.connector.id) },
             "delivery engine: dropping a disabled connector's queue failed; the rest is dropped as it comes due",

@@ -1,6 +1,6 @@
 // The engine's reads of the queue, for rows not handed off (retries, backlogs, `:sync`): claims of due rows within the
 // free slots (claim.ts), each settling the backlog by what it found (backlog.ts), and the housekeeping pass when it
-// is due (housekeeping.ts; one process of a cluster runs it). In the background one pass runs at a time, again if it
+// is due (housekeeping.ts, and the delivery log's pruning, delivery-log.ts; one process of a cluster runs it). In the background one pass runs at a time, again if it
 // was woken meanwhile; runOnce claims until nothing due is left (tests, tools).
 import { nowMicros, type Clock } from '../runtime/clock.ts';
 import { createFailureLog } from '../runtime/failure-log.ts';
@@ -9,6 +9,8 @@ import type { Store } from '../store/contract/store.ts';
 import { leadsJob } from '../store/jobs/cluster.ts';
 import type { Backlog } from './backlog.ts';
 import { claimDue, type ClaimedDelivery, type InFlightLimits } from './claim.ts';
+import { deliveryLogOn, pruneDeliveryLog, type DeliveryLogOptions } from './delivery-log.ts';
+import type { DeferredRelease } from './deferred.ts';
 import { dropExpiredAndPrune } from './housekeeping.ts';
 import type { RunReport } from './outcomes.ts';
 import type { Slots } from './slots.ts';
@@ -23,8 +25,12 @@ export interface PumpDeps {
   leaseMicros: number;
   /** On a store several processes share: the cluster's limits claims are made under. */
   cluster: InFlightLimits | null;
-  /** Dropping expired rows and pruning metrics, at most every this many ms in the background. */
+  /** Dropping expired rows and pruning metrics and the delivery log, at most every this many ms in the background. */
   housekeepingIntervalMs: number;
+  /** Makes replayed rows due a piece at a time (deferred.ts), at most every RELEASE_EVERY_MS. */
+  deferred?: DeferredRelease;
+  /** The delivery log: whether drops are logged, and its bounds. */
+  deliveryLog: DeliveryLogOptions;
   /** Takes a slot for each claimed row and attempts it (attempts.ts). */
   launch(items: ClaimedDelivery[]): Array<Promise<RunReport>>;
   /** Whether the engine runs (started and not stopping): a wake does nothing otherwise. */
@@ -44,6 +50,12 @@ export interface Pump {
   reset(): void;
 }
 
+/**
+ * How often the background loop makes a piece of replayed rows due (ms): with DEFERRED_KEEP_DUE rows a piece, up to
+ * ~20,000 rows a second per connector, above what one connector's attempt slots push here.
+ */
+const RELEASE_EVERY_MS = 100;
+
 export function createPump(deps: PumpDeps): Pump {
   const { store, slots, backlog } = deps;
   // Every poll fails while the database is unreachable: logged when that starts and when it ends.
@@ -56,11 +68,22 @@ export function createPump(deps: PumpDeps): Pump {
     },
     () => deps.clock.now(),
   );
+  const pruneFailures = createFailureLog(
+    deps.logger,
+    'warn',
+    {
+      failing: 'delivery engine: pruning the delivery log failed; it is tried again at the next housekeeping pass',
+      recovered: 'delivery engine: pruning the delivery log works again',
+    },
+    () => deps.clock.now(),
+  );
+  const logging = deliveryLogOn(deps.deliveryLog);
   let rotation = 0;
   let pumping: Promise<void> | null = null;
   let again = false;
   let wakeScheduled = false;
   let lastHousekeeping = -Infinity;
+  let lastRelease = -Infinity;
   let leasesReleased = false;
 
   async function claim(): Promise<ClaimedDelivery[]> {
@@ -74,6 +97,7 @@ export function createPump(deps: PumpDeps): Pump {
       suspectLeft: slots.options.suspectTotal - Math.max(slots.inFlightSuspect, slots.suspectHeld()),
       rotation: rotation++,
       cluster: deps.cluster,
+      logDrops: logging,
     });
     if (result.due !== null) backlog.settle(seen, result.due, result.drained);
     return result.items;
@@ -81,7 +105,16 @@ export function createPump(deps: PumpDeps): Pump {
 
   async function housekeeping(): Promise<number> {
     lastHousekeeping = deps.clock.now();
-    return store.transaction((tx) => dropExpiredAndPrune(tx, nowMicros(deps)));
+    const now = nowMicros(deps);
+    const dropped = await store.transaction((tx) => dropExpiredAndPrune(tx, now, logging));
+    // In transactions of its own, a bounded piece each; a failure is the next pass's to try again.
+    try {
+      await pruneDeliveryLog(store, now, deps.deliveryLog);
+      pruneFailures.succeeded();
+    } catch (err) {
+      pruneFailures.failed(err);
+    }
+    return dropped;
   }
 
   async function runPasses(): Promise<void> {
@@ -96,6 +129,10 @@ export function createPump(deps: PumpDeps): Pump {
         if (deps.clock.now() - lastHousekeeping >= deps.housekeepingIntervalMs) {
           if (await leadsJob(store, 'delivery-housekeeping')) await housekeeping();
           else lastHousekeeping = deps.clock.now();
+        }
+        if (deps.deferred && deps.clock.now() - lastRelease >= RELEASE_EVERY_MS) {
+          lastRelease = deps.clock.now();
+          await deps.deferred.release();
         }
         const items = await claim();
         claimFailures.succeeded();
@@ -136,6 +173,7 @@ export function createPump(deps: PumpDeps): Pump {
       report.dropped += await housekeeping();
       const inFlight = new Set<Promise<void>>();
       const claimMore = async () => {
+        await deps.deferred?.release(true);
         for (const p of deps.launch(await claim())) {
           const tracked: Promise<void> = p.then((r) => {
             report.attempted += r.attempted;

@@ -24,13 +24,17 @@ export function pushUserAgent(version: string = packageVersion()): string {
   return `SensorCloud-DataConnector/${version}`;
 }
 
+/** The header naming what queued a delivery other than a published event (extensions §X2). */
+export const TRIGGER_HEADER = 'X-Sensorcloud-Delivery-Trigger';
+
 /**
- * Content-Type and User-Agent, then each custom header verbatim (reserved and hop-by-hop names skipped; a custom
- * User-Agent replaces the default), then `X-Service-Signature` when the target has a secret. `nextJti` is called
- * only when the request is signed.
+ * Content-Type and User-Agent, then each custom header verbatim (reserved and hop-by-hop names skipped, the trigger
+ * header among them, so a connector can neither set nor spoof it; a custom User-Agent replaces the default), then
+ * `X-Sensorcloud-Delivery-Trigger` for a SYNC, RESEND, REPLAY or TEST delivery, then `X-Service-Signature` when the
+ * target has a secret. `nextJti` is called only when the request is signed.
  */
 export function buildPushHeaders(
-  target: Pick<PushTarget, 'headers' | 'signatureSecret'>,
+  target: Pick<PushTarget, 'headers' | 'signatureSecret' | 'trigger'>,
   body: Uint8Array,
   userAgent: string,
   iatSeconds: number,
@@ -43,6 +47,7 @@ export function buildPushHeaders(
     if (lower === 'user-agent') delete headers['User-Agent'];
     headers[name] = target.headers[name]!;
   }
+  if (target.trigger !== undefined && target.trigger !== 'EVENT') headers[TRIGGER_HEADER] = target.trigger;
   if (target.signatureSecret !== '') {
     headers['X-Service-Signature'] = signBody(body, target.signatureSecret, iatSeconds, nextJti());
   }

@@ -49,6 +49,7 @@ export async function enqueueSync(
         body: buildPushBody(e.body, device, connector.labels),
         enqueueTime: now,
         dueTime: now,
+        trigger: 'SYNC',
       });
     }
     if (rows.length > 0) {

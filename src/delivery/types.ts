@@ -1,5 +1,6 @@
 // The seam between the delivery engine (queue, retry, status machine, metrics) and the transport (HTTPS,
 // TLS, SSRF guard, signing). Outcomes are data (DESIGN: "delivery outcomes are data").
+import type { AttemptOutcomeClass, DeliveryTrigger } from '../store/contract/delivery-log.ts';
 
 /** Where and how to push; read from the connector at each attempt (contract §6.1). */
 export interface PushTarget {
@@ -12,6 +13,11 @@ export interface PushTarget {
    * half of its connections, so dead paths on a receiver host never take the connections of its healthy ones.
    */
   probe?: boolean;
+  /**
+   * What queued the delivery (extensions §X2): SYNC, RESEND, REPLAY and TEST pushes carry it in the
+   * X-Sensorcloud-Delivery-Trigger header; absent (or EVENT, a published event) sends no such header.
+   */
+  trigger?: DeliveryTrigger;
 }
 
 export type AttemptReason =
@@ -22,21 +28,8 @@ export type AttemptReason =
   | 'connection' // refused, reset, DNS failure …
   | 'refused_address'; // SSRF guard (contract §6.10)
 
-/**
- * The class of an attempt in the delivery log (extensions §X1, Attempt.outcome). It refines `reason`: `ack` is
- * SUCCESS, `http_status` HTTP_ERROR, `timeout` TIMEOUT, `tls` TLS_ERROR, `refused_address` BLOCKED_ADDRESS, and
- * `connection` is CONNECTION_REFUSED, CONNECTION_RESET, DNS_ERROR or OTHER.
- */
-export type AttemptOutcomeClass =
-  | 'SUCCESS'
-  | 'HTTP_ERROR'
-  | 'TIMEOUT'
-  | 'CONNECTION_REFUSED'
-  | 'CONNECTION_RESET'
-  | 'TLS_ERROR'
-  | 'DNS_ERROR'
-  | 'BLOCKED_ADDRESS'
-  | 'OTHER';
+/** The class of an attempt in the delivery log (extensions §X1): kept with the log's records (store/contract). */
+export type { AttemptOutcomeClass };
 
 export interface AttemptOutcome {
   ok: boolean;

@@ -12,6 +12,8 @@ export const RESERVED_PUSH_HEADERS: ReadonlySet<string> = new Set([
   'transfer-encoding',
   'connection',
   'x-service-signature',
+  // What queued a delivery (extensions §X2): set by the service for SYNC, RESEND, REPLAY and TEST pushes only.
+  'x-sensorcloud-delivery-trigger',
   'keep-alive',
   'proxy-connection',
   'te',

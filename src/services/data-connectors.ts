@@ -14,6 +14,7 @@ import { pageRequest, toPage } from '../domain/paging.ts';
 import { formatTimestamp } from '../domain/time.ts';
 import { readConnectorMetrics, readConnectorMetricsHistory } from '../delivery/metrics.ts';
 import { dropQueue, dropRest } from '../delivery/claim.ts';
+import { deleteConnectorLog, dropLogTime } from '../delivery/delivery-log.ts';
 import { enqueueSync } from '../delivery/sync.ts';
 import { checkUrlForWrite } from '../delivery/ssrf.ts';
 import type { DataConnectorRecord } from '../store/contract/connector-repos.ts';
@@ -154,7 +155,8 @@ export function presentDataConnector(
 
 const canSeeSecrets = (permissions: ReadonlySet<string>) => permissions.has('dataconnector.update');
 
-async function requireConnector(
+/** The connector of the project with the caller's permission checked; `reveal`: whether the caller sees its secrets. */
+export async function requireConnector(
   deps: Deps,
   principal: Principal,
   projectId: string,
@@ -168,7 +170,7 @@ async function requireConnector(
 }
 
 /** Reloads inside a transaction (the connector may have been deleted since the permission check). */
-async function reload(tx: Repos, projectId: string, connectorId: string): Promise<DataConnectorRecord> {
+export async function reload(tx: Repos, projectId: string, connectorId: string): Promise<DataConnectorRecord> {
   const c = await tx.dataConnectors.getForUpdate(connectorId);
   if (!c || c.projectId !== projectId) throw notFound('data connector not found');
   return c;
@@ -182,7 +184,7 @@ async function reload(tx: Repos, projectId: string, connectorId: string): Promis
 async function dropQueueAfter(deps: Deps, projectId: string, connectorId: string): Promise<number | null> {
   deps.delivery.queueDropped(connectorId);
   try {
-    return await dropQueue(deps.store, connectorId);
+    return await dropQueue(deps.store, connectorId, dropLogTime(deps));
   } catch (err) {
     deps.logger.warn(
       { err, connector: dataConnectorName(projectId, connectorId) },
@@ -361,7 +363,10 @@ export async function updateDataConnector(
   const status = wants('status', input.status) ? input.status : undefined;
   if (status !== undefined) initialState(status); // 400 for SYSTEM_DISABLED or unknown values, before any write
   // Enabling: whatever an earlier drop left of the queue goes first, outside the transaction (normally nothing).
-  const leftover = status === 'ACTIVE' && current.status !== 'ACTIVE' ? await dropQueue(deps.store, connectorId) : 0;
+  const leftover =
+    status === 'ACTIVE' && current.status !== 'ACTIVE'
+      ? await dropQueue(deps.store, connectorId, dropLogTime(deps))
+      : 0;
 
   const result = await deps.store.transaction(async (tx) => {
     const before = await reload(tx, projectId, connectorId);
@@ -386,7 +391,7 @@ export async function updateDataConnector(
       disabling = t.dropQueue;
       // The queue of the disabled connector must not reach the endpoint once it is enabled: what is still there
       // goes in this transaction.
-      if (t.changed && t.status === 'ACTIVE') dropped += await dropRest(tx, before.id);
+      if (t.changed && t.status === 'ACTIVE') dropped += await dropRest(tx, before.id, dropLogTime(deps));
     }
     const changed = JSON.stringify({ ...next, updateTime: 0 }) !== JSON.stringify({ ...before, updateTime: 0 });
     if (changed) {
@@ -424,6 +429,7 @@ export async function deleteDataConnector(
     await tx.dataConnectors.delete(c.id);
   });
   const dropped = await dropQueueAfter(deps, projectId, connectorId);
+  await deleteConnectorLog(deps, projectId, connectorId);
   deps.logger.info(
     {
       connector: dataConnectorName(projectId, connectorId),

@@ -18,6 +18,7 @@ export async function checkHealth(deps: Pick<Deps, 'store'>): Promise<{ status: 
 }
 
 const REASONS: AttemptReason[] = ['ack', 'http_status', 'timeout', 'tls', 'connection', 'refused_address'];
+const RECOVERY_KINDS = ['resend', 'replay', 'test'] as const;
 
 const num = (v: number) => (Number.isInteger(v) ? String(v) : String(Number(v.toFixed(6))));
 
@@ -49,6 +50,16 @@ export async function renderPrometheus(deps: Pick<Deps, 'store'>): Promise<strin
   for (const le of [...DURATION_BUCKETS_SECONDS.map(String), '+Inf'])
     lines.push(`${series.durationBucket(le)} ${c(series.durationBucket(le))}`);
   lines.push(`${series.durationSum} ${c(series.durationSum)}`, `${series.durationCount} ${c(series.durationCount)}`);
+  lines.push(
+    '# HELP delivery_recovery_requests_total Recovery requests carried out: resends, replays, test pushes.',
+    '# TYPE delivery_recovery_requests_total counter',
+  );
+  for (const kind of RECOVERY_KINDS) lines.push(`${series.recoveryRequests(kind)} ${c(series.recoveryRequests(kind))}`);
+  lines.push(
+    '# HELP delivery_replayed_events_total Events queued again by replays.',
+    '# TYPE delivery_replayed_events_total counter',
+  );
+  lines.push(`${series.replayedEvents} ${c(series.replayedEvents)}`);
   lines.push(
     '# HELP delivery_queue_depth Events waiting in delivery queues (in flight included).',
     '# TYPE delivery_queue_depth gauge',

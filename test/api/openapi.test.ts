@@ -31,6 +31,14 @@ describe('happy', () => {
     assert.ok(count >= 60, `only ${count} operations`);
     assert.equal(seen.get('listDevices'), 'GET /v2/projects/{project}/devices');
     assert.equal(seen.get('publishDeviceEvent'), 'POST /v2/projects/{project}/devices/{device}:publish');
+    assert.equal(seen.get('listDeliveries'), 'GET /v2/projects/{project}/dataconnectors/{dc}/deliveries');
+    assert.equal(seen.get('getDelivery'), 'GET /v2/projects/{project}/dataconnectors/{dc}/deliveries/{delivery}');
+    assert.equal(
+      seen.get('resendDelivery'),
+      'POST /v2/projects/{project}/dataconnectors/{dc}/deliveries/{delivery}:resend',
+    );
+    assert.equal(seen.get('replayDataConnector'), 'POST /v2/projects/{project}/dataconnectors/{dc}:replay');
+    assert.equal(seen.get('testDataConnector'), 'POST /v2/projects/{project}/dataconnectors/{dc}:test');
     assert.equal(
       seen.get('getDataConnectorMetricsHistory'),
       'GET /v2/projects/{project}/dataconnectors/{dc}:metricsHistory',

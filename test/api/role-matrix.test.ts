@@ -39,6 +39,8 @@ interface Fixtures {
   sa: string;
   key: string;
   dc: string;
+  /** A delivery of `dc` (the queued row of an event published at the start). */
+  delivery: string;
   member: string;
 }
 
@@ -298,6 +300,45 @@ const ENDPOINTS: Endpoint[] = [
     call: async (_t, f) => ({ method: 'POST', url: `/v2/${f.dc}:sync` }),
   },
   {
+    name: 'GET deliveries',
+    permission: 'dataconnector.read',
+    call: async (_t, f) => ({ method: 'GET', url: `/v2/${f.dc}/deliveries` }),
+  },
+  {
+    name: 'GET deliveries of every connector',
+    permission: 'dataconnector.read',
+    call: async (_t, f) => ({ method: 'GET', url: `/v2/projects/${f.p}/dataconnectors/-/deliveries` }),
+  },
+  {
+    name: 'GET delivery',
+    permission: 'dataconnector.read',
+    call: async (_t, f) => ({ method: 'GET', url: `/v2/${f.delivery}` }),
+  },
+  {
+    name: 'delivery:resend',
+    permission: 'dataconnector.update',
+    call: async (_t, f) => ({ method: 'POST', url: `/v2/${f.delivery}:resend`, body: {} }),
+  },
+  {
+    name: 'data connector:replay',
+    permission: 'dataconnector.update',
+    call: async (t, f) => ({
+      method: 'POST',
+      url: `/v2/${f.dc}:replay`,
+      body: {
+        startTime: new Date(t.clock.now() - 60_000).toISOString(),
+        endTime: new Date(t.clock.now() + 1000).toISOString(),
+      },
+    }),
+  },
+  {
+    name: 'data connector:test',
+    permission: 'dataconnector.update',
+    // No delivery engine runs here (a test push would be a 503): an unknown event type is refused, after the
+    // permission check, with a 400.
+    call: async (_t, f) => ({ method: 'POST', url: `/v2/${f.dc}:test`, body: { eventType: 'unknown' } }),
+  },
+  {
     name: 'DELETE data connector',
     permission: 'dataconnector.delete',
     call: async (t, f) => ({ method: 'DELETE', url: `/v2/${await freshConnector(t, f)}` }),
@@ -380,7 +421,9 @@ describe('role × endpoint matrix', () => {
         httpConfig: { url: 'https://example.com/hook' },
       })
     ).name as string;
-    f = { p, o: t.organizationId, device, sa, key, dc, member: '' };
+    await must(t, 'POST', `/v2/${device}:publish`, { touch: {} });
+    const delivery = (await must(t, 'GET', `/v2/${dc}/deliveries`)).deliveries[0].name as string;
+    f = { p, o: t.organizationId, device, sa, key, dc, delivery, member: '' };
     f.member = await freshMember(t, f);
     for (const role of ROLE_CASES) {
       const account = await t.createServiceAccount({ roles: role === 'none' ? [] : [role] });

@@ -1,6 +1,6 @@
 // The CLI's HTTP client against a scripted loopback server: a 429 is waited out as Retry-After says, pages are
 // followed until nextPageToken is empty, an OAuth2 token is exchanged once, cached, and exchanged again after a
-// 401; the server's error messages come through as ApiError/AuthError.
+// 401; the server's error messages come through as ApiError/AuthError, and no answer in time as ApiTimeoutError.
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { decodeJwt, decodeProtectedHeader } from 'jose';
 import { ApiClient, type CachedToken, type TokenStore } from '../../src/cli/client.ts';
-import { ApiError, AuthError } from '../../src/cli/errors.ts';
+import { ApiError, ApiTimeoutError, AuthError } from '../../src/cli/errors.ts';
 import { freePort } from '../helpers/serve-process.ts';
 
 type Handler = (req: IncomingMessage, body: string, res: ServerResponse) => void;
@@ -178,5 +178,16 @@ describe('errors', () => {
       .catch((e) => e);
     assert.ok(err instanceof ApiError);
     assert.equal(err.message, `cannot reach http://127.0.0.1:${port}: ECONNREFUSED`);
+  });
+
+  it('no answer within timeoutMs is an ApiTimeoutError (exit 1) naming the server and the wait', async () => {
+    let answer: (() => void) | null = null;
+    handler = (_req, _body, res) => (answer = () => json(res, 200, {}));
+    const err = await basic()
+      .call('POST', 'projects/p/dataconnectors/c:replay', { body: {}, timeoutMs: 200 })
+      .catch((e) => e);
+    (answer as (() => void) | null)?.();
+    assert.ok(err instanceof ApiTimeoutError, String(err));
+    assert.deepEqual([err.message, err.exitCode], [`no answer from ${url} within 0.2 s`, 1]);
   });
 });

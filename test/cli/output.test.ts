@@ -1,9 +1,11 @@
 // Output for people and scripts: aligned tables, colours only on a terminal and never with NO_COLOR or --no-color,
-// --quiet names, --json documents; the export progress bar drawn only on a terminal and erased at the end.
+// --quiet names, --json documents; the export progress bar and the replay's waiting line drawn only on a terminal
+// and erased at the end.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Output } from '../../src/cli/output.ts';
-import { createProgress } from '../../src/cli/progress.ts';
+import { createProgress, createWaiting } from '../../src/cli/progress.ts';
+import { until } from '../helpers/until.ts';
 
 /** A stream that records what is written; `isTTY` as a terminal would say. */
 function fakeStream(isTTY: boolean): NodeJS.WriteStream & { text: string } {
@@ -86,5 +88,30 @@ describe('happy', () => {
     none.update(0.5, 'x');
     none.done();
     assert.equal(pipe.text, '');
+  });
+
+  it("the waiting line (a replay's) shows the elapsed seconds on a terminal only, and erases itself", async () => {
+    const tty = fakeStream(true);
+    let clock = 0;
+    // Each reading of the clock is a second after the one before: the start, then 1 s at the first draw, 2 s, 3 s.
+    const waiting = createWaiting(tty, true, 'Replaying to c1', { now: () => (clock += 1000) - 1000, everyMs: 5 });
+    await until('two redraws', () => tty.text.includes('3 s'));
+    waiting.done();
+    waiting.done();
+    const frames = tty.text.split('\r').slice(1);
+    assert.deepEqual(frames.slice(0, 3), [
+      'Replaying to c1… 1 s\u001b[K',
+      'Replaying to c1… 2 s\u001b[K',
+      'Replaying to c1… 3 s\u001b[K',
+    ]);
+    assert.equal(frames.at(-1), '\u001b[K', 'erased once at the end');
+    assert.equal(frames.filter((f) => f === '\u001b[K').length, 1);
+    for (const [stream, enabled] of [
+      [fakeStream(false), true],
+      [fakeStream(true), false],
+    ] as const) {
+      createWaiting(stream, enabled, 'x').done();
+      assert.equal(stream.text, '');
+    }
   });
 });

@@ -77,6 +77,17 @@ describe('dispatcher thread', () => {
     assert.equal(payload.checksum_sha256, createHash('sha256').update(req.body).digest('hex'));
   });
 
+  it('carries the trigger across the thread: a REPLAY push names it, a push without one names none', async () => {
+    const d = dispatcher();
+    const before = rx.requests.length;
+    assert.equal((await d.send(target(rx.url, { trigger: 'REPLAY' }), body(1))).ok, true);
+    assert.equal((await d.send(target(rx.url), body(2))).ok, true);
+    const [replayed, live] = rx.requests.slice(before);
+    assert.equal(replayed!.headers['x-sensorcloud-delivery-trigger'], 'REPLAY');
+    assert.ok(replayed!.body.equals(body(1)), 'the body is unchanged');
+    assert.equal(live!.headers['x-sensorcloud-delivery-trigger'], undefined);
+  });
+
   it('carries many pushes per message: each arrives once and each send gets its own outcome', async () => {
     const d = dispatcher();
     const before = rx.requests.length;

@@ -117,9 +117,9 @@ describe('the outcome recorder', () => {
       );
       const endMs = t.clock.now();
       const reports = await Promise.all([
-        recorder.record({ item: await item(ids[0]!), outcome: ok, endMs }),
-        recorder.record({ item: await item(ids[1]!), outcome: failed(), endMs }),
-        recorder.record({ item: await item(ids[2]!), outcome: ok, endMs }),
+        recorder.record({ item: await item(ids[0]!), outcome: ok, startMs: endMs, endMs }),
+        recorder.record({ item: await item(ids[1]!), outcome: failed(), startMs: endMs, endMs }),
+        recorder.record({ item: await item(ids[2]!), outcome: ok, startMs: endMs, endMs }),
       ]);
       assert.deepEqual(
         reports.map((r) => [r.acked, r.failed]),
@@ -175,7 +175,12 @@ describe('the outcome recorder', () => {
       // Both pushes of the paused process were acknowledged; it records them now.
       const reports = await Promise.all(
         attempted.map((delivery) =>
-          recorder.record({ item: { delivery, connector: c }, outcome: ok, endMs: t.clock.now() }),
+          recorder.record({
+            item: { delivery, connector: c },
+            outcome: ok,
+            startMs: t.clock.now(),
+            endMs: t.clock.now(),
+          }),
         ),
       );
       assert.deepEqual(
@@ -240,6 +245,7 @@ describe('the outcome recorder', () => {
         recorder.record({
           item: { delivery: (await inner.deliveries.get(id))!, connector: c },
           outcome,
+          startMs: t.clock.now(),
           endMs: t.clock.now(),
         });
       await record(ids[0]!, ok);
@@ -282,6 +288,7 @@ describe('the outcome recorder', () => {
       const report = await recorder.record({
         item: { delivery: (await t.deps.store.deliveries.get(row!))!, connector: c },
         outcome: failed(),
+        startMs: t.clock.now(),
         endMs: t.clock.now(),
       });
       assert.equal(report.dropped, 2);

@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Backlog } from '../../src/delivery/backlog.ts';
+import { DEFAULT_DELIVERY_LOG } from '../../src/delivery/delivery-log.ts';
 import type { ClaimedDelivery } from '../../src/delivery/claim.ts';
 import type { RunReport } from '../../src/delivery/outcomes.ts';
 import { createPump, type PumpDeps } from '../../src/delivery/pump.ts';
@@ -68,6 +69,7 @@ async function setup(options: Partial<PumpDeps> & { perConnector?: number } = {}
     leaseMicros: LEASE_MICROS,
     cluster: t.deps.store.cluster === null ? null : { perConnector, perFailing: 1, suspectAfterMicros: 1_000_000 },
     housekeepingIntervalMs: 60_000,
+    deliveryLog: DEFAULT_DELIVERY_LOG,
     launch(items) {
       if (items.length > 0) launched.push(items.map((i) => i.delivery.id));
       return items.map((item) => {

@@ -47,8 +47,8 @@ const watched = (onPiece: (n: number) => void) =>
     ...tx,
     deliveries: {
       ...tx.deliveries,
-      deleteByConnector: async (id, limit) => {
-        const n = await tx.deliveries.deleteByConnector(id, limit);
+      deleteByConnector: async (id, limit, logAt) => {
+        const n = await tx.deliveries.deleteByConnector(id, limit, logAt);
         onPiece(n);
         return n;
       },

@@ -9,6 +9,7 @@ import { accountContract } from './contract/accounts.ts';
 import { concurrencyContract } from './contract/concurrency.ts';
 import { dataConnectorContract } from './contract/connectors.ts';
 import { deliveryContract } from './contract/deliveries.ts';
+import { deliveryLogContract } from './contract/delivery-log.ts';
 import { deviceContract } from './contract/devices.ts';
 import { eventContract } from './contract/events.ts';
 import type { OpenStore } from './contract/fixtures.ts';
@@ -32,6 +33,7 @@ export function storeContract(name: string, open: OpenStore, openShared?: OpenSh
     eventContract(open);
     dataConnectorContract(open);
     deliveryContract(open);
+    deliveryLogContract(open);
     connectorMetricContract(open);
     sealedContract(open);
     sessionContract(open);

@@ -5,6 +5,8 @@ import assert from 'node:assert/strict';
 import pg from 'pg';
 import { after, before, describe, it } from 'node:test';
 import { createPostgresStore, type PostgresStore } from '../../src/store/postgres/index.ts';
+import type { NewDelivery } from '../../src/store/contract/connector-repos.ts';
+import type { LogOutcome } from '../../src/store/contract/delivery-log.ts';
 import type { DeviceRecord } from '../../src/store/contract/records.ts';
 import type { Repos } from '../../src/store/contract/store.ts';
 import { createTestDatabase } from '../helpers/postgres.ts';
@@ -353,6 +355,29 @@ describe('postgres: batches of devices this process knows run unlocked', () => {
     assert.equal((await here.devices.get(d.id))?.reported.n, 11);
   });
 
+  /** An attempt's outcome on a queued row, as the engine logs it (delivery/delivery-log.ts). */
+  const logged = (r: NewDelivery, state: LogOutcome['state'], time: number): LogOutcome => ({
+    id: r.queued!.id,
+    connectorId: r.connectorId,
+    eventId: r.eventId,
+    eventType: 'touch',
+    deviceId: 'd1',
+    trigger: 'EVENT',
+    createTime: r.enqueueTime,
+    state,
+    attempt: {
+      time,
+      durationMicros: 1_000,
+      outcome: state === 'DELIVERED' ? 'SUCCESS' : 'HTTP_ERROR',
+      httpStatus: state === 'DELIVERED' ? 200 : 500,
+      responseBody: '{"ok":true}',
+      responseBodyTruncated: false,
+      error: '',
+    },
+    nextAttemptTime: state === 'RETRYING' ? time + 60_000_000 : null,
+    updateTime: time + 1_000,
+  });
+
   /** The statements this process's transactions send while fn runs. */
   const statements = async (fn: () => Promise<unknown>): Promise<string[]> => {
     sent.length = 0;
@@ -362,7 +387,10 @@ describe('postgres: batches of devices this process knows run unlocked', () => {
 
   it("a batch of outcomes that only acknowledges is two statements: the connectors' read and its held writes, merged", async () => {
     const c = await seedConnector(here);
-    const ids = await here.deliveries.insert([row(c.id, T0), row(c.id, T0), row(c.id, T0)]);
+    const rows = [row(c.id, T0), row(c.id, T0), row(c.id, T0)];
+    const ids = await here.deliveries.insert(rows);
+    // Acknowledged once before (late, while another process had the row): this batch's attempt is its second.
+    await here.deliveryLog.record([logged(rows[1]!, 'DELIVERED', T0 - 2)]);
     await here.connectorMetrics.add(c.id, 60_000_000, 1, 0, new Map([['100', 1]]));
     const series = `outcome_total{c="${c.id}"}`;
     const sent = await statements(() =>
@@ -385,11 +413,27 @@ describe('postgres: batches of devices this process knows run unlocked', () => {
           await tx.connectorMetrics.add(c.id, 120_000_000, 0, 1, new Map());
           await tx.connectorMetrics.addCounters({ [series]: 5, [`${series}_sum`]: 0.5 });
           await tx.deliveries.deleteCounted([ids[1]!], series);
+          // Each attempt logged (delivery log, extensions §X1): held with the rest, in the same statement.
+          await tx.deliveryLog.record([logged(rows[1]!, 'DELIVERED', T0 + 1), logged(rows[0]!, 'DELIVERED', T0 + 2)]);
+          await tx.deliveryLog.record([logged(rows[2]!, 'RETRYING', T0 + 3)]);
         },
         { rerunnable: true, background: true },
       ),
     );
     assert.equal(sent.length, 2, sent.join('\n---\n'));
+    const log = await here.deliveryLog.list({ connectorIds: [c.id] }, 10, T0);
+    assert.deepEqual(
+      log.map((r) => [r.id, r.state, r.attemptCount]),
+      [
+        [ids[2], 'RETRYING', 1],
+        [ids[1], 'DELIVERED', 2],
+        [ids[0], 'DELIVERED', 1],
+      ],
+    );
+    assert.deepEqual(
+      (await here.deliveryLog.get(c.id, ids[1]!, T0))?.attempts?.map((a) => a.time),
+      [T0 - 2, T0 + 1],
+    );
     assert.ok(!sent.some((q) => /^\s*(BEGIN|COMMIT)/.test(q)));
     const buckets = await here.connectorMetrics.listSince(c.id, 0);
     assert.deepEqual(
@@ -408,7 +452,8 @@ describe('postgres: batches of devices this process knows run unlocked', () => {
 
   it('a batch of outcomes that needs a lock runs again locked, and writes once', async () => {
     const c = await seedConnector(here);
-    const [id] = await here.deliveries.insert([row(c.id, T0)]);
+    const queued = row(c.id, T0);
+    const [id] = await here.deliveries.insert([queued]);
     const series = `relocked_total{c="${c.id}"}`;
     let runs = 0;
     const sent = await statements(() =>
@@ -416,6 +461,7 @@ describe('postgres: batches of devices this process knows run unlocked', () => {
         async (tx: Repos) => {
           runs++;
           await tx.deliveries.deleteCounted([id!], series);
+          await tx.deliveryLog.record([logged(queued, 'DELIVERED', T0)]);
           await tx.connectorMetrics.addCounters({ [series]: 1 });
           const locked = await tx.dataConnectors.getForUpdate(c.id);
           await tx.dataConnectors.updateState(c.id, locked!.status, T0, T0 + 1);
@@ -427,6 +473,7 @@ describe('postgres: batches of devices this process knows run unlocked', () => {
     assert.ok(sent.some((q) => /^\s*BEGIN/.test(q)));
     assert.equal((await here.connectorMetrics.counters())[series], 2);
     assert.equal((await here.dataConnectors.get(c.id))!.failingSince, T0);
+    assert.equal((await here.deliveryLog.get(c.id, id!, T0))?.attemptCount, 1, 'the attempt logged once');
   });
 });
 

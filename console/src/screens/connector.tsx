@@ -1,9 +1,21 @@
-// Screen 6b: one data connector: status and what it means, :metrics, the delivery-health chart (successes and
-// errors per minute over the last 3 hours, from :metricsHistory), enable/disable, Sync, edit, delete.
+// Screen 6b: one data connector: status and what it means (while its pushes fail: since when, and its last failure
+// read from the delivery log), :metrics, the delivery-health chart (successes and errors per minute over the last
+// 3 hours, from :metricsHistory), enable/disable, Sync, edit, delete, and the way to its deliveries.
 import { useMemo } from 'preact/hooks';
 import { api } from '../api.ts';
 import { TimeChart, type ChartSeries } from '../chart.tsx';
-import { ActionButton, ConfirmButton, ErrorText, Loading, Notice, Title, useAction, useLoad } from '../components.tsx';
+import {
+  ActionButton,
+  Badge,
+  ConfirmButton,
+  ErrorText,
+  Loading,
+  Notice,
+  Title,
+  useAction,
+  useLoad,
+} from '../components.tsx';
+import { firstLine, readFailure, type FailureSummary, outcomeText, deliveryHref } from '../deliveries.ts';
 import { formatTime } from '../format.ts';
 import { reasonFor, usePermissions } from '../permissions.ts';
 import { navigate } from '../router.ts';
@@ -26,6 +38,11 @@ export function ConnectorPage({ projectId, connectorId }: { projectId: string; c
     return { connector, metrics: metrics.metrics, buckets: history.buckets, loadedAt: Date.now() };
   }, [base]);
   const action = useAction();
+  // Why it fails, from the log; only a connector that pushes (or was stopped by its failures) can be failing.
+  const failure = useLoad(async () => {
+    if (!data || (data.connector.status !== 'ACTIVE' && data.connector.status !== 'SYSTEM_DISABLED')) return null;
+    return readFailure(projectId, connectorId, data.buckets, data.connector.failingSince);
+  }, [data?.loadedAt]);
 
   const series = useMemo((): ChartSeries[] => {
     if (!data) return [];
@@ -65,22 +82,32 @@ export function ConnectorPage({ projectId, connectorId }: { projectId: string; c
       <Title
         sub={
           <>
-            <StatusBadge status={c.status} /> <span class="muted small mono">{c.name}</span>
+            <StatusBadge status={c.status} />{' '}
+            {c.status === 'ACTIVE' && failure.data ? <Badge kind="warn">Failing</Badge> : null}{' '}
+            <span class="muted small mono">{c.name}</span>
           </>
         }
       >
         {c.displayName || 'Data connector'}
       </Title>
-      <div
-        class={c.status === 'SYSTEM_DISABLED' ? 'alert' : 'status-line'}
-        role={c.status === 'SYSTEM_DISABLED' ? 'alert' : undefined}
-      >
-        {c.status === 'SYSTEM_DISABLED' ? <strong>Disabled by the system. </strong> : null}
-        {status?.meaning}
-      </div>
+      {c.status === 'ACTIVE' && failure.data ? (
+        <FailingNotice failure={failure.data} deliveriesHref={`${location.pathname}/deliveries`} />
+      ) : (
+        <div
+          class={c.status === 'SYSTEM_DISABLED' ? 'alert' : 'status-line'}
+          role={c.status === 'SYSTEM_DISABLED' ? 'alert' : undefined}
+        >
+          {c.status === 'SYSTEM_DISABLED' ? <strong>Disabled by the system. </strong> : null}
+          {status?.meaning}
+          {c.status === 'SYSTEM_DISABLED' && failure.data ? <LastFailure failure={failure.data} /> : null}
+        </div>
+      )}
       <div class="toolbar">
         <a class="button" href={`/projects/${projectId}/dataconnectors`}>
           ← All connectors
+        </a>
+        <a class="button" href={`${location.pathname}/deliveries`}>
+          Deliveries
         </a>
         {c.status === 'ACTIVE' ? (
           <ActionButton
@@ -223,5 +250,42 @@ export function ConnectorPage({ projectId, connectorId }: { projectId: string; c
         </dl>
       </section>
     </section>
+  );
+}
+
+/** The newest failed attempt in one line: when, its class, its status, the first line of the answer. */
+function LastFailure({ failure }: { failure: FailureSummary }) {
+  const a = failure.attempt;
+  const answer = firstLine(a.responseBody) || a.error;
+  return (
+    <p class="last-failure" data-testid="last-failure">
+      Last failure: <a href={deliveryHref(failure.delivery.name)}>{formatTime(a.attemptTime)}</a>,{' '}
+      <strong>{outcomeText(a.outcome)}</strong>
+      {a.httpStatus > 0 ? `, HTTP ${a.httpStatus}` : ''}
+      {answer ? (
+        <>
+          : <q class="mono">{answer}</q>
+        </>
+      ) : null}
+    </p>
+  );
+}
+
+/** Replaces "every matching event is pushed" while pushes fail. */
+function FailingNotice({ failure, deliveriesHref }: { failure: FailureSummary; deliveriesHref: string }) {
+  const since = failure.failingSince;
+  return (
+    <div class="alert alert-warn" role="status" data-testid="failing">
+      <strong>
+        {since
+          ? `Failing since ${formatTime(since)}.`
+          : failure.lastSuccessTime
+            ? `Failing: no push has succeeded since ${formatTime(failure.lastSuccessTime)}.`
+            : 'Failing: no push has succeeded in the delivery log.'}
+      </strong>{' '}
+      Pushes are retried for up to 12 hours; after 5 days without a single success the service disables the connector.{' '}
+      <a href={`${deliveriesHref}?state=RETRYING&state=EXPIRED`}>Failing deliveries</a>
+      <LastFailure failure={failure} />
+    </div>
   );
 }

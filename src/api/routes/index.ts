@@ -2,6 +2,7 @@
 import type { Deps } from '../../deps.ts';
 import type { App } from '../types.ts';
 import { registerDataConnectorRoutes } from './data-connectors.ts';
+import { registerDeliveryRoutes } from './deliveries.ts';
 import { registerDeviceRoutes } from './devices.ts';
 import { registerMetricsRoutes } from './metrics.ts';
 import { registerEmulatorRoutes } from './emulator.ts';
@@ -30,5 +31,6 @@ export async function registerRoutes(app: App, deps: Deps): Promise<void> {
   registerEventRoutes(app, deps);
   registerStreamRoutes(app, deps);
   registerDataConnectorRoutes(app, deps);
+  registerDeliveryRoutes(app, deps);
   registerMetricsRoutes(app, deps);
 }

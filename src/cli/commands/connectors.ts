@@ -1,4 +1,5 @@
-// `connectors`: HTTP_PUSH data connectors: list, get, create, update, enable, disable, sync, metrics, delete.
+// `connectors`: HTTP_PUSH data connectors: list, get, create, update, enable, disable, sync, metrics, the delivery
+// log and its recovery (deliveries.ts), delete.
 // The signature secret and custom header values are never printed (the API echoes them to developers); only a
 // secret the CLI generated itself is shown, once, by the command that made it.
 import { randomBytes } from 'node:crypto';
@@ -7,6 +8,7 @@ import type { DataConnector, DataConnectorInput, DataConnectorMetrics } from '..
 import { collect, collectList, parseHeaders } from '../arguments.ts';
 import { action, example, idOf, type Context } from '../context.ts';
 import { UsageError } from '../errors.ts';
+import { registerDeliveryCommands } from './deliveries.ts';
 
 export const REDACTED = '<redacted>';
 
@@ -249,6 +251,8 @@ export function registerConnectorCommands(program: Command): void {
       ),
     'sensorcloud connectors metrics cvq2b1r0l4l9s3f2a9m0',
   );
+
+  registerDeliveryCommands(connectors);
 
   example(
     connectors

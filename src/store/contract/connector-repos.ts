@@ -2,7 +2,15 @@
 // per-connector queue (one row per event and connector, body built once at enqueue) and the time-bucketed
 // metrics with the service-wide delivery counters. Part of Repos, so all of it shares the store's transactions.
 import type { ConnectorStatus } from '../../domain/connector-status.ts';
+import type { DeliveryTrigger } from './delivery-log.ts';
 import type { Range } from './range.ts';
+
+/**
+ * The due time of a deferred row (micros, in the year 2112: after any real due time, a retry's included): never due
+ * by itself, made due a piece at a time by releaseDeferred. `:replay` queues its rows so (delivery/deferred.ts), so
+ * that a replay never puts the connector's live events behind all of it.
+ */
+export const DEFERRED_DUE = 2 ** 52;
 
 export interface DataConnectorRecord {
   id: string;
@@ -43,6 +51,8 @@ export interface NewDelivery {
   leaseIf?: { cap: InFlightCap; enqueuedAfter: number };
   /** Set by the store once the row is written (DeliveryRepo.add): its id, and whether it was queued leased. */
   queued?: { id: number; leased: boolean };
+  /** What queued it (delivery log, §X1); absent: EVENT, a published event (the live path writes no more than before). */
+  trigger?: DeliveryTrigger;
 }
 
 /**
@@ -132,6 +142,13 @@ export interface DeliveryRepo {
    * set once it is written: before the transaction commits, at the latest.
    */
   add(rows: NewDelivery[]): Promise<void>;
+  /** Connectors that have deferred rows (due at DEFERRED_DUE). */
+  connectorsWithDeferred(): Promise<string[]>;
+  /**
+   * Makes due at `now` the connector's first deferred rows (in id order), as many as bring its rows due at `now`
+   * (waiting, not leased) up to `keepDue`; returns how many it made due.
+   */
+  releaseDeferred(connectorId: string, now: number, keepDue: number): Promise<number>;
   /** Connectors that have at least one row due at `now` (not leased, not expired). */
   connectorsWithDue(now: number, enqueuedAfter: number): Promise<string[]>;
   /**
@@ -186,13 +203,17 @@ export interface DeliveryRepo {
   /**
    * Removes up to `limit` of a connector's rows, leased ones included; returns how many. A queue is dropped a
    * bounded piece at a time (delivery/claim.ts dropQueue), so no transaction holds the writer for its whole length.
+   * With `logAt` (micros), the same statement logs each removed row DISCARDED at that time in the delivery log
+   * (delivery-log.ts: a row with a log row has it updated, one without gets one, with no attempts). A log row that
+   * holds an end already (DELIVERED: acknowledged late, while another process had the row) keeps it.
    */
-  deleteByConnector(connectorId: string, limit: number): Promise<number>;
+  deleteByConnector(connectorId: string, limit: number, logAt?: number): Promise<number>;
   /**
    * Removes up to `limit` rows queued at or before `enqueuedAtOrBefore` that are not in flight. Rows are inserted
-   * in enqueue-time order (enqueueTime is the time of the insert), and a backend may rely on that.
+   * in enqueue-time order (enqueueTime is the time of the insert), and a backend may rely on that. With `log`, the
+   * same statement logs each removed row EXPIRED at `now` (as deleteByConnector's logAt).
    */
-  deleteExpired(enqueuedAtOrBefore: number, now: number, limit: number): Promise<number>;
+  deleteExpired(enqueuedAtOrBefore: number, now: number, limit: number, log?: boolean): Promise<number>;
   /**
    * Makes leased rows due at `now`: the given ones (rows the engine leased but will not attempt after all), or
    * every leased row (single-process restart: no attempt can still be in flight). Returns how many.

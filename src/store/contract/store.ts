@@ -20,6 +20,7 @@ import type {
   UserRecord,
 } from './records.ts';
 import type { ConnectorMetricRepo, DataConnectorRepo, DeliveryRepo } from './connector-repos.ts';
+import type { DeliveryLogRepo } from './delivery-log.ts';
 import type { Range } from './range.ts';
 
 export type { Range } from './range.ts';
@@ -289,6 +290,7 @@ export interface Repos {
   events: EventRepo;
   dataConnectors: DataConnectorRepo;
   deliveries: DeliveryRepo;
+  deliveryLog: DeliveryLogRepo;
   connectorMetrics: ConnectorMetricRepo;
   sealed: SealedRepo;
 }

@@ -20,6 +20,7 @@ import { createDataConnectorRepo } from './repos/data-connectors.ts';
 import { lazyRecord } from './repos/lazy-record.ts';
 import { asUnavailable, createPool, diskState, migrate, readOnlySession, sqlOn, unreachable, type Sql } from './db.ts';
 import { createDeliveryRepo } from './repos/deliveries.ts';
+import { createDeliveryLogRepo } from './repos/delivery-log.ts';
 import { createDeviceRepo, type RowLocking } from './repos/devices.ts';
 import { createGroupCommit } from './batching/group-commit.ts';
 import { isStale, writeBehind } from './batching/write-behind.ts';
@@ -46,6 +47,7 @@ const makers: { [K in keyof Repos]: (sql: Sql, view: ConfigView, locking: RowLoc
   events: (sql) => createEventRepo(sql),
   dataConnectors: (sql, view) => createDataConnectorRepo(sql, view),
   deliveries: (sql) => createDeliveryRepo(sql),
+  deliveryLog: (sql) => createDeliveryLogRepo(sql),
   connectorMetrics: (sql) => createConnectorMetricRepo(sql),
   sealed: (sql, view) => createSealedRepo(sql, view),
 };

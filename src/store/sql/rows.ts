@@ -3,6 +3,7 @@
 // from PostgreSQL.
 import type { ConnectorStatus } from '../../domain/connector-status.ts';
 import type { DataConnectorRecord, DeliveryRecord, SyncRecord } from '../contract/connector-repos.ts';
+import { triggerOf } from './delivery-log-rows.ts';
 import type {
   AccountType,
   EventRecord,
@@ -204,17 +205,23 @@ export interface DeliveryRow {
   due_time: number;
   attempts: number;
   lease_until: number | null;
+  /** The trigger's code (delivery-log-rows.ts); 0, a published event's, is left out of the record. */
+  trigger: number;
 }
-export const toDelivery = (r: DeliveryRow): DeliveryRecord => ({
-  id: r.id,
-  connectorId: r.connector_id,
-  eventId: r.event_id,
-  body: r.body,
-  enqueueTime: r.enqueue_time,
-  dueTime: r.due_time,
-  attempts: r.attempts,
-  leaseUntil: r.lease_until,
-});
+export const toDelivery = (r: DeliveryRow): DeliveryRecord => {
+  const d: DeliveryRecord = {
+    id: r.id,
+    connectorId: r.connector_id,
+    eventId: r.event_id,
+    body: r.body,
+    enqueueTime: r.enqueue_time,
+    dueTime: r.due_time,
+    attempts: r.attempts,
+    leaseUntil: r.lease_until,
+  };
+  if (r.trigger) d.trigger = triggerOf(r.trigger);
+  return d;
+};
 
 export interface SyncRow {
   connector_id: string;

@@ -19,6 +19,7 @@ import { createEventRepo } from './repos/events.ts';
 import { createConnectorMetricRepo } from './repos/connector-metrics.ts';
 import { createDataConnectorRepo } from './repos/data-connectors.ts';
 import { createDeliveryRepo } from './repos/deliveries.ts';
+import { createDeliveryLogRepo } from './repos/delivery-log.ts';
 import { createMembershipRepo } from './repos/memberships.ts';
 import { createOrganizationRepo, createProjectRepo } from './repos/organizations.ts';
 import { createSealedRepo } from './repos/sealed.ts';
@@ -38,6 +39,7 @@ function createRepos(db: SqliteDb): Repos {
     events: createEventRepo(db),
     dataConnectors: createDataConnectorRepo(db),
     deliveries: createDeliveryRepo(db, connectorMetrics),
+    deliveryLog: createDeliveryLogRepo(db),
     connectorMetrics,
     sealed: createSealedRepo(db),
   };

@@ -3,7 +3,7 @@
 // writes three things: the event, its queue rows and its device's reported state. In a batch those writes are held
 // here and written by one statement for the whole batch, before its COMMIT; the devices a batch reads are read once,
 // and read again from here with the batch's own updates applied. A batch of delivery outcomes holds its deletions,
-// metrics and counters the same way (held-outcomes.ts).
+// metrics, counters and delivery log the same way (held-outcomes.ts).
 //
 // The batch still reads its own writes: any other statement first writes what is held (flush), except the reads
 // of tables the held writes never touch that an event's consumers make (UNTOUCHED); after any other device
@@ -17,6 +17,7 @@
 // write) throws NeedsLock: the batch runs again the locking way. A batch of outcomes may run unlocked too (it names no
 // devices): its flush is the outcomes' one statement.
 import type { NewDelivery } from '../../contract/connector-repos.ts';
+import type { LogOutcome } from '../../contract/delivery-log.ts';
 import type { DeviceRecord, EventRecord, LatestEvent } from '../../contract/records.ts';
 import type { Repos } from '../../contract/store.ts';
 import type { Sql, Watch } from '../db.ts';
@@ -178,6 +179,10 @@ export function writeBehind(
     deliveries: {
       async add(rows: NewDelivery[]) {
         if (rows.length === 0) return;
+        // Rows of a :sync, :resend or :replay carry a trigger, which the flush's queue rows (the live path's) leave to
+        // its default: they are queued by a statement of their own, after what is held.
+        if (rows.some((r) => r.trigger !== undefined && r.trigger !== 'EVENT'))
+          return afterFlush('deliveries', inner.deliveries.add as (...args: unknown[]) => Promise<unknown>)(rows);
         watch.writes++;
         deliveries.push(...rows);
       },
@@ -189,6 +194,13 @@ export function writeBehind(
           outcomes.deleteCounted(ids, series);
         }
         watch.writes++;
+      },
+    },
+    deliveryLog: {
+      async record(logged: readonly LogOutcome[]) {
+        if (logged.length === 0) return;
+        watch.writes++;
+        outcomes.record(logged);
       },
     },
     connectorMetrics: {

@@ -1,9 +1,10 @@
 // Moving an installation from SQLite to PostgreSQL (`sensorcloud admin copy-to-postgres`): every table of the
 // stopped installation's SQLite file copied as it is into a new PostgreSQL database, in one transaction, so that a
-// cluster serves the same organizations, credentials, devices, history, connectors and queue. The two schemas keep
-// the same tables and columns; only booleans (0/1 in SQLite) and the metrics' histograms (jsonb) change type. Key
-// and signature secrets stay sealed as they are: the cluster's processes use the installation's master key, and the
-// copy seals the cluster's key check with it (main.ts), so a process given another key refuses to start.
+// cluster serves the same organizations, credentials, devices, history, connectors, queue and delivery log. The two
+// schemas keep the same tables and columns; only booleans (0/1 in SQLite), the metrics' histograms and the delivery
+// log's attempts (jsonb) change type. Key and signature secrets stay sealed as they are: the cluster's processes use
+// the installation's master key, and the copy seals the cluster's key check with it (main.ts), so a process given
+// another key refuses to start.
 import Database from 'better-sqlite3';
 import type pg from 'pg';
 import { MASTER_KEY_CHECK_SETTING } from '../../jobs/cluster.ts';
@@ -25,6 +26,7 @@ const TABLES = [
   'events',
   'data_connectors',
   'deliveries',
+  'delivery_log',
   'connector_syncs',
   'connector_metrics',
   'delivery_counters',
@@ -96,9 +98,9 @@ async function copyTables(sqliteFile: string, pool: pg.Pool, options: CopyOption
       await client.query('BEGIN');
       const copied: Record<string, number> = {};
       for (const table of TABLES) copied[table] = await copyTable(sqlite, client, table, options);
-      // The queue's ids go on from the copied ones.
+      // The queue's ids go on from the copied ones, the delivery log's too (a TEST's id is drawn from the same sequence).
       await client.query(
-        "SELECT setval(pg_get_serial_sequence('deliveries', 'id'), GREATEST((SELECT max(id) FROM deliveries), 1))",
+        "SELECT setval(pg_get_serial_sequence('deliveries', 'id'), GREATEST((SELECT max(id) FROM deliveries), (SELECT max(id) FROM delivery_log), 1))",
       );
       const { rows } = await client.query<{ value: string }>(
         `WITH ins AS (INSERT INTO cluster_settings (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING RETURNING value)

@@ -4,7 +4,15 @@
 // the index of the leased ones; claims of one connector, and writes of rows queued leased, take the connector's
 // claim lock, so the cluster-wide per-connector limit holds (both in migration 003). The SQL functions called here
 // are in ../functions/, one file each (named at each call), with what each does and why.
-import type { DeliveryRecord, DeliveryRepo, InFlightCap, NewDelivery } from '../../contract/connector-repos.ts';
+import {
+  DEFERRED_DUE,
+  type DeliveryRecord,
+  type DeliveryRepo,
+  type InFlightCap,
+  type NewDelivery,
+} from '../../contract/connector-repos.ts';
+import { DISCARDED, EXPIRED, RETRYING, triggerCode } from '../../sql/delivery-log-rows.ts';
+import { BODY_JSON } from './delivery-log.ts';
 import { withDeliveryDefaults } from '../../contract/defaults.ts';
 import type { Sql } from '../db.ts';
 import { createConnectorMetricRepo } from './connector-metrics.ts';
@@ -120,6 +128,29 @@ const CLAIM_MANY = 'SELECT * FROM sensorcloud_claim_many($1, $2, $3, $4, $5, $6,
 const capColumns = (cap: InFlightCap | undefined): [number, number, number] =>
   cap === undefined ? [NO_CAP, NO_CAP, 0] : [cap.max, cap.whileHanging, cap.hangingIfLeasedBefore];
 
+// A loose scan of the waiting rows' connectors, each probed for a deferred row (a scalar probe, not EXISTS: see
+// ../functions/sensorcloud_connectors_with_due.sql on semi joins that hash every row they might find).
+const CONNECTORS_WITH_DEFERRED = `
+  WITH RECURSIVE w(id) AS (
+    (SELECT connector_id FROM deliveries WHERE lease_until IS NULL ORDER BY connector_id LIMIT 1)
+    UNION ALL
+    SELECT (SELECT connector_id FROM deliveries WHERE lease_until IS NULL AND connector_id > w.id ORDER BY connector_id LIMIT 1)
+    FROM w WHERE w.id IS NOT NULL
+  )
+  SELECT w.id FROM w WHERE w.id IS NOT NULL
+    AND (SELECT true FROM deliveries d WHERE d.connector_id = w.id AND d.lease_until IS NULL AND d.due_time >= ${DEFERRED_DUE}
+      ORDER BY d.due_time LIMIT 1)`;
+
+// A piece of deferred rows made due: as many as the connector's waiting due rows (counted up to keepDue) leave of
+// keepDue. Rows another process is settling or making due are skipped: a piece made twice is only a larger piece.
+const RELEASE_DEFERRED = `
+  UPDATE deliveries SET due_time = $2 WHERE id IN (
+    SELECT id FROM deliveries WHERE connector_id = $1 AND lease_until IS NULL AND due_time >= ${DEFERRED_DUE}
+    ORDER BY due_time, id
+    LIMIT greatest(0, $3 - (SELECT count(*) FROM (
+      SELECT 1 FROM deliveries WHERE connector_id = $1 AND lease_until IS NULL AND due_time <= $2 LIMIT $3) x))
+    FOR UPDATE SKIP LOCKED)`;
+
 // Ids follow enqueue order (the interface's promise), so the oldest rows are the lowest ids. Rows another process
 // holds locked (being claimed or settled) are skipped: the next pass takes them.
 const DELETE_EXPIRED = `
@@ -142,15 +173,79 @@ const DELETE_BY_CONNECTOR = `
 const INSERT = `WITH ${queueRowsSql(2, 1, false)} SELECT id, leased FROM dl`;
 const INSERT_CAPPED = `WITH ${queueRowsSql(2, 1, true)} SELECT id, leased FROM dl`;
 
+// Rows of a :sync, :resend or :replay, with their trigger: a plain statement of its own, so that the live path's
+// (queueRowsSql, also the flush of a publish batch, write-behind.ts) sends not one parameter more. Such rows are queued
+// due, never leased under a cap (a lease asked for under NewDelivery.leaseIf is not taken: the row is queued due).
+const INSERT_TRIGGERED = `
+  INSERT INTO deliveries (connector_id, event_id, body, enqueue_time, due_time, lease_until, trigger)
+  SELECT connector_id, event_id, ${packedBytes(1, 'body_start', 'body_length')}, enqueue_time, due_time, lease_until, trigger
+  FROM unnest($2::text[], $3::text[], $4::int[], $5::int[], $6::bigint[], $7::bigint[], $8::bigint[], $9::smallint[])
+    WITH ORDINALITY AS u(connector_id, event_id, body_start, body_length, enqueue_time, due_time, lease_until, trigger, ord)
+  ORDER BY ord
+  RETURNING id, lease_until IS NOT NULL AS leased`;
+
+/** Whether the row carries a trigger to write (anything but a published event's). */
+const triggered = (r: NewDelivery): boolean => triggerCode(r.trigger) !== 0;
+
+// What a removal logs of each row it removes (DeliveryRepo.deleteByConnector's logAt, deleteExpired's log), in the
+// removal's statement: `gone` (the DELETE … RETURNING of the removal) is logged in state $s at $t. A removed row with
+// a log row ends in that state, unless its log already holds an end (an acknowledgement recorded late, while another
+// process had the row: it was delivered); one without gets a row with its attempt count and no attempts. Rows locked
+// in id order, each after its queue row (the DELETE), as the outcome batches lock them (held-outcomes.ts).
+const logRemoved = (gone: string, s: number, t: number) => `
+  WITH gone AS (${gone} RETURNING id, connector_id, event_id, body, enqueue_time, attempts, trigger),
+  logged AS (
+    INSERT INTO delivery_log AS l (id, connector_id, event_id, event_type, device_id, trigger, state, attempt_count,
+      create_time, update_time, next_attempt_time, attempts)
+    SELECT g.id, g.connector_id, g.event_id, coalesce(b.j -> 'event' ->> 'eventType', ''),
+      coalesce(b.j -> 'metadata' ->> 'deviceId', ''), g.trigger, $${s}::smallint, g.attempts, g.enqueue_time, $${t}::bigint, NULL, '[]'
+    FROM gone g CROSS JOIN LATERAL (SELECT ${BODY_JSON('g.body')} AS j) b
+    ORDER BY g.id
+    ON CONFLICT (id) DO UPDATE SET state = excluded.state, update_time = excluded.update_time, next_attempt_time = NULL
+      WHERE l.state = ${RETRYING}
+  )
+  SELECT count(*)::int AS n FROM gone`;
+
+const DELETE_BY_CONNECTOR_LOGGED = logRemoved(DELETE_BY_CONNECTOR, 3, 4);
+const DELETE_EXPIRED_LOGGED = logRemoved(DELETE_EXPIRED, 4, 2);
+
 /**
  * add is the default (insert; a group-commit batch holds it to the batch's end instead: write-behind.ts); deleteMany,
  * deleteCounted and claimMany are overrides of the defaults, one statement each instead of one per row or claim.
  */
 export function createDeliveryRepo(sql: Sql): DeliveryRepo {
-  return withDeliveryDefaults(
+  async function insertTriggered(rows: readonly NewDelivery[]): Promise<number[]> {
+    const packed = new PackedValues();
+    const bodies = rows.map((r) => packed.add(r.body));
+    const written = await sql.query<{ id: number; leased: boolean }>(INSERT_TRIGGERED, [
+      packed.bytes(),
+      rows.map((r) => r.connectorId),
+      rows.map((r) => r.eventId),
+      bodies.map(([start]) => start),
+      bodies.map(([, length]) => length),
+      rows.map((r) => r.enqueueTime),
+      rows.map((r) => (r.leaseUntil != null && r.leaseIf !== undefined ? r.enqueueTime : r.dueTime)),
+      rows.map((r) => (r.leaseIf === undefined ? (r.leaseUntil ?? null) : null)),
+      rows.map((r) => triggerCode(r.trigger)),
+    ]);
+    return markQueued(rows, written);
+  }
+  const repo: DeliveryRepo = withDeliveryDefaults(
     {
       async insert(rows) {
         if (rows.length === 0) return [];
+        if (rows.some(triggered)) {
+          // A run of rows with triggers and a run without in one call (not made today) each go their own way, in order.
+          const ids: number[] = [];
+          for (let i = 0; i < rows.length; ) {
+            let j = i + 1;
+            while (j < rows.length && triggered(rows[j]!) === triggered(rows[i]!)) j++;
+            const run = rows.slice(i, j);
+            ids.push(...(triggered(run[0]!) ? await insertTriggered(run) : await repo.insert(run)));
+            i = j;
+          }
+          return ids;
+        }
         const locks = capped(rows);
         const packed = new PackedValues();
         const columns = queueColumns(rows, locks, packed);
@@ -161,6 +256,12 @@ export function createDeliveryRepo(sql: Sql): DeliveryRepo {
             ...columns,
           ]),
         );
+      },
+      async connectorsWithDeferred() {
+        return (await sql.query<{ id: string }>(CONNECTORS_WITH_DEFERRED)).map((r) => r.id);
+      },
+      async releaseDeferred(connectorId, now, keepDue) {
+        return sql.run(RELEASE_DEFERRED, [connectorId, now, keepDue]);
       },
       async connectorsWithDue(now, enqueuedAfter) {
         return (await sql.query<{ id: string }>(CONNECTORS_WITH_DUE, [now, enqueuedAfter])).map((r) => r.id);
@@ -198,11 +299,15 @@ export function createDeliveryRepo(sql: Sql): DeliveryRepo {
           )) > 0
         );
       },
-      async deleteByConnector(connectorId, limit) {
-        return sql.run(DELETE_BY_CONNECTOR, [connectorId, limit]);
+      async deleteByConnector(connectorId, limit, logAt) {
+        if (logAt === undefined) return sql.run(DELETE_BY_CONNECTOR, [connectorId, limit]);
+        const [r] = await sql.query<{ n: number }>(DELETE_BY_CONNECTOR_LOGGED, [connectorId, limit, DISCARDED, logAt]);
+        return r!.n;
       },
-      async deleteExpired(enqueuedAtOrBefore, now, limit) {
-        return sql.run(DELETE_EXPIRED, [enqueuedAtOrBefore, now, limit]);
+      async deleteExpired(enqueuedAtOrBefore, now, limit, log) {
+        if (log !== true) return sql.run(DELETE_EXPIRED, [enqueuedAtOrBefore, now, limit]);
+        const [r] = await sql.query<{ n: number }>(DELETE_EXPIRED_LOGGED, [enqueuedAtOrBefore, now, limit, EXPIRED]);
+        return r!.n;
       },
       async releaseLeases(now, ids) {
         if (ids === undefined)
@@ -278,4 +383,5 @@ export function createDeliveryRepo(sql: Sql): DeliveryRepo {
       },
     },
   );
+  return repo;
 }

@@ -1,0 +1,209 @@
+// The engine's side of the delivery log, on its own (extensions §X1, §X2): the fields an outcome logs (event type
+// and device read from any body without failing, one short error line, no snippet for a blocked address), the
+// trigger header, and pruning in bounded pieces. The engine writing it is engine-log.test.ts.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import {
+  eventFieldsOf,
+  LOG_PIECE,
+  loggedAttempt,
+  logOutcomeOf,
+  pruneDeliveryLog,
+} from '../../src/delivery/delivery-log.ts';
+import { buildPushBody } from '../../src/delivery/push-body.ts';
+import { buildPushHeaders, TRIGGER_HEADER } from '../../src/delivery/push-headers.ts';
+import type { AttemptOutcome } from '../../src/delivery/types.ts';
+import type { Store } from '../../src/store/contract/store.ts';
+
+const device = {
+  id: 'dev-1',
+  projectId: 'p1',
+  type: 'touch',
+  productNumber: '102058',
+  labels: { name: 'a "quoted" \\ label', eventType: 'not this' },
+};
+
+describe('eventFieldsOf', () => {
+  it('reads the event type and device of a push body', () => {
+    const event = JSON.stringify({
+      eventId: 'e1',
+      targetName: 'projects/p1/devices/dev-1',
+      eventType: 'temperature',
+      data: { temperature: { value: 1 }, eventType: 'nested', metadata: { deviceId: 'nested' } },
+      timestamp: '2025-06-01T12:00:00.000000Z',
+    });
+    const body = buildPushBody(event, device, ['name', 'eventType']);
+    assert.deepEqual(eventFieldsOf(body), { eventType: 'temperature', deviceId: 'dev-1' });
+  });
+
+  it('parses a body of another shape, and gives empty fields for one that is not JSON', () => {
+    const spaced = Buffer.from('{ "event": { "eventType": "touch" }, "metadata": { "deviceId": "d2" } }');
+    assert.deepEqual(eventFieldsOf(spaced), { eventType: 'touch', deviceId: 'd2' });
+    const escaped = Buffer.from('{"event":{"eventType":"t\\u0041"},"labels":{},"metadata":{"deviceId":"d3"}}');
+    assert.deepEqual(eventFieldsOf(escaped), { eventType: 'tA', deviceId: 'd3' });
+    for (const bad of ['', '{}', '{"event":{"eventType":', 'null', '{"event":{"eventType":7},"metadata":{}}', '\xff'])
+      assert.deepEqual(eventFieldsOf(Buffer.from(bad, 'latin1')), { eventType: '', deviceId: '' }, bad);
+  });
+});
+
+describe('loggedAttempt', () => {
+  const base: AttemptOutcome = { ok: false, reason: 'http_status', status: 500, responseTimeMs: 12.5, message: '' };
+
+  it('keeps time, duration, class, status, snippet and one short error line', () => {
+    const a = loggedAttempt(
+      {
+        ...base,
+        message: `HTTP 500\n${'x'.repeat(1000)}`,
+        responseBody: Buffer.from('bad\nthing'),
+        responseBodyTruncated: true,
+      },
+      1_700_000_000_123.5,
+    );
+    assert.equal(a.time, 1_700_000_000_123_500);
+    assert.equal(a.durationMicros, 12_500);
+    assert.equal(a.outcome, 'HTTP_ERROR');
+    assert.equal(a.httpStatus, 500);
+    assert.equal(a.responseBody, 'bad\nthing');
+    assert.equal(a.responseBodyTruncated, true);
+    assert.doesNotMatch(a.error, /\n/);
+    assert.ok(a.error.startsWith('HTTP 500 xxx'));
+    assert.ok(a.error.length <= 320);
+  });
+
+  it('a success has no error; an outcome without a class gets the one its reason gives', () => {
+    const a = loggedAttempt({ ok: true, reason: 'ack', status: 204, responseTimeMs: 1, message: 'HTTP 204' }, 0);
+    assert.deepEqual([a.outcome, a.httpStatus, a.error, a.responseBody], ['SUCCESS', 204, '', '']);
+    const t = loggedAttempt({ ok: false, reason: 'timeout', responseTimeMs: 10_000, message: 'no response' }, 0);
+    assert.deepEqual([t.outcome, t.httpStatus], ['TIMEOUT', 0]);
+  });
+
+  it('never keeps a snippet of a blocked address', () => {
+    const a = loggedAttempt(
+      {
+        ok: false,
+        reason: 'refused_address',
+        outcome: 'BLOCKED_ADDRESS',
+        responseTimeMs: 0,
+        message: 'refused address: 10.0.0.1',
+        responseBody: Buffer.from('internal secret page'),
+        responseBodyTruncated: true,
+      },
+      0,
+    );
+    assert.deepEqual([a.responseBody, a.responseBodyTruncated], ['', false]);
+  });
+
+  it('logOutcomeOf: the row, its trigger (EVENT when absent) and the state after the attempt', () => {
+    const row = {
+      id: 7,
+      connectorId: 'c1',
+      eventId: 'e1',
+      body: Buffer.from('{"event":{"eventType":"touch"},"labels":{},"metadata":{"deviceId":"d1"}}'),
+      enqueueTime: 5,
+    };
+    const o = logOutcomeOf(row, { ...base, status: 503 }, 1, { time: 9, state: 'RETRYING', nextAttemptTime: 99 });
+    assert.deepEqual(
+      [o.id, o.connectorId, o.eventId, o.eventType, o.deviceId, o.trigger, o.createTime, o.state, o.nextAttemptTime],
+      [7, 'c1', 'e1', 'touch', 'd1', 'EVENT', 5, 'RETRYING', 99],
+    );
+    assert.equal(o.updateTime, 9);
+    assert.equal(
+      logOutcomeOf({ ...row, trigger: 'REPLAY' }, base, 1, { time: 9, state: 'EXPIRED', nextAttemptTime: null })
+        .trigger,
+      'REPLAY',
+    );
+  });
+});
+
+describe('the trigger header', () => {
+  const headersOf = (trigger?: 'EVENT' | 'SYNC' | 'TEST', headers: Record<string, string> = {}) =>
+    buildPushHeaders({ headers, signatureSecret: '', trigger }, Buffer.from('{}'), 'ua', 0, () => 'jti');
+
+  it('names SYNC, RESEND, REPLAY and TEST deliveries, never a published event', () => {
+    assert.equal(headersOf('SYNC')[TRIGGER_HEADER], 'SYNC');
+    assert.equal(headersOf('TEST')[TRIGGER_HEADER], 'TEST');
+    assert.deepEqual(Object.keys(headersOf('EVENT')), ['Content-Type', 'User-Agent']);
+    assert.deepEqual(Object.keys(headersOf()), ['Content-Type', 'User-Agent']);
+  });
+
+  it('cannot be set or spoofed by a custom header an older store holds', () => {
+    const spoofed = { 'x-sensorcloud-delivery-trigger': 'REPLAY', 'X-Other': '1' };
+    assert.deepEqual(headersOf(undefined, spoofed), {
+      'Content-Type': 'application/json',
+      'User-Agent': 'ua',
+      'X-Other': '1',
+    });
+    const test = headersOf('TEST', { 'X-SensorCloud-Delivery-Trigger': 'EVENT' });
+    assert.equal(test[TRIGGER_HEADER], 'TEST');
+    assert.equal(test['X-SensorCloud-Delivery-Trigger'], undefined);
+  });
+});
+
+describe('pruneDeliveryLog', () => {
+  /** A store whose log holds `rows` deliveries created before the cutoff and `over` connectors over the cap. */
+  function fakeStore(old: number, over: Map<string, number>) {
+    const calls: string[] = [];
+    let left = old;
+    const deliveryLog = {
+      async deleteBefore(_before: number, limit: number) {
+        const n = Math.min(left, limit);
+        left -= n;
+        calls.push(`deleteBefore ${n}`);
+        return n;
+      },
+      async connectorsOver() {
+        calls.push('connectorsOver');
+        return [...over.keys()];
+      },
+      async trim(id: string, _keep: number, limit: number) {
+        const n = Math.min(over.get(id)!, limit);
+        over.set(id, over.get(id)! - n);
+        calls.push(`trim ${id} ${n}`);
+        return n;
+      },
+    };
+    let transactions = 0;
+    const store = {
+      deliveryLog,
+      transaction: async (fn: (tx: unknown) => Promise<unknown>) => {
+        transactions++;
+        return fn({ deliveryLog });
+      },
+    } as unknown as Store;
+    return { store, calls, transactions: () => transactions };
+  }
+
+  it('prunes the retention, then each connector beyond its cap, a piece per transaction', async () => {
+    const f = fakeStore(
+      LOG_PIECE + 10,
+      new Map([
+        ['a', 3],
+        ['b', LOG_PIECE],
+      ]),
+    );
+    const removed = await pruneDeliveryLog(f.store, 0, { retentionSeconds: 60, max: 10 });
+    assert.equal(removed, LOG_PIECE + 10 + 3 + LOG_PIECE);
+    assert.deepEqual(f.calls, [
+      `deleteBefore ${LOG_PIECE}`,
+      'deleteBefore 10',
+      'connectorsOver',
+      'trim a 3',
+      `trim b ${LOG_PIECE}`,
+      'trim b 0',
+    ]);
+    assert.equal(f.transactions(), 5);
+  });
+
+  it('stops after a bounded number of pieces per pass (the next pass goes on)', async () => {
+    const f = fakeStore(100 * LOG_PIECE, new Map([['a', 1]]));
+    await pruneDeliveryLog(f.store, 0, { retentionSeconds: 60, max: 10 });
+    assert.equal(f.transactions(), 40);
+    assert.ok(!f.calls.includes('connectorsOver'));
+  });
+
+  it('with the log off, applies only the retention', async () => {
+    const f = fakeStore(1, new Map([['a', 5]]));
+    assert.equal(await pruneDeliveryLog(f.store, 0, { retentionSeconds: 60, max: 0 }), 1);
+    assert.deepEqual(f.calls, ['deleteBefore 1']);
+  });
+});
