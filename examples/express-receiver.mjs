@@ -3,18 +3,20 @@
 import express from 'express';
 import { Deduplicator, SignatureError, verifySignature } from 'sensorcloud/receiver';
 
-const secret = process.env.SIGNATURE_SECRET;
-if (!secret) {
+if (!process.env.SIGNATURE_SECRET) {
   console.error('set SIGNATURE_SECRET to the data connector\'s signature secret');
   process.exit(2);
 }
+// While you roll the connector's secret over (docs/receiving.md), PREVIOUS_SIGNATURE_SECRET holds the old one: a
+// push is accepted when X-Service-Signature or X-Service-Signature-Previous verifies with either secret.
+const secrets = [process.env.SIGNATURE_SECRET, process.env.PREVIOUS_SIGNATURE_SECRET].filter(Boolean);
 const dedup = new Deduplicator();
 const app = express();
 
 // express.raw keeps the body as a Buffer of the bytes received; express.json would lose them.
 app.post('/hook', express.raw({ type: 'application/json' }), async (req, res, next) => {
   try {
-    await verifySignature(req.body, req.headers, secret, { maxAgeSeconds: 3600 });
+    await verifySignature(req.body, req.headers, secrets, { maxAgeSeconds: 3600 });
   } catch (err) {
     if (!(err instanceof SignatureError)) return next(err);
     console.log(`rejected: ${err.reason} (${err.message})`);

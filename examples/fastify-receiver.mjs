@@ -3,11 +3,13 @@
 import Fastify from 'fastify';
 import { Deduplicator, SignatureError, verifySignature } from 'sensorcloud/receiver';
 
-const secret = process.env.SIGNATURE_SECRET;
-if (!secret) {
+if (!process.env.SIGNATURE_SECRET) {
   console.error('set SIGNATURE_SECRET to the data connector\'s signature secret');
   process.exit(2);
 }
+// While you roll the connector's secret over (docs/receiving.md), PREVIOUS_SIGNATURE_SECRET holds the old one: a
+// push is accepted when X-Service-Signature or X-Service-Signature-Previous verifies with either secret.
+const secrets = [process.env.SIGNATURE_SECRET, process.env.PREVIOUS_SIGNATURE_SECRET].filter(Boolean);
 const dedup = new Deduplicator();
 const app = Fastify();
 
@@ -17,7 +19,7 @@ app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_req, body,
 app.post('/hook', async (request, reply) => {
   const raw = request.body;
   try {
-    await verifySignature(raw, request.headers, secret, { maxAgeSeconds: 3600 });
+    await verifySignature(raw, request.headers, secrets, { maxAgeSeconds: 3600 });
   } catch (err) {
     if (!(err instanceof SignatureError)) throw err;
     console.log(`rejected: ${err.reason} (${err.message})`);

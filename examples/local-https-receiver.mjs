@@ -30,8 +30,10 @@ if (!existsSync(CERT) || !existsSync(KEY)) {
   process.exit(2);
 }
 
-// Without a secret the receiver takes unsigned pushes (a connector without signatureSecret).
+// Without a secret the receiver takes unsigned pushes (a connector without signatureSecret). While you roll the
+// connector's secret over (docs/receiving.md), PREVIOUS_SIGNATURE_SECRET holds the old one: either verifies a push.
 const secret = process.env.SIGNATURE_SECRET;
+const secrets = [secret, process.env.PREVIOUS_SIGNATURE_SECRET].filter(Boolean);
 const dedup = new Deduplicator();
 
 const server = createServer({ cert: readFileSync(CERT), key: readFileSync(KEY) }, (req, res) => {
@@ -43,7 +45,7 @@ const server = createServer({ cert: readFileSync(CERT), key: readFileSync(KEY) }
     const raw = Buffer.concat(chunks);
     if (secret) {
       try {
-        await verifySignature(raw, req.headers, secret, { maxAgeSeconds: 3600 });
+        await verifySignature(raw, req.headers, secrets, { maxAgeSeconds: 3600 });
       } catch (err) {
         if (!(err instanceof SignatureError)) throw err;
         console.log(`receiver: rejected a push: ${err.reason} (${err.message})`);

@@ -388,6 +388,17 @@ export function notableSettings(config: Config): string[] {
     notes.push(
       `event history kept ${formatSpan(config.eventRetentionSeconds)} (SENSORCLOUD_EVENT_RETENTION; default 31d)`,
     );
+  if (config.deliveryLog.max === 0) notes.push('no delivery log (SENSORCLOUD_DELIVERY_LOG_MAX=0)');
+  else {
+    if (config.deliveryLog.retentionSeconds !== 72 * 3600)
+      notes.push(
+        `delivery log kept ${formatSpan(config.deliveryLog.retentionSeconds)} (SENSORCLOUD_DELIVERY_LOG_RETENTION; default 72h)`,
+      );
+    if (config.deliveryLog.max !== 100_000)
+      notes.push(
+        `delivery log keeps ${config.deliveryLog.max} deliveries per connector (SENSORCLOUD_DELIVERY_LOG_MAX; default 100000)`,
+      );
+  }
   if (config.caFile !== null) notes.push(`pushes also trust the CAs in ${config.caFile} (SENSORCLOUD_CA_FILE)`);
   if (config.allowPrivateEndpoints.length > 0)
     notes.push(

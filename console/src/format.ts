@@ -138,6 +138,16 @@ export function shortTime(iso: string | null | undefined, now = new Date()): str
       });
 }
 
+/** A length of time in words: "2 h 30 min", "45 min", "3 d 4 h". */
+export function spanText(ms: number): string {
+  const min = Math.round(ms / 60_000);
+  if (min < 60) return `${min} min`;
+  const h = Math.floor(min / 60);
+  if (h < 48) return min % 60 === 0 ? `${h} h` : `${h} h ${min % 60} min`;
+  const d = Math.floor(h / 24);
+  return h % 24 === 0 ? `${d} d` : `${d} d ${h % 24} h`;
+}
+
 /** How far ahead a time is: "in 8 s", "in 6 min", "in 2 h"; "due now" once it has passed. */
 export function untilTime(iso: string | null | undefined, now = Date.now()): string {
   if (!iso) return '—';

@@ -1,6 +1,8 @@
 // A Sensor Cloud push receiver in Go, standard library only: HS256 is a few lines of crypto/hmac, so no JWT
 // module is needed. It verifies X-Service-Signature exactly as the receiver kit does: HS256 only, exp and iat with
-// a clock skew, and the SHA-256 of the raw body against the checksum_sha256 claim, in constant time.
+// a clock skew, and the SHA-256 of the raw body against the checksum_sha256 claim, in constant time. While you roll
+// the connector's secret over, set PREVIOUS_SIGNATURE_SECRET to the old one: a push is accepted when
+// X-Service-Signature or X-Service-Signature-Previous verifies with either secret.
 //
 //	SIGNATURE_SECRET=s3cret PORT=3000 go run examples/go/receiver.go
 //	# HTTPS, as a data connector needs: also set CERT_FILE and KEY_FILE (PEM)
@@ -24,6 +26,9 @@ import (
 )
 
 const signatureHeader = "X-Service-Signature"
+
+// During a secret rotation's overlap: the same claims signed with the connector's previous secret.
+const previousSignatureHeader = "X-Service-Signature-Previous"
 
 // SignatureError says why a push was refused; Reason uses the receiver kit's codes.
 type SignatureError struct {
@@ -94,6 +99,36 @@ func VerifySignature(rawBody []byte, token string, secret []byte, maxAge time.Du
 	return &claims, nil
 }
 
+// VerifyPush checks a push against the receiver's secrets (the connector's, and the old one too while you roll it
+// over): X-Service-Signature, then X-Service-Signature-Previous when the push carries it. The push is accepted when
+// either verifies with any of the secrets.
+func VerifyPush(rawBody []byte, header http.Header, secrets [][]byte, maxAge time.Duration, skew time.Duration, now time.Time) (*Claims, error) {
+	tokens := []string{header.Get(signatureHeader)}
+	if tokens[0] == "" {
+		return nil, &SignatureError{"missing_header", "no " + signatureHeader + " header"}
+	}
+	if previous := header.Get(previousSignatureHeader); previous != "" {
+		tokens = append(tokens, previous)
+	}
+	var refusal *SignatureError
+	for _, token := range tokens {
+		for _, secret := range secrets {
+			claims, err := VerifySignature(rawBody, token, secret, maxAge, skew, now)
+			if err == nil {
+				return claims, nil
+			}
+			// The most telling refusal: a changed body or an expired token says more than a secret that does not match.
+			if e := err.(*SignatureError); refusal == nil || (refusal.Reason == "signature" && e.Reason != "signature") {
+				refusal = e
+			}
+		}
+	}
+	if refusal == nil {
+		return nil, &SignatureError{"signature", "no signature secret to verify with"}
+	}
+	return nil, refusal
+}
+
 // deduplicator remembers event ids for a while (delivery is at least once), bounded in entries.
 type deduplicator struct {
 	mu     sync.Mutex
@@ -135,6 +170,10 @@ func main() {
 		fmt.Fprintln(os.Stderr, "set SIGNATURE_SECRET to the data connector's signature secret")
 		os.Exit(2)
 	}
+	secrets := [][]byte{[]byte(secret)}
+	if previous := os.Getenv("PREVIOUS_SIGNATURE_SECRET"); previous != "" {
+		secrets = append(secrets, []byte(previous))
+	}
 	dedup := &deduplicator{expiry: map[string]time.Time{}, max: 100000, ttl: 13 * time.Hour}
 	http.HandleFunc("/hook", func(w http.ResponseWriter, r *http.Request) {
 		raw, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
@@ -142,7 +181,7 @@ func main() {
 			http.Error(w, "unreadable body", http.StatusBadRequest)
 			return
 		}
-		if _, err := VerifySignature(raw, r.Header.Get(signatureHeader), []byte(secret), time.Hour, time.Minute, time.Now()); err != nil {
+		if _, err := VerifyPush(raw, r.Header, secrets, time.Hour, time.Minute, time.Now()); err != nil {
 			reason := err.(*SignatureError).Reason
 			fmt.Printf("rejected: %s (%s)\n", reason, err)
 			http.Error(w, reason, http.StatusBadRequest)

@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """A Sensor Cloud push receiver in Python: the standard library and PyJWT (pip install PyJWT, or Debian's
 python3-jwt). It verifies X-Service-Signature exactly as the receiver kit does: HS256 only, exp and iat with a
-clock skew, and the SHA-256 of the raw body against the checksum_sha256 claim, in constant time.
+clock skew, and the SHA-256 of the raw body against the checksum_sha256 claim, in constant time. While you roll
+the connector's secret over, set PREVIOUS_SIGNATURE_SECRET to the old one: a push is accepted when
+X-Service-Signature or X-Service-Signature-Previous verifies with either secret.
 
     SIGNATURE_SECRET=s3cret PORT=3000 python3 examples/python/receiver.py
     # HTTPS, as a data connector needs: also set CERT_FILE and KEY_FILE (PEM)
@@ -19,6 +21,8 @@ import time
 import jwt  # PyJWT
 
 SIGNATURE_HEADER = "X-Service-Signature"
+# During a secret rotation's overlap: the same claims signed with the connector's previous secret.
+PREVIOUS_SIGNATURE_HEADER = "X-Service-Signature-Previous"
 
 
 class SignatureError(Exception):
@@ -29,15 +33,39 @@ class SignatureError(Exception):
         self.reason = reason
 
 
-def verify_signature(raw_body, headers, secret, max_age_seconds=None, clock_skew_seconds=60):
+def header_of(headers, name):
+    """A header's value from a mapping of names to values, matching the name in any case."""
+    return next((v for k, v in headers.items() if k.lower() == name.lower()), None)
+
+
+def verify_signature(raw_body, headers, secrets, max_age_seconds=None, clock_skew_seconds=60):
     """Returns the claims of a valid signature, or raises SignatureError.
 
     raw_body: the request body as received (bytes, before any JSON parsing).
     headers: a mapping of header names to values; the name is matched in any case.
+    secrets: the connector's signature secret, or a list of secrets while you roll it over. X-Service-Signature is
+    checked, then X-Service-Signature-Previous when the push carries it; either verifying with any secret will do.
     """
-    token = next((v for k, v in headers.items() if k.lower() == SIGNATURE_HEADER.lower()), None)
+    if isinstance(secrets, (str, bytes)):
+        secrets = [secrets]
+    token = header_of(headers, SIGNATURE_HEADER)
     if not token:
         raise SignatureError("missing_header", "no %s header" % SIGNATURE_HEADER)
+    previous = header_of(headers, PREVIOUS_SIGNATURE_HEADER)
+    tokens = [token, previous] if previous else [token]
+    refusals = []
+    for token in tokens:
+        for secret in secrets:
+            try:
+                return verify_token(raw_body, token, secret, max_age_seconds, clock_skew_seconds)
+            except SignatureError as err:
+                refusals.append(err)
+    # The most telling refusal: a changed body or an expired token says more than a secret that does not match.
+    raise next((err for err in refusals if err.reason != "signature"), refusals[0])
+
+
+def verify_token(raw_body, token, secret, max_age_seconds, clock_skew_seconds):
+    """Checks one signature header's value with one secret: the claims, or raises SignatureError."""
     try:
         alg = jwt.get_unverified_header(token).get("alg")
     except jwt.DecodeError:
@@ -87,6 +115,8 @@ class Deduplicator:
 
 
 SECRET = os.environ.get("SIGNATURE_SECRET", "")
+# While you roll the secret over: the old one too (docs/receiving.md).
+SECRETS = [s for s in (SECRET, os.environ.get("PREVIOUS_SIGNATURE_SECRET", "")) if s]
 DEDUP = Deduplicator()
 
 
@@ -94,7 +124,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
     def do_POST(self):
         raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
         try:
-            verify_signature(raw, self.headers, SECRET, max_age_seconds=3600)
+            verify_signature(raw, self.headers, SECRETS, max_age_seconds=3600)
         except SignatureError as err:
             print("rejected: %s (%s)" % (err.reason, err), flush=True)
             self.answer(400, err.reason)

@@ -91,6 +91,7 @@ export const OPERATIONS: Readonly<Record<string, readonly [string, string]>> = {
   'PATCH /v2/projects/{project}/dataconnectors/{dc}': ['updateDataConnector', 'Data connectors'],
   'DELETE /v2/projects/{project}/dataconnectors/{dc}': ['deleteDataConnector', 'Data connectors'],
   'POST /v2/projects/{project}/dataconnectors/{dc}:sync': ['syncDataConnector', 'Data connectors'],
+  'POST /v2/projects/{project}/dataconnectors/{dc}:rotateSecret': ['rotateDataConnectorSecret', 'Data connectors'],
   'GET /v2/projects/{project}/dataconnectors/{dc}:metrics': ['getDataConnectorMetrics', 'Data connectors'],
   'GET /v2/projects/{project}/dataconnectors/{dc}:metricsHistory': [
     'getDataConnectorMetricsHistory',

@@ -16,9 +16,9 @@ export const VERBS = [
   'lookup',
 ];
 const VERB_RE = new RegExp(`:(${VERBS.join('|')})$`);
-// The delivery log's verbs (extensions §X2) are rewritten only after the resource they belong to, so that a label key
-// ending in ":test" (label keys may hold colons) still names its label.
-const CONNECTOR_VERB_RE = /^(\/v2\/projects\/[^/]+\/dataconnectors\/[^/]+):(replay|test)$/;
+// The delivery log's verbs (extensions §X2) and :rotateSecret (§X3) are rewritten only after the resource they belong
+// to, so that a label key ending in ":test" (label keys may hold colons) still names its label.
+const CONNECTOR_VERB_RE = /^(\/v2\/projects\/[^/]+\/dataconnectors\/[^/]+):(replay|test|rotateSecret)$/;
 const DELIVERY_VERB_RE = /^(\/v2\/projects\/[^/]+\/dataconnectors\/[^/]+\/deliveries\/[^/]+):(resend)$/;
 
 export function rewriteUrl(url: string): string {

@@ -70,6 +70,31 @@ export function parseTime(value: string, option: string, nowMs = Date.now()): st
   );
 }
 
+/**
+ * A length of time as a number of whole seconds: `0`, `90s`, `15m`, `24h`, `7d`, `1w` (the units of parseTime), or
+ * the API's own `"86400s"`; `max` (seconds) bounds it.
+ */
+export function parseDuration(value: string, option: string, max = Infinity): number {
+  const v = value.trim();
+  const match = /^(\d+(?:\.\d+)?)([smhdw])$/.exec(v);
+  const ms = v === '0' ? 0 : match ? Number(match[1]) * UNIT_MS[match[2]!]! : Number.NaN;
+  if (Number.isNaN(ms))
+    throw new UsageError(`${option} must be a duration such as 0, 90s, 30m, 24h or 7d, got "${value}"`);
+  const seconds = ms / 1000;
+  if (!Number.isInteger(seconds)) throw new UsageError(`${option} must be whole seconds, got "${value}"`);
+  if (seconds > max) throw new UsageError(`${option} must be at most ${durationText(max)}, got "${value}"`);
+  return seconds;
+}
+
+/** Seconds for people: whole days from 2 days up (`7d`), else whole hours (`24h`), minutes (`90m`) or seconds. */
+export function durationText(seconds: number): string {
+  const ms = seconds * 1000;
+  if (ms >= 2 * UNIT_MS.d! && ms % UNIT_MS.d! === 0) return `${ms / UNIT_MS.d!}d`;
+  if (ms > 0 && ms % UNIT_MS.h! === 0) return `${ms / UNIT_MS.h!}h`;
+  if (ms > 0 && ms % UNIT_MS.m! === 0) return `${ms / UNIT_MS.m!}m`;
+  return `${seconds}s`;
+}
+
 export function oneOf<T extends string>(value: string, allowed: readonly T[], option: string): T {
   if (!(allowed as readonly string[]).includes(value))
     throw new UsageError(`${option} must be one of ${allowed.join(', ')}, got "${value}"`);

@@ -3,6 +3,7 @@
 // store, the row counted out of the cluster's attempts in flight until it commits (ended-rows.ts). Also the one
 // attempt of a `:test` push (pushOnce, extensions §X2), through the very same push: only the row's part is left out.
 import { tooManyRequests } from '../domain/errors.ts';
+import { overlapRuns } from '../domain/secret-rotation.ts';
 import type { Clock } from '../runtime/clock.ts';
 import type { Logger } from '../runtime/logger.ts';
 import type { DataConnectorRecord } from '../store/contract/connector-repos.ts';
@@ -70,16 +71,20 @@ export function createAttempts(deps: AttemptDeps): Attempts {
   };
 
   /**
-   * Where and how the connector is pushed to now (contract §6.1): its URL, custom headers and opened secret, a probe
-   * while it is failing or suspect, and the trigger header of a delivery that no published event made (§X2).
+   * Where and how the connector is pushed to by an attempt starting at `startMs` (contract §6.1): its URL, custom
+   * headers and opened secret, the previous secret while a rotation's overlap runs at the start (§X3: one attempt,
+   * signed twice), a probe while it is failing or suspect, and the trigger header of a delivery that no published
+   * event made (§X2).
    */
-  function targetOf(c: DataConnectorRecord, trigger: DeliveryTrigger | undefined): PushTarget {
+  function targetOf(c: DataConnectorRecord, trigger: DeliveryTrigger | undefined, startMs: number): PushTarget {
     const target: PushTarget = {
       url: c.url,
       headers: c.headers,
       signatureSecret: deps.openSecret(c.signatureSecretSealed),
       probe: slots.suspect(c.id),
     };
+    if (overlapRuns(c, startMs * 1000))
+      target.previousSignatureSecret = deps.openSecret(c.previousSignatureSecretSealed!);
     if (trigger !== undefined && trigger !== 'EVENT') target.trigger = trigger;
     return target;
   }
@@ -92,7 +97,7 @@ export function createAttempts(deps: AttemptDeps): Attempts {
     startMs: number,
   ): Promise<AttemptOutcome> {
     try {
-      return await dispatcher.send(targetOf(c, trigger), body);
+      return await dispatcher.send(targetOf(c, trigger, startMs), body);
     } catch (err) {
       // The Dispatcher never throws by contract, and the secret opens unless the master key changed; either
       // way it is a failed attempt like any other, so that a row is never lost.

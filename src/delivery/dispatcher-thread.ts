@@ -179,6 +179,7 @@ export function createThreadedDispatcher(options: ThreadedDispatcherOptions): Di
             url: target.url,
             headers: target.headers,
             signatureSecret: target.signatureSecret,
+            previousSignatureSecret: target.previousSignatureSecret,
             probe: target.probe,
             trigger: target.trigger,
           },

@@ -3,7 +3,7 @@
 // and the jti source are passed in.
 import { readFileSync } from 'node:fs';
 import { RESERVED_PUSH_HEADERS } from '../domain/push-headers.ts';
-import { signBody } from './signing.ts';
+import { signingInput, signWith } from './signing.ts';
 import type { PushTarget } from './types.ts';
 
 let cachedPackageVersion: string | undefined;
@@ -27,14 +27,24 @@ export function pushUserAgent(version: string = packageVersion()): string {
 /** The header naming what queued a delivery other than a published event (extensions §X2). */
 export const TRIGGER_HEADER = 'X-Sensorcloud-Delivery-Trigger';
 
+/** The signature of every push (contract §6.3), with the connector's secret. */
+export const SIGNATURE_HEADER = 'X-Service-Signature';
+
+/**
+ * During a rotation's overlap (extensions §X3): the same claims as X-Service-Signature (iat, jti, checksums), signed
+ * with the previous secret, so that a receiver that knows only the secret before the rotation accepts the push too.
+ */
+export const PREVIOUS_SIGNATURE_HEADER = 'X-Service-Signature-Previous';
+
 /**
  * Content-Type and User-Agent, then each custom header verbatim (reserved and hop-by-hop names skipped, the trigger
  * header among them, so a connector can neither set nor spoof it; a custom User-Agent replaces the default), then
  * `X-Sensorcloud-Delivery-Trigger` for a SYNC, RESEND, REPLAY or TEST delivery, then `X-Service-Signature` when the
- * target has a secret. `nextJti` is called only when the request is signed.
+ * target has a secret, and `X-Service-Signature-Previous` when it has a previous one too. `nextJti` is called only
+ * when the request is signed, once: both signatures carry the same claims.
  */
 export function buildPushHeaders(
-  target: Pick<PushTarget, 'headers' | 'signatureSecret' | 'trigger'>,
+  target: Pick<PushTarget, 'headers' | 'signatureSecret' | 'previousSignatureSecret' | 'trigger'>,
   body: Uint8Array,
   userAgent: string,
   iatSeconds: number,
@@ -49,7 +59,11 @@ export function buildPushHeaders(
   }
   if (target.trigger !== undefined && target.trigger !== 'EVENT') headers[TRIGGER_HEADER] = target.trigger;
   if (target.signatureSecret !== '') {
-    headers['X-Service-Signature'] = signBody(body, target.signatureSecret, iatSeconds, nextJti());
+    const input = signingInput(body, iatSeconds, nextJti());
+    headers[SIGNATURE_HEADER] = signWith(input, target.signatureSecret);
+    // Only alongside the new secret's: a rotation always leaves a current secret, and a PATCH ends the overlap.
+    if (target.previousSignatureSecret)
+      headers[PREVIOUS_SIGNATURE_HEADER] = signWith(input, target.previousSignatureSecret);
   }
   return headers;
 }

@@ -23,10 +23,22 @@ const hexDigest = (algorithm: string, data: Uint8Array): string =>
  * the order checksum, checksum_sha256, iat, exp, jti; no `aud`. `iatSeconds` is the attempt's start in Unix seconds.
  */
 export function signBody(body: Uint8Array, secret: string, iatSeconds: number, jti: string): string {
+  return signWith(signingInput(body, iatSeconds, jti), secret);
+}
+
+/**
+ * The JWT before its signature, `<b64url(header)>.<b64url(claims)>`: one per attempt, signed by signWith with each of
+ * its secrets, so that the signatures of one attempt (a rotation's overlap, extensions §X3) carry the same claims.
+ */
+export function signingInput(body: Uint8Array, iatSeconds: number, jti: string): string {
   const { sha1, sha256 } = bodyChecksums(body);
   const iat = Math.floor(iatSeconds);
   const claims = `{"checksum":"${sha1}","checksum_sha256":"${sha256}","iat":${iat},"exp":${iat + SIGNATURE_LIFETIME_SECONDS},"jti":${JSON.stringify(jti)}}`;
-  const signingInput = `${HEADER_B64}.${Buffer.from(claims, 'utf8').toString('base64url')}`;
-  const signature = createHmac('sha256', Buffer.from(secret, 'utf8')).update(signingInput).digest('base64url');
-  return `${signingInput}.${signature}`;
+  return `${HEADER_B64}.${Buffer.from(claims, 'utf8').toString('base64url')}`;
+}
+
+/** The whole JWT: `input` (signingInput) with its HMAC-SHA256 under `secret`. */
+export function signWith(input: string, secret: string): string {
+  const signature = createHmac('sha256', Buffer.from(secret, 'utf8')).update(input).digest('base64url');
+  return `${input}.${signature}`;
 }

@@ -9,6 +9,11 @@ export interface PushTarget {
   /** '' = unsigned. */
   signatureSecret: string;
   /**
+   * During a rotation's overlap (extensions §X3): the previous secret, which signs X-Service-Signature-Previous with
+   * the claims of X-Service-Signature. Absent (or '') otherwise.
+   */
+  previousSignatureSecret?: string;
+  /**
    * The connector is failing or suspect: its attempt is a probe, and probes to one address together hold at most
    * half of its connections, so dead paths on a receiver host never take the connections of its healthy ones.
    */

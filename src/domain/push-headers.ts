@@ -12,6 +12,8 @@ export const RESERVED_PUSH_HEADERS: ReadonlySet<string> = new Set([
   'transfer-encoding',
   'connection',
   'x-service-signature',
+  // The previous secret's signature during a rotation's overlap (extensions §X3).
+  'x-service-signature-previous',
   // What queued a delivery (extensions §X2): set by the service for SYNC, RESEND, REPLAY and TEST pushes only.
   'x-sensorcloud-delivery-trigger',
   'keep-alive',

@@ -104,13 +104,15 @@ async function bootstrapServiceAccount(deps: RecoveryDeps): Promise<ServiceAccou
 
 export interface Resealed {
   keys: number;
+  /** Signature secrets: connectors' current ones and the previous ones of rotations (extensions §X3). */
   connectors: number;
   settings: number;
 }
 
 /**
- * Re-seals every sealed value (key secrets, signature secrets, a cluster's master key check) from the current
- * master key to `next`, in one transaction: all of them or, when any does not open with the current key, none.
+ * Re-seals every sealed value (key secrets, signature secrets current and previous, a cluster's master key check)
+ * from the current master key to `next`, in one transaction: all of them or, when any does not open with the current
+ * key, none.
  */
 export async function resealSecrets(deps: RecoveryDeps, next: SecretBox): Promise<Resealed> {
   return deps.store.transaction(async (tx) => {
@@ -120,13 +122,15 @@ export async function resealSecrets(deps: RecoveryDeps, next: SecretBox): Promis
       try {
         plain = deps.secretBox.open(value.sealed);
       } catch {
+        const what = value.kind === 'previousSecret' ? 'the previous secret of connector' : value.kind;
         throw badRequest(
-          `${value.kind} ${value.id} does not open with the master key ${deps.config.masterKeyFile}: it is not the key this installation's secrets are sealed with (nothing was changed)`,
+          `${what} ${value.id} does not open with the master key ${deps.config.masterKeyFile}: it is not the key this installation's secrets are sealed with (nothing was changed)`,
         );
       }
       await tx.sealed.replace({ ...value, sealed: next.seal(plain) });
       if (value.kind === 'key') done.keys++;
-      else if (value.kind === 'connector') done.connectors++;
+      // A rotation's previous secret (extensions §X3) is a signature secret too.
+      else if (value.kind === 'connector' || value.kind === 'previousSecret') done.connectors++;
       else done.settings++;
     }
     return done;

@@ -1,6 +1,6 @@
 // Data connectors (contract §3.9, §4.9, §6.6, §6.7, §6.8): CRUD with validation, the status machine with its
 // queue effects, :sync and :metrics. Only callers holding dataconnector.update see the signature secret and
-// header values (§7 #1).
+// header values (§7 #1); the end of a rotation's overlap (extensions §X3, secret-rotation.ts) is no secret.
 import type { Deps } from '../deps.ts';
 import { nowMicros } from '../runtime/clock.ts';
 import { applyStatusWrite, initialState } from '../domain/connector-status.ts';
@@ -11,6 +11,7 @@ import { HTTP_TOKEN, NOT_SENDABLE_IN_HEADER_VALUE, RESERVED_PUSH_HEADERS } from 
 import { badRequest, notFound } from '../domain/errors.ts';
 import { dataConnectorName } from '../domain/names.ts';
 import { pageRequest, toPage } from '../domain/paging.ts';
+import { NO_PREVIOUS_SECRET, overlapRuns } from '../domain/secret-rotation.ts';
 import { formatTimestamp } from '../domain/time.ts';
 import { readConnectorMetrics, readConnectorMetricsHistory } from '../delivery/metrics.ts';
 import { dropQueue, dropRest } from '../delivery/claim.ts';
@@ -117,10 +118,10 @@ function checkHeaders(v: unknown): Record<string, string> {
   return out;
 }
 
-function checkSecret(v: unknown): string {
-  if (typeof v !== 'string') throw badRequest('httpConfig.signatureSecret must be a string');
-  if (v.length > MAX_SECRET_LENGTH)
-    throw badRequest(`httpConfig.signatureSecret must be at most ${MAX_SECRET_LENGTH} characters`);
+/** A signature secret as given ('' = unsigned), named `field` in a 400. */
+export function checkSecret(v: unknown, field = 'httpConfig.signatureSecret'): string {
+  if (typeof v !== 'string') throw badRequest(`${field} must be a string`);
+  if (v.length > MAX_SECRET_LENGTH) throw badRequest(`${field} must be at most ${MAX_SECRET_LENGTH} characters`);
   return v;
 }
 
@@ -133,13 +134,15 @@ function checkHttpConfig(v: unknown): HttpConfigInput {
 // ---- presentation ----
 
 export function presentDataConnector(
-  deps: Pick<Deps, 'secretBox'>,
+  deps: Pick<Deps, 'secretBox' | 'clock'>,
   c: DataConnectorRecord,
   reveal: boolean,
 ): DataConnector {
   const headers: Record<string, string> = {};
   for (const [k, v] of Object.entries(c.headers)) headers[k] = reveal ? v : '';
   const secret = reveal && c.signatureSecretSealed !== '' ? deps.secretBox.open(c.signatureSecretSealed) : '';
+  // An overlap that has ended shows as none, though the store keeps the sealed secret until the next change of it.
+  const previousUntil = overlapRuns(c, nowMicros(deps)) ? formatTimestamp(c.previousSignatureSecretExpireTime!) : '';
   return {
     name: dataConnectorName(c.projectId, c.id),
     displayName: c.displayName,
@@ -147,7 +150,7 @@ export function presentDataConnector(
     status: c.status,
     events: c.events,
     labels: c.labels,
-    httpConfig: { url: c.url, signatureSecret: secret, headers },
+    httpConfig: { url: c.url, signatureSecret: secret, headers, previousSignatureSecretExpireTime: previousUntil },
     createTime: formatTimestamp(c.createTime),
     updateTime: formatTimestamp(c.updateTime),
   };
@@ -308,7 +311,14 @@ const MASK_PATHS = new Set([
   'httpConfig.headers',
   'httpConfig.signatureSecret',
 ]);
-const READ_ONLY_PATHS = new Set(['name', 'type', 'createTime', 'updateTime']);
+const READ_ONLY_PATHS = new Set([
+  'name',
+  'type',
+  'createTime',
+  'updateTime',
+  // Set by :rotateSecret only (extensions §X3); a mask made from every field of a read names it.
+  'httpConfig.previousSignatureSecretExpireTime',
+]);
 const toCamel = (path: string) => path.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
 
 function parseMask(mask: Set<string> | null): Set<string> | null {
@@ -326,7 +336,8 @@ function parseMask(mask: Set<string> | null): Set<string> | null {
 
 /**
  * PATCH (contract §4.9): with a mask only the listed fields apply, otherwise every field present. httpConfig is
- * merged key by key, headers replaced whole, events and labels replaced; status follows §6.6.
+ * merged key by key, headers replaced whole, events and labels replaced; status follows §6.6. A new signature secret
+ * ends a rotation's overlap (extensions §X3).
  */
 export async function updateDataConnector(
   deps: Deps,
@@ -378,7 +389,13 @@ export async function updateDataConnector(
     if (headers !== undefined) next.headers = headers;
     if (secret !== undefined) {
       const current = before.signatureSecretSealed === '' ? '' : deps.secretBox.open(before.signatureSecretSealed);
-      if (secret !== current) next.signatureSecretSealed = secret === '' ? '' : deps.secretBox.seal(secret);
+      // An immediate switch, as before rotation existed: it ends any overlap (extensions §X3), so no push is signed
+      // with an older secret after it. The secret repeated (a form or a tool that sends the whole httpConfig back)
+      // switches nothing and leaves a running overlap alone.
+      if (secret !== current) {
+        next.signatureSecretSealed = secret === '' ? '' : deps.secretBox.seal(secret);
+        Object.assign(next, NO_PREVIOUS_SECRET);
+      }
     }
     let dropped = leftover;
     let transitioned = false;

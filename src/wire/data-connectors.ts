@@ -1,5 +1,5 @@
 // Data connectors on the wire (contract §3.9, §4.9): the connector (every key always present), its list, the body
-// of create and patch, and the :metrics and :metricsHistory answers.
+// of create and patch, the :metrics and :metricsHistory answers, and :rotateSecret's body and answer (extensions §X3).
 import { Type, type Static } from 'typebox';
 
 export const MAX_DISPLAY_NAME_LENGTH = 256;
@@ -9,6 +9,11 @@ export const HttpConfigSchema = Type.Object({
   url: Type.String(),
   signatureSecret: Type.String(),
   headers: Type.Record(Type.String(), Type.String()),
+  // Extensions §X3: not a secret, shown to every reader. Read-only: create and PATCH ignore it.
+  previousSignatureSecretExpireTime: Type.String({
+    description:
+      'RFC 3339: until then every push is also signed with the previous secret (X-Service-Signature-Previous), after a :rotateSecret; "" when no overlap runs',
+  }),
 });
 export type HttpConfig = Static<typeof HttpConfigSchema>;
 
@@ -79,3 +84,23 @@ export const MetricsHistorySchema = Type.Object({
   }),
 });
 export type MetricsHistory = Static<typeof MetricsHistorySchema>;
+
+/** :rotateSecret (extensions §X3). Types only; the service checks the secret and the overlap and names the field. */
+export const RotateSecretBodySchema = Type.Object({
+  signatureSecret: Type.Optional(
+    Type.String({ description: 'the new secret, at most 256 characters; absent: 32 hex characters are generated' }),
+  ),
+  overlap: Type.Optional(
+    Type.String({
+      description:
+        'how long pushes are also signed with the current secret (X-Service-Signature-Previous): "0s" to "604800s" (7 days), default "86400s"; "0s" keeps no previous secret',
+    }),
+  ),
+});
+export type RotateSecretBody = Static<typeof RotateSecretBodySchema>;
+
+export const RotateSecretAnswerSchema = Type.Object({
+  dataConnector: DataConnectorSchema,
+  signatureSecret: Type.String({ description: 'the new secret (the one given, or the one generated)' }),
+});
+export type RotateSecretAnswer = Static<typeof RotateSecretAnswerSchema>;

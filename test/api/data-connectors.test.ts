@@ -40,7 +40,12 @@ describe('happy', () => {
         status: 'ACTIVE',
         events: [],
         labels: [],
-        httpConfig: { url: 'https://example.org/hook', signatureSecret: '', headers: {} },
+        httpConfig: {
+          url: 'https://example.org/hook',
+          signatureSecret: '',
+          headers: {},
+          previousSignatureSecretExpireTime: '',
+        },
         createTime: undefined,
         updateTime: undefined,
       },
@@ -75,6 +80,7 @@ describe('happy', () => {
       url: 'https://example.org/a?b=c',
       signatureSecret: 'my-secret',
       headers: { 'X-Api-Key': 'k1', Authorization: 'Bearer z' },
+      previousSignatureSecretExpireTime: '',
     });
   });
 
@@ -119,12 +125,18 @@ describe('happy', () => {
       url: 'https://example.org/1',
       signatureSecret: 'one',
       headers: { 'X-C': '3' },
+      previousSignatureSecretExpireTime: '',
     });
     assert.deepEqual(r.body.labels, ['room']);
     assert.deepEqual(r.body.events, ['touch']);
     assert.notEqual(r.body.updateTime, c.updateTime);
     r = await t.request('PATCH', url, { body: { httpConfig: { signatureSecret: '' }, events: [] } });
-    assert.deepEqual(r.body.httpConfig, { url: 'https://example.org/1', signatureSecret: '', headers: { 'X-C': '3' } });
+    assert.deepEqual(r.body.httpConfig, {
+      url: 'https://example.org/1',
+      signatureSecret: '',
+      headers: { 'X-C': '3' },
+      previousSignatureSecretExpireTime: '',
+    });
     assert.deepEqual(r.body.events, []);
   });
 
@@ -143,7 +155,12 @@ describe('happy', () => {
     assert.equal(r.status, 200, r.text);
     assert.equal(r.body.displayName, 'keep');
     assert.equal(r.body.status, 'USER_DISABLED');
-    assert.deepEqual(r.body.httpConfig, { url: 'https://example.org/new', signatureSecret: 'keep', headers: {} });
+    assert.deepEqual(r.body.httpConfig, {
+      url: 'https://example.org/new',
+      signatureSecret: 'keep',
+      headers: {},
+      previousSignatureSecretExpireTime: '',
+    });
     const whole = await t.request('PATCH', `${base}/${idOf(c)}?updateMask=httpConfig`, {
       body: { httpConfig: { signatureSecret: 'new' } },
     });
@@ -357,6 +374,7 @@ describe('security', () => {
       url: 'https://example.org/s',
       signatureSecret: '',
       headers: { Authorization: '' },
+      previousSignatureSecretExpireTime: '',
     });
     const list = await t.request('GET', base, { auth: user.auth });
     const inList = list.body.dataConnectors.find((c: any) => c.name === connector.name);

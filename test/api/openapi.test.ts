@@ -39,6 +39,7 @@ describe('happy', () => {
     );
     assert.equal(seen.get('replayDataConnector'), 'POST /v2/projects/{project}/dataconnectors/{dc}:replay');
     assert.equal(seen.get('testDataConnector'), 'POST /v2/projects/{project}/dataconnectors/{dc}:test');
+    assert.equal(seen.get('rotateDataConnectorSecret'), 'POST /v2/projects/{project}/dataconnectors/{dc}:rotateSecret');
     assert.equal(
       seen.get('getDataConnectorMetricsHistory'),
       'GET /v2/projects/{project}/dataconnectors/{dc}:metricsHistory',

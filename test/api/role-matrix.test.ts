@@ -300,6 +300,11 @@ const ENDPOINTS: Endpoint[] = [
     call: async (_t, f) => ({ method: 'POST', url: `/v2/${f.dc}:sync` }),
   },
   {
+    name: 'data connector:rotateSecret',
+    permission: 'dataconnector.update',
+    call: async (_t, f) => ({ method: 'POST', url: `/v2/${f.dc}:rotateSecret`, body: {} }),
+  },
+  {
     name: 'GET deliveries',
     permission: 'dataconnector.read',
     call: async (_t, f) => ({ method: 'GET', url: `/v2/${f.dc}/deliveries` }),

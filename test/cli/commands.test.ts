@@ -328,6 +328,7 @@ describe('happy', () => {
       url: 'https://receiver.test/hook',
       signatureSecret: '<redacted>',
       headers: { 'X-Api-Key': '<redacted>' },
+      previousSignatureSecretExpireTime: '',
     });
     const stored = (await s.api('GET', created.name)).body;
     assert.deepEqual(

@@ -73,7 +73,12 @@ describe('happy', () => {
         status: 'ACTIVE',
         events: ['temperature'],
         labels: ['name', 'room'],
-        httpConfig: { url: receiver.url, signatureSecret: 's3cret-signing', headers: { 'X-Team': 'cold-chain' } },
+        httpConfig: {
+          url: receiver.url,
+          signatureSecret: 's3cret-signing',
+          headers: { 'X-Team': 'cold-chain' },
+          previousSignatureSecretExpireTime: '',
+        },
         createTime: undefined,
         updateTime: undefined,
       },

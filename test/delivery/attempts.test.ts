@@ -117,6 +117,43 @@ describe('attempts', () => {
     assert.deepEqual(await run, { attempted: 1, acked: 1, failed: 0, dropped: 0 });
   });
 
+  it("signs with the previous secret too while a rotation's overlap runs at the attempt's start (§X3), pushOnce too", async () => {
+    const { clock, fake, recorder, attempts } = setup();
+    const untilMs = clock.now() + 5000;
+    const until = untilMs * 1000;
+    const rotating = (item: ClaimedDelivery): ClaimedDelivery => ({
+      ...item,
+      connector: {
+        ...item.connector,
+        signatureSecretSealed: 'sealed-new',
+        previousSignatureSecretSealed: 'sealed-old',
+        previousSignatureSecretExpireTime: until,
+      },
+    });
+    const runs = attempts.launch([rotating(row(clock))]);
+    await attempts.pushOnce(rotating(row(clock)).connector, Buffer.from('{}'), 'TEST');
+    // (Each push moves the fake clock by its 30 ms.)
+    clock.set(untilMs - 1);
+    runs.push(...attempts.launch([rotating(row(clock))]));
+    clock.set(untilMs); // the overlap ends: at its expire time, the previous secret signs no more
+    runs.push(...attempts.launch([rotating(row(clock))]));
+    await attempts.pushOnce(rotating(row(clock)).connector, Buffer.from('{}'), 'TEST');
+    await turn();
+    assert.deepEqual(
+      fake.calls.map((c) => [c.target.signatureSecret, c.target.previousSignatureSecret]),
+      [
+        ['opened sealed-new', 'opened sealed-old'],
+        ['opened sealed-new', 'opened sealed-old'],
+        ['opened sealed-new', 'opened sealed-old'],
+        ['opened sealed-new', undefined],
+        ['opened sealed-new', undefined],
+      ],
+    );
+    assert.ok(!('previousSignatureSecret' in fake.calls[3]!.target), 'no key at all after the overlap');
+    recorder.commit();
+    await Promise.all(runs);
+  });
+
   it('a failed push makes the connector failing: its next attempt is a probe, in one slot', async () => {
     const { clock, slots, fake, recorder, attempts } = setup();
     fake.answer = 503;

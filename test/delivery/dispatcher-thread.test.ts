@@ -13,6 +13,7 @@ import { after, before, describe, it } from 'node:test';
 import { jwtVerify } from 'jose';
 import { createThreadedDispatcher, type ThreadedDispatcherOptions } from '../../src/delivery/dispatcher-thread.ts';
 import { decodeResponseBody } from '../../src/delivery/response-snippet.ts';
+import { verifySignature } from '../../src/receiver/verify-signature.ts';
 import type { Dispatcher, PushTarget } from '../../src/delivery/types.ts';
 import { FakeClock } from '../../src/runtime/clock.ts';
 import { createSilentLogger } from '../../src/runtime/logger.ts';
@@ -86,6 +87,24 @@ describe('dispatcher thread', () => {
     assert.equal(replayed!.headers['x-sensorcloud-delivery-trigger'], 'REPLAY');
     assert.ok(replayed!.body.equals(body(1)), 'the body is unchanged');
     assert.equal(live!.headers['x-sensorcloud-delivery-trigger'], undefined);
+  });
+
+  it("carries a rotation's previous secret across the thread (§X3): both signatures, same claims, each its secret", async () => {
+    const d = dispatcher();
+    const before = rx.requests.length;
+    const rotating = target(rx.url, { signatureSecret: 'new-secret', previousSignatureSecret: 'old-secret' });
+    assert.equal((await d.send(rotating, body(1))).ok, true);
+    assert.equal((await d.send(target(rx.url, { signatureSecret: 'new-secret' }), body(2))).ok, true);
+    const [both, one] = rx.requests.slice(before);
+    const current = await verifySignature(both!.body, String(both!.headers['x-service-signature']), 'new-secret');
+    const previous = await verifySignature(
+      both!.body,
+      String(both!.headers['x-service-signature-previous']),
+      'old-secret',
+    );
+    assert.deepEqual(previous, current);
+    assert.equal(one!.headers['x-service-signature-previous'], undefined);
+    await verifySignature(one!.body, String(one!.headers['x-service-signature']), 'new-secret');
   });
 
   it('carries many pushes per message: each arrives once and each send gets its own outcome', async () => {

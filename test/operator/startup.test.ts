@@ -149,6 +149,8 @@ describe('happy', () => {
         SENSORCLOUD_DATA_DIR: newDir(),
         LOG_LEVEL: 'error',
         SENSORCLOUD_EVENT_RETENTION: '10m',
+        SENSORCLOUD_DELIVERY_LOG_RETENTION: '7d',
+        SENSORCLOUD_DELIVERY_LOG_MAX: '5000',
         SENSORCLOUD_CA_FILE: tls.caFile,
         SENSORCLOUD_ALLOW_PRIVATE_ENDPOINTS: '127.0.0.1/32',
       }),
@@ -156,6 +158,8 @@ describe('happy', () => {
     await server.stop();
     for (const expected of [
       'event history kept 10m (SENSORCLOUD_EVENT_RETENTION; default 31d)',
+      'delivery log kept 7d (SENSORCLOUD_DELIVERY_LOG_RETENTION; default 72h)',
+      'delivery log keeps 5000 deliveries per connector (SENSORCLOUD_DELIVERY_LOG_MAX; default 100000)',
       `pushes also trust the CAs in ${tls.caFile} (SENSORCLOUD_CA_FILE)`,
       'pushes may reach the private addresses 127.0.0.1/32 (SENSORCLOUD_ALLOW_PRIVATE_ENDPOINTS)',
     ]) {

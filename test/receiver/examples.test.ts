@@ -1,7 +1,8 @@
 // The receiver examples, run as their users run them. The Node ones (node:http, fastify, express) import the kit
 // as `sensorcloud/receiver` (resolved to the sources through the package's `sensorcloud-source` export condition)
 // and get pushes made by the delivery engine's own body and header code; the Python (PyJWT, Debian's python3-jwt)
-// and Go (standard library) ones get real pushes from a running service's delivery engine over HTTPS.
+// and Go (standard library) ones get real pushes from a running service's delivery engine over HTTPS. Each runs as
+// a receiver rolling its secret over (PREVIOUS_SIGNATURE_SECRET, extensions §X3) and takes every push of a rotation.
 import assert from 'node:assert/strict';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
@@ -11,11 +12,16 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { buildPushHeaders, pushUserAgent } from '../../src/delivery/push-headers.ts';
 import { buildPushBody } from '../../src/delivery/push-body.ts';
+import { signBody } from '../../src/delivery/signing.ts';
+import { PREVIOUS_SIGNATURE_HEADER } from '../../src/receiver/index.ts';
 import { startService, waitFor, type Service } from '../cli/harness.ts';
 import { ROOT } from '../helpers/serve-process.ts';
 import { testTls } from '../helpers/tls.ts';
 
 const SECRET = 'example-receiver-secret';
+/** The receivers roll from RETIRED to SECRET: they hold both. ROTATED is a secret after SECRET, unknown to them. */
+const RETIRED = 'example-receiver-secret-retired';
+const ROTATED = 'example-receiver-secret-rotated';
 const children: ChildProcess[] = [];
 after(() => {
   for (const c of children) c.kill('SIGKILL');
@@ -30,7 +36,7 @@ interface Example {
 async function startExample(command: string, args: string[], env: Record<string, string> = {}): Promise<Example> {
   const child = spawn(command, args, {
     cwd: ROOT,
-    env: { ...process.env, PORT: '0', SIGNATURE_SECRET: SECRET, ...env },
+    env: { ...process.env, PORT: '0', SIGNATURE_SECRET: SECRET, PREVIOUS_SIGNATURE_SECRET: RETIRED, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   children.push(child);
@@ -63,19 +69,36 @@ const DEVICE = {
   labels: { name: 'Door' },
 };
 
-/** A push exactly as the engine makes it (its body and header code), signed now. */
-function enginePush(): { body: Buffer; headers: Record<string, string> } {
+/**
+ * A push exactly as the engine makes it (its body and header code), signed now with `secret`, and during a
+ * rotation's overlap also with the `previous` secret in X-Service-Signature-Previous (the same iat and jti).
+ */
+function enginePush(secret = SECRET, previous?: string): { body: Buffer; headers: Record<string, string> } {
   const body = buildPushBody(JSON.stringify(EVENT), DEVICE, ['name']);
-  return {
-    body,
-    headers: buildPushHeaders(
-      { headers: {}, signatureSecret: SECRET },
-      body,
-      pushUserAgent(),
-      Math.floor(Date.now() / 1000),
-      () => 'cvq2b1r0l4l9s3f2a9j0',
-    ),
-  };
+  const iat = Math.floor(Date.now() / 1000);
+  const jti = 'cvq2b1r0l4l9s3f2a9j0';
+  const headers = buildPushHeaders({ headers: {}, signatureSecret: secret }, body, pushUserAgent(), iat, () => jti);
+  if (previous !== undefined) headers[PREVIOUS_SIGNATURE_HEADER] = signBody(body, previous, iat, jti);
+  return { body, headers };
+}
+
+/** What a receiver holding [SECRET, RETIRED] answers to each push of a rotation, and to the next one it lacks. */
+async function checkRotation(
+  send: (body: Buffer, headers: Record<string, string>) => Promise<{ status: number; text: string }>,
+) {
+  const overlap = enginePush(ROTATED, SECRET);
+  // Each is a push of the same event, so an accepted one is answered 200 as a duplicate, once verified.
+  for (const [what, push] of [
+    ['signed with the retired secret (before the connector was rotated)', enginePush(RETIRED)],
+    ['during the overlap of the rotation RETIRED → SECRET', enginePush(SECRET, RETIRED)],
+    ['during the overlap of the next rotation SECRET → ROTATED (X-Service-Signature-Previous verifies)', overlap],
+  ] as const)
+    assert.equal((await send(push.body, push.headers)).status, 200, what);
+  const changed = Buffer.from(overlap.body);
+  changed[changed.length - 3] ^= 1;
+  assert.deepEqual(await send(changed, overlap.headers), { status: 400, text: 'checksum_mismatch' });
+  const afterOverlap = enginePush(ROTATED);
+  assert.deepEqual(await send(afterOverlap.body, afterOverlap.headers), { status: 400, text: 'signature' });
 }
 
 async function post(
@@ -95,7 +118,7 @@ const NODE_EXAMPLES = ['node-http-receiver.mjs', 'fastify-receiver.mjs', 'expres
 
 describe('happy', () => {
   for (const file of NODE_EXAMPLES) {
-    it(`${file}: verifies a push, acknowledges a duplicate, rejects a changed byte and a missing signature`, {
+    it(`${file}: verifies a push, acknowledges a duplicate, rejects a changed byte and a missing signature; rolls its secret over`, {
       timeout: 60_000,
     }, async () => {
       const example = await startExample(process.execPath, [
@@ -121,6 +144,7 @@ describe('happy', () => {
           `verified ${EVENT.eventId} touch from ${DEVICE.id} \\{"name":"Door"\\}\\nduplicate ${EVENT.eventId}\\nrejected: checksum_mismatch`,
         ),
       );
+      await checkRotation((body, headers) => post(example.url, body, headers));
     });
   }
 });
@@ -144,7 +168,7 @@ describe('happy: Python and Go receivers get real pushes from the delivery engin
   });
 
   for (const language of ['python', 'go']) {
-    it(`${language}: a push from the engine verifies; a changed byte is refused with 400`, {
+    it(`${language}: a push from the engine verifies; a changed byte is refused with 400; it rolls its secret over`, {
       timeout: 60_000,
     }, async () => {
       const example = examples[language]!;
@@ -176,20 +200,18 @@ describe('happy: Python and Go receivers get real pushes from the delivery engin
       const push = enginePush();
       const changed = Buffer.from(push.body);
       changed[changed.length - 3] ^= 1;
-      const answer = await new Promise<{ status: number; text: string }>((resolve, reject) => {
-        const req = httpsRequest(
-          example.url,
-          { method: 'POST', headers: push.headers, ca: testTls().caCert },
-          (res) => {
+      const send = (body: Buffer, headers: Record<string, string>) =>
+        new Promise<{ status: number; text: string }>((resolve, reject) => {
+          const req = httpsRequest(example.url, { method: 'POST', headers, ca: testTls().caCert }, (res) => {
             let text = '';
             res.on('data', (d: Buffer) => (text += d.toString()));
             res.on('end', () => resolve({ status: res.statusCode ?? 0, text: text.trim() }));
-          },
-        );
-        req.on('error', reject);
-        req.end(changed);
-      });
-      assert.deepEqual(answer, { status: 400, text: 'checksum_mismatch' });
+          });
+          req.on('error', reject);
+          req.end(body);
+        });
+      assert.deepEqual(await send(changed, push.headers), { status: 400, text: 'checksum_mismatch' });
+      await checkRotation(send);
       assert.equal((await s.api('DELETE', connector.body.name)).status, 200);
     });
   }

@@ -1,7 +1,8 @@
 // The receiver kit as a user gets it (docs/receiving.md, "Getting the receiver kit"): `npm pack` in packages/receiver
 // (its prepack builds it), `npm install` of the tarball into an empty project, offline — the package has no
 // dependencies, so nothing is fetched — then a plain ESM script there that imports it by its name, verifies pushes
-// built by the delivery engine's code and signed by jose (not by the kit), and de-duplicates; the same script on
+// built by the delivery engine's code and signed by jose (not by the kit), also during a secret rotation's overlap
+// (extensions §X3), and de-duplicates; the same script on
 // dist/index.js copied alone (the single file), and a TypeScript file type-checked against the shipped .d.ts.
 import assert from 'node:assert/strict';
 import { execFileSync, type ExecFileSyncOptions } from 'node:child_process';
@@ -18,6 +19,7 @@ const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const PACKAGE = join(ROOT, 'packages', 'receiver');
 const NAME = 'sensorcloud-receiver';
 const SECRET = 'package-test-secret';
+const NEW_SECRET = 'package-test-secret-rotated';
 
 /** The environment without npm's own variables (npm_config_*, npm_package_*) of the `npm test` that runs this. */
 const env = (cache: string): NodeJS.ProcessEnv => ({
@@ -41,7 +43,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 const kit = await import(process.argv[2]);
 const { verifySignature, SignatureError, Deduplicator } = kit;
-const { body, header, secret } = JSON.parse(readFileSync('push.json', 'utf8'));
+const { body, header, secret, newHeader, newSecret } = JSON.parse(readFileSync('push.json', 'utf8'));
 const raw = Buffer.from(body, 'base64');
 const reason = (p) => p.then(() => 'verified', (e) => (e instanceof SignatureError ? e.reason : 'thrown: ' + e));
 const claims = await verifySignature(raw, { 'x-service-signature': header }, secret, { maxAgeSeconds: 300 });
@@ -60,19 +62,29 @@ console.log(JSON.stringify({
   algNone: await reason(verifySignature(raw, Buffer.from('{"alg":"none"}').toString('base64url') + '.' + payloadPart + '.', secret)),
   missing: await reason(verifySignature(raw, {}, secret)),
   expired: await reason(verifySignature(raw, header, secret, { now: claims.exp + 61 })),
+  // A rotation: the new signature, and the old one in the previous header during the overlap.
+  rotation: {
+    oldOnly: await reason(verifySignature(raw, { 'x-service-signature': newHeader, [kit.PREVIOUS_SIGNATURE_HEADER]: header }, [secret])),
+    newOnly: await reason(verifySignature(raw, { 'x-service-signature': newHeader, 'x-service-signature-previous': header }, [newSecret])),
+    both: await reason(verifySignature(raw, { 'x-service-signature': newHeader }, [newSecret, secret])),
+    oldOnlyAfter: await reason(verifySignature(raw, { 'x-service-signature': newHeader }, [secret])),
+  },
 }));
 `;
 
 const TYPED = `
-import { Deduplicator, SignatureError, verifySignature, type SignatureClaims, type SignatureFailureReason, type PushBody } from '${NAME}';
-export async function receive(raw: Uint8Array, headers: Record<string, string | string[] | undefined>, secret: string): Promise<PushBody | SignatureFailureReason> {
+import { Deduplicator, PREVIOUS_SIGNATURE_HEADER, SignatureError, verifySignature, type SignatureClaims, type SignatureFailureReason, type SignatureSecrets, type PushBody } from '${NAME}';
+export const rolling: SignatureSecrets = ['new-secret', 'old-secret'];
+export const previous: string = PREVIOUS_SIGNATURE_HEADER;
+export async function receive(raw: Uint8Array, headers: Record<string, string | string[] | undefined>, secret: SignatureSecrets): Promise<PushBody | SignatureFailureReason> {
   const dedup = new Deduplicator({ ttlSeconds: 600, maxEntries: 10 });
   let claims: SignatureClaims;
   try {
     claims = await verifySignature(raw, headers, secret, { maxAgeSeconds: 3600, clockSkewSeconds: 30 });
   } catch (err) {
-    if (err instanceof SignatureError) return err.reason;
-    throw err;
+    if (!(err instanceof SignatureError)) throw err;
+    for (const failure of err.failures) console.log(failure.header + ': ' + failure.reason);
+    return err.reason;
   }
   const push = JSON.parse(new TextDecoder().decode(raw)) as PushBody;
   const first: boolean = await dedup.firstSeen(push.event.eventId);
@@ -96,7 +108,7 @@ describe('happy', () => {
       size: number;
       files: Array<{ path: string }>;
     }>;
-    assert.equal(packed!.filename, `${NAME}-0.1.0.tgz`);
+    assert.equal(packed!.filename, `${NAME}-0.2.0.tgz`);
     assert.deepEqual(packed!.files.map((f) => f.path).sort(), [
       'README.md',
       'dist/deduplicator.d.ts',
@@ -141,12 +153,17 @@ describe('happy', () => {
       ['name'],
     );
     const checksum = createHash('sha256').update(body).digest('hex');
-    const header = await new SignJWT({ checksum_sha256: checksum, jti: 'cvq2b1r0l4l9s3f2a9j1' })
-      .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
-      .setIssuedAt()
-      .setExpirationTime('1h')
-      .sign(new TextEncoder().encode(SECRET));
-    writeFileSync(join(app, 'push.json'), JSON.stringify({ body: body.toString('base64'), header, secret: SECRET }));
+    const sign = (secret: string) =>
+      new SignJWT({ checksum_sha256: checksum, jti: 'cvq2b1r0l4l9s3f2a9j1' })
+        .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+        .setIssuedAt()
+        .setExpirationTime('1h')
+        .sign(new TextEncoder().encode(secret));
+    const [header, newHeader] = [await sign(SECRET), await sign(NEW_SECRET)];
+    writeFileSync(
+      join(app, 'push.json'),
+      JSON.stringify({ body: body.toString('base64'), header, secret: SECRET, newHeader, newSecret: NEW_SECRET }),
+    );
     writeFileSync(join(app, 'check.mjs'), SCRIPT);
 
     // By its name, and as the one file copied into a project by hand.
@@ -160,6 +177,7 @@ describe('happy', () => {
           exports: [
             'Deduplicator',
             'MemoryDedupStore',
+            'PREVIOUS_SIGNATURE_HEADER',
             'SIGNATURE_HEADER',
             'SignatureError',
             'signatureHeaderOf',
@@ -173,6 +191,7 @@ describe('happy', () => {
           algNone: 'algorithm',
           missing: 'missing_header',
           expired: 'expired',
+          rotation: { oldOnly: 'verified', newOnly: 'verified', both: 'verified', oldOnlyAfter: 'signature' },
         },
         specifier,
       );

@@ -1,12 +1,17 @@
 // The receiver kit: valid pushes verify (the contract's test vector, and a push signed by the delivery engine's own
-// signBody); each kind of bad push fails with its own reason; the Deduplicator is bounded and its store pluggable.
+// signBody); each kind of bad push fails with its own reason; during a secret rotation's overlap (extensions §X3)
+// a receiver holding the old secret, the new one or both accepts every push; the Deduplicator is bounded and its
+// store pluggable.
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
 import { describe, it } from 'node:test';
+import { buildPushHeaders, pushUserAgent } from '../../src/delivery/push-headers.ts';
 import { signBody } from '../../src/delivery/signing.ts';
 import {
   Deduplicator,
   MemoryDedupStore,
+  PREVIOUS_SIGNATURE_HEADER,
+  SIGNATURE_HEADER,
   SignatureError,
   verifySignature,
   type DedupStore,
@@ -28,11 +33,15 @@ function forge(header: object, claims: unknown, secret = SECRET, signature?: str
 }
 
 async function reasonOf(promise: Promise<unknown>): Promise<string> {
+  return (await refusalOf(promise)).reason;
+}
+
+async function refusalOf(promise: Promise<unknown>): Promise<SignatureError> {
   try {
     await promise;
   } catch (err) {
     assert.ok(err instanceof SignatureError, `a SignatureError, got ${err}`);
-    return err.reason;
+    return err;
   }
   assert.fail('verified, but should have failed');
 }
@@ -165,6 +174,162 @@ describe('errors', () => {
       TypeError,
       'an empty secret is a mistake, not a bad push',
     );
+  });
+});
+
+// Extensions §X3: during a rotation's overlap the service signs X-Service-Signature with the new secret and
+// X-Service-Signature-Previous with the previous one, the same claims (iat, jti, body hash). The headers come from
+// the delivery engine's own buildPushHeaders; the previous one is signed here with its signBody, as the engine does.
+const OLD = 'old-signature-secret';
+const NEW = '5f0c6e2b9a4d71e83c2f6a0b4e9d1c7a';
+const JTI = 'cvq2b1r0l4l9s3f2a9j0';
+
+/** A push as the service sends it: signed with `secret`, and with `previous` too during an overlap. */
+function pushSignedWith(secret: string, previous?: string, body = Buffer.from(BODY)) {
+  const headers = buildPushHeaders({ headers: {}, signatureSecret: secret }, body, pushUserAgent(), IAT, () => JTI);
+  if (previous !== undefined) headers[PREVIOUS_SIGNATURE_HEADER] = signBody(body, previous, IAT, JTI);
+  return { body, headers };
+}
+
+describe('secret rotation (extensions §X3)', () => {
+  const overlap = pushSignedWith(NEW, OLD);
+  const after = pushSignedWith(NEW);
+  const holders: Array<[string, string | string[]]> = [
+    ['only the old secret', [OLD]],
+    ['only the new secret', [NEW]],
+    ['both, new first', [NEW, OLD]],
+    ['both, old first', [OLD, NEW]],
+    ['the old secret alone, not in a list (the single-secret API)', OLD],
+    ['the new secret alone, not in a list', NEW],
+  ];
+
+  it("the engine, given a target's previous secret, sends exactly these two headers", () => {
+    const target = { headers: {}, signatureSecret: NEW, previousSignatureSecret: OLD };
+    assert.deepEqual(
+      buildPushHeaders(target, overlap.body, pushUserAgent(), IAT, () => JTI),
+      overlap.headers,
+    );
+  });
+
+  it('during the overlap a receiver holding the old secret, the new one or both accepts the push', async () => {
+    assert.deepEqual(Object.keys(overlap.headers).slice(-2), [SIGNATURE_HEADER, PREVIOUS_SIGNATURE_HEADER]);
+    for (const [who, secrets] of holders) {
+      const claims = await verifySignature(overlap.body, overlap.headers, secrets, AT);
+      assert.deepEqual([claims.iat, claims.jti], [IAT, JTI], who);
+      // The names as node's req.headers (lower case) and a fetch Headers give them.
+      const lower = Object.fromEntries(Object.entries(overlap.headers).map(([k, v]) => [k.toLowerCase(), v]));
+      await verifySignature(overlap.body, lower, secrets, AT);
+      await verifySignature(overlap.body, new Headers(overlap.headers), secrets, AT);
+    }
+  });
+
+  it('after the overlap (no previous header) the new secret verifies and the old one alone is refused', async () => {
+    assert.equal(after.headers[PREVIOUS_SIGNATURE_HEADER], undefined);
+    for (const secrets of [[NEW], NEW, [NEW, OLD], [OLD, NEW]])
+      await verifySignature(after.body, after.headers, secrets, AT);
+    for (const secrets of [[OLD], OLD]) {
+      const error = await refusalOf(verifySignature(after.body, after.headers, secrets, AT));
+      assert.equal(error.reason, 'signature');
+      assert.deepEqual(error.failures, [{ header: SIGNATURE_HEADER, reason: 'signature' }]);
+    }
+  });
+
+  it('a receiver rolling its secret refuses no push: [old] → [new, old] → [new], across the rotation', async () => {
+    const before = pushSignedWith(OLD);
+    // What the service sends in each phase, and what the receiver may hold in it while it rolls over.
+    const phases: Array<[string, { body: Buffer; headers: Record<string, string> }, string[][]]> = [
+      ['before the rotation', before, [[OLD], [NEW, OLD]]],
+      ['during the overlap', overlap, [[OLD], [NEW, OLD], [NEW]]],
+      ['after the overlap', after, [[NEW, OLD], [NEW]]],
+    ];
+    for (const [phase, push, held] of phases) {
+      for (const secrets of held) {
+        await verifySignature(push.body, push.headers, secrets, AT).catch((err: Error) =>
+          assert.fail(`${phase}, holding ${secrets.length} secret(s): refused, ${err.message}`),
+        );
+      }
+    }
+  });
+
+  it('a changed byte is refused whoever holds which secret: checksum_mismatch, with how each header failed', async () => {
+    const changed = Buffer.from(overlap.body);
+    changed[changed.indexOf('21.5')] = '3'.charCodeAt(0);
+    for (const [who, secrets] of holders) {
+      const error = await refusalOf(verifySignature(changed, overlap.headers, secrets, AT));
+      assert.equal(error.reason, 'checksum_mismatch', who);
+      assert.equal(error.failures.length, 2, who);
+      assert.match(error.message, /X-Service-Signature: \w+; X-Service-Signature-Previous: \w+\)$/, who);
+    }
+    const oldOnly = await refusalOf(verifySignature(changed, overlap.headers, [OLD], AT));
+    assert.deepEqual(oldOnly.failures, [
+      { header: SIGNATURE_HEADER, reason: 'signature' },
+      { header: PREVIOUS_SIGNATURE_HEADER, reason: 'checksum_mismatch' },
+    ]);
+    const tamperedAfter = Buffer.from(after.body);
+    tamperedAfter[tamperedAfter.length - 3] ^= 1;
+    for (const secrets of [[NEW], [NEW, OLD]])
+      assert.equal(await reasonOf(verifySignature(tamperedAfter, after.headers, secrets, AT)), 'checksum_mismatch');
+  });
+
+  it('neither secret: signature, for both headers, and the message names no secret', async () => {
+    const error = await refusalOf(verifySignature(overlap.body, overlap.headers, ['a-third-secret', 'a-fourth'], AT));
+    assert.equal(error.reason, 'signature');
+    assert.deepEqual(error.failures, [
+      { header: SIGNATURE_HEADER, reason: 'signature' },
+      { header: PREVIOUS_SIGNATURE_HEADER, reason: 'signature' },
+    ]);
+    assert.equal(
+      error.message,
+      'the signature does not match any of the 2 secrets: wrong secret, or a changed token ' +
+        '(X-Service-Signature: signature; X-Service-Signature-Previous: signature)',
+    );
+    for (const secret of [OLD, NEW, 'a-third-secret', 'a-fourth']) assert.ok(!error.message.includes(secret));
+  });
+
+  it('the receiver trusts only what it holds: a previous header signed with a leaked old secret fails [new]', async () => {
+    const forged = Buffer.from(BODY.replace('21.5', '99.9'));
+    const headers = {
+      [SIGNATURE_HEADER]: signBody(forged, 'a-guess', IAT, JTI),
+      [PREVIOUS_SIGNATURE_HEADER]: signBody(forged, OLD, IAT, JTI),
+    };
+    assert.equal(await reasonOf(verifySignature(forged, headers, [NEW], AT)), 'signature');
+  });
+
+  it('the replay checks apply to either header as before: too_old, expired', async () => {
+    for (const secrets of [[OLD], [NEW], [NEW, OLD]]) {
+      assert.equal(
+        await reasonOf(verifySignature(overlap.body, overlap.headers, secrets, { now: IAT + 200, maxAgeSeconds: 60 })),
+        'too_old',
+      );
+      assert.equal(
+        await reasonOf(verifySignature(overlap.body, overlap.headers, secrets, { now: IAT + 3600 + 61 })),
+        'expired',
+      );
+    }
+  });
+
+  it('a header value checks that one token; a previous header without X-Service-Signature is missing_header', async () => {
+    await verifySignature(overlap.body, overlap.headers[SIGNATURE_HEADER], [OLD, NEW], AT);
+    await verifySignature(overlap.body, overlap.headers[PREVIOUS_SIGNATURE_HEADER], [OLD], AT);
+    assert.equal(
+      await reasonOf(verifySignature(overlap.body, overlap.headers[SIGNATURE_HEADER], [OLD], AT)),
+      'signature',
+    );
+    const previousOnly = { [PREVIOUS_SIGNATURE_HEADER]: overlap.headers[PREVIOUS_SIGNATURE_HEADER]! };
+    assert.equal(await reasonOf(verifySignature(overlap.body, previousOnly, [OLD], AT)), 'missing_header');
+    // An empty previous header is no header.
+    await verifySignature(after.body, { ...after.headers, [PREVIOUS_SIGNATURE_HEADER]: '' }, [NEW], AT);
+  });
+
+  it('secrets as bytes in a list; an empty list, an empty secret in it or a non-secret is a TypeError', async () => {
+    await verifySignature(overlap.body, overlap.headers, [new TextEncoder().encode(OLD)], AT);
+    await verifySignature(overlap.body, overlap.headers, [Buffer.from('x'), Buffer.from(NEW)], AT);
+    for (const bad of [[], [NEW, ''], [NEW, undefined], undefined, 42])
+      await assert.rejects(
+        verifySignature(overlap.body, overlap.headers, bad as unknown as string[], AT),
+        TypeError,
+        JSON.stringify(bad),
+      );
   });
 });
 

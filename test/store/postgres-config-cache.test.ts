@@ -48,6 +48,40 @@ describe('postgres: the projects and connectors cache across processes', () => {
     assert.deepEqual(await b.dataConnectors.listActiveByProject(p.id), []);
   });
 
+  it("a connector's previous secret (extensions §X3) written or resealed at A is seen at B, and at A at once", async () => {
+    const p = await seedProject(a);
+    const c = connector(p.id, { signatureSecretSealed: 'sealed:current' });
+    await a.dataConnectors.create(c);
+    for (const s of [a, b]) {
+      await s.authVersion();
+      assert.equal((await s.dataConnectors.listActiveByProject(p.id))[0]?.previousSignatureSecretSealed, '');
+    }
+    const rotated = {
+      ...c,
+      signatureSecretSealed: 'sealed:new',
+      previousSignatureSecretSealed: 'sealed:current',
+      previousSignatureSecretExpireTime: 5_000_000,
+      updateTime: 4,
+    };
+    await a.transaction(async (tx) => tx.dataConnectors.update(rotated));
+    assert.deepEqual((await a.dataConnectors.listActiveByProject(p.id))[0], rotated, 'its own commit clears the cache');
+    await b.authVersion();
+    assert.deepEqual((await b.dataConnectors.listActiveByProject(p.id))[0], rotated);
+
+    await a.transaction(async (tx) =>
+      tx.sealed.replace({ kind: 'previousSecret', id: c.id, sealed: 'resealed:current' }),
+    );
+    assert.equal(
+      (await a.dataConnectors.listActiveByProject(p.id))[0]?.previousSignatureSecretSealed,
+      'resealed:current',
+    );
+    await b.authVersion();
+    assert.equal(
+      (await b.dataConnectors.listActiveByProject(p.id))[0]?.previousSignatureSecretSealed,
+      'resealed:current',
+    );
+  });
+
   it('a project changed or deleted at A is seen at B once B checks the versions', async () => {
     const p = await seedProject(a);
     await b.authVersion();

@@ -4,8 +4,9 @@ import { useEffect, useState } from 'preact/hooks';
 import { api, idOf } from '../api.ts';
 import { ErrorText, Field, FieldError, Loading, Title, useAction } from '../components.tsx';
 import { URL_FORMAT_TEXT, URL_SCHEME_TEXT, type FieldMap } from '../form-errors.ts';
-import { EVENT_TYPES } from '../format.ts';
+import { EVENT_TYPES, formatTime } from '../format.ts';
 import { navigate } from '../router.ts';
+import { rotationEnd } from './rotation.tsx';
 
 interface Draft {
   displayName: string;
@@ -58,11 +59,14 @@ export function ConnectorForm({ projectId, connectorId }: { projectId: string; c
   const base = `/projects/${projectId}/dataconnectors`;
   const [draft, setDraft] = useState<Draft | null>(editing ? null : EMPTY);
   const [hadSecret, setHadSecret] = useState(false);
+  /** The end of a secret rotation's overlap under way (extensions §X3), which a new secret here ends. */
+  const [overlapEnd, setOverlapEnd] = useState<string | null>(null);
   const action = useAction(FIELDS);
   useEffect(() => {
     if (!editing) return;
     api('GET', `${base}/${connectorId}`).then((c) => {
       setHadSecret(c.httpConfig.signatureSecret !== '');
+      setOverlapEnd(rotationEnd(c));
       setDraft({
         displayName: c.displayName,
         url: c.httpConfig.url,
@@ -154,7 +158,7 @@ export function ConnectorForm({ projectId, connectorId }: { projectId: string; c
           hint={
             editing
               ? hadSecret
-                ? 'A secret is set. Leave empty to keep it; it is never shown.'
+                ? `A secret is set. Leave empty to keep it; it is never shown. A new secret here replaces it at once${overlapEnd ? `, and ends the rotation under way (the previous secret would sign until ${formatTime(overlapEnd)})` : ''}: to switch without a gap, use Rotate secret on the connector's page.`
                 : 'Not signed now. Type a secret to sign pushes.'
               : 'Optional. Pushes carry an X-Service-Signature JWT made with it. It is never shown again.'
           }

@@ -1,7 +1,8 @@
 // Screen 6b: one data connector: status and what it means (while its pushes fail: since when, and its last failure
 // read from the delivery log), :metrics, the delivery-health chart (successes and errors per minute over the last
-// 3 hours, from :metricsHistory), enable/disable, Sync, edit, delete, and the way to its deliveries.
-import { useMemo } from 'preact/hooks';
+// 3 hours, from :metricsHistory), enable/disable, Sync, edit, rotate the signature secret (rotate-secret.tsx, loaded
+// when first opened; the end of its overlap while it runs, rotation.tsx), delete, and the way to its deliveries.
+import { useMemo, useState } from 'preact/hooks';
 import { api } from '../api.ts';
 import { TimeChart, type ChartSeries } from '../chart.tsx';
 import {
@@ -20,6 +21,10 @@ import { formatTime } from '../format.ts';
 import { reasonFor, usePermissions } from '../permissions.ts';
 import { navigate } from '../router.ts';
 import { STATUS_TEXT, StatusBadge } from './connector-status.tsx';
+import { RotationNotice, rotationEnd } from './rotation.tsx';
+
+type RotateSecretDialog = typeof import('./rotate-secret.tsx').RotateSecretDialog;
+const loadRotateSecretDialog = () => import('./rotate-secret.tsx');
 
 const WINDOW_SECONDS = 3 * 3600;
 
@@ -38,6 +43,8 @@ export function ConnectorPage({ projectId, connectorId }: { projectId: string; c
     return { connector, metrics: metrics.metrics, buckets: history.buckets, loadedAt: Date.now() };
   }, [base]);
   const action = useAction();
+  /** The rotation dialog while it is open (its code is loaded on the first click). */
+  const [RotateDialog, setRotateDialog] = useState<RotateSecretDialog | null>(null);
   // Why it fails, from the log; only a connector that pushes (or was stopped by its failures) can be failing.
   const failure = useLoad(async () => {
     if (!data || (data.connector.status !== 'ACTIVE' && data.connector.status !== 'SYSTEM_DISABLED')) return null;
@@ -77,6 +84,7 @@ export function ConnectorPage({ projectId, connectorId }: { projectId: string; c
     if (await action.run(() => api('PATCH', `${base}?updateMask=status`, { status: to }), done)) reload();
   };
   const now = data.loadedAt / 1000;
+  const overlapEnd = rotationEnd(c, data.loadedAt);
   return (
     <section>
       <Title
@@ -102,6 +110,7 @@ export function ConnectorPage({ projectId, connectorId }: { projectId: string; c
           {c.status === 'SYSTEM_DISABLED' && failure.data ? <LastFailure failure={failure.data} /> : null}
         </div>
       )}
+      {overlapEnd ? <RotationNotice until={overlapEnd} now={data.loadedAt} /> : null}
       <div class="toolbar">
         <a class="button" href={`/projects/${projectId}/dataconnectors`}>
           ← All connectors
@@ -147,6 +156,24 @@ export function ConnectorPage({ projectId, connectorId }: { projectId: string; c
             Edit
           </a>
         ) : null}
+        {canUpdate ? (
+          <button
+            type="button"
+            aria-haspopup="dialog"
+            onClick={() =>
+              loadRotateSecretDialog().then(
+                (m) => setRotateDialog(() => m.RotateSecretDialog),
+                () =>
+                  action.fail(
+                    null,
+                    'The rotation dialog could not be loaded (the service may have been updated meanwhile): reload the page.',
+                  ),
+              )
+            }
+          >
+            Rotate secret
+          </button>
+        ) : null}
         <button type="button" onClick={reload}>
           Refresh
         </button>
@@ -165,6 +192,9 @@ export function ConnectorPage({ projectId, connectorId }: { projectId: string; c
           </ActionButton>
         ) : null}
       </div>
+      {RotateDialog ? (
+        <RotateDialog base={base} connector={c} onRotated={reload} onClose={() => setRotateDialog(null)} />
+      ) : null}
       <ErrorText error={action.error} />
       {action.notice ? <Notice>{action.notice}</Notice> : null}
       {perms.loaded && !canUpdate ? <p class="muted small">{reasonFor('dataconnector.update')}</p> : null}
@@ -230,7 +260,14 @@ export function ConnectorPage({ projectId, connectorId }: { projectId: string; c
             <dd>
               {canUpdate ? (
                 c.httpConfig.signatureSecret ? (
-                  'Signed (X-Service-Signature); the secret is never shown'
+                  <>
+                    Signed (X-Service-Signature); the secret is never shown
+                    {overlapEnd ? (
+                      <div class="muted small">
+                        The previous secret signs too (X-Service-Signature-Previous) until {formatTime(overlapEnd)}.
+                      </div>
+                    ) : null}
+                  </>
                 ) : (
                   'Not signed'
                 )

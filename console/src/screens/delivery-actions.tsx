@@ -6,7 +6,7 @@ import { api, idOf } from '../api.ts';
 import { ErrorText, Field, FieldError, Notice, useAction } from '../components.tsx';
 import { connectorPath, type Delivery, deliveryHref } from '../deliveries.ts';
 import { countReplayWindow, type WindowCount } from '../replay-count.ts';
-import { EVENT_TYPES, formatTime } from '../format.ts';
+import { EVENT_TYPES, formatTime, spanText } from '../format.ts';
 import { localInputValue } from '../history.ts';
 import { AttemptView, DeliveryStateBadge } from './attempt-view.tsx';
 import { STATUS_TEXT } from './connector-status.tsx';
@@ -104,16 +104,6 @@ export function TestPushPanel(props: {
 }
 
 const events = (n: number) => `${n.toLocaleString()} event${n === 1 ? '' : 's'}`;
-
-/** "2 h 30 min", "45 min", "3 d 4 h". */
-function spanText(ms: number): string {
-  const min = Math.round(ms / 60_000);
-  if (min < 60) return `${min} min`;
-  const h = Math.floor(min / 60);
-  if (h < 48) return min % 60 === 0 ? `${h} h` : `${h} h ${min % 60} min`;
-  const d = Math.floor(h / 24);
-  return h % 24 === 0 ? `${d} d` : `${d} d ${h % 24} h`;
-}
 
 /** How many events the replay will send, when the console could tell. */
 function toSend(count: WindowCount | null): number | null {

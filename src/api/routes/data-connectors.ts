@@ -1,14 +1,17 @@
-// Data connectors (contract §3.9, §4.9): CRUD, :sync and :metrics.
+// Data connectors (contract §3.9, §4.9): CRUD, :sync, :metrics and :rotateSecret (extensions §X3).
 import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { Deps } from '../../deps.ts';
 import * as service from '../../services/data-connectors.ts';
+import { rotateSignatureSecret } from '../../services/secret-rotation.ts';
 import {
   DataConnectorInputSchema,
   DataConnectorListSchema,
   DataConnectorMetricsSchema,
   DataConnectorSchema,
   MetricsHistorySchema,
+  RotateSecretAnswerSchema,
+  RotateSecretBodySchema,
 } from '../../wire/data-connectors.ts';
 import { PageQuerySchema, UpdateMaskQuerySchema } from '../../wire/paging.ts';
 import type { App } from '../types.ts';
@@ -114,6 +117,23 @@ export function registerDataConnectorRoutes(app: App, deps: Deps): void {
         bucketDuration: '60s',
         buckets: await service.getDataConnectorMetricsHistory(deps, principalOf(request), project, dc),
       };
+    },
+  );
+
+  app.post(
+    `${DC_PATH}/@rotateSecret`,
+    {
+      preValidation: noBodyIsEmpty,
+      schema: { body: RotateSecretBodySchema },
+      config: {
+        summary:
+          'Switch to a new signature secret; during the overlap every push is also signed with the previous one (X-Service-Signature-Previous)',
+        response: RotateSecretAnswerSchema,
+      },
+    },
+    async (request) => {
+      const { project, dc } = paramsOf(request);
+      return rotateSignatureSecret(deps, principalOf(request), project, dc, request.body);
     },
   );
 }

@@ -1,16 +1,31 @@
-// `connectors`: HTTP_PUSH data connectors: list, get, create, update, enable, disable, sync, metrics, the delivery
-// log and its recovery (deliveries.ts), delete.
+// `connectors`: HTTP_PUSH data connectors: list, get, create, update, rotate-secret, enable, disable, sync, metrics,
+// the delivery log and its recovery (deliveries.ts), delete.
 // The signature secret and custom header values are never printed (the API echoes them to developers); only a
-// secret the CLI generated itself is shown, once, by the command that made it.
+// secret made for the command (by the CLI, or by the service for rotate-secret) is shown, once, by that command.
 import { randomBytes } from 'node:crypto';
 import type { Command } from 'commander';
-import type { DataConnector, DataConnectorInput, DataConnectorMetrics } from '../../wire/data-connectors.ts';
-import { collect, collectList, parseHeaders } from '../arguments.ts';
+import type {
+  DataConnector,
+  DataConnectorInput,
+  DataConnectorMetrics,
+  RotateSecretAnswer,
+  RotateSecretBody,
+} from '../../wire/data-connectors.ts';
+import { collect, collectList, durationText, parseDuration, parseHeaders } from '../arguments.ts';
 import { action, example, idOf, type Context } from '../context.ts';
 import { UsageError } from '../errors.ts';
 import { registerDeliveryCommands } from './deliveries.ts';
 
 export const REDACTED = '<redacted>';
+
+/** The longest overlap of a rotation (extensions §X3): 7 days, in seconds. */
+export const MAX_OVERLAP_SECONDS = 604_800;
+
+/**
+ * The end of a rotation's overlap (extensions §X3): until then pushes carry X-Service-Signature-Previous too.
+ * "" when none runs (and from a service older than the rotation, which leaves the key out).
+ */
+export const previousSecretUntil = (c: DataConnector): string => c.httpConfig.previousSignatureSecretExpireTime ?? '';
 
 /** The connector as printed: a set secret and every header value replaced by `<redacted>`, "" kept (unsigned). */
 export function redactConnector(c: DataConnector): DataConnector {
@@ -39,6 +54,7 @@ function printConnector(ctx: Context, raw: DataConnector, generatedSecret?: stri
       ['events', c.events.length ? c.events.join(', ') : '(every type)'],
       ['labelKeys', c.labels.join(', ')],
       ['signed', c.httpConfig.signatureSecret ? 'yes' : 'no'],
+      ...(previousSecretUntil(c) ? [['previousSecretUntil', previousSecretUntil(c)] as const] : []),
       ['headers', Object.keys(c.httpConfig.headers).join(', ')],
       ['createTime', c.createTime],
       ['updateTime', c.updateTime],
@@ -46,6 +62,34 @@ function printConnector(ctx: Context, raw: DataConnector, generatedSecret?: stri
     c.name,
   );
   if (generatedSecret !== undefined) ctx.out.line(`${ctx.out.bold('signature secret')}  ${generatedSecret}`);
+}
+
+/**
+ * What rotate-secret prints. A secret the service made is shown once (on stdout, after a warning on stderr); one the
+ * user gave is redacted like every echo of a secret.
+ */
+function printRotation(ctx: Context, res: RotateSecretAnswer, generated: boolean, overlap: number): void {
+  const c = redactConnector(res.dataConnector);
+  const secret = generated ? res.signatureSecret : REDACTED;
+  const until = previousSecretUntil(c);
+  if (generated) ctx.out.warn('the new signature secret is shown only this once: give it to the receiver now');
+  const printed: RotateSecretAnswer = { dataConnector: c, signatureSecret: secret };
+  if (ctx.out.json) return ctx.out.printJson(printed);
+  if (ctx.out.quiet) return ctx.out.line(generated ? `${c.name}\t${secret}` : c.name);
+  ctx.out.record(
+    printed,
+    [
+      ['name', c.name],
+      ['signatureSecret', generated ? ctx.out.bold(secret) : '(the one given with --secret)'],
+      [
+        'previousSecret',
+        until
+          ? `also signs every push (X-Service-Signature-Previous) until ${until}, ${durationText(overlap)} from now`
+          : 'none: every push from now on is signed with the new secret only',
+      ],
+    ],
+    c.name,
+  );
 }
 
 const statusPaint = (text: string, c: DataConnector, out: Context['out']) =>
@@ -105,6 +149,10 @@ export function registerConnectorCommands(program: Command): void {
               { header: 'DISPLAY NAME', value: (c) => c.displayName },
               { header: 'STATUS', value: (c) => c.status, paint: statusPaint },
               { header: 'EVENTS', value: (c) => (c.events.length ? c.events.join(',') : '*') },
+              // Only while a rotation's overlap runs on one of them.
+              ...(items.some((c) => previousSecretUntil(c))
+                ? [{ header: 'PREVIOUS SECRET UNTIL', value: (c: DataConnector) => previousSecretUntil(c) || '-' }]
+                : []),
               { header: 'URL', value: (c) => c.httpConfig.url },
             ],
             (c) => c.name,
@@ -187,6 +235,33 @@ export function registerConnectorCommands(program: Command): void {
         }),
       ),
     'sensorcloud connectors update cvq2b1r0l4l9s3f2a9m0 --events touch --label-keys name,room',
+  );
+
+  example(
+    connectors
+      .command('rotate-secret <connector>')
+      .description(
+        'switch to a new signature secret without a gap: for the overlap, pushes are signed with the new secret (X-Service-Signature) and the previous one (X-Service-Signature-Previous)',
+      )
+      .option('--secret <secret>', 'the new secret (default: a random one made by the service, printed once)')
+      .option('--generate', 'a random new secret made by the service, printed once (the default)')
+      .option('--overlap <duration>', 'how long the previous secret is still sent: 0 (none) to 7d', '24h')
+      .action(
+        action(async (ctx: Context, connector: string, o: { secret?: string; generate?: boolean; overlap: string }) => {
+          if (o.secret !== undefined && o.generate) throw new UsageError('give --secret or --generate, not both');
+          if (o.secret === '')
+            throw new UsageError('--secret must not be empty (`update --remove-secret` stops signing)');
+          const overlap = parseDuration(o.overlap, '--overlap', MAX_OVERLAP_SECONDS);
+          const name = await ctx.name(connector, 'dataconnectors');
+          const body: RotateSecretBody = {
+            ...(o.secret !== undefined ? { signatureSecret: o.secret } : {}),
+            overlap: `${overlap}s`,
+          };
+          const res = await ctx.client.call<RotateSecretAnswer>('POST', `${name}:rotateSecret`, { body });
+          printRotation(ctx, res, o.secret === undefined, overlap);
+        }),
+      ),
+    'sensorcloud connectors rotate-secret cvq2b1r0l4l9s3f2a9m0 --overlap 24h',
   );
 
   const setStatus = (status: 'ACTIVE' | 'USER_DISABLED') =>

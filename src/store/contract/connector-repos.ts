@@ -25,6 +25,13 @@ export interface DataConnectorRecord {
   headers: Record<string, string>;
   /** The signature secret sealed with the secret box; '' = requests are not signed. */
   signatureSecretSealed: string;
+  /**
+   * During a rotation's overlap (`:rotateSecret`, extensions §X3): the previous signature secret, sealed; pushes are
+   * signed with it too (X-Service-Signature-Previous) until `previousSignatureSecretExpireTime` (micros). '' / null
+   * when there is none. A store always answers both; absent on a write means none.
+   */
+  previousSignatureSecretSealed?: string;
+  previousSignatureSecretExpireTime?: number | null;
   /** First failed attempt (micros) since the last success or activation; null when not failing. */
   failingSince: number | null;
   createTime: number;

@@ -260,18 +260,22 @@ export interface EventRepo {
 }
 
 /**
- * A value sealed under the master key: a key's secret, a connector's signature secret, or a value the processes of
- * a shared store agree on (the master key check). `admin rotate-master-key` reads them all and writes each back
- * sealed under the new key, in one transaction.
+ * A value sealed under the master key: a key's secret, a connector's signature secret (`connector`) or the previous
+ * one of a rotation's overlap (`previousSecret`, extensions §X3; the id is the connector's), or a value the
+ * processes of a shared store agree on (the master key check). `admin rotate-master-key` reads them all and writes
+ * each back sealed under the new key, in one transaction.
  */
 export interface SealedValue {
-  kind: 'key' | 'connector' | 'setting';
+  kind: 'key' | 'connector' | 'previousSecret' | 'setting';
   id: string;
   sealed: string;
 }
 
 export interface SealedRepo {
-  /** Every sealed value; a connector without a signature secret has none. */
+  /**
+   * Every sealed value; a connector without a signature secret has none, one without a previous secret none of
+   * that kind. A previous secret is listed as long as it is stored, its overlap over or not: it stays sealed.
+   */
   list(): Promise<SealedValue[]>;
   /** Replaces one (the same kind and id); false when it is gone. Nothing else about its owner changes. */
   replace(value: SealedValue): Promise<boolean>;

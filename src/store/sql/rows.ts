@@ -177,6 +177,8 @@ export interface ConnectorRow {
   url: string;
   headers: string;
   signature_secret: string;
+  previous_signature_secret: string;
+  previous_signature_secret_expire_time: number | null;
   failing_since: number | null;
   create_time: number;
   update_time: number;
@@ -191,6 +193,8 @@ export const toConnector = (r: ConnectorRow): DataConnectorRecord => ({
   url: r.url,
   headers: JSON.parse(r.headers) as Record<string, string>,
   signatureSecretSealed: r.signature_secret,
+  previousSignatureSecretSealed: r.previous_signature_secret,
+  previousSignatureSecretExpireTime: r.previous_signature_secret_expire_time,
   failingSince: r.failing_since,
   createTime: r.create_time,
   updateTime: r.update_time,

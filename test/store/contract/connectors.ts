@@ -25,6 +25,41 @@ export function dataConnectorContract(open: OpenStore): void {
       assert.equal(await store().dataConnectors.get('missing'), null);
     });
 
+    it("round-trips a rotation's previous secret and its expire time, and answers none for a connector written without", async () => {
+      const p = await seedProject(store());
+      const c = connector(p.id, {
+        signatureSecretSealed: 'sealed:new',
+        previousSignatureSecretSealed: 'sealed:old',
+        previousSignatureSecretExpireTime: T0 + 86_400_000_000,
+      });
+      await store().dataConnectors.create(c);
+      assert.deepEqual(await store().dataConnectors.get(c.id), c);
+      assert.deepEqual((await store().dataConnectors.getMany([c.id])).get(c.id), c);
+      assert.deepEqual(await store().dataConnectors.listByProject(p.id, { limit: 10 }), [c]);
+      assert.deepEqual(await store().dataConnectors.listActiveByProject(p.id), [c]);
+
+      // Written by a caller that knows nothing of rotation (the fields absent): a store answers both, as none.
+      const { previousSignatureSecretSealed, previousSignatureSecretExpireTime, ...bare } = connector(p.id);
+      await store().dataConnectors.create(bare);
+      assert.deepEqual(await store().dataConnectors.get(bare.id), {
+        ...bare,
+        previousSignatureSecretSealed: '',
+        previousSignatureSecretExpireTime: null,
+      });
+      assert.deepEqual([previousSignatureSecretSealed, previousSignatureSecretExpireTime], ['', null]);
+
+      // update writes both (a PATCH of the secret ends the overlap: '' and null); updateState leaves them alone.
+      await store().dataConnectors.updateState(c.id, 'USER_DISABLED', T0 + 1, T0 + 2);
+      const disabled = { ...c, status: 'USER_DISABLED' as const, failingSince: T0 + 1, updateTime: T0 + 2 };
+      assert.deepEqual(await store().dataConnectors.get(c.id), disabled);
+      const ended = { ...disabled, previousSignatureSecretSealed: '', previousSignatureSecretExpireTime: null };
+      await store().dataConnectors.update(ended);
+      assert.deepEqual(await store().dataConnectors.get(c.id), ended);
+      const again = { ...ended, previousSignatureSecretSealed: 'sealed:x', previousSignatureSecretExpireTime: T0 + 9 };
+      await store().dataConnectors.update(again);
+      assert.deepEqual(await store().dataConnectors.get(c.id), again);
+    });
+
     it('reads several connectors at once, keyed by id, leaving out ids of none', async () => {
       const p = await seedProject(store());
       const [a, b] = [connector(p.id, { status: 'USER_DISABLED' }), connector(p.id)];

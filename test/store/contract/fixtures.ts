@@ -167,6 +167,9 @@ export const connector = (projectId: string, over: Partial<DataConnectorRecord> 
   url: 'https://receiver.example.com/push',
   headers: {},
   signatureSecretSealed: '',
+  // As a store answers a connector without one (extensions §X3).
+  previousSignatureSecretSealed: '',
+  previousSignatureSecretExpireTime: null,
   failingSince: null,
   createTime: T0,
   updateTime: T0,

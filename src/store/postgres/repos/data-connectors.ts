@@ -22,8 +22,9 @@ export function createDataConnectorRepo(sql: Sql, view?: ConfigView): DataConnec
       async create(c) {
         await cachedWrite(view, () =>
           sql.run(
-            `INSERT INTO data_connectors (id, project_id, display_name, status, events, labels, url, headers, signature_secret, failing_since, create_time, update_time)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+            `INSERT INTO data_connectors (id, project_id, display_name, status, events, labels, url, headers, signature_secret,
+           previous_signature_secret, previous_signature_secret_expire_time, failing_since, create_time, update_time)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
             [
               c.id,
               c.projectId,
@@ -34,6 +35,8 @@ export function createDataConnectorRepo(sql: Sql, view?: ConfigView): DataConnec
               c.url,
               JSON.stringify(c.headers),
               c.signatureSecretSealed,
+              c.previousSignatureSecretSealed ?? '',
+              c.previousSignatureSecretExpireTime ?? null,
               c.failingSince,
               c.createTime,
               c.updateTime,
@@ -80,7 +83,8 @@ export function createDataConnectorRepo(sql: Sql, view?: ConfigView): DataConnec
         await cachedWrite(view, () =>
           sql.run(
             `UPDATE data_connectors SET display_name = $1, status = $2, events = $3, labels = $4, url = $5, headers = $6, signature_secret = $7,
-           failing_since = $8, update_time = $9 WHERE id = $10`,
+           previous_signature_secret = $8, previous_signature_secret_expire_time = $9, failing_since = $10, update_time = $11
+         WHERE id = $12`,
             [
               c.displayName,
               c.status,
@@ -89,6 +93,8 @@ export function createDataConnectorRepo(sql: Sql, view?: ConfigView): DataConnec
               c.url,
               JSON.stringify(c.headers),
               c.signatureSecretSealed,
+              c.previousSignatureSecretSealed ?? '',
+              c.previousSignatureSecretExpireTime ?? null,
               c.failingSince,
               c.updateTime,
               c.id,

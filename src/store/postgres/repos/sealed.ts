@@ -1,5 +1,5 @@
-// Sealed values on PostgreSQL (master key rotation): key secrets, connector signature secrets, and the master key
-// check the processes of the cluster agree on (cluster_settings).
+// Sealed values on PostgreSQL (master key rotation): key secrets, connector signature secrets (current and previous),
+// and the master key check the processes of the cluster agree on (cluster_settings).
 import { MASTER_KEY_CHECK_SETTING } from '../../jobs/cluster.ts';
 import type { SealedRepo, SealedValue } from '../../contract/store.ts';
 import { cachedWrite, type ConfigView } from './config-cache.ts';
@@ -14,6 +14,9 @@ export function createSealedRepo(sql: Sql, view?: ConfigView): SealedRepo {
       const connectors = await sql.query<{ id: string; sealed: string }>(
         "SELECT id, signature_secret AS sealed FROM data_connectors WHERE signature_secret <> '' ORDER BY id",
       );
+      const previous = await sql.query<{ id: string; sealed: string }>(
+        "SELECT id, previous_signature_secret AS sealed FROM data_connectors WHERE previous_signature_secret <> '' ORDER BY id",
+      );
       const settings = await sql.query<{ id: string; sealed: string }>(
         'SELECT name AS id, value AS sealed FROM cluster_settings WHERE name = $1',
         [MASTER_KEY_CHECK_SETTING],
@@ -21,6 +24,7 @@ export function createSealedRepo(sql: Sql, view?: ConfigView): SealedRepo {
       return [
         ...keys.map((r): SealedValue => ({ kind: 'key', id: r.id, sealed: r.sealed })),
         ...connectors.map((r): SealedValue => ({ kind: 'connector', id: r.id, sealed: r.sealed })),
+        ...previous.map((r): SealedValue => ({ kind: 'previousSecret', id: r.id, sealed: r.sealed })),
         ...settings.map((r): SealedValue => ({ kind: 'setting', id: r.id, sealed: r.sealed })),
       ];
     },
@@ -35,6 +39,15 @@ export function createSealedRepo(sql: Sql, view?: ConfigView): SealedRepo {
                 v.sealed,
                 v.id,
               ]),
+            )) > 0
+          );
+        case 'previousSecret':
+          return (
+            (await cachedWrite(view, () =>
+              sql.run(
+                "UPDATE data_connectors SET previous_signature_secret = $1 WHERE id = $2 AND previous_signature_secret <> ''",
+                [v.sealed, v.id],
+              ),
             )) > 0
           );
         case 'setting':

@@ -22,8 +22,9 @@ export function createDataConnectorRepo(db: SqliteDb): DataConnectorRepo {
     async create(c) {
       invalidate();
       db.run(
-        `INSERT INTO data_connectors (id, project_id, display_name, status, events, labels, url, headers, signature_secret, failing_since, create_time, update_time)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        `INSERT INTO data_connectors (id, project_id, display_name, status, events, labels, url, headers, signature_secret,
+           previous_signature_secret, previous_signature_secret_expire_time, failing_since, create_time, update_time)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
         c.id,
         c.projectId,
         c.displayName,
@@ -33,6 +34,8 @@ export function createDataConnectorRepo(db: SqliteDb): DataConnectorRepo {
         c.url,
         toJson(c.headers),
         c.signatureSecretSealed,
+        c.previousSignatureSecretSealed ?? '',
+        c.previousSignatureSecretExpireTime ?? null,
         c.failingSince,
         c.createTime,
         c.updateTime,
@@ -68,7 +71,8 @@ export function createDataConnectorRepo(db: SqliteDb): DataConnectorRepo {
       invalidate();
       db.run(
         `UPDATE data_connectors SET display_name = ?, status = ?, events = ?, labels = ?, url = ?, headers = ?, signature_secret = ?,
-           failing_since = ?, update_time = ? WHERE id = ?`,
+           previous_signature_secret = ?, previous_signature_secret_expire_time = ?, failing_since = ?, update_time = ?
+         WHERE id = ?`,
         c.displayName,
         c.status,
         toJson(c.events),
@@ -76,6 +80,8 @@ export function createDataConnectorRepo(db: SqliteDb): DataConnectorRepo {
         c.url,
         toJson(c.headers),
         c.signatureSecretSealed,
+        c.previousSignatureSecretSealed ?? '',
+        c.previousSignatureSecretExpireTime ?? null,
         c.failingSince,
         c.updateTime,
         c.id,
