@@ -53,7 +53,7 @@ describe('loggedAttempt', () => {
     const a = loggedAttempt(
       {
         ...base,
-        message: `HTTP 500\n${'x'.repeat(1000)}`,
+        message: `HTTP 500\n${'a'.repeat(1000)}`,
         responseBody: Buffer.from('bad\nthing'),
         responseBodyTruncated: true,
       },
@@ -66,7 +66,7 @@ describe('loggedAttempt', () => {
     assert.equal(a.responseBody, 'bad\nthing');
     assert.equal(a.responseBodyTruncated, true);
     assert.doesNotMatch(a.error, /\n/);
-    assert.ok(a.error.startsWith('HTTP 500 xxx'));
+    assert.ok(a.error.startsWith('HTTP 500 aaa'));
     assert.ok(a.error.length <= 320);
   });
 

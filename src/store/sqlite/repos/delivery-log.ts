@@ -89,62 +89,58 @@ interface Where {
   params: unknown[];
 }
 
-/** The filters on log rows (alias l) besides the connector, the state and the paging. */
-function loggedWhere(f: DeliveryLogFilter): Where {
+/** Where a filter reads its fields: the log's columns, or a queue row's. */
+interface FilterColumns {
+  trigger: string;
+  eventId: string;
+  /** The condition (and its parameters) that the row is of the device. */
+  device: (deviceId: string) => Where;
+  /** The time createTime is, for the window. */
+  time: string;
+}
+
+/** The filters besides the connector, the state and the paging, on the given columns. */
+function filterWhere(f: DeliveryLogFilter, c: FilterColumns): Where {
   const sql: string[] = [];
   const params: unknown[] = [];
-  if (f.trigger !== undefined) {
-    sql.push('l.trigger = ?');
-    params.push(triggerCode(f.trigger));
-  }
-  if (f.eventId !== undefined) {
-    sql.push('l.event_id = ?');
-    params.push(f.eventId);
-  }
+  const add = (cond: string, ...values: unknown[]) => {
+    sql.push(cond);
+    params.push(...values);
+  };
+  if (f.trigger !== undefined) add(`${c.trigger} = ?`, triggerCode(f.trigger));
+  if (f.eventId !== undefined) add(`${c.eventId} = ?`, f.eventId);
   if (f.deviceId !== undefined) {
-    sql.push('l.device_id = ?');
-    params.push(f.deviceId);
+    const d = c.device(f.deviceId);
+    add(d.sql, ...d.params);
   }
-  if (f.startTime !== undefined) {
-    sql.push('l.create_time >= ?');
-    params.push(f.startTime);
-  }
-  if (f.endTime !== undefined) {
-    sql.push('l.create_time < ?');
-    params.push(f.endTime);
-  }
+  if (f.startTime !== undefined) add(`${c.time} >= ?`, f.startTime);
+  if (f.endTime !== undefined) add(`${c.time} < ?`, f.endTime);
   return { sql: sql.map((s) => ` AND ${s}`).join(''), params };
 }
 
+/** The filters on log rows (alias l). */
+const loggedWhere = (f: DeliveryLogFilter): Where =>
+  filterWhere(f, {
+    trigger: 'l.trigger',
+    eventId: 'l.event_id',
+    device: (id) => ({ sql: 'l.device_id = ?', params: [id] }),
+    time: 'l.create_time',
+  });
+
 /**
- * The filters on queue rows (alias d) besides the connector and the paging. The device is looked for in the body's
- * bytes first: the JSON is parsed only for a body that holds it.
+ * The filters on queue rows (alias d). The device is looked for in the body's bytes first: the JSON is parsed only
+ * for a body that holds it.
  */
-function queuedWhere(f: DeliveryLogFilter): Where {
-  const sql: string[] = [];
-  const params: unknown[] = [];
-  if (f.trigger !== undefined) {
-    sql.push('d.trigger = ?');
-    params.push(triggerCode(f.trigger));
-  }
-  if (f.eventId !== undefined) {
-    sql.push('d.event_id = ?');
-    params.push(f.eventId);
-  }
-  if (f.deviceId !== undefined) {
-    sql.push(`instr(d.body, ?) > 0 AND ${bodyDeviceId('d.body')} = ?`);
-    params.push(Buffer.from(f.deviceId, 'utf8'), f.deviceId);
-  }
-  if (f.startTime !== undefined) {
-    sql.push('d.enqueue_time >= ?');
-    params.push(f.startTime);
-  }
-  if (f.endTime !== undefined) {
-    sql.push('d.enqueue_time < ?');
-    params.push(f.endTime);
-  }
-  return { sql: sql.map((s) => ` AND ${s}`).join(''), params };
-}
+const queuedWhere = (f: DeliveryLogFilter): Where =>
+  filterWhere(f, {
+    trigger: 'd.trigger',
+    eventId: 'd.event_id',
+    device: (id) => ({
+      sql: `instr(d.body, ?) > 0 AND ${bodyDeviceId('d.body')} = ?`,
+      params: [Buffer.from(id, 'utf8'), id],
+    }),
+    time: 'd.enqueue_time',
+  });
 
 export function createDeliveryLogRepo(db: SqliteDb): DeliveryLogRepo {
   /**
