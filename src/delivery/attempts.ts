@@ -36,6 +36,11 @@ export interface AttemptDeps {
   ended: EndedRows | null;
   /** A slot of the connector was given back (the push ended, or was not begun): its line may move, a backlog too. */
   freed(connectorId: string): void;
+  /**
+   * Resolves after `ms` (a paced row's wait for its start time, pacing.ts). Default: a timer; a test on a fake clock
+   * moves the clock instead.
+   */
+  wait?(ms: number): Promise<void>;
 }
 
 export interface Attempts {
@@ -171,12 +176,24 @@ export function createAttempts(deps: AttemptDeps): Attempts {
     return true;
   }
 
+  const wait = deps.wait ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
+
+  /** A paced row (pacing.ts) waits in its slot for its start time, counted as running so that stop() waits too. */
+  function runAt(item: ClaimedDelivery, startAt: number): Promise<RunReport> {
+    const ms = startAt / 1000 - clock.now();
+    if (ms <= 0) return run(item);
+    running++;
+    const p = wait(ms).then(() => run(item));
+    p.then(settled, settled);
+    return p;
+  }
+
   return {
     run,
     launch(items) {
       return items.map((item) => {
         slots.take(item.connector.id);
-        return run(item);
+        return item.startAt === undefined ? run(item) : runAt(item, item.startAt);
       });
     },
     pushOnce(connector, body, trigger) {

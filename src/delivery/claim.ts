@@ -1,24 +1,36 @@
 // Claiming due queue rows under a lease (the engine's read of the queue when rows were not handed off: retries,
 // backlogs, `:sync`), and the queue's maintenance: the 12-hour drop and dropping a connector's whole queue, each
 // logging the rows it removes in the delivery log when asked (EXPIRED, DISCARDED: extensions §X1).
-import type { ClaimAsk, DataConnectorRecord, DeliveryRecord, InFlightCap } from '../store/contract/connector-repos.ts';
+import {
+  deliveryConfigOf,
+  type ClaimAsk,
+  type DataConnectorRecord,
+  type DeliveryRecord,
+  type InFlightCap,
+} from '../store/contract/connector-repos.ts';
 import { inPieces } from '../store/jobs/in-pieces.ts';
 import type { Repos, Store } from '../store/contract/store.ts';
 import { series } from './metrics.ts';
+import { claimPaced, type PaceMemo } from './pacing.ts';
 import { RETENTION_MICROS } from './retry.ts';
 
 /** A leased row with the connector settings read for this attempt. */
 export interface ClaimedDelivery {
   delivery: DeliveryRecord;
   connector: DataConnectorRecord;
+  /** Micros: not before then (a connector paced by its maxRate, pacing.ts); absent: at once. */
+  startAt?: number;
 }
 
 export interface ClaimOptions {
   now: number;
   /** How long (micros) a claimed row stays leased; longer than an attempt can take. */
   leaseMicros: number;
-  /** How many more attempts this connector may start now: its free slots, given how many connectors have rows due. */
-  capacityOf(connectorId: string, competitors: number): number;
+  /**
+   * How many more attempts this connector may start now: its free slots, given how many connectors have rows due and,
+   * once its settings are read, its own maxConcurrency (extensions §X4).
+   */
+  capacityOf(connectorId: string, competitors: number, maxConcurrency?: number): number;
   /** Failing or suspect: its attempts count in `suspectLeft` (slots.ts). */
   suspect?(connectorId: string): boolean;
   /** Attempts that failing and suspect connectors together may still start now (default: no such bound). */
@@ -34,6 +46,8 @@ export interface ClaimOptions {
   cluster?: InFlightLimits | null;
   /** The delivery log is on: rows of a disabled connector that a claim drops are logged DISCARDED at `now`. */
   logDrops?: boolean;
+  /** The next starts of paced connectors this process has learnt (pacing.ts): one out of reach is not read. */
+  pace?: PaceMemo;
 }
 
 export interface InFlightLimits {
@@ -54,16 +68,20 @@ export interface InFlightLimits {
 export const leaseHalfOver = (leaseUntil: number, now: number, leaseMicros: number): boolean =>
   leaseUntil - now < leaseMicros / 2;
 
-/** The cap on the connector's rows in flight in the cluster, for a lease taken now that ends at `leaseUntil`. */
+/**
+ * The cap on the connector's rows in flight in the cluster, for a lease taken now that ends at `leaseUntil`: the
+ * engine's limits, and the connector's own maxConcurrency (extensions §X4) below them.
+ */
 export function inFlightCap(
   limits: InFlightLimits,
-  connector: Pick<DataConnectorRecord, 'id' | 'failingSince'>,
+  connector: Pick<DataConnectorRecord, 'id' | 'failingSince' | 'deliveryConfig'>,
   leaseUntil: number,
 ): InFlightCap {
+  const own = deliveryConfigOf(connector).maxConcurrency;
   return {
     ended: limits.ended?.(connector.id),
-    max: connector.failingSince !== null ? limits.perFailing : limits.perConnector,
-    whileHanging: limits.perFailing,
+    max: Math.min(own, connector.failingSince !== null ? limits.perFailing : limits.perConnector),
+    whileHanging: Math.min(own, limits.perFailing),
     // A lease taken before this (its attempt started suspectAfter ago) and not yet ended: the endpoint hangs.
     hangingIfLeasedBefore: leaseUntil - limits.suspectAfterMicros,
   };
@@ -87,7 +105,7 @@ export async function claimDue(store: Store, o: ClaimOptions): Promise<ClaimResu
   // A read first, so an idle poll never takes the write lock; the claim below re-checks what is due.
   const due = await store.deliveries.connectorsWithDue(o.now, enqueuedAfter);
   const drained = new Set<string>();
-  const free = due.filter((id) => o.capacityOf(id, due.length) > 0);
+  const free = due.filter((id) => o.capacityOf(id, due.length) > 0 && (o.pace?.reachable(id, o.now) ?? true));
   if (free.length === 0) return { items: [], due: new Set(due), drained };
   // In the rotation's order, only the connectors the total can reach: the others would be read (and, on a shared
   // store, locked) for nothing. With 10,000 connectors, reading every one with rows due at each claim (thousands)
@@ -116,6 +134,7 @@ export async function claimDue(store: Store, o: ClaimOptions): Promise<ClaimResu
     // Current settings of every connector claimed from, in one read.
     const connectors = await repos.dataConnectors.getMany(ids);
     const asks: Array<ClaimAsk & { connector: DataConnectorRecord }> = [];
+    const paced: Array<ClaimAsk & { connector: DataConnectorRecord; maxRate: number }> = [];
     for (const id of ids) {
       const connector = connectors.get(id);
       if (connector?.status !== 'ACTIVE') {
@@ -124,8 +143,17 @@ export async function claimDue(store: Store, o: ClaimOptions): Promise<ClaimResu
         else await dropPieceUnlessActive(repos, id, logAt);
         continue;
       }
+      const controls = deliveryConfigOf(connector);
+      // Paused (§X4): its rows stay due, and the connector in the backlog, so that its later events queue behind them.
+      if (controls.paused) continue;
+      const limit = Math.min(limits.get(id)!, o.capacityOf(id, due.length, controls.maxConcurrency));
+      if (limit <= 0) continue;
       const cap = o.cluster ? inFlightCap(o.cluster, connector, leaseUntil) : undefined;
-      asks.push({ connectorId: id, limit: limits.get(id)!, cap, connector });
+      if (controls.maxRate > 0) paced.push({ connectorId: id, limit, cap, connector, maxRate: controls.maxRate });
+      else {
+        o.pace?.forget(id);
+        asks.push({ connectorId: id, limit, cap, connector });
+      }
     }
     // One statement for all on a shared store (each connector's claim was a round trip of its own), in the
     // rotation's order, each taking what the ones before it left of the total.
@@ -140,6 +168,18 @@ export async function claimDue(store: Store, o: ClaimOptions): Promise<ClaimResu
       if (rows.length < Math.min(ask.limit, left) && ask.cap === undefined) drained.add(ask.connectorId);
       left -= rows.length;
     });
+    // Paced connectors (pacing.ts) one at a time, each in a transaction that holds its next start (on a shared store
+    // a transaction of its own, as a claim there is made outside any).
+    for (const ask of paced) {
+      if (left <= 0) break;
+      const one = { ...ask, limit: Math.min(ask.limit, left) };
+      const claim = (tx: Repos) => claimPaced(tx, one, o.now, enqueuedAfter, leaseUntil);
+      const got = o.cluster ? await store.transaction(claim) : await claim(repos);
+      o.pace?.learnt(ask.connectorId, got.next);
+      for (const r of got.rows) out.push({ delivery: r.delivery, connector: ask.connector, startAt: r.startAt });
+      if (got.rows.length < got.wanted && ask.cap === undefined) drained.add(ask.connectorId);
+      left -= got.rows.length;
+    }
     return out;
   };
   // One transaction for the whole claim on a store one process owns. On a shared store the claims are one statement

@@ -63,6 +63,8 @@ export interface EngineOptions {
    * and still pruned). Default the service's defaults (72 h, 100,000), on.
    */
   deliveryLog?: DeliveryLogOptions;
+  /** Waits for a paced row's start time (attempts.ts AttemptDeps.wait); default a timer. */
+  wait?(ms: number): Promise<void>;
 }
 
 export interface DeliveryEngine {
@@ -146,6 +148,7 @@ export function createDeliveryEngine(
     openSecret: createOpenedSecrets(deps.secretBox),
     leaseMicros,
     ended,
+    wait: options.wait,
     freed(id) {
       if (lines.has(id)) void intake.drain(id);
       pump.wakeForBacklog();

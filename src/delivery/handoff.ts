@@ -27,7 +27,7 @@ export interface DeliveryHandoff {
    * queued leased until `leaseUntil` (micros). Null: queue it as due.
    */
   reserve(
-    connector: Pick<DataConnectorRecord, 'id' | 'failingSince'>,
+    connector: Pick<DataConnectorRecord, 'id' | 'failingSince' | 'deliveryConfig'>,
     now: number,
     competitors: number,
   ): Reservation | null;

@@ -4,6 +4,7 @@
 import type { Clock } from '../runtime/clock.ts';
 import { nowMicros } from '../runtime/clock.ts';
 import type { Logger } from '../runtime/logger.ts';
+import { deliveryConfigOf, type DataConnectorRecord } from '../store/contract/connector-repos.ts';
 import type { Store } from '../store/contract/store.ts';
 import type { Backlog } from './backlog.ts';
 import { inFlightCap, leaseHalfOver, type ClaimedDelivery, type InFlightLimits } from './claim.ts';
@@ -38,6 +39,15 @@ export interface Intake {
   drain(connectorId: string): Promise<void>;
 }
 
+/**
+ * Whether the connector's fresh rows may be handed off (§X4): not while it is paused (none is pushed), nor while it
+ * is paced by a maxRate (every attempt takes a start time from a paced claim, pacing.ts).
+ */
+const handsOff = (c: Pick<DataConnectorRecord, 'deliveryConfig'>): boolean => {
+  const controls = deliveryConfigOf(c);
+  return !controls.paused && controls.maxRate === 0;
+};
+
 export function createIntake(deps: IntakeDeps): Intake {
   const { store, slots, backlog, lines, leaseMicros } = deps;
   const log = deps.logger;
@@ -48,20 +58,22 @@ export function createIntake(deps: IntakeDeps): Intake {
     draining.add(id);
     try {
       // A row in line is attempted with the connector's settings as they are now, as a claimed one would be. A line
-      // whose connector is gone, disabled or no longer answering, or whose oldest row has waited half its lease,
-      // goes back to the queue as due (a dropped queue's line is gone already: queueDropped).
+      // whose connector is gone, disabled, paused or paced (§X4) or no longer answering, or whose oldest row has
+      // waited half its lease, goes back to the queue as due (a dropped queue's line is gone already: queueDropped).
       const current = await store.dataConnectors.get(id);
       const first = lines.first(id);
       if (!first || !deps.taking()) return;
       if (
         current?.status !== 'ACTIVE' ||
+        !handsOff(current) ||
         slots.suspect(id) ||
         leaseHalfOver(first.delivery.leaseUntil ?? 0, nowMicros(deps), leaseMicros)
       ) {
         await releaseLine(id);
         return;
       }
-      while (lines.has(id) && slots.room() > 0 && slots.capacityOf(id) > 0) {
+      const maxConcurrency = deliveryConfigOf(current).maxConcurrency;
+      while (lines.has(id) && slots.room() > 0 && slots.capacityOf(id, 1, maxConcurrency) > 0) {
         slots.take(id);
         deps.run({ delivery: lines.shift(id)!.delivery, connector: current });
       }
@@ -95,13 +107,18 @@ export function createIntake(deps: IntakeDeps): Intake {
     reserve(connector, now, competitors) {
       const connectorId = connector.id;
       if (!deps.taking()) return null;
+      if (!handsOff(connector)) {
+        backlog.mark(connectorId);
+        return null;
+      }
       // Rows queued due go first. On a shared store the store checks that for the whole cluster (leaseIf) when it
       // writes the row, and this process's backlog mark would hold the hand-off back until a claim found nothing
       // due, which under a steady load of rows queued due because of it never happens.
       if ((deps.cluster !== null || !backlog.has(connectorId)) && slots.room() > 0) {
         // The same fair share of the overall cap as a claim gives, here among the connectors the event goes to,
         // so that many new endpoints that turn out dead cannot take every slot before they are found out.
-        if (lines.waiting(connectorId) === 0 && slots.capacityOf(connectorId, competitors) > 0) {
+        const maxConcurrency = deliveryConfigOf(connector).maxConcurrency;
+        if (lines.waiting(connectorId) === 0 && slots.capacityOf(connectorId, competitors, maxConcurrency) > 0) {
           slots.take(connectorId);
           const leaseUntil = now + leaseMicros;
           if (deps.cluster === null) return { leaseUntil, slot: true };

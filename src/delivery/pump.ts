@@ -11,6 +11,7 @@ import type { Backlog } from './backlog.ts';
 import { claimDue, type ClaimedDelivery, type InFlightLimits } from './claim.ts';
 import { deliveryLogOn, pruneDeliveryLog, type DeliveryLogOptions } from './delivery-log.ts';
 import type { DeferredRelease } from './deferred.ts';
+import { PaceMemo } from './pacing.ts';
 import { dropExpiredAndPrune } from './housekeeping.ts';
 import type { RunReport } from './outcomes.ts';
 import type { Slots } from './slots.ts';
@@ -85,6 +86,7 @@ export function createPump(deps: PumpDeps): Pump {
   let lastHousekeeping = -Infinity;
   let lastRelease = -Infinity;
   let leasesReleased = false;
+  const pace = new PaceMemo();
 
   async function claim(): Promise<ClaimedDelivery[]> {
     const seen = backlog.snapshot();
@@ -98,6 +100,7 @@ export function createPump(deps: PumpDeps): Pump {
       rotation: rotation++,
       cluster: deps.cluster,
       logDrops: logging,
+      pace,
     });
     if (result.due !== null) backlog.settle(seen, result.due, result.drained);
     return result.items;

@@ -1,7 +1,7 @@
 // The push body (contract §6.2) and the queue rows of an event: built once, at enqueue, and sent unchanged on
 // every attempt. Shared with `sensorcloud listen`, which forwards exactly what a connector pushes.
 import type { EmittedEvent } from '../events/types.ts';
-import type { DataConnectorRecord, NewDelivery } from '../store/contract/connector-repos.ts';
+import { deliveryConfigOf, type DataConnectorRecord, type NewDelivery } from '../store/contract/connector-repos.ts';
 import type { DeviceRecord } from '../store/contract/records.ts';
 
 const PING = 'ping';
@@ -10,6 +10,23 @@ const PING = 'ping';
 export function forwards(connector: Pick<DataConnectorRecord, 'events'>, eventType: string): boolean {
   if (eventType === PING) return false;
   return connector.events.length === 0 || connector.events.includes(eventType);
+}
+
+/**
+ * Whether the device carries every label of the connector's label filters (extensions §X4; a value '' = the key is
+ * present): decided when an event is published, with the device's labels then.
+ */
+export function matchesLabelFilters(
+  connector: Pick<DataConnectorRecord, 'deliveryConfig'>,
+  labels: Readonly<Record<string, string>>,
+): boolean {
+  const filters = deliveryConfigOf(connector).labelFilters;
+  for (const key in filters) {
+    if (!Object.hasOwn(labels, key)) return false;
+    const value = filters[key]!;
+    if (value !== '' && labels[key] !== value) return false;
+  }
+  return true;
 }
 
 /** What a push body reads of the device (also built by `sensorcloud listen` from the API's Device). */
@@ -51,7 +68,7 @@ export function rowsFor(
   const rows: NewDelivery[] = [];
   const targets: DataConnectorRecord[] = [];
   for (const c of connectors) {
-    if (!forwards(c, event.eventType)) continue;
+    if (!forwards(c, event.eventType) || !matchesLabelFilters(c, device.labels)) continue;
     let body: Buffer | undefined;
     if (bodies === null) body = buildPushBody(json, device, c.labels);
     else {

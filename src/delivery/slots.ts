@@ -54,9 +54,10 @@ export interface Slots {
   suspect(connectorId: string): boolean;
   /**
    * Free slots of the connector now. While health is unknown, a fair share of the overall cap among `competitors`
-   * connectors keeps any number of new dead endpoints from taking every slot before they are found out.
+   * connectors keeps any number of new dead endpoints from taking every slot before they are found out. The
+   * connector's own `maxConcurrency` (extensions §X4), when given, bounds both its shares.
    */
-  capacityOf(connectorId: string, competitors?: number): number;
+  capacityOf(connectorId: string, competitors?: number, maxConcurrency?: number): number;
   /** Connectors with an attempt in flight for longer than suspectAfterMs, now. */
   hanging(): string[];
 }
@@ -147,11 +148,12 @@ export function createSlots(clock: Clock, options: SlotOptions): Slots {
       for (const [id, starts] of startedAt) if (now - earliest(starts) > options.suspectAfterMs) out.push(id);
       return out;
     },
-    capacityOf(id, competitors = 1) {
+    capacityOf(id, competitors = 1, maxConcurrency = Infinity) {
       const share = Math.max(options.perFailingConnector, Math.floor(options.total / Math.max(1, competitors)));
       const own = inFlight.get(id) ?? 0;
-      if (!suspect(id)) return Math.min(options.perConnector, share) - own;
-      return Math.min(Math.min(options.perFailingConnector, share) - own, options.suspectTotal - inFlightSuspect);
+      if (!suspect(id)) return Math.min(options.perConnector, share, maxConcurrency) - own;
+      const probes = Math.min(options.perFailingConnector, share, maxConcurrency) - own;
+      return Math.min(probes, options.suspectTotal - inFlightSuspect);
     },
   };
 }

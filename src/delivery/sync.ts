@@ -1,11 +1,11 @@
 // `:sync` (contract §6.7): the latest event of each type of each device of the project, queued for one connector.
 import type { DataConnectorRecord, NewDelivery } from '../store/contract/connector-repos.ts';
 import type { Repos } from '../store/contract/store.ts';
-import { buildPushBody } from './push-body.ts';
+import { buildPushBody, matchesLabelFilters } from './push-body.ts';
 
 /**
  * `:sync` (contract §6.7), inside the caller's transaction: queues for this connector only the latest stored
- * event of each type of each device now in the project, filter applied, labels as they are now, each row with
+ * event of each type of each device now in the project, filter and label filters (§X4) applied, labels as they are now, each row with
  * its own 12-hour window from `now`. Returns the number of rows queued.
  *
  * Merged into the connector's last `:sync` while a row of that one is still queued and the connector's filter and
@@ -21,7 +21,8 @@ export async function enqueueSync(
   eventTypes: readonly string[],
   now: number,
 ): Promise<number> {
-  const scope = JSON.stringify({ events: connector.events, labels: connector.labels });
+  const filters = connector.deliveryConfig?.labelFilters ?? {};
+  const scope = JSON.stringify({ events: connector.events, labels: connector.labels, filters });
   const last = await tx.deliveries.lastSync(connector.id);
   if (last !== null && last.scope === scope && (await tx.deliveries.syncQueued(last))) return 0;
   const types = connector.events.length === 0 ? eventTypes : eventTypes.filter((t) => connector.events.includes(t));
@@ -41,7 +42,7 @@ export async function enqueueSync(
     const rows: NewDelivery[] = [];
     for (const e of await tx.events.latestPerType(connector.projectId, types, range)) {
       const device = devices.get(e.deviceId);
-      if (!device) continue;
+      if (!device || !matchesLabelFilters(connector, device.labels)) continue;
       // The stored body is the event's JSON, exactly as it was pushed when it happened.
       rows.push({
         connectorId: connector.id,

@@ -5,7 +5,7 @@ import type { Deps } from '../deps.ts';
 import { nowMicros } from '../runtime/clock.ts';
 import { applyStatusWrite, initialState } from '../domain/connector-status.ts';
 import { EVENT_TYPES } from '../domain/device-types.ts';
-import { labelKeyProblem } from '../domain/labels.ts';
+import { labelKeyProblem, labelValueProblem } from '../domain/labels.ts';
 import type { ProjectPermission } from '../domain/roles.ts';
 import { HTTP_TOKEN, NOT_SENDABLE_IN_HEADER_VALUE, RESERVED_PUSH_HEADERS } from '../domain/push-headers.ts';
 import { badRequest, notFound } from '../domain/errors.ts';
@@ -18,7 +18,7 @@ import { dropQueue, dropRest } from '../delivery/claim.ts';
 import { deleteConnectorLog, dropLogTime } from '../delivery/delivery-log.ts';
 import { enqueueSync } from '../delivery/sync.ts';
 import { checkUrlForWrite } from '../delivery/ssrf.ts';
-import type { DataConnectorRecord } from '../store/contract/connector-repos.ts';
+import { deliveryConfigOf, type DataConnectorRecord, type DeliveryConfig } from '../store/contract/connector-repos.ts';
 import type { Repos } from '../store/contract/store.ts';
 import {
   MAX_DISPLAY_NAME_LENGTH,
@@ -26,6 +26,7 @@ import {
   type DataConnector,
   type DataConnectorInput,
   type DataConnectorList,
+  type DeliveryConfigInput,
   type HttpConfigInput,
   type MetricsHistoryBucket,
 } from '../wire/data-connectors.ts';
@@ -40,6 +41,9 @@ export const MAX_HEADER_NAME_LENGTH = 256;
 export const MAX_HEADER_VALUE_LENGTH = 4096;
 export const MAX_SECRET_LENGTH = 256;
 export const CONNECTOR_TYPE = 'HTTP_PUSH';
+/** deliveryConfig bounds (extensions §X4): 64 is the engine's own cap per connector. */
+export const MAX_CONCURRENCY = 64;
+export const MAX_RATE = 10_000;
 
 const KNOWN_EVENT_TYPES = new Set<string>(EVENT_TYPES);
 
@@ -48,7 +52,7 @@ const KNOWN_EVENT_TYPES = new Set<string>(EVENT_TYPES);
 function checkType(input: DataConnectorInput): void {
   if (input.type !== undefined && input.type !== CONNECTOR_TYPE) throw badRequest(`type must be ${CONNECTOR_TYPE}`);
   for (const [key, value] of Object.entries(input)) {
-    if (key !== 'httpConfig' && /Config$/.test(key) && value !== undefined) {
+    if (key !== 'httpConfig' && key !== 'deliveryConfig' && /Config$/.test(key) && value !== undefined) {
       throw badRequest(`${key} must be null: only ${CONNECTOR_TYPE} connectors (httpConfig) are supported`);
     }
   }
@@ -131,6 +135,45 @@ function checkHttpConfig(v: unknown): HttpConfigInput {
   return v as HttpConfigInput;
 }
 
+function checkDeliveryConfigObject(v: unknown): DeliveryConfigInput {
+  if (v === undefined) return {};
+  if (!v || typeof v !== 'object' || Array.isArray(v)) throw badRequest('deliveryConfig must be an object');
+  return v as DeliveryConfigInput;
+}
+
+function checkMaxConcurrency(v: unknown): number {
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < 1 || v > MAX_CONCURRENCY)
+    throw badRequest(`deliveryConfig.maxConcurrency must be a whole number from 1 to ${MAX_CONCURRENCY}`);
+  return v;
+}
+
+function checkMaxRate(v: unknown): number {
+  if (typeof v !== 'number' || !Number.isFinite(v) || v < 0 || v > MAX_RATE)
+    throw badRequest(
+      `deliveryConfig.maxRate must be a number of attempts per second above 0 and at most ${MAX_RATE}, or 0 for no limit`,
+    );
+  return v;
+}
+
+function checkLabelFilters(v: unknown): Record<string, string> {
+  if (!v || typeof v !== 'object' || Array.isArray(v))
+    throw badRequest('deliveryConfig.labelFilters must be an object of label key to value ("" = the key is present)');
+  const entries = Object.entries(v as Record<string, unknown>);
+  if (entries.length > MAX_LABELS) throw badRequest(`deliveryConfig.labelFilters: at most ${MAX_LABELS} labels`);
+  const out: Record<string, string> = {};
+  for (const [key, value] of entries) {
+    const problem = labelKeyProblem(key) ?? labelValueProblem(value);
+    if (problem) throw badRequest(`deliveryConfig.labelFilters: ${problem} (${JSON.stringify(key.slice(0, 64))})`);
+    out[key] = value as string;
+  }
+  return out;
+}
+
+function checkPaused(v: unknown): boolean {
+  if (typeof v !== 'boolean') throw badRequest('deliveryConfig.paused must be true or false');
+  return v;
+}
+
 // ---- presentation ----
 
 export function presentDataConnector(
@@ -151,10 +194,14 @@ export function presentDataConnector(
     events: c.events,
     labels: c.labels,
     httpConfig: { url: c.url, signatureSecret: secret, headers, previousSignatureSecretExpireTime: previousUntil },
+    deliveryConfig: presentDeliveryConfig(deliveryConfigOf(c)),
     createTime: formatTimestamp(c.createTime),
     updateTime: formatTimestamp(c.updateTime),
   };
 }
+
+/** A copy: the record's filters are never handed out to be changed. */
+const presentDeliveryConfig = (d: DeliveryConfig): DeliveryConfig => ({ ...d, labelFilters: { ...d.labelFilters } });
 
 const canSeeSecrets = (permissions: ReadonlySet<string>) => permissions.has('dataconnector.update');
 
@@ -254,6 +301,11 @@ export async function createDataConnector(
   const labels = input.labels === undefined ? [] : checkLabels(input.labels);
   const headers = http.headers === undefined ? {} : checkHeaders(http.headers);
   const secret = http.signatureSecret === undefined ? '' : checkSecret(http.signatureSecret);
+  const deliveryConfig = mergeDeliveryConfig(
+    deliveryConfigOf({}),
+    checkDeliveryConfigObject(input.deliveryConfig),
+    null,
+  );
 
   const now = nowMicros(deps);
   const connector: DataConnectorRecord = {
@@ -266,6 +318,7 @@ export async function createDataConnector(
     url,
     headers,
     signatureSecretSealed: secret === '' ? '' : deps.secretBox.seal(secret),
+    deliveryConfig,
     failingSince: null,
     createTime: now,
     updateTime: now,
@@ -310,6 +363,11 @@ const MASK_PATHS = new Set([
   'httpConfig.url',
   'httpConfig.headers',
   'httpConfig.signatureSecret',
+  'deliveryConfig',
+  'deliveryConfig.maxConcurrency',
+  'deliveryConfig.maxRate',
+  'deliveryConfig.labelFilters',
+  'deliveryConfig.paused',
 ]);
 const READ_ONLY_PATHS = new Set([
   'name',
@@ -335,9 +393,29 @@ function parseMask(mask: Set<string> | null): Set<string> | null {
 }
 
 /**
- * PATCH (contract §4.9): with a mask only the listed fields apply, otherwise every field present. httpConfig is
- * merged key by key, headers replaced whole, events and labels replaced; status follows §6.6. A new signature secret
- * ends a rotation's overlap (extensions §X3).
+ * The delivery controls after a write (extensions §X4): `base` with the keys `input` gives (and, with a mask, the
+ * mask names) checked and put in, key by key; labelFilters given replaces the filters whole. Throws a 400 naming the
+ * field before anything is written.
+ */
+function mergeDeliveryConfig(
+  base: DeliveryConfig,
+  input: DeliveryConfigInput,
+  mask: Set<string> | null,
+): DeliveryConfig {
+  const wants = (key: string, value: unknown) =>
+    value !== undefined && (mask === null || mask.has('deliveryConfig') || mask.has(`deliveryConfig.${key}`));
+  const out: DeliveryConfig = { ...base };
+  if (wants('maxConcurrency', input.maxConcurrency)) out.maxConcurrency = checkMaxConcurrency(input.maxConcurrency);
+  if (wants('maxRate', input.maxRate)) out.maxRate = checkMaxRate(input.maxRate);
+  if (wants('labelFilters', input.labelFilters)) out.labelFilters = checkLabelFilters(input.labelFilters);
+  if (wants('paused', input.paused)) out.paused = checkPaused(input.paused);
+  return out;
+}
+
+/**
+ * PATCH (contract §4.9): with a mask only the listed fields apply, otherwise every field present. httpConfig and
+ * deliveryConfig are merged key by key, headers and label filters replaced whole, events and labels replaced; status
+ * follows §6.6. A new signature secret ends a rotation's overlap (extensions §X3).
  */
 export async function updateDataConnector(
   deps: Deps,
@@ -371,6 +449,9 @@ export async function updateDataConnector(
   const secret = wants('httpConfig.signatureSecret', http.signatureSecret)
     ? checkSecret(http.signatureSecret)
     : undefined;
+  const deliveryInput = checkDeliveryConfigObject(input.deliveryConfig);
+  // Checked against the stored controls now; merged again into the row read under the lock below.
+  mergeDeliveryConfig(deliveryConfigOf(current), deliveryInput, mask);
   const status = wants('status', input.status) ? input.status : undefined;
   if (status !== undefined) initialState(status); // 400 for SYSTEM_DISABLED or unknown values, before any write
   // Enabling: whatever an earlier drop left of the queue goes first, outside the transaction (normally nothing).
@@ -387,6 +468,7 @@ export async function updateDataConnector(
     if (labels !== undefined) next.labels = labels;
     if (url !== undefined) next.url = url;
     if (headers !== undefined) next.headers = headers;
+    next.deliveryConfig = mergeDeliveryConfig(deliveryConfigOf(before), deliveryInput, mask);
     if (secret !== undefined) {
       const current = before.signatureSecretSealed === '' ? '' : deps.secretBox.open(before.signatureSecretSealed);
       // An immediate switch, as before rotation existed: it ends any overlap (extensions §X3), so no push is signed

@@ -17,7 +17,7 @@ import { badRequest } from '../domain/errors.ts';
 import { dataConnectorName } from '../domain/names.ts';
 import { formatTimestamp, parseTimestamp } from '../domain/time.ts';
 import { series } from '../delivery/metrics.ts';
-import { buildPushBody, forwards } from '../delivery/push-body.ts';
+import { buildPushBody, forwards, matchesLabelFilters } from '../delivery/push-body.ts';
 import { DEFERRED_DUE, type DataConnectorRecord, type NewDelivery } from '../store/contract/connector-repos.ts';
 import type { DeviceRecord } from '../store/contract/records.ts';
 import type { ReplayAnswer, ReplayBody } from '../wire/deliveries.ts';
@@ -62,14 +62,6 @@ function typesToRead(connector: DataConnectorRecord, asked: string[] | undefined
   if (asked === undefined) return connector.events;
   const types = connector.events.length === 0 ? asked : asked.filter((t) => connector.events.includes(t));
   return types.length === 0 ? null : types;
-}
-
-/**
- * Whether the connector takes the event, as the live path would decide: its event types. The seam of
- * `deliveryConfig.labelFilters` (§X4): once connectors have them, a device whose labels do not match is refused here.
- */
-function accepts(connector: DataConnectorRecord, key: EventKey): boolean {
-  return forwards(connector, key.eventType);
 }
 
 const notActive = (status: string) =>
@@ -144,8 +136,9 @@ async function acceptedEvents(
   eventTypes: readonly string[],
 ): Promise<EventKey[]> {
   const accepted: EventKey[] = [];
-  // Whether each device seen is (still) in the project: its events are not this connector's otherwise.
-  const inProject = new Map<string, boolean>();
+  // Whether the connector takes each device seen's events: the device is (still) in the project and carries the
+  // connector's label filters (§X4), as the live path decides, with its labels as they are now.
+  const takes = new Map<string, boolean>();
   for (let after: [number, string] | null = null; ; ) {
     const page = await reads.keysInWindow({
       projectId: connector.projectId,
@@ -156,10 +149,11 @@ async function acceptedEvents(
       limit: REPLAY_PIECE,
     });
     for (const deviceId of new Set(page.map((k) => k.deviceId))) {
-      if (inProject.has(deviceId)) continue;
-      inProject.set(deviceId, (await deps.store.devices.get(deviceId))?.projectId === connector.projectId);
+      if (takes.has(deviceId)) continue;
+      const device = await deps.store.devices.get(deviceId);
+      takes.set(deviceId, device?.projectId === connector.projectId && matchesLabelFilters(connector, device.labels));
     }
-    let candidates = page.filter((k) => accepts(connector, k) && inProject.get(k.deviceId) === true);
+    let candidates = page.filter((k) => forwards(connector, k.eventType) && takes.get(k.deviceId) === true);
     if (window.onlyUndelivered && candidates.length > 0) {
       const delivered = await deps.store.deliveryLog.deliveredEventIds(
         connector.id,

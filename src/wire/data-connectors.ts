@@ -1,5 +1,6 @@
 // Data connectors on the wire (contract §3.9, §4.9): the connector (every key always present), its list, the body
-// of create and patch, the :metrics and :metricsHistory answers, and :rotateSecret's body and answer (extensions §X3).
+// of create and patch, the :metrics and :metricsHistory answers, :rotateSecret's body and answer (extensions §X3)
+// and the delivery controls (§X4).
 import { Type, type Static } from 'typebox';
 
 export const MAX_DISPLAY_NAME_LENGTH = 256;
@@ -17,6 +18,20 @@ export const HttpConfigSchema = Type.Object({
 });
 export type HttpConfig = Static<typeof HttpConfigSchema>;
 
+/** Extensions §X4: delivery controls, every key always present on a read. */
+export const DeliveryConfigSchema = Type.Object({
+  maxConcurrency: Type.Integer({ description: 'pushes of this connector open at once, across every process: 1 to 64' }),
+  maxRate: Type.Number({
+    description: 'push attempts started per second, at most 10,000; 0 = no limit. Events over it wait in the queue',
+  }),
+  labelFilters: Type.Record(Type.String(), Type.String(), {
+    description:
+      'only events of devices carrying every listed label, decided when the event is published; a value "" = the key is present',
+  }),
+  paused: Type.Boolean({ description: 'events keep queueing (within the 12-hour expiry) and none is pushed' }),
+});
+export type DeliveryConfig = Static<typeof DeliveryConfigSchema>;
+
 export const DataConnectorSchema = Type.Object({
   name: Type.String(),
   displayName: Type.String(),
@@ -25,6 +40,7 @@ export const DataConnectorSchema = Type.Object({
   events: Type.Array(Type.String()),
   labels: Type.Array(Type.String()),
   httpConfig: HttpConfigSchema,
+  deliveryConfig: DeliveryConfigSchema,
   createTime: Type.String(),
   updateTime: Type.String(),
 });
@@ -43,6 +59,17 @@ export const HttpConfigInputSchema = Type.Object({
 });
 export type HttpConfigInput = Static<typeof HttpConfigInputSchema>;
 
+/** Extensions §X4: merged key by key on PATCH; `labelFilters` given replaces the filters whole. */
+export const DeliveryConfigInputSchema = Type.Object({
+  maxConcurrency: Type.Optional(Type.Number({ description: 'a whole number, 1 to 64 (default 64)' })),
+  maxRate: Type.Optional(Type.Number({ description: 'attempts per second, above 0 and at most 10,000; 0 = no limit' })),
+  labelFilters: Type.Optional(
+    Type.Record(Type.String(), Type.String(), { description: 'label key → value; "" = the key is present' }),
+  ),
+  paused: Type.Optional(Type.Boolean()),
+});
+export type DeliveryConfigInput = Static<typeof DeliveryConfigInputSchema>;
+
 // Types only; the service validates meaning and names the field. Unknown keys (name, createTime, null configs
 // of other connector types…) are allowed and ignored.
 export const DataConnectorInputSchema = Type.Object({
@@ -52,6 +79,7 @@ export const DataConnectorInputSchema = Type.Object({
   events: Type.Optional(Type.Array(Type.String(), { description: 'event types to forward; [] = every type' })),
   labels: Type.Optional(Type.Array(Type.String(), { description: 'device label keys copied into each push' })),
   httpConfig: Type.Optional(HttpConfigInputSchema),
+  deliveryConfig: Type.Optional(DeliveryConfigInputSchema),
 });
 /** The body of create and patch, null-valued keys already dropped (contract §1.2); other keys pass unchecked. */
 export type DataConnectorInput = Static<typeof DataConnectorInputSchema> & { [other: string]: unknown };

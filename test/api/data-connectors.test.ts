@@ -46,6 +46,7 @@ describe('happy', () => {
           headers: {},
           previousSignatureSecretExpireTime: '',
         },
+        deliveryConfig: { maxConcurrency: 64, maxRate: 0, labelFilters: {}, paused: false },
         createTime: undefined,
         updateTime: undefined,
       },

@@ -1,5 +1,6 @@
-// `connectors`: HTTP_PUSH data connectors: list, get, create, update, rotate-secret, enable, disable, sync, metrics,
-// the delivery log and its recovery (deliveries.ts), delete.
+// `connectors`: HTTP_PUSH data connectors: list, get, create, update (with the delivery controls of extensions §X4,
+// delivery-controls.ts), rotate-secret, enable, disable, pause, resume, sync, metrics, the delivery log and its
+// recovery (deliveries.ts), delete.
 // The signature secret and custom header values are never printed (the API echoes them to developers); only a
 // secret made for the command (by the CLI, or by the service for rotate-secret) is shown, once, by that command.
 import { randomBytes } from 'node:crypto';
@@ -13,6 +14,18 @@ import type {
 } from '../../wire/data-connectors.ts';
 import { collect, collectList, durationText, parseDuration, parseHeaders } from '../arguments.ts';
 import { action, example, idOf, type Context } from '../context.ts';
+import {
+  controlsOf,
+  deliveryInput,
+  deliveryOptions,
+  hasLabelFilters,
+  hasLimits,
+  isPaused,
+  labelFiltersText,
+  limitsText,
+  rateText,
+  type DeliveryOptions,
+} from '../delivery-controls.ts';
 import { UsageError } from '../errors.ts';
 import { registerDeliveryCommands } from './deliveries.ts';
 
@@ -39,6 +52,7 @@ export function redactConnector(c: DataConnector): DataConnector {
 /** `generatedSecret`: a secret this command made, shown this once (in the JSON document with --json). */
 function printConnector(ctx: Context, raw: DataConnector, generatedSecret?: string): void {
   const c = redactConnector(raw);
+  const controls = controlsOf(c);
   if (generatedSecret !== undefined) {
     ctx.out.warn('the generated signature secret is shown only this once: give it to the receiver now');
     if (ctx.out.json) return ctx.out.printJson({ ...c, generatedSecret });
@@ -49,10 +63,17 @@ function printConnector(ctx: Context, raw: DataConnector, generatedSecret?: stri
     [
       ['name', c.name],
       ['displayName', c.displayName],
-      ['status', c.status],
+      ['status', statusText(c, ctx.out)],
       ['url', c.httpConfig.url],
       ['events', c.events.length ? c.events.join(', ') : '(every type)'],
       ['labelKeys', c.labels.join(', ')],
+      ...(controls
+        ? ([
+            ['labelFilters', labelFiltersText(controls.labelFilters)],
+            ['maxConcurrency', String(controls.maxConcurrency)],
+            ['maxRate', rateText(controls.maxRate)],
+          ] as const)
+        : []),
       ['signed', c.httpConfig.signatureSecret ? 'yes' : 'no'],
       ...(previousSecretUntil(c) ? [['previousSecretUntil', previousSecretUntil(c)] as const] : []),
       ['headers', Object.keys(c.httpConfig.headers).join(', ')],
@@ -93,12 +114,25 @@ function printRotation(ctx: Context, res: RotateSecretAnswer, generated: boolean
 }
 
 const statusPaint = (text: string, c: DataConnector, out: Context['out']) =>
-  c.status === 'ACTIVE' ? out.green(text) : c.status === 'SYSTEM_DISABLED' ? out.red(text) : out.yellow(text);
+  c.status === 'SYSTEM_DISABLED'
+    ? out.red(text)
+    : c.status === 'ACTIVE' && !isPaused(c)
+      ? out.green(text)
+      : out.yellow(text);
+
+/** The status with a pause (extensions §X4) beside it: paused is not a status, and an ACTIVE connector can be paused. */
+const statusCell = (c: DataConnector) => (isPaused(c) ? `${c.status}, PAUSED` : c.status);
+
+/** `get`'s status line: a pause said in full, in colour. */
+const statusText = (c: DataConnector, out: Context['out']) =>
+  isPaused(c)
+    ? `${c.status}, ${out.yellow(out.bold('PAUSED'))}: events queue (for up to 12 hours) and none is pushed until \`connectors resume\``
+    : c.status;
 
 /** A new signature secret: 32 random bytes, hex. */
 export const generateSecret = () => randomBytes(32).toString('hex');
 
-interface WriteOptions {
+interface WriteOptions extends DeliveryOptions {
   url?: string;
   displayName?: string;
   secret?: string;
@@ -110,6 +144,7 @@ interface WriteOptions {
   header?: string[];
   clearHeaders?: boolean;
   disabled?: boolean;
+  paused?: boolean;
 }
 
 /** The secret to send, generating one when asked; `generated` tells the caller to print it once. */
@@ -120,13 +155,19 @@ function secretOf(o: WriteOptions): { secret: string | undefined; generated: boo
 }
 
 const writeOptions = (command: Command) =>
-  command
-    .option('--display-name <name>', 'display name')
-    .option('--secret <secret>', 'sign every push with this secret (X-Service-Signature)')
-    .option('--generate-secret', 'sign with a new random secret, printed once')
-    .option('--events <types>', 'forward only these event types (comma-separated or repeated)', collectList)
-    .option('--label-keys <keys>', 'device label keys copied into each push (comma-separated or repeated)', collectList)
-    .option('--header <name: value>', 'custom header on every push (repeatable)', collect);
+  deliveryOptions(
+    command
+      .option('--display-name <name>', 'display name')
+      .option('--secret <secret>', 'sign every push with this secret (X-Service-Signature)')
+      .option('--generate-secret', 'sign with a new random secret, printed once')
+      .option('--events <types>', 'forward only these event types (comma-separated or repeated)', collectList)
+      .option(
+        '--label-keys <keys>',
+        'device label keys copied into each push (comma-separated or repeated)',
+        collectList,
+      )
+      .option('--header <name: value>', 'custom header on every push (repeatable)', collect),
+  );
 
 export function registerConnectorCommands(program: Command): void {
   const connectors = program
@@ -147,8 +188,21 @@ export function registerConnectorCommands(program: Command): void {
             [
               { header: 'ID', value: (c) => idOf(c.name) },
               { header: 'DISPLAY NAME', value: (c) => c.displayName },
-              { header: 'STATUS', value: (c) => c.status, paint: statusPaint },
+              { header: 'STATUS', value: statusCell, paint: statusPaint },
               { header: 'EVENTS', value: (c) => (c.events.length ? c.events.join(',') : '*') },
+              // Only when one of them has a limit or filters of its own (extensions §X4).
+              ...(items.some(hasLimits)
+                ? [{ header: 'LIMITS', value: (c: DataConnector) => limitsText(controlsOf(c)) }]
+                : []),
+              ...(items.some(hasLabelFilters)
+                ? [
+                    {
+                      header: 'LABEL FILTERS',
+                      value: (c: DataConnector) =>
+                        hasLabelFilters(c) ? labelFiltersText(controlsOf(c)!.labelFilters) : '-',
+                    },
+                  ]
+                : []),
               // Only while a rotation's overlap runs on one of them.
               ...(items.some((c) => previousSecretUntil(c))
                 ? [{ header: 'PREVIOUS SECRET UNTIL', value: (c: DataConnector) => previousSecretUntil(c) || '-' }]
@@ -180,9 +234,12 @@ export function registerConnectorCommands(program: Command): void {
       .description('create an HTTP_PUSH data connector (active unless --disabled)')
       .requiredOption('--url <url>', 'https:// endpoint that receives the pushes')
       .option('--disabled', 'create it USER_DISABLED')
+      .option('--paused', 'create it paused: events queue until `connectors resume`')
       .action(
         action(async (ctx: Context, o: WriteOptions & { url: string }) => {
           const { secret, generated } = secretOf(o);
+          const delivery = deliveryInput(o).config;
+          if (o.paused) delivery.paused = true;
           const body: DataConnectorInput = {
             type: 'HTTP_PUSH',
             displayName: o.displayName ?? '',
@@ -190,6 +247,8 @@ export function registerConnectorCommands(program: Command): void {
             events: o.events ?? [],
             labels: o.labelKeys ?? [],
             httpConfig: { url: o.url, signatureSecret: secret ?? '', headers: parseHeaders(o.header) },
+            // Only when given: a service older than extensions §X4 refuses the key.
+            ...(Object.keys(delivery).length ? { deliveryConfig: delivery } : {}),
           };
           const c = await ctx.client.call<DataConnector>('POST', `projects/${await ctx.project()}/dataconnectors`, {
             body,
@@ -198,6 +257,7 @@ export function registerConnectorCommands(program: Command): void {
         }),
       ),
     'sensorcloud connectors create --url https://example.org/hook --generate-secret --events touch,temperature --label-keys name',
+    'sensorcloud connectors create --url https://example.org/hook --max-concurrency 4 --max-rate 20 --label-filter site=oslo',
   );
 
   example(
@@ -207,6 +267,7 @@ export function registerConnectorCommands(program: Command): void {
       .option('--remove-secret', 'stop signing pushes')
       .option('--all-events', 'forward every event type (clears --events)')
       .option('--clear-headers', 'remove every custom header')
+      .option('--clear-label-filters', 'forward the events of every device (clears --label-filter)')
       .action(
         action(async (ctx: Context, connector: string, o: WriteOptions) => {
           const { secret, generated } = secretOf(o);
@@ -214,6 +275,7 @@ export function registerConnectorCommands(program: Command): void {
             throw new UsageError('give --secret or --remove-secret, not both');
           if (o.events && o.allEvents) throw new UsageError('give --events or --all-events, not both');
           if (o.header && o.clearHeaders) throw new UsageError('give --header or --clear-headers, not both');
+          const delivery = deliveryInput(o);
           const body: Record<string, unknown> = {};
           const httpConfig: Record<string, unknown> = {};
           const mask: string[] = [];
@@ -225,6 +287,7 @@ export function registerConnectorCommands(program: Command): void {
             (httpConfig.signatureSecret = secret ?? ''), mask.push('httpConfig.signatureSecret');
           if (o.header || o.clearHeaders)
             (httpConfig.headers = parseHeaders(o.header)), mask.push('httpConfig.headers');
+          if (delivery.mask.length) (body.deliveryConfig = delivery.config), mask.push(...delivery.mask);
           if (mask.length === 0) throw new UsageError('nothing to change: see `sensorcloud connectors update --help`');
           if (Object.keys(httpConfig).length) body.httpConfig = httpConfig;
           const c = await ctx.client.call<DataConnector>('PATCH', await ctx.name(connector, 'dataconnectors'), {
@@ -235,6 +298,7 @@ export function registerConnectorCommands(program: Command): void {
         }),
       ),
     'sensorcloud connectors update cvq2b1r0l4l9s3f2a9m0 --events touch --label-keys name,room',
+    'sensorcloud connectors update cvq2b1r0l4l9s3f2a9m0 --max-rate 0 --label-filter site=oslo --label-filter floor',
   );
 
   example(
@@ -286,6 +350,36 @@ export function registerConnectorCommands(program: Command): void {
       .description('make a connector USER_DISABLED (its queue is dropped)')
       .action(setStatus('USER_DISABLED')),
     'sensorcloud connectors disable cvq2b1r0l4l9s3f2a9m0',
+  );
+
+  // Extensions §X4: a pause keeps the queue (within its 12-hour expiry); a disable drops it.
+  const setPaused = (paused: boolean) =>
+    action(async (ctx: Context, connector: string) => {
+      const c = await ctx.client.call<DataConnector>('PATCH', await ctx.name(connector, 'dataconnectors'), {
+        query: { updateMask: 'deliveryConfig.paused' },
+        body: { deliveryConfig: { paused } },
+      });
+      if (ctx.out.json || ctx.out.quiet) return printConnector(ctx, c);
+      const inactive = c.status === 'ACTIVE' ? '' : ` It is ${c.status}: nothing is pushed until it is enabled.`;
+      ctx.out.line(
+        paused
+          ? `${c.name} is paused: events queue (for up to 12 hours) and none is pushed until it is resumed.${inactive}`
+          : `${c.name} is resumed: queued events are pushed in order of due time.${inactive}`,
+      );
+    });
+  example(
+    connectors
+      .command('pause <connector>')
+      .description('stop pushing: events keep queueing (for up to 12 hours), nothing is dropped')
+      .action(setPaused(true)),
+    'sensorcloud connectors pause cvq2b1r0l4l9s3f2a9m0',
+  );
+  example(
+    connectors
+      .command('resume <connector>')
+      .description('push again, the queued events first (in order of due time)')
+      .action(setPaused(false)),
+    'sensorcloud connectors resume cvq2b1r0l4l9s3f2a9m0',
   );
 
   example(

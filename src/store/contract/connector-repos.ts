@@ -32,11 +32,36 @@ export interface DataConnectorRecord {
    */
   previousSignatureSecretSealed?: string;
   previousSignatureSecretExpireTime?: number | null;
+  /** Delivery controls (extensions §X4). A store always answers them; absent on a write means the defaults. */
+  deliveryConfig?: DeliveryConfig;
   /** First failed attempt (micros) since the last success or activation; null when not failing. */
   failingSince: number | null;
   createTime: number;
   updateTime: number;
 }
+
+/** A connector's delivery controls (extensions §X4), as stored and as on the wire. */
+export interface DeliveryConfig {
+  /** Pushes of this connector open at once, across every process: 1 to 64. */
+  maxConcurrency: number;
+  /** Push attempts started per second; 0 = no limit (at most 10,000). */
+  maxRate: number;
+  /** Only events of devices carrying every listed label (a value '' = the key is present), decided at publish. */
+  labelFilters: Record<string, string>;
+  /** Events keep queueing (within the 12-hour expiry) and none is pushed. */
+  paused: boolean;
+}
+
+export const DEFAULT_DELIVERY_CONFIG: Readonly<DeliveryConfig> = Object.freeze({
+  maxConcurrency: 64,
+  maxRate: 0,
+  labelFilters: Object.freeze({}) as Record<string, string>,
+  paused: false,
+});
+
+/** The connector's delivery controls, the defaults where it has none. */
+export const deliveryConfigOf = (c: Pick<DataConnectorRecord, 'deliveryConfig'>): DeliveryConfig =>
+  c.deliveryConfig ?? DEFAULT_DELIVERY_CONFIG;
 
 export interface NewDelivery {
   connectorId: string;
@@ -227,6 +252,14 @@ export interface DeliveryRepo {
    */
   releaseLeases(now: number, ids?: readonly number[]): Promise<number>;
   count(): Promise<number>;
+  /**
+   * Rate pacing (extensions §X4 maxRate; delivery/pacing.ts): the time (micros) from which the connector's next
+   * attempt may start, as setPacing last wrote it; null when never written. A store several processes share locks it
+   * until the transaction ends, so that the claims pacing one connector, in every process, take turns.
+   */
+  pacingForUpdate(connectorId: string): Promise<number | null>;
+  /** Writes the connector's next start (micros); deleting the connector forgets it. */
+  setPacing(connectorId: string, nextStart: number): Promise<void>;
   /** The connector's last `:sync`; null when it has had none (deleting the connector forgets it). */
   lastSync(connectorId: string): Promise<SyncRecord | null>;
   /** Records the connector's last `:sync`, replacing the one before. */

@@ -179,6 +179,11 @@ export interface ConnectorRow {
   signature_secret: string;
   previous_signature_secret: string;
   previous_signature_secret_expire_time: number | null;
+  max_concurrency: number;
+  max_rate: number;
+  label_filters: string;
+  /** SQLite: 0 or 1; PostgreSQL: a boolean. */
+  paused: number | boolean;
   failing_since: number | null;
   create_time: number;
   update_time: number;
@@ -195,6 +200,12 @@ export const toConnector = (r: ConnectorRow): DataConnectorRecord => ({
   signatureSecretSealed: r.signature_secret,
   previousSignatureSecretSealed: r.previous_signature_secret,
   previousSignatureSecretExpireTime: r.previous_signature_secret_expire_time,
+  deliveryConfig: {
+    maxConcurrency: r.max_concurrency,
+    maxRate: r.max_rate,
+    labelFilters: JSON.parse(r.label_filters) as Record<string, string>,
+    paused: r.paused === true || r.paused === 1,
+  },
   failingSince: r.failing_since,
   createTime: r.create_time,
   updateTime: r.update_time,

@@ -60,6 +60,28 @@ export function dataConnectorContract(open: OpenStore): void {
       assert.deepEqual(await store().dataConnectors.get(c.id), again);
     });
 
+    it('round-trips delivery controls, answers the defaults for a connector written without, and update writes them', async () => {
+      const p = await seedProject(store());
+      const c = connector(p.id, {
+        deliveryConfig: { maxConcurrency: 3, maxRate: 2.5, labelFilters: { site: 'oslo', 'rack ☃': '' }, paused: true },
+      });
+      await store().dataConnectors.create(c);
+      assert.deepEqual(await store().dataConnectors.get(c.id), c);
+      assert.deepEqual((await store().dataConnectors.getMany([c.id])).get(c.id), c);
+      assert.deepEqual(await store().dataConnectors.listActiveByProject(p.id), [c]);
+
+      const { deliveryConfig, ...bare } = connector(p.id);
+      await store().dataConnectors.create(bare);
+      assert.deepEqual((await store().dataConnectors.get(bare.id))?.deliveryConfig, deliveryConfig);
+
+      const next = { ...c, deliveryConfig: { maxConcurrency: 64, maxRate: 10_000, labelFilters: {}, paused: false } };
+      await store().dataConnectors.update(next);
+      assert.deepEqual(await store().dataConnectors.get(c.id), next);
+      // The engine's state write leaves them alone.
+      await store().dataConnectors.updateState(c.id, 'SYSTEM_DISABLED', null, T0 + 5);
+      assert.deepEqual((await store().dataConnectors.get(c.id))?.deliveryConfig, next.deliveryConfig);
+    });
+
     it('reads several connectors at once, keyed by id, leaving out ids of none', async () => {
       const p = await seedProject(store());
       const [a, b] = [connector(p.id, { status: 'USER_DISABLED' }), connector(p.id)];

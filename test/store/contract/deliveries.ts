@@ -86,6 +86,20 @@ export function deliveryContract(open: OpenStore): void {
       }
     });
 
+    it("pacing: a connector's next start is null until set, then what was set; deleting the connector forgets it", async () => {
+      const c = await seedConnector(store());
+      const other = await seedConnector(store());
+      assert.equal(await store().transaction((tx) => tx.deliveries.pacingForUpdate(c.id)), null);
+      await store().transaction((tx) => tx.deliveries.setPacing(c.id, 1_748_779_200_250_000));
+      await store().transaction((tx) => tx.deliveries.setPacing(other.id, 5));
+      assert.equal(await store().transaction((tx) => tx.deliveries.pacingForUpdate(c.id)), 1_748_779_200_250_000);
+      await store().transaction((tx) => tx.deliveries.setPacing(c.id, 1_748_779_200_450_000));
+      assert.equal(await store().transaction((tx) => tx.deliveries.pacingForUpdate(c.id)), 1_748_779_200_450_000);
+      await store().dataConnectors.delete(c.id);
+      assert.equal(await store().transaction((tx) => tx.deliveries.pacingForUpdate(c.id)), null);
+      assert.equal(await store().transaction((tx) => tx.deliveries.pacingForUpdate(other.id)), 5);
+    });
+
     it('delete removes one row and says whether it was there', async () => {
       const c = await seedConnector(store());
       const [a, b] = await store().deliveries.insert([row(c.id, 100), row(c.id, 100)]);

@@ -170,6 +170,8 @@ export const connector = (projectId: string, over: Partial<DataConnectorRecord> 
   // As a store answers a connector without one (extensions §X3).
   previousSignatureSecretSealed: '',
   previousSignatureSecretExpireTime: null,
+  // As a store answers a connector without delivery controls (extensions §X4).
+  deliveryConfig: { maxConcurrency: 64, maxRate: 0, labelFilters: {}, paused: false },
   failingSince: null,
   createTime: T0,
   updateTime: T0,

@@ -25,6 +25,7 @@ const TABLES = [
   'devices',
   'events',
   'data_connectors',
+  'connector_pacing',
   'deliveries',
   'delivery_log',
   'connector_syncs',

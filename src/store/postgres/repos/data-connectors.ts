@@ -8,6 +8,7 @@
 // before the other committed and undo it, so getForUpdate() locks the row until the commit: the second reader
 // waits and reads what the first wrote. Plain reads (the claim's, say) lock nothing.
 import type { DataConnectorRecord, DataConnectorRepo } from '../../contract/connector-repos.ts';
+import { deliveryConfigOf } from '../../contract/connector-repos.ts';
 import { withDataConnectorDefaults } from '../../contract/defaults.ts';
 import type { Sql } from '../db.ts';
 import { cachedRead, cachedWrite, type ConfigView } from './config-cache.ts';
@@ -16,6 +17,12 @@ import { toConnector, type ConnectorRow } from '../../sql/rows.ts';
 // NO KEY UPDATE: the lock an UPDATE of these columns takes itself, so a reader never has to upgrade it.
 const GET_FOR_UPDATE = 'SELECT * FROM data_connectors WHERE id = $1 FOR NO KEY UPDATE';
 
+/** The delivery controls' columns (max_concurrency, max_rate, label_filters, paused), in that order. */
+function configColumns(c: DataConnectorRecord): [number, number, string, boolean] {
+  const d = deliveryConfigOf(c);
+  return [d.maxConcurrency, d.maxRate, JSON.stringify(d.labelFilters), d.paused];
+}
+
 export function createDataConnectorRepo(sql: Sql, view?: ConfigView): DataConnectorRepo {
   return withDataConnectorDefaults(
     {
@@ -23,8 +30,9 @@ export function createDataConnectorRepo(sql: Sql, view?: ConfigView): DataConnec
         await cachedWrite(view, () =>
           sql.run(
             `INSERT INTO data_connectors (id, project_id, display_name, status, events, labels, url, headers, signature_secret,
-           previous_signature_secret, previous_signature_secret_expire_time, failing_since, create_time, update_time)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
+           previous_signature_secret, previous_signature_secret_expire_time, max_concurrency, max_rate, label_filters, paused,
+           failing_since, create_time, update_time)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)`,
             [
               c.id,
               c.projectId,
@@ -37,6 +45,7 @@ export function createDataConnectorRepo(sql: Sql, view?: ConfigView): DataConnec
               c.signatureSecretSealed,
               c.previousSignatureSecretSealed ?? '',
               c.previousSignatureSecretExpireTime ?? null,
+              ...configColumns(c),
               c.failingSince,
               c.createTime,
               c.updateTime,
@@ -83,8 +92,9 @@ export function createDataConnectorRepo(sql: Sql, view?: ConfigView): DataConnec
         await cachedWrite(view, () =>
           sql.run(
             `UPDATE data_connectors SET display_name = $1, status = $2, events = $3, labels = $4, url = $5, headers = $6, signature_secret = $7,
-           previous_signature_secret = $8, previous_signature_secret_expire_time = $9, failing_since = $10, update_time = $11
-         WHERE id = $12`,
+           previous_signature_secret = $8, previous_signature_secret_expire_time = $9, max_concurrency = $10, max_rate = $11,
+           label_filters = $12, paused = $13, failing_since = $14, update_time = $15
+         WHERE id = $16`,
             [
               c.displayName,
               c.status,
@@ -95,6 +105,7 @@ export function createDataConnectorRepo(sql: Sql, view?: ConfigView): DataConnec
               c.signatureSecretSealed,
               c.previousSignatureSecretSealed ?? '',
               c.previousSignatureSecretExpireTime ?? null,
+              ...configColumns(c),
               c.failingSince,
               c.updateTime,
               c.id,
@@ -114,7 +125,12 @@ export function createDataConnectorRepo(sql: Sql, view?: ConfigView): DataConnec
         );
       },
       async delete(id) {
-        await cachedWrite(view, () => sql.run('DELETE FROM data_connectors WHERE id = $1', [id]));
+        await cachedWrite(view, () =>
+          sql.run(
+            'WITH p AS (DELETE FROM connector_pacing WHERE connector_id = $1) DELETE FROM data_connectors WHERE id = $1',
+            [id],
+          ),
+        );
       },
       async countByStatus() {
         const out: Record<string, number> = {};

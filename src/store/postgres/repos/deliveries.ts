@@ -278,6 +278,24 @@ export function createDeliveryRepo(sql: Sql): DeliveryRepo {
         ]);
         return rows.map(toDelivery).sort((a, b) => a.id - b.id);
       },
+      async pacingForUpdate(connectorId) {
+        // An upsert that changes nothing: it locks the row (made on first use) until the transaction ends, in one
+        // round trip; -1 marks a row it just made.
+        const [r] = await sql.query<{ next_start: string | number }>(
+          `INSERT INTO connector_pacing (connector_id, next_start) VALUES ($1, -1)
+           ON CONFLICT (connector_id) DO UPDATE SET next_start = connector_pacing.next_start RETURNING next_start`,
+          [connectorId],
+        );
+        const next = Number(r!.next_start);
+        return next < 0 ? null : next;
+      },
+      async setPacing(connectorId, nextStart) {
+        await sql.run(
+          `INSERT INTO connector_pacing (connector_id, next_start) VALUES ($1, $2)
+           ON CONFLICT (connector_id) DO UPDATE SET next_start = excluded.next_start`,
+          [connectorId, nextStart],
+        );
+      },
       async get(id) {
         const [r] = await sql.query<DeliveryRow>('SELECT * FROM deliveries WHERE id = $1', [id]);
         return r ? toDelivery(r) : null;

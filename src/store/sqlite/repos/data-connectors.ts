@@ -1,8 +1,15 @@
 // Data connectors on SQLite.
 import type { DataConnectorRecord, DataConnectorRepo } from '../../contract/connector-repos.ts';
+import { deliveryConfigOf } from '../../contract/connector-repos.ts';
 import { withDataConnectorDefaults } from '../../contract/defaults.ts';
 import { toJson, type SqliteDb } from '../db.ts';
 import { toConnector, type ConnectorRow } from '../../sql/rows.ts';
+
+/** The delivery controls' columns (max_concurrency, max_rate, label_filters, paused), in that order. */
+function configColumns(c: DataConnectorRecord): [number, number, string, number] {
+  const d = deliveryConfigOf(c);
+  return [d.maxConcurrency, d.maxRate, toJson(d.labelFilters), d.paused ? 1 : 0];
+}
 
 export function createDataConnectorRepo(db: SqliteDb): DataConnectorRepo {
   // get() runs for every delivery outcome and listActiveByProject() for every event: both cached.
@@ -23,8 +30,9 @@ export function createDataConnectorRepo(db: SqliteDb): DataConnectorRepo {
       invalidate();
       db.run(
         `INSERT INTO data_connectors (id, project_id, display_name, status, events, labels, url, headers, signature_secret,
-           previous_signature_secret, previous_signature_secret_expire_time, failing_since, create_time, update_time)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+           previous_signature_secret, previous_signature_secret_expire_time, max_concurrency, max_rate, label_filters, paused,
+           failing_since, create_time, update_time)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
         c.id,
         c.projectId,
         c.displayName,
@@ -36,6 +44,7 @@ export function createDataConnectorRepo(db: SqliteDb): DataConnectorRepo {
         c.signatureSecretSealed,
         c.previousSignatureSecretSealed ?? '',
         c.previousSignatureSecretExpireTime ?? null,
+        ...configColumns(c),
         c.failingSince,
         c.createTime,
         c.updateTime,
@@ -71,7 +80,8 @@ export function createDataConnectorRepo(db: SqliteDb): DataConnectorRepo {
       invalidate();
       db.run(
         `UPDATE data_connectors SET display_name = ?, status = ?, events = ?, labels = ?, url = ?, headers = ?, signature_secret = ?,
-           previous_signature_secret = ?, previous_signature_secret_expire_time = ?, failing_since = ?, update_time = ?
+           previous_signature_secret = ?, previous_signature_secret_expire_time = ?, max_concurrency = ?, max_rate = ?,
+           label_filters = ?, paused = ?, failing_since = ?, update_time = ?
          WHERE id = ?`,
         c.displayName,
         c.status,
@@ -82,6 +92,7 @@ export function createDataConnectorRepo(db: SqliteDb): DataConnectorRepo {
         c.signatureSecretSealed,
         c.previousSignatureSecretSealed ?? '',
         c.previousSignatureSecretExpireTime ?? null,
+        ...configColumns(c),
         c.failingSince,
         c.updateTime,
         c.id,
@@ -100,6 +111,7 @@ export function createDataConnectorRepo(db: SqliteDb): DataConnectorRepo {
     async delete(id) {
       invalidate();
       db.run('DELETE FROM data_connectors WHERE id = ?', id);
+      db.run('DELETE FROM connector_pacing WHERE connector_id = ?', id);
     },
     async countByStatus() {
       const out: Record<string, number> = {};

@@ -122,6 +122,21 @@ export function createDeliveryRepo(db: SqliteDb, metrics: ConnectorMetricRepo): 
           .map(toDelivery)
           .sort((a, b) => a.id - b.id);
       },
+      async pacingForUpdate(connectorId) {
+        // One writer: nothing else can pace the connector before this transaction commits.
+        const r = db.get<{ next_start: number }>(
+          'SELECT next_start FROM connector_pacing WHERE connector_id = ?',
+          connectorId,
+        );
+        return r ? r.next_start : null;
+      },
+      async setPacing(connectorId, nextStart) {
+        db.run(
+          'INSERT INTO connector_pacing (connector_id, next_start) VALUES (?, ?) ON CONFLICT (connector_id) DO UPDATE SET next_start = excluded.next_start',
+          connectorId,
+          nextStart,
+        );
+      },
       async get(id) {
         const r = db.get<DeliveryRow>('SELECT * FROM deliveries WHERE id = ?', id);
         return r ? toDelivery(r) : null;

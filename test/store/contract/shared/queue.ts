@@ -466,5 +466,36 @@ export function sharedQueueContract(openShared: OpenSharedStore): void {
       );
       assert.equal((await claim!).length, 2);
     });
+
+    it('paced claims of one connector from both processes take turns: start times never closer than the spacing', async () => {
+      const { claimPaced, spacingOf } = await import('../../../../src/delivery/pacing.ts');
+      const connectorId = await newConnector();
+      await stores()[0]!.deliveries.insert(
+        Array.from({ length: 60 }, (_, i) => ({
+          connectorId,
+          eventId: `p${i}`,
+          body: Buffer.from('{}'),
+          enqueueTime: T0,
+          dueTime: T0,
+        })),
+      );
+      const maxRate = 40;
+      const starts: number[] = [];
+      // 8 claimers at the same now, alternating between the stores: only the first 250 ms of starts fit, 10 of them.
+      await Promise.all(
+        Array.from({ length: 8 }, (_, n) =>
+          stores()[n % 2]!.transaction(async (tx) => {
+            const got = await claimPaced(tx, { connectorId, limit: 4, maxRate }, T0, T0 - MINUTE, T0 + MINUTE);
+            starts.push(...got.rows.map((r) => r.startAt));
+          }),
+        ),
+      );
+      starts.sort((a, b) => a - b);
+      assert.equal(starts.length, 10);
+      assert.deepEqual(
+        starts,
+        Array.from({ length: 10 }, (_, i) => T0 + i * spacingOf(maxRate)),
+      );
+    });
   });
 }
