@@ -54,6 +54,19 @@ const RULES: Rule[] = [
   [/^labels: label key (.*) \("(.*)"\)$/, (m) => `The label key “${m[2]}” ${m[1]}.`],
   [/^labels: at most (\d+) label keys/, (m) => `At most ${m[1]} label keys.`],
   [/^events: unknown event type "(.*)"/, (m) => `“${m[1]}” is not an event type.`],
+  // Delivery controls (extensions §X4).
+  [
+    /^deliveryConfig\.maxConcurrency must be a whole number from (\d+) to (\d+)/,
+    (m) => `Enter a whole number from ${m[1]} to ${m[2]}.`,
+  ],
+  [
+    /^deliveryConfig\.maxRate must be .* at most (\d+), or 0/,
+    (m) =>
+      `Enter a number of pushes per second above 0 and at most ${Number(m[1]).toLocaleString('en-US')}, or leave it empty for no limit.`,
+  ],
+  [/^deliveryConfig\.labelFilters: label key (.*) \("(.*)"\)$/, (m) => `The label key “${m[2]}” ${m[1]}.`],
+  [/^deliveryConfig\.labelFilters: label value (.*) \("(.*)"\)$/, (m) => `The value of the label “${m[2]}” ${m[1]}.`],
+  [/^deliveryConfig\.labelFilters: at most (\d+) labels/, (m) => `At most ${m[1]} label filters.`],
   [
     /^a project has at most (\d+) data connectors/,
     (m) => `This project already has ${m[1]} data connectors, the most it may have: delete one first.`,

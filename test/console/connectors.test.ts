@@ -79,6 +79,7 @@ describe('happy', () => {
           headers: { 'X-Team': 'cold-chain' },
           previousSignatureSecretExpireTime: '',
         },
+        deliveryConfig: { maxConcurrency: 64, maxRate: 0, labelFilters: {}, paused: false },
         createTime: undefined,
         updateTime: undefined,
       },

@@ -1,11 +1,21 @@
 // Screen 6c: create or edit a data connector: name, HTTPS URL, signature secret (write-only: never shown back),
-// custom headers, label keys, and the event-type filter ("all events" or a chosen list).
+// custom headers, label keys, the event-type filter ("all events" or a chosen list) and the delivery controls
+// (extensions §X4, delivery-controls.tsx).
 import { useEffect, useState } from 'preact/hooks';
 import { api, idOf } from '../api.ts';
 import { ErrorText, Field, FieldError, Loading, Title, useAction } from '../components.tsx';
 import { URL_FORMAT_TEXT, URL_SCHEME_TEXT, type FieldMap } from '../form-errors.ts';
 import { EVENT_TYPES, formatTime } from '../format.ts';
 import { navigate } from '../router.ts';
+import {
+  DEFAULT_DELIVERY_CONFIG,
+  DELIVERY_FIELDS,
+  DeliveryControlsFields,
+  type DeliveryDraft,
+  deliveryConfigOf,
+  deliveryDraftOf,
+  readDeliveryDraft,
+} from './delivery-controls.tsx';
 import { rotationEnd } from './rotation.tsx';
 
 interface Draft {
@@ -18,6 +28,7 @@ interface Draft {
   allEvents: boolean;
   events: string[];
   enabled: boolean;
+  delivery: DeliveryDraft;
 }
 
 /** The API's field paths → the form's fields (the `name` of their controls). */
@@ -28,6 +39,7 @@ const FIELDS: FieldMap = {
   'httpConfig.headers': 'headers',
   labels: 'labels',
   events: 'events',
+  ...DELIVERY_FIELDS,
 };
 
 /** The obvious problems of an endpoint URL, found before asking the API (which decides: private addresses…). */
@@ -52,6 +64,7 @@ const EMPTY: Draft = {
   allEvents: true,
   events: [],
   enabled: true,
+  delivery: deliveryDraftOf(DEFAULT_DELIVERY_CONFIG),
 };
 
 export function ConnectorForm({ projectId, connectorId }: { projectId: string; connectorId?: string }) {
@@ -77,6 +90,7 @@ export function ConnectorForm({ projectId, connectorId }: { projectId: string; c
         allEvents: c.events.length === 0,
         events: c.events,
         enabled: c.status === 'ACTIVE',
+        delivery: deliveryDraftOf(deliveryConfigOf(c)),
       });
     }, action.setError);
   }, [connectorId]);
@@ -101,13 +115,23 @@ export function ConnectorForm({ projectId, connectorId }: { projectId: string; c
     if (badUrl) return action.fail('url', badUrl);
     if (!draft.allEvents && events.length === 0)
       return action.fail('events', 'Choose at least one event type, or "All events".');
+    const delivery = readDeliveryDraft(draft.delivery, action.form.current);
+    if ('field' in delivery) return action.fail(delivery.field, delivery.text);
     const httpConfig: Record<string, unknown> = { url: draft.url.trim(), headers };
-    const mask = ['displayName', 'httpConfig.url', 'httpConfig.headers', 'labels', 'events'];
+    // Every field of the form is sent, as it shows; the delivery controls whole (the API merges them key by key).
+    const mask = ['displayName', 'httpConfig.url', 'httpConfig.headers', 'labels', 'events', 'deliveryConfig'];
     if (draft.secret !== '') httpConfig.signatureSecret = draft.secret;
     else if (draft.removeSecret) httpConfig.signatureSecret = '';
     if ('signatureSecret' in httpConfig) mask.push('httpConfig.signatureSecret');
     await action.run(async () => {
-      const body = { type: 'HTTP_PUSH', displayName: draft.displayName, httpConfig, labels, events };
+      const body = {
+        type: 'HTTP_PUSH',
+        displayName: draft.displayName,
+        httpConfig,
+        labels,
+        events,
+        deliveryConfig: delivery.config,
+      };
       const saved = editing
         ? await api('PATCH', `${base}/${connectorId}?updateMask=${mask.join(',')}`, body)
         : await api('POST', base, { ...body, status: draft.enabled ? 'ACTIVE' : 'USER_DISABLED' });
@@ -298,6 +322,11 @@ export function ConnectorForm({ projectId, connectorId }: { projectId: string; c
             from the start
           </label>
         ) : null}
+        <DeliveryControlsFields
+          value={draft.delivery}
+          onChange={(delivery) => set({ delivery })}
+          fieldError={action.fieldError}
+        />
         <div class="form-actions">
           <button type="submit" class="primary" disabled={action.busy}>
             {editing ? 'Save changes' : 'Create connector'}

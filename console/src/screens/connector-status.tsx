@@ -1,4 +1,5 @@
-// What each data connector status means and how to recover (contract §6.6), shown wherever a status appears.
+// What each data connector status means and how to recover (contract §6.6), shown wherever a status appears, and
+// the "Paused" chip of a paused connector (extensions §X4).
 import { Badge } from '../components.tsx';
 
 export const STATUS_TEXT: Record<string, { kind: string; label: string; meaning: string }> = {
@@ -21,4 +22,18 @@ export const STATUS_TEXT: Record<string, { kind: string; label: string; meaning:
 export function StatusBadge({ status }: { status: string }) {
   const s = STATUS_TEXT[status] ?? { kind: 'muted', label: status, meaning: '' };
   return <Badge kind={s.kind}>{s.label}</Badge>;
+}
+
+/**
+ * The status chip, or "Paused" (extensions §X4) in place of "Active": a paused connector keeps its status, queues its
+ * events and pushes none. A disabled connector that is paused too shows both.
+ */
+export function ConnectorStatusBadges({ status, paused }: { status: string; paused: boolean }) {
+  if (!paused) return <StatusBadge status={status} />;
+  if (status === 'ACTIVE') return <Badge kind="paused">Paused</Badge>;
+  return (
+    <>
+      <StatusBadge status={status} /> <Badge kind="paused">Paused</Badge>
+    </>
+  );
 }

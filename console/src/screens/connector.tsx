@@ -1,8 +1,9 @@
 // Screen 6b: one data connector: status and what it means (while its pushes fail: since when, and its last failure
-// read from the delivery log), :metrics, the delivery-health chart (successes and errors per minute over the last
-// 3 hours, from :metricsHistory), enable/disable, Sync, edit, rotate the signature secret (rotate-secret.tsx, loaded
+// read from the delivery log; while it is paused, that events queue), :metrics, the delivery-health chart (successes
+// and errors per minute over the last 3 hours, from :metricsHistory), enable/disable, pause/resume and the delivery
+// controls (extensions §X4, delivery-controls.tsx), Sync, edit, rotate the signature secret (rotate-secret.tsx, loaded
 // when first opened; the end of its overlap while it runs, rotation.tsx), delete, and the way to its deliveries.
-import { useMemo, useState } from 'preact/hooks';
+import { useMemo, useRef, useState } from 'preact/hooks';
 import { api } from '../api.ts';
 import { TimeChart, type ChartSeries } from '../chart.tsx';
 import {
@@ -20,7 +21,8 @@ import { firstLine, readFailure, type FailureSummary, outcomeText, deliveryHref 
 import { formatTime } from '../format.ts';
 import { reasonFor, usePermissions } from '../permissions.ts';
 import { navigate } from '../router.ts';
-import { STATUS_TEXT, StatusBadge } from './connector-status.tsx';
+import { ConnectorStatusBadges, STATUS_TEXT } from './connector-status.tsx';
+import { ControlsLine, PauseConfirm, PausedNotice, deliveryConfigOf } from './delivery-controls.tsx';
 import { RotationNotice, rotationEnd } from './rotation.tsx';
 
 type RotateSecretDialog = typeof import('./rotate-secret.tsx').RotateSecretDialog;
@@ -45,6 +47,13 @@ export function ConnectorPage({ projectId, connectorId }: { projectId: string; c
   const action = useAction();
   /** The rotation dialog while it is open (its code is loaded on the first click). */
   const [RotateDialog, setRotateDialog] = useState<RotateSecretDialog | null>(null);
+  /** "Pause" was pressed: the consequence is on screen, waiting for a yes. */
+  const [askingPause, setAskingPause] = useState(false);
+  const pauseButton = useRef<HTMLButtonElement>(null);
+  const cancelPause = () => {
+    setAskingPause(false);
+    pauseButton.current?.focus();
+  };
   // Why it fails, from the log; only a connector that pushes (or was stopped by its failures) can be failing.
   const failure = useLoad(async () => {
     if (!data || (data.connector.status !== 'ACTIVE' && data.connector.status !== 'SYSTEM_DISABLED')) return null;
@@ -83,6 +92,17 @@ export function ConnectorPage({ projectId, connectorId }: { projectId: string; c
         : 'Disabled: its queue was dropped and nothing is sent until it is enabled.';
     if (await action.run(() => api('PATCH', `${base}?updateMask=status`, { status: to }), done)) reload();
   };
+  const delivery = deliveryConfigOf(c);
+  const paused = delivery.paused;
+  const active = c.status === 'ACTIVE';
+  const setPaused = async (to: boolean) => {
+    setAskingPause(false);
+    // Pausing needs no message of its own: the paused notice (a status) says it.
+    const done = to ? undefined : 'Resumed: the queued events are being pushed, in the order they were due.';
+    const patch = () => api('PATCH', `${base}?updateMask=deliveryConfig.paused`, { deliveryConfig: { paused: to } });
+    if (await action.run(patch, done)) reload();
+  };
+  const deliveriesHref = `${location.pathname}/deliveries`;
   const now = data.loadedAt / 1000;
   const overlapEnd = rotationEnd(c, data.loadedAt);
   return (
@@ -90,7 +110,7 @@ export function ConnectorPage({ projectId, connectorId }: { projectId: string; c
       <Title
         sub={
           <>
-            <StatusBadge status={c.status} />{' '}
+            <ConnectorStatusBadges status={c.status} paused={paused} />{' '}
             {c.status === 'ACTIVE' && failure.data ? <Badge kind="warn">Failing</Badge> : null}{' '}
             <span class="muted small mono">{c.name}</span>
           </>
@@ -98,9 +118,10 @@ export function ConnectorPage({ projectId, connectorId }: { projectId: string; c
       >
         {c.displayName || 'Data connector'}
       </Title>
-      {c.status === 'ACTIVE' && failure.data ? (
-        <FailingNotice failure={failure.data} deliveriesHref={`${location.pathname}/deliveries`} />
-      ) : (
+      {paused && active ? <PausedNotice active deliveriesHref={deliveriesHref} /> : null}
+      {active && failure.data ? (
+        <FailingNotice failure={failure.data} deliveriesHref={deliveriesHref} />
+      ) : paused && active ? null : (
         <div
           class={c.status === 'SYSTEM_DISABLED' ? 'alert' : 'status-line'}
           role={c.status === 'SYSTEM_DISABLED' ? 'alert' : undefined}
@@ -110,12 +131,13 @@ export function ConnectorPage({ projectId, connectorId }: { projectId: string; c
           {c.status === 'SYSTEM_DISABLED' && failure.data ? <LastFailure failure={failure.data} /> : null}
         </div>
       )}
+      {paused && !active ? <PausedNotice active={false} deliveriesHref={deliveriesHref} /> : null}
       {overlapEnd ? <RotationNotice until={overlapEnd} now={data.loadedAt} /> : null}
       <div class="toolbar">
         <a class="button" href={`/projects/${projectId}/dataconnectors`}>
           ← All connectors
         </a>
-        <a class="button" href={`${location.pathname}/deliveries`}>
+        <a class="button" href={deliveriesHref}>
           Deliveries
         </a>
         {c.status === 'ACTIVE' ? (
@@ -138,6 +160,26 @@ export function ConnectorPage({ projectId, connectorId }: { projectId: string; c
             Enable
           </ActionButton>
         )}
+        {canUpdate ? (
+          paused ? (
+            <button type="button" class="primary" onClick={() => setPaused(false)} disabled={action.busy}>
+              Resume
+            </button>
+          ) : (
+            <button
+              type="button"
+              ref={pauseButton}
+              aria-expanded={askingPause}
+              onClick={() => {
+                action.setNotice(null); // the last action's message stops applying
+                setAskingPause(!askingPause);
+              }}
+              disabled={action.busy}
+            >
+              Pause
+            </button>
+          )
+        ) : null}
         <ActionButton
           allowed={canUpdate && c.status === 'ACTIVE'}
           permission="dataconnector.update"
@@ -192,6 +234,9 @@ export function ConnectorPage({ projectId, connectorId }: { projectId: string; c
           </ActionButton>
         ) : null}
       </div>
+      {askingPause && !paused ? (
+        <PauseConfirm busy={action.busy} onConfirm={() => setPaused(true)} onCancel={cancelPause} />
+      ) : null}
       {RotateDialog ? (
         <RotateDialog base={base} connector={c} onRotated={reload} onClose={() => setRotateDialog(null)} />
       ) : null}
@@ -240,6 +285,13 @@ export function ConnectorPage({ projectId, connectorId }: { projectId: string; c
           <div>
             <dt>Label keys copied</dt>
             <dd>{c.labels.length === 0 ? <span class="muted">none</span> : c.labels.join(', ')}</dd>
+          </div>
+          <div>
+            <dt>Delivery controls</dt>
+            <dd>
+              <ControlsLine config={delivery} />
+              {paused ? <div class="muted small">Paused: events are queued, none is pushed.</div> : null}
+            </dd>
           </div>
           <div>
             <dt>Custom headers</dt>

@@ -1,9 +1,9 @@
-// Screen 6a: the project's data connectors with status (SYSTEM_DISABLED explained prominently), success and
-// error counts and p99 latency from :metrics.
+// Screen 6a: the project's data connectors with status (SYSTEM_DISABLED explained prominently, a paused connector
+// as "Paused"), success and error counts and p99 latency from :metrics.
 import { api, idOf, listAll } from '../api.ts';
 import { ErrorText, Loading, Title, useLoad } from '../components.tsx';
 import { reasonFor, usePermissions } from '../permissions.ts';
-import { STATUS_TEXT, StatusBadge } from './connector-status.tsx';
+import { ConnectorStatusBadges, STATUS_TEXT } from './connector-status.tsx';
 
 export function Connectors({ projectId }: { projectId: string }) {
   const perms = usePermissions(`projects/${projectId}`);
@@ -83,7 +83,10 @@ export function Connectors({ projectId }: { projectId: string }) {
                     <div class="muted small mono break">{c.httpConfig.url}</div>
                   </td>
                   <td>
-                    <StatusBadge status={c.status} />
+                    <ConnectorStatusBadges status={c.status} paused={c.deliveryConfig?.paused === true} />
+                    {c.deliveryConfig?.paused === true && c.status === 'ACTIVE' ? (
+                      <div class="muted small">events queue, none is pushed</div>
+                    ) : null}
                   </td>
                   <td class="num">{c.metrics?.successCount ?? '—'}</td>
                   <td class={c.metrics?.errorCount > 0 ? 'num text-danger' : 'num'}>{c.metrics?.errorCount ?? '—'}</td>
