@@ -7,7 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import { explainError, type FieldMap } from '../../console/src/form-errors.ts';
 import { createTestContext, type TestContext } from '../helpers/context.ts';
 
-/** The console's maps (connector-form.tsx, members.tsx, service-accounts.tsx, invite.tsx). */
+/** The console's maps (connector-form.tsx with delivery-controls.tsx, members.tsx, service-accounts.tsx, invite.tsx). */
 const CONNECTOR: FieldMap = {
   displayName: 'name',
   'httpConfig.url': 'url',
@@ -15,6 +15,10 @@ const CONNECTOR: FieldMap = {
   'httpConfig.headers': 'headers',
   labels: 'labels',
   events: 'events',
+  'deliveryConfig.maxConcurrency': 'maxConcurrency',
+  'deliveryConfig.maxRate': 'maxRate',
+  'deliveryConfig.labelFilters': 'labelFilters',
+  'deliveryConfig.paused': 'paused',
 };
 const MEMBER: FieldMap = { email: 'email', roles: 'role' };
 const SERVICE_ACCOUNT: FieldMap = { displayName: 'name' };
@@ -82,12 +86,31 @@ describe('happy', () => {
       [connector({ displayName: 'n'.repeat(300) }), 'name', /^At most 256 characters\.$/],
       [connector({ labels: ['a=b'] }), 'labels', /^The label key “a=b” must not contain '='\.$/],
       [connector({ events: ['nope'] }), 'events', /^“nope” is not an event type\.$/],
+      [connector({ deliveryConfig: { maxConcurrency: 65 } }), 'maxConcurrency', /1 and 64|1 to 64/],
+      [connector({ deliveryConfig: { maxRate: 20_000 } }), 'maxRate', /10,?000/],
+      [connector({ deliveryConfig: { labelFilters: { 'a=b': '' } } }), 'labelFilters', /^The label key “a=b” must not/],
+      [
+        connector({ deliveryConfig: { labelFilters: { a: 'v'.repeat(1100) } } }),
+        'labelFilters',
+        /^The value of the label “a” must be at most/,
+      ],
+      [
+        connector({
+          deliveryConfig: { labelFilters: Object.fromEntries(Array.from({ length: 101 }, (_, i) => [`k${i}`, ''])) },
+        }),
+        'labelFilters',
+        /^At most 100 label filters\.$/,
+      ],
     ];
     for (const [body, field, text] of cases) {
       const e = await explain('POST', url, body, CONNECTOR);
       assert.equal(e.field, field, `${e.api} → field`);
       assert.match(e.text, text, `${e.api} → words`);
-      assert.doesNotMatch(e.text, /httpConfig|displayName|signatureSecret/, `${e.api}: no API field names`);
+      assert.doesNotMatch(
+        e.text,
+        /httpConfig|displayName|signatureSecret|deliveryConfig/,
+        `${e.api}: no API field names`,
+      );
     }
   });
 
