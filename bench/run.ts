@@ -22,6 +22,7 @@ import { isolation } from './scenarios/isolation.ts';
 import { memory } from './scenarios/memory.ts';
 import { postgres } from './scenarios/postgres.ts';
 import { publishPath } from './scenarios/publish.ts';
+import { rate } from './scenarios/rate.ts';
 
 const SCENARIOS: Scenario[] = [
   ceiling,
@@ -35,6 +36,7 @@ const SCENARIOS: Scenario[] = [
   postgres,
   deliveryLog,
   replay,
+  rate,
 ];
 
 const { values } = parseArgs({

@@ -60,6 +60,13 @@ export interface ConnectorSpec {
   url: string;
   signatureSecret?: string;
   displayName?: string;
+  /** Delivery controls (extensions §X4); absent: the service's defaults (none sent). */
+  deliveryConfig?: {
+    maxConcurrency?: number;
+    maxRate?: number;
+    labelFilters?: Record<string, string>;
+    paused?: boolean;
+  };
 }
 
 /** Creates HTTP_PUSH connectors in the bootstrap project; returns their resource names. */
@@ -73,6 +80,7 @@ export async function createConnectors(svc: ServiceProcess, specs: ConnectorSpec
           type: 'HTTP_PUSH',
           displayName: s.displayName ?? `bench ${i + j}`,
           httpConfig: { url: s.url, signatureSecret: s.signatureSecret ?? '', headers: {} },
+          ...(s.deliveryConfig ? { deliveryConfig: s.deliveryConfig } : {}),
         }),
       ),
     );

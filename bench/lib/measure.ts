@@ -109,7 +109,10 @@ export interface LatencyFigures {
   cpuPerEventUs: { main: number; total: number } | null;
 }
 
-/** Open-loop publish at `rate`; publish→ack latency from the receiver's timestamps; CPU per event of process `pid`. */
+/**
+ * Open-loop publish at `rate`; publish→ack latency from the receiver's timestamps; CPU per event of process `pid`.
+ * `prefix`: only pushes to receiver paths starting with it count (one connector among several fed the same events).
+ */
 export async function measureLatency(
   ctx: BenchContext,
   pool: Pool,
@@ -118,8 +121,9 @@ export async function measureLatency(
   durationMs: number,
   label: string,
   pid = 0,
+  prefix?: string,
 ): Promise<LatencyFigures> {
-  await ctx.receiver.record(true);
+  await ctx.receiver.record(true, prefix);
   const cpuBefore = cpuTimes(pid);
   const r = await openLoop(pool, { rate, durationMs, make, label, log: ctx.log });
   assertFound(r, 'publish');

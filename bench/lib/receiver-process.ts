@@ -19,6 +19,8 @@ let signed = 0;
 const pathIds = new Map<string, number>();
 const pathNames: string[] = [];
 let recordKeys = false;
+/** Only pushes to paths starting with it have their keys recorded ("" = every path). */
+let recordPrefix = '';
 let keys: string[] = [];
 let keyTimes: number[] = [];
 
@@ -46,7 +48,7 @@ function record(path: string, body: string, isSigned: boolean): void {
   arrivalPaths[count] = pathId(path);
   count++;
   if (isSigned) signed++;
-  if (recordKeys) {
+  if (recordKeys && path.startsWith(recordPrefix)) {
     const m = KEY_RE.exec(body);
     if (m) {
       keys.push(m[1]!);
@@ -216,8 +218,16 @@ serveHelper(
       }
       return { count: n, first, last };
     },
-    record(args: { on: boolean }) {
+    /** Arrival times (hrtime ms, ascending) of the pushes to paths starting with `prefix` since the last reset. */
+    times(args: { prefix: string }) {
+      const out: number[] = [];
+      for (let i = 0; i < count; i++) if (pathNames[arrivalPaths[i]!]!.startsWith(args.prefix)) out.push(arrivals[i]!);
+      return out;
+    },
+    /** Starts or stops recording the keys of pushes, to paths starting with `prefix` only when given. */
+    record(args: { on: boolean; prefix?: string }) {
       recordKeys = args.on;
+      recordPrefix = args.prefix ?? '';
       keys = [];
       keyTimes = [];
     },

@@ -39,7 +39,8 @@ export class Receiver {
   count = () => this.proc.call<number>('count');
   stats = () => this.proc.call<ReceiverStats>('stats');
   window = (from: number, to: number, prefix?: string) => this.proc.call<WindowCount>('window', { from, to, prefix });
-  record = (on: boolean) => this.proc.call<void>('record', { on });
+  record = (on: boolean, prefix?: string) => this.proc.call<void>('record', { on, prefix });
+  times = (prefix: string) => this.proc.call<number[]>('times', { prefix });
   takeKeys = () => this.proc.call<{ keys: string[]; times: number[] }>('takeKeys');
   down = () => this.proc.call<void>('down');
   up = () => this.proc.call<void>('up');

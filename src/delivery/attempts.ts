@@ -178,12 +178,27 @@ export function createAttempts(deps: AttemptDeps): Attempts {
 
   const wait = deps.wait ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
 
-  /** A paced row (pacing.ts) waits in its slot for its start time, counted as running so that stop() waits too. */
+  /**
+   * A paced connector's rows (pacing.ts) wait in their slots for their start times, one after another: each starts
+   * at its time, and never less than 1/maxRate after the one before it actually started. A timer that fires late (a
+   * busy event loop) would otherwise start the late rows together with the next ones on time: 102 starts in a second
+   * at maxRate 100 after a 20 ms stall. Counted as running, so that stop() waits for them too.
+   */
+  const paced = new Map<string, { tail: Promise<void>; last: number }>();
   function runAt(item: ClaimedDelivery, startAt: number): Promise<RunReport> {
-    const ms = startAt / 1000 - clock.now();
-    if (ms <= 0) return run(item);
+    const id = item.connector.id;
+    const spacingMs = 1000 / (item.connector.deliveryConfig?.maxRate || Infinity);
+    let line = paced.get(id);
+    if (!line) paced.set(id, (line = { tail: Promise.resolve(), last: -Infinity }));
+    const own = line;
+    const started = own.tail.then(async () => {
+      const ms = Math.max(startAt / 1000, own.last + spacingMs) - clock.now();
+      if (ms > 0) await wait(ms);
+      own.last = clock.now();
+    });
+    own.tail = started;
     running++;
-    const p = wait(ms).then(() => run(item));
+    const p = started.then(() => run(item));
     p.then(settled, settled);
     return p;
   }

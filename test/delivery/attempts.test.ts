@@ -91,6 +91,11 @@ function setup(overrides: Partial<AttemptDeps> = {}, clock = new FakeClock()) {
   return { clock, slots, fake, recorder, freed, attempts };
 }
 
+/** Waits (a loop turn at a time, at most 1,000) until `cond` holds. */
+async function until(cond: () => boolean): Promise<void> {
+  for (let i = 0; i < 1000 && !cond(); i++) await new Promise((r) => setImmediate(r));
+}
+
 /** Lets every promise settled so far run its callbacks (no time passes). */
 const turn = () => new Promise((r) => setImmediate(r));
 
@@ -115,6 +120,38 @@ describe('attempts', () => {
     assert.equal(report, null, 'not recorded yet');
     recorder.commit();
     assert.deepEqual(await run, { attempted: 1, acked: 1, failed: 0, dropped: 0 });
+  });
+
+  it('a paced row waits for its start time, and never starts sooner than 1/maxRate after the one before it did', async () => {
+    const clock = new FakeClock();
+    const waits: number[] = [];
+    // The first wait's timer fires 25 ms late (a busy event loop); the others on time.
+    const wait = async (ms: number) => {
+      waits.push(ms);
+      clock.advance(waits.length === 1 ? ms + 25 : ms);
+    };
+    const { fake, recorder, attempts } = setup({ wait }, clock);
+    fake.responseTimeMs = 0;
+    const t0 = clock.now() * 1000;
+    const paced = (startAt: number): ClaimedDelivery => {
+      const item = row(clock);
+      return {
+        ...item,
+        connector: {
+          ...item.connector,
+          deliveryConfig: { maxConcurrency: 64, maxRate: 100, labelFilters: {}, paused: false },
+        },
+        startAt,
+      };
+    };
+    // Start times 10 ms apart (maxRate 100), the first 10 ms from now.
+    const runs = attempts.launch([paced(t0 + 10_000), paced(t0 + 20_000), paced(t0 + 30_000)]);
+    await until(() => fake.calls.length === 3);
+    const starts = fake.calls.map((c) => c.at - t0 / 1000);
+    // The first started 25 ms late, at 35 ms; the next ones are spaced 10 ms after it, not bunched at 35 ms.
+    assert.deepEqual(starts, [35, 45, 55]);
+    recorder.commit();
+    await Promise.all(runs);
   });
 
   it("signs with the previous secret too while a rotation's overlap runs at the attempt's start (§X3), pushOnce too", async () => {
