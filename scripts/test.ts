@@ -1,6 +1,6 @@
 // `npm test`: one throwaway PostgreSQL server for the whole run (test/helpers/postgres-server.ts), then
 // 1. every suite, on SQLite (the default store), the PostgreSQL-only suites using that server too;
-// 2. the suites that go through the Store (api, events, delivery, e2e) again with SENSORCLOUD_TEST_STORE=postgres.
+// 2. the suites that go through the Store (api, events, delivery, alerts, e2e) again with SENSORCLOUD_TEST_STORE=postgres.
 // Arguments (files, or folders of test/) replace the file list of pass 1 (and skip pass 2): `npm test -- test/api/devices.test.ts`.
 // Tests that start the service or the CLI run the built dist/service/ (test/helpers/serve-process.ts): it is
 // bundled again first when a source is newer, so a developer's edit is what the tests run.
@@ -76,8 +76,8 @@ try {
   );
   if (args.length === 0) {
     const second = run(
-      'the API, event, delivery and end-to-end suites on PostgreSQL (SENSORCLOUD_TEST_STORE=postgres)',
-      files(['api', 'events', 'delivery', 'e2e']),
+      'the API, event, delivery, alerts and end-to-end suites on PostgreSQL (SENSORCLOUD_TEST_STORE=postgres)',
+      files(['api', 'events', 'delivery', 'alerts', 'e2e']),
       { SENSORCLOUD_TEST_STORE: 'postgres' },
     );
     status = status || second;

@@ -53,6 +53,16 @@ export interface Config {
   deliveryLog: Readonly<{ retentionSeconds: number; max: number }>;
   /** Events one `:replay` may enqueue, counted after the filters (SENSORCLOUD_REPLAY_MAX_EVENTS, default 100000). */
   replayMaxEvents: number;
+  /**
+   * The SMTP server notification rules' EMAIL actions are sent through (SENSORCLOUD_SMTP_URL, an smtp:// or smtps://
+   * URL, user and password included when it needs them); null = none, and rules with an EMAIL action are refused.
+   */
+  smtpUrl: string | null;
+  /**
+   * The sender address of those e-mails (SENSORCLOUD_SMTP_FROM); default `sensorcloud@<host of the SMTP URL>`, or
+   * `sensorcloud@<SENSORCLOUD_EMAIL_DOMAIN>` when that host is an IP address. Null when there is no SMTP server.
+   */
+  smtpFrom: string | null;
   /** Start the demo (emulated sensors producing events in the bootstrap project). */
   demo: boolean;
   logLevel: string;
@@ -96,6 +106,50 @@ function parseRateLimit(raw: string, problems: string[]): RateLimit | null {
     return null;
   }
   return { capacity: Number(m[1]), refillPerSecond: Number(m[1]) / Number(m[2]) };
+}
+
+/** A sender or recipient address: one mailbox, no display name (what an e-mail's From and To headers take as is). */
+const MAILBOX = /^[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]+@[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?$/;
+
+/**
+ * SENSORCLOUD_SMTP_URL and SENSORCLOUD_SMTP_FROM: an smtp:// or smtps:// URL of a host (user and password allowed, no
+ * path, query or fragment), and the sender address. The URL's password is never part of a message.
+ */
+function parseSmtp(
+  url: string | null,
+  from: string | null,
+  emailDomain: string,
+  problems: string[],
+): { smtpUrl: string | null; smtpFrom: string | null } {
+  if (url === null) {
+    if (from !== null)
+      problems.push(
+        'SENSORCLOUD_SMTP_FROM is set but SENSORCLOUD_SMTP_URL is not: set both to send e-mail, or neither',
+      );
+    return { smtpUrl: null, smtpFrom: null };
+  }
+  const like = 'such as smtps://user:password@mail.example.org:465 or smtp://mail.example.org:587';
+  let parsed: URL | null = null;
+  try {
+    parsed = new URL(url);
+  } catch {
+    problems.push(`SENSORCLOUD_SMTP_URL must be an smtp:// or smtps:// URL ${like}`);
+  }
+  if (parsed !== null) {
+    if (parsed.protocol !== 'smtp:' && parsed.protocol !== 'smtps:')
+      problems.push(`SENSORCLOUD_SMTP_URL must use smtp:// or smtps://, ${like}; got ${parsed.protocol}//`);
+    else if (parsed.hostname === '') problems.push(`SENSORCLOUD_SMTP_URL must name a host, ${like}`);
+    else if ((parsed.pathname !== '' && parsed.pathname !== '/') || parsed.search !== '' || parsed.hash !== '')
+      problems.push(`SENSORCLOUD_SMTP_URL must have no path, query or fragment, ${like}`);
+  }
+  const host = parsed?.hostname.replace(/^\[|\]$/g, '') ?? '';
+  const isIp = /^[\d.]+$/.test(host) || host.includes(':');
+  const sender = from ?? `sensorcloud@${isIp || host === '' ? emailDomain : host.toLowerCase()}`;
+  if (!MAILBOX.test(sender))
+    problems.push(
+      `SENSORCLOUD_SMTP_FROM must be an e-mail address such as alerts@example.org (without a display name), got "${sender}"`,
+    );
+  return { smtpUrl: url, smtpFrom: sender };
 }
 
 function parseCidrs(raw: string, problems: string[]): string[] {
@@ -298,6 +352,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: ConfigFl
     );
   const replayMaxEvents = count('SENSORCLOUD_REPLAY_MAX_EVENTS', '100000');
 
+  const { smtpUrl, smtpFrom } = parseSmtp(
+    pick(undefined, 'SENSORCLOUD_SMTP_URL') ?? null,
+    pick(undefined, 'SENSORCLOUD_SMTP_FROM') ?? null,
+    emailDomain,
+    problems,
+  );
+
   const logLevel = pick(undefined, 'LOG_LEVEL') ?? 'info';
   if (!(LOG_LEVELS as readonly string[]).includes(logLevel))
     problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
@@ -331,6 +392,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, flags: ConfigFl
     deliveryLeaseMs: Math.round(leaseSeconds! * 1000),
     deliveryLog: Object.freeze({ retentionSeconds: deliveryLogRetentionSeconds!, max: deliveryLogMax }),
     replayMaxEvents,
+    smtpUrl,
+    smtpFrom,
     demo: flags.demo === true || env.SENSORCLOUD_DEMO === '1' || env.SENSORCLOUD_DEMO === 'true',
     logLevel,
     publicUrlDerived: publicUrlSet === undefined,

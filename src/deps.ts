@@ -1,4 +1,5 @@
 // The dependency bundle main.ts builds once and passes down. Nothing in the service is a module singleton.
+import type { AlertNotices } from './alerts/notices.ts';
 import type { AccessTokenSigner } from './auth/access-tokens.ts';
 import type { LoginThrottle } from './auth/login-throttle.ts';
 import type { PasswordCheckSlots } from './auth/password-check-slots.ts';
@@ -25,6 +26,8 @@ export interface Deps {
   events: EventPipeline;
   /** What the services tell delivery (a connector's queue was dropped); how the engine works is not theirs. */
   delivery: DeliveryNotices;
+  /** What the services tell the alerts engine: a transition to announce, notifications to send, a connector enabled. */
+  alerts: AlertNotices;
   /** Password logins: the throttle of failed ones, and the checks that may run at once (the state of this process). */
   logins: { throttle: LoginThrottle; slots: PasswordCheckSlots };
 }

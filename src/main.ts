@@ -15,6 +15,14 @@ import { createThreadedDispatcher } from './delivery/dispatcher-thread.ts';
 import { createDeliveryEngine } from './delivery/engine.ts';
 import { withDeliveryQueue } from './delivery/enqueue.ts';
 import { createHandoffPort, type HandoffPort } from './delivery/handoff.ts';
+import { createHealthPort, type HealthPort } from './delivery/health.ts';
+import { createConnectorHealth } from './alerts/connector-health.ts';
+import { createRuleEvaluator } from './alerts/evaluator.ts';
+import { createAlertsPort, type AlertsPort } from './alerts/notices.ts';
+import { createAlertAnnouncer } from './alerts/stream.ts';
+import { createAlertTimers } from './alerts/timers.ts';
+import { createConfiguredMailer } from './alerts/email.ts';
+import { createNotifier } from './alerts/notifier.ts';
 import { startRetention } from './events/retention.ts';
 import { startClusterRelay } from './events/cluster-relay.ts';
 import { startDemo } from './emulator/demo.ts';
@@ -44,6 +52,10 @@ export interface DepsOverrides {
  */
 export interface BuiltDeps extends Deps {
   handoff: HandoffPort;
+  /** Where the delivery engine tells of connectors' health (the alerts' dataConnector trigger listens). */
+  health: HealthPort;
+  /** The alerts' port (the services' `alerts`), with the notifier's attachment. */
+  alerts: AlertsPort;
 }
 
 export function buildDeps(config: Config, overrides: DepsOverrides = {}): BuiltDeps {
@@ -54,6 +66,15 @@ export function buildDeps(config: Config, overrides: DepsOverrides = {}): BuiltD
   const masterKey = loadOrCreateMasterKey(config, random);
   const ids = createIdGenerator(clock, random);
   const handoff = createHandoffPort();
+  const events = withDeliveryQueue(createEventPipeline({ store, clock, ids, logger }), clock, handoff);
+  // Notification rules (extensions §X5): evaluated in the pipeline after the delivery queue's consumer, and told of
+  // connectors' health by the delivery engine.
+  const announce = createAlertAnnouncer(events, () => ids.next());
+  const health = createHealthPort();
+  const alerts = createAlertsPort(announce, health);
+  const alerting = { store, clock, logger, ids, announce, notify: alerts.notify };
+  events.addConsumer(createRuleEvaluator(alerting));
+  health.attach(createConnectorHealth(alerting));
   return {
     config,
     clock,
@@ -63,9 +84,11 @@ export function buildDeps(config: Config, overrides: DepsOverrides = {}): BuiltD
     ids,
     secretBox: createSecretBox(masterKey, random),
     tokens: createAccessTokenSigner(masterKey),
-    events: withDeliveryQueue(createEventPipeline({ store, clock, ids, logger }), clock, handoff),
+    events,
     delivery: handoff,
     handoff,
+    health,
+    alerts,
     logins: {
       throttle: loginThrottleFor(store, clock),
       slots: createPasswordCheckSlots(clock, config.passwordChecks.total, config.passwordChecks.perClient),
@@ -130,6 +153,14 @@ export async function startService(config: Config, overrides: DepsOverrides = {}
       deliveryLog: config.deliveryLog,
     });
     engine.start();
+    // Notification rules (extensions §X5): the notifier sends what transitions queue (through the same dispatcher as
+    // pushes, and the SMTP relay when one is set); the timers fire trigger delays, escalations and reminders.
+    const mailer = createConfiguredMailer(config, deps.logger);
+    const notifier = createNotifier({ ...deps, dispatcher, mailer });
+    notifier.start();
+    deps.alerts.attachNotifier(notifier.wake);
+    const timers = createAlertTimers({ ...deps, announce: deps.alerts.announce, notify: deps.alerts.notify });
+    timers.start();
     const demo = config.demo
       ? await startDemo(deps, boot ? { projectId: boot.contents.project.split('/')[1]! } : {})
       : null;
@@ -145,6 +176,7 @@ export async function startService(config: Config, overrides: DepsOverrides = {}
         await retention.stop();
         await demo?.stop();
         await heartbeats.stop();
+        await timers.stop();
         // No new connections from here, and a 503 with the error body for requests on open ones; the app's close
         // ends the event streams, then the server has closed.
         api.refuse('the service is stopping');
@@ -152,6 +184,9 @@ export async function startService(config: Config, overrides: DepsOverrides = {}
         await app.close();
         await serverClosed;
         await engine.stop();
+        deps.alerts.attachNotifier(null);
+        await notifier.stop();
+        mailer?.close();
         await dispatcher.close();
         await deps.store.close();
         lock.release();

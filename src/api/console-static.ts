@@ -112,7 +112,8 @@ export function createConsoleHandler(console: ConsoleFiles, publicUrl: string) {
 
   return async (request: FastifyRequest, reply: FastifyReply) => {
     const path = request.url.split('?')[0]!;
-    // API paths the router did not match (and /v2alpha/…, contract §4.11) keep the API's 404 body.
+    // API paths the router did not match (and /v2alpha/…, contract §4.11, but for rules and contacts, which verbs.ts
+    // rewrites to /v2/, extensions §X5) keep the API's 404 body.
     if (path.startsWith('/v2') || path.startsWith('/oauth2/')) {
       return reply.code(404).send(errorBody(publicUrl, 404, 'not found'));
     }

@@ -20,6 +20,11 @@ const VERB_RE = new RegExp(`:(${VERBS.join('|')})$`);
 // to, so that a label key ending in ":test" (label keys may hold colons) still names its label.
 const CONNECTOR_VERB_RE = /^(\/v2\/projects\/[^/]+\/dataconnectors\/[^/]+):(replay|test|rotateSecret)$/;
 const DELIVERY_VERB_RE = /^(\/v2\/projects\/[^/]+\/dataconnectors\/[^/]+\/deliveries\/[^/]+):(resend)$/;
+// An alert's verbs (extensions §X5), likewise only after an alert.
+const ALERT_VERB_RE = /^(\/v2\/projects\/[^/]+\/alerts\/[^/]+):(acknowledge|resolve)$/;
+// Notification rules and contacts (extensions §X5) are also served under /v2alpha/, the path of the infrastructure
+// client: the same routes, reached by rewriting the prefix (so authentication, rate limiting and errors are the API's).
+const ALPHA_RE = /^\/v2alpha(?=\/(?:projects\/[^/]+\/(?:rules|contacts)|organizations\/[^/]+\/contactGroups)(?:\/|$))/;
 
 export function rewriteUrl(url: string): string {
   const q = url.indexOf('?');
@@ -27,7 +32,12 @@ export function rewriteUrl(url: string): string {
   const search = q < 0 ? '' : url.slice(q);
   path = path.replace(/%3a/gi, ':');
   if (path.length > 1 && path.endsWith('/')) path = path.slice(0, -1);
-  path = path.replace(VERB_RE, '/@$1').replace(CONNECTOR_VERB_RE, '$1/@$2').replace(DELIVERY_VERB_RE, '$1/@$2');
+  path = path.replace(ALPHA_RE, '/v2');
+  path = path
+    .replace(VERB_RE, '/@$1')
+    .replace(CONNECTOR_VERB_RE, '$1/@$2')
+    .replace(DELIVERY_VERB_RE, '$1/@$2')
+    .replace(ALERT_VERB_RE, '$1/@$2');
   return path + search;
 }
 

@@ -182,6 +182,7 @@ export function createThreadedDispatcher(options: ThreadedDispatcherOptions): Di
             previousSignatureSecret: target.previousSignatureSecret,
             probe: target.probe,
             trigger: target.trigger,
+            alertTransition: target.alertTransition,
           },
           body,
         ]);

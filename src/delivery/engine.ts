@@ -16,6 +16,7 @@ import { createConnectorLog } from './connector-log.ts';
 import { DEFAULT_DELIVERY_LOG, deliveryLogOn, type DeliveryLogOptions } from './delivery-log.ts';
 import { EndedRows } from './ended-rows.ts';
 import type { DeliveryHandoff, HandoffPort } from './handoff.ts';
+import type { ConnectorHealthListener } from './health.ts';
 import { createIntake } from './intake.ts';
 import { Lines } from './lines.ts';
 import { createOpenedSecrets } from './opened-secrets.ts';
@@ -39,6 +40,8 @@ export interface EngineDeps {
   secretBox: Pick<SecretBox, 'open'>;
   /** Where the engine takes fresh rows from the enqueue consumer while it runs. */
   handoff: HandoffPort;
+  /** Told of each connector's change of health once it has committed (the alerts' dataConnector trigger). */
+  health?: Omit<ConnectorHealthListener, 'enabled'>;
 }
 
 export interface EngineOptions {
@@ -112,9 +115,16 @@ export function createDeliveryEngine(
       disabled(d) {
         lines.drop(d.connector.id);
         connectorLog.disabled(d.connector, d.failingSince, d.dropped);
+        deps.health?.disabled(d.connector);
       },
-      failing: connectorLog.failing,
-      recovered: connectorLog.recovered,
+      failing(connector, outcome) {
+        connectorLog.failing(connector, outcome);
+        deps.health?.failing(connector);
+      },
+      recovered(connector) {
+        connectorLog.recovered(connector);
+        deps.health?.recovered(connector);
+      },
     },
   );
 

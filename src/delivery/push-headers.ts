@@ -27,6 +27,9 @@ export function pushUserAgent(version: string = packageVersion()): string {
 /** The header naming what queued a delivery other than a published event (extensions §X2). */
 export const TRIGGER_HEADER = 'X-Sensorcloud-Delivery-Trigger';
 
+/** The transition an alert's webhook notification tells of (extensions §X5). */
+export const ALERT_TRANSITION_HEADER = 'X-Sensorcloud-Alert-Transition';
+
 /** The signature of every push (contract §6.3), with the connector's secret. */
 export const SIGNATURE_HEADER = 'X-Service-Signature';
 
@@ -39,12 +42,13 @@ export const PREVIOUS_SIGNATURE_HEADER = 'X-Service-Signature-Previous';
 /**
  * Content-Type and User-Agent, then each custom header verbatim (reserved and hop-by-hop names skipped, the trigger
  * header among them, so a connector can neither set nor spoof it; a custom User-Agent replaces the default), then
- * `X-Sensorcloud-Delivery-Trigger` for a SYNC, RESEND, REPLAY or TEST delivery, then `X-Service-Signature` when the
+ * `X-Sensorcloud-Delivery-Trigger` for a SYNC, RESEND, REPLAY or TEST delivery (or `X-Sensorcloud-Alert-Transition`
+ * for an alert's webhook notification), then `X-Service-Signature` when the
  * target has a secret, and `X-Service-Signature-Previous` when it has a previous one too. `nextJti` is called only
  * when the request is signed, once: both signatures carry the same claims.
  */
 export function buildPushHeaders(
-  target: Pick<PushTarget, 'headers' | 'signatureSecret' | 'previousSignatureSecret' | 'trigger'>,
+  target: Pick<PushTarget, 'headers' | 'signatureSecret' | 'previousSignatureSecret' | 'trigger' | 'alertTransition'>,
   body: Uint8Array,
   userAgent: string,
   iatSeconds: number,
@@ -58,6 +62,7 @@ export function buildPushHeaders(
     headers[name] = target.headers[name]!;
   }
   if (target.trigger !== undefined && target.trigger !== 'EVENT') headers[TRIGGER_HEADER] = target.trigger;
+  if (target.alertTransition !== undefined) headers[ALERT_TRANSITION_HEADER] = target.alertTransition;
   if (target.signatureSecret !== '') {
     const input = signingInput(body, iatSeconds, nextJti());
     headers[SIGNATURE_HEADER] = signWith(input, target.signatureSecret);

@@ -23,6 +23,11 @@ export interface PushTarget {
    * X-Sensorcloud-Delivery-Trigger header; absent (or EVENT, a published event) sends no such header.
    */
   trigger?: DeliveryTrigger;
+  /**
+   * An alert's webhook notification (extensions §X5): the transition it tells of, in the
+   * X-Sensorcloud-Alert-Transition header (a reserved name: never taken from the custom headers).
+   */
+  alertTransition?: string;
 }
 
 export type AttemptReason =

@@ -16,6 +16,8 @@ export const RESERVED_PUSH_HEADERS: ReadonlySet<string> = new Set([
   'x-service-signature-previous',
   // What queued a delivery (extensions §X2): set by the service for SYNC, RESEND, REPLAY and TEST pushes only.
   'x-sensorcloud-delivery-trigger',
+  // The transition of an alert's webhook notification (extensions §X5): set by the service.
+  'x-sensorcloud-alert-transition',
   'keep-alive',
   'proxy-connection',
   'te',

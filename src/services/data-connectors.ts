@@ -88,35 +88,34 @@ function checkLabels(v: unknown): string[] {
   return out;
 }
 
-function checkHeaders(v: unknown): Record<string, string> {
-  if (!v || typeof v !== 'object' || Array.isArray(v))
-    throw badRequest('httpConfig.headers must be an object of strings');
+/** Custom push headers as given, named `field` in a 400 (a notification rule's webhook takes the same rules). */
+export function checkHeaders(v: unknown, field = 'httpConfig.headers'): Record<string, string> {
+  if (!v || typeof v !== 'object' || Array.isArray(v)) throw badRequest(`${field} must be an object of strings`);
   const entries = Object.entries(v as Record<string, unknown>);
-  if (entries.length > MAX_HEADERS) throw badRequest(`httpConfig.headers: at most ${MAX_HEADERS} headers`);
+  if (entries.length > MAX_HEADERS) throw badRequest(`${field}: at most ${MAX_HEADERS} headers`);
   const seen = new Set<string>();
   const out: Record<string, string> = {};
   for (const [name, value] of entries) {
     if (name.length > MAX_HEADER_NAME_LENGTH || !HTTP_TOKEN.test(name)) {
       throw badRequest(
-        `httpConfig.headers: ${JSON.stringify(name.slice(0, 64))} is not a valid header name (an HTTP token of at most ${MAX_HEADER_NAME_LENGTH} characters)`,
+        `${field}: ${JSON.stringify(name.slice(0, 64))} is not a valid header name (an HTTP token of at most ${MAX_HEADER_NAME_LENGTH} characters)`,
       );
     }
     const lower = name.toLowerCase();
-    if (RESERVED_PUSH_HEADERS.has(lower))
-      throw badRequest(`httpConfig.headers: ${name} is reserved and set by the service`);
+    if (RESERVED_PUSH_HEADERS.has(lower)) throw badRequest(`${field}: ${name} is reserved and set by the service`);
     // An ordinary object cannot hold this key (it would be dropped silently): refused like a reserved name.
-    if (name === '__proto__') throw badRequest('httpConfig.headers: __proto__ is not accepted as a header name');
-    if (seen.has(lower)) throw badRequest(`httpConfig.headers: ${name} is given twice`);
+    if (name === '__proto__') throw badRequest(`${field}: __proto__ is not accepted as a header name`);
+    if (seen.has(lower)) throw badRequest(`${field}: ${name} is given twice`);
     seen.add(lower);
-    if (typeof value !== 'string') throw badRequest(`httpConfig.headers.${name} must be a string`);
+    if (typeof value !== 'string') throw badRequest(`${field}.${name} must be a string`);
     // Checked exactly as the HTTP client will: a value it refuses would fail every attempt for 12 hours.
     if (NOT_SENDABLE_IN_HEADER_VALUE.test(value)) {
       throw badRequest(
-        `httpConfig.headers.${name} must hold only tab, space, visible ASCII and Latin-1 characters (no CR, LF, NUL, other control characters or characters beyond U+00FF)`,
+        `${field}.${name} must hold only tab, space, visible ASCII and Latin-1 characters (no CR, LF, NUL, other control characters or characters beyond U+00FF)`,
       );
     }
     if (value.length > MAX_HEADER_VALUE_LENGTH)
-      throw badRequest(`httpConfig.headers.${name} must be at most ${MAX_HEADER_VALUE_LENGTH} characters`);
+      throw badRequest(`${field}.${name} must be at most ${MAX_HEADER_VALUE_LENGTH} characters`);
     out[name] = value;
   }
   return out;
@@ -511,6 +510,8 @@ export async function updateDataConnector(
   if (!result.transitioned) return result.view;
   const dropped = result.disabling ? await dropQueueAfter(deps, projectId, connectorId) : result.dropped;
   logTransition(deps, result.connector, result.from, principal, dropped);
+  // Its dataConnector alerts (extensions §X5) resolve when it is enabled again.
+  if (result.connector.status === 'ACTIVE') deps.alerts.connectorEnabled(result.connector);
   return result.view;
 }
 

@@ -89,6 +89,11 @@ interface Fixtures {
   member: string;
   orgMember: string;
   dc: string;
+  /** Extensions §X5: a notification rule, a contact group, a contact, and an alert of the rule. */
+  rule: string;
+  contactGroup: string;
+  contact: string;
+  alert: string;
   userEmail: string;
   userPassword: string;
 }
@@ -157,6 +162,36 @@ export async function makeFixtures(t: Target, f: Partial<Fixtures>): Promise<Fix
         httpConfig: { url: 'https://example.com/hook', signatureSecret: 's' },
       })
     ).name;
+  if (!f.rule || !(await exists(f.rule)))
+    f.rule = (
+      await must(t, 'POST', `/v2/projects/${P}/rules`, {
+        displayName: 'fuzz',
+        enabled: true,
+        trigger: { field: 'temperature', range: { upper: 100, type: 'OUTSIDE' } },
+        escalationLevels: [
+          { displayName: 'one', actions: [{ type: 'WEBHOOK', webhook: { url: 'https://example.com/alert' } }] },
+        ],
+      })
+    ).name;
+  if (!f.contactGroup || !(await exists(f.contactGroup)))
+    f.contactGroup = (
+      await must(t, 'POST', `/v2/organizations/${t.organizationId}/contactGroups`, { displayName: 'fuzz' })
+    ).name;
+  if (!f.contact || !(await exists(f.contact)))
+    f.contact = (
+      await must(t, 'POST', `/v2/projects/${P}/contacts`, {
+        contactGroup: f.contactGroup,
+        displayName: 'fuzz',
+        email: 'fuzz@example.com',
+      })
+    ).name;
+  if (!f.alert || !(await exists(f.alert))) {
+    // A reading far out of the rule's range: an alert of the fixture device.
+    await must(t, 'POST', `/v2/${f.device}:publish`, { temperature: { value: 150 } });
+    const open = await must(t, 'GET', `/v2/projects/${P}/alerts?state=TRIGGERED&state=ACKNOWLEDGED`);
+    const any = open.alerts[0] ?? (await must(t, 'GET', `/v2/projects/${P}/alerts`)).alerts[0];
+    f.alert = any?.name ?? '';
+  }
   return { O: t.organizationId, P, userEmail: t.boot.user.email, userPassword: t.boot.user.password, ...f } as Fixtures;
 }
 
@@ -286,6 +321,9 @@ const fixtureStrings = (f: Fixtures) => [
   f.member,
   f.orgMember,
   f.dc,
+  f.rule,
+  f.contactGroup,
+  f.contact,
   f.device.split('/').pop()!,
   'roles/project.user',
   'roles/project.developer',
@@ -520,6 +558,10 @@ function pathParam(name: string, f: Fixtures): fc.Arbitrary<string> {
     key: [last(f.key)],
     member: [last(f.member), last(f.orgMember), last(f.sa)],
     dc: [last(f.dc)],
+    rule: [last(f.rule)],
+    contactGroup: [last(f.contactGroup)],
+    contact: [last(f.contact)],
+    alert: f.alert ? [last(f.alert)] : ['x'],
     role: ['project.user', 'organization.admin'],
   };
   return fc.oneof(

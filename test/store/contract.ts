@@ -6,6 +6,7 @@
 // `openShared` makes a new, empty database on which each open() is one more process's store.
 import { describe } from 'node:test';
 import { accountContract } from './contract/accounts.ts';
+import { alertingContract } from './contract/alerting.ts';
 import { concurrencyContract } from './contract/concurrency.ts';
 import { dataConnectorContract } from './contract/connectors.ts';
 import { deliveryContract } from './contract/deliveries.ts';
@@ -36,6 +37,7 @@ export function storeContract(name: string, open: OpenStore, openShared?: OpenSh
     deliveryLogContract(open);
     connectorMetricContract(open);
     sealedContract(open);
+    alertingContract(open);
     sessionContract(open);
     transactionContract(open);
     concurrencyContract(open);

@@ -118,6 +118,7 @@ describe('postgres: the functions folder', () => {
         'data_connectors: bump_config_version()',
         'memberships: bump_auth_version()',
         'projects: bump_config_version()',
+        'rules: bump_config_version()',
         'service_account_keys: bump_auth_version()',
         'service_accounts: bump_auth_version()',
         'users: bump_auth_version()',

@@ -124,6 +124,52 @@ describe('config: password checks at once', () => {
   });
 });
 
+describe('config: SMTP for e-mail actions', () => {
+  it("is off by default; a URL and a sender are read, the sender defaulting to the URL's host", () => {
+    const off = loadConfig({});
+    assert.equal(off.smtpUrl, null);
+    assert.equal(off.smtpFrom, null);
+    const c = loadConfig({ SENSORCLOUD_SMTP_URL: 'smtps://alerts:s%40cret@Mail.Example.org:465' });
+    assert.equal(c.smtpUrl, 'smtps://alerts:s%40cret@Mail.Example.org:465');
+    assert.equal(c.smtpFrom, 'sensorcloud@mail.example.org');
+    assert.equal(
+      loadConfig({ SENSORCLOUD_SMTP_URL: 'smtp://mail.example.org/' }).smtpFrom,
+      'sensorcloud@mail.example.org',
+    );
+    const ip = loadConfig({ SENSORCLOUD_SMTP_URL: 'smtp://127.0.0.1:2525', SENSORCLOUD_EMAIL_DOMAIN: 'example.net' });
+    assert.equal(ip.smtpFrom, 'sensorcloud@example.net');
+    assert.equal(loadConfig({ SENSORCLOUD_SMTP_URL: 'smtp://[::1]:25' }).smtpFrom, 'sensorcloud@sensorcloud.local');
+    const from = loadConfig({
+      SENSORCLOUD_SMTP_URL: 'smtp://mail.example.org',
+      SENSORCLOUD_SMTP_FROM: 'alerts@example.org',
+    });
+    assert.equal(from.smtpFrom, 'alerts@example.org');
+  });
+
+  it('refuses at start what is not an smtp:// or smtps:// URL of a host, and a sender that is not one address', () => {
+    for (const url of [
+      'mail.example.org',
+      'https://mail.example.org',
+      'smtp://',
+      'smtp://mail.example.org/x',
+      'smtp://mail.example.org?tls=1',
+    ]) {
+      assert.throws(() => loadConfig({ SENSORCLOUD_SMTP_URL: url }), /SENSORCLOUD_SMTP_URL must/, url);
+    }
+    for (const from of ['alerts', 'Alerts <alerts@example.org>', 'a@example.org, b@example.org']) {
+      assert.throws(
+        () => loadConfig({ SENSORCLOUD_SMTP_URL: 'smtp://mail.example.org', SENSORCLOUD_SMTP_FROM: from }),
+        /SENSORCLOUD_SMTP_FROM must be an e-mail address/,
+        from,
+      );
+    }
+    assert.throws(
+      () => loadConfig({ SENSORCLOUD_SMTP_FROM: 'alerts@example.org' }),
+      /SENSORCLOUD_SMTP_FROM is set but SENSORCLOUD_SMTP_URL is not/,
+    );
+  });
+});
+
 describe('config files', () => {
   it('refuses an unreadable or non-PEM SENSORCLOUD_CA_FILE at start', () => {
     assert.throws(

@@ -16,7 +16,7 @@ export const LAYERS: ReadonlyArray<{ name: string; members: string[] }> = [
   { name: 'main', members: ['main.ts'] },
   { name: 'api', members: ['api/'] },
   { name: 'services', members: ['services/', 'emulator/', 'deps.ts'] },
-  { name: 'engines', members: ['events/', 'delivery/', 'auth/', 'receiver/'] },
+  { name: 'engines', members: ['events/', 'delivery/', 'alerts/', 'auth/', 'receiver/'] },
   { name: 'store', members: ['store/'] },
   { name: 'base', members: ['domain/', 'runtime/', 'config.ts', 'wire/'] },
 ];

@@ -1,6 +1,8 @@
 // Every route module, registered in one place.
 import type { Deps } from '../../deps.ts';
 import type { App } from '../types.ts';
+import { registerAlertRoutes } from './alerts.ts';
+import { registerContactRoutes } from './contacts.ts';
 import { registerDataConnectorRoutes } from './data-connectors.ts';
 import { registerDeliveryRoutes } from './deliveries.ts';
 import { registerDeviceRoutes } from './devices.ts';
@@ -14,6 +16,7 @@ import { registerOauthRoutes } from './oauth.ts';
 import { registerOrganizationRoutes } from './organizations.ts';
 import { registerProjectRoutes } from './projects.ts';
 import { registerRoleRoutes } from './roles.ts';
+import { registerRuleRoutes } from './rules.ts';
 import { registerServiceAccountRoutes } from './service-accounts.ts';
 import { registerStreamRoutes } from './stream.ts';
 
@@ -33,4 +36,7 @@ export async function registerRoutes(app: App, deps: Deps): Promise<void> {
   registerDataConnectorRoutes(app, deps);
   registerDeliveryRoutes(app, deps);
   registerMetricsRoutes(app, deps);
+  registerRuleRoutes(app, deps);
+  registerContactRoutes(app, deps);
+  registerAlertRoutes(app, deps);
 }

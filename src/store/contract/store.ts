@@ -19,6 +19,7 @@ import type {
   ServiceAccountRecord,
   UserRecord,
 } from './records.ts';
+import type { AlertRepo, ConditionRepo, ContactRepo, OutboxRepo, RuleRepo } from './alerting.ts';
 import type { ConnectorMetricRepo, DataConnectorRepo, DeliveryRepo } from './connector-repos.ts';
 import type { DeliveryLogRepo } from './delivery-log.ts';
 import type { Range } from './range.ts';
@@ -297,6 +298,11 @@ export interface Repos {
   deliveryLog: DeliveryLogRepo;
   connectorMetrics: ConnectorMetricRepo;
   sealed: SealedRepo;
+  rules: RuleRepo;
+  contacts: ContactRepo;
+  alerts: AlertRepo;
+  conditions: ConditionRepo;
+  outbox: OutboxRepo;
 }
 
 export interface TransactionOptions {

@@ -30,6 +30,9 @@ import { createEventRepo } from './repos/events.ts';
 import { createMembershipRepo } from './repos/memberships.ts';
 import { createOrganizationRepo, createProjectRepo } from './repos/organizations.ts';
 import { createSealedRepo } from './repos/sealed.ts';
+import { createRuleRepo } from './repos/rules.ts';
+import { createContactRepo } from './repos/contacts.ts';
+import { createAlertRepo, createConditionRepo, createOutboxRepo } from './repos/alerts.ts';
 import { startQueueVacuum } from './operations/queue-vacuum.ts';
 import { checkServer } from './operations/server-check.ts';
 import { startClockWatch } from './operations/clock-check.ts';
@@ -50,6 +53,11 @@ const makers: { [K in keyof Repos]: (sql: Sql, view: ConfigView, locking: RowLoc
   deliveryLog: (sql) => createDeliveryLogRepo(sql),
   connectorMetrics: (sql) => createConnectorMetricRepo(sql),
   sealed: (sql, view) => createSealedRepo(sql, view),
+  rules: (sql, view) => createRuleRepo(sql, view),
+  contacts: (sql) => createContactRepo(sql),
+  alerts: (sql) => createAlertRepo(sql),
+  conditions: (sql) => createConditionRepo(sql),
+  outbox: (sql) => createOutboxRepo(sql),
 };
 
 const REPO_NAMES = Object.keys(makers);

@@ -23,6 +23,9 @@ import { createDeliveryLogRepo } from './repos/delivery-log.ts';
 import { createMembershipRepo } from './repos/memberships.ts';
 import { createOrganizationRepo, createProjectRepo } from './repos/organizations.ts';
 import { createSealedRepo } from './repos/sealed.ts';
+import { createRuleRepo } from './repos/rules.ts';
+import { createContactRepo } from './repos/contacts.ts';
+import { createAlertRepo, createConditionRepo, createOutboxRepo } from './repos/alerts.ts';
 
 function createRepos(db: SqliteDb): Repos {
   const connectorMetrics = createConnectorMetricRepo(db);
@@ -42,6 +45,11 @@ function createRepos(db: SqliteDb): Repos {
     deliveryLog: createDeliveryLogRepo(db),
     connectorMetrics,
     sealed: createSealedRepo(db),
+    rules: createRuleRepo(db),
+    contacts: createContactRepo(db),
+    alerts: createAlertRepo(db),
+    conditions: createConditionRepo(db),
+    outbox: createOutboxRepo(db),
   };
 }
 

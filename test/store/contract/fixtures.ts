@@ -1,7 +1,16 @@
 // Shared parts of the Store contract suite: how a part gets its store, ordered ids, and records with valid
 // foreign keys (an organization before its projects, a project before its devices, service accounts and
-// connectors, a connector before its queue rows and metrics). Written against the Store interface only.
+// connectors, a connector before its queue rows and metrics, a rule before its alerts and conditions, an alert before
+// its outbox rows). Written against the Store interface only.
 import { after, before } from 'node:test';
+import type {
+  AlertRecord,
+  ConditionRecord,
+  ContactGroupRecord,
+  ContactRecord,
+  OutboxRecord,
+  RuleRecord,
+} from '../../../src/store/contract/alerting.ts';
 import type { DataConnectorRecord, NewDelivery } from '../../../src/store/contract/connector-repos.ts';
 import type {
   DeviceRecord,
@@ -188,6 +197,97 @@ export const row = (connectorId: string, enqueueTime: number, over: Partial<NewD
   ...over,
 });
 
+export const rule = (projectId: string, over: Partial<RuleRecord> = {}): RuleRecord => ({
+  id: id('r'),
+  projectId,
+  displayName: 'Fridge',
+  enabled: true,
+  spec: '{"trigger":{"field":"temperature","range":{"lower":2,"upper":8,"type":"OUTSIDE"}}}',
+  createTime: T0,
+  updateTime: T0,
+  ...over,
+});
+
+export const contactGroup = (organizationId: string, over: Partial<ContactGroupRecord> = {}): ContactGroupRecord => ({
+  id: id('g'),
+  organizationId,
+  displayName: 'On call',
+  description: '',
+  createTime: T0,
+  updateTime: T0,
+  ...over,
+});
+
+export const contact = (projectId: string, over: Partial<ContactRecord> = {}): ContactRecord => {
+  const contactId = id('n');
+  return {
+    id: contactId,
+    projectId,
+    contactGroupId: '',
+    displayName: 'N',
+    email: `${contactId}@example.com`,
+    phoneNumber: '',
+    createTime: T0,
+    updateTime: T0,
+    ...over,
+  };
+};
+
+/** A TRIGGERED alert of the rule for a device target, no notifications, no timer. */
+export const alert = (
+  r: Pick<RuleRecord, 'id' | 'projectId'>,
+  targetId: string,
+  over: Partial<AlertRecord> = {},
+): AlertRecord => ({
+  id: id('a'),
+  projectId: r.projectId,
+  ruleId: r.id,
+  targetId,
+  targetName: `projects/${r.projectId}/devices/${targetId}`,
+  state: 'TRIGGERED',
+  escalationLevel: 0,
+  triggerTime: T0,
+  acknowledgeTime: null,
+  acknowledgedBy: '',
+  resolveTime: null,
+  lastValue: '',
+  notifications: [],
+  timerDue: null,
+  createTime: T0,
+  updateTime: T0,
+  ...over,
+});
+
+export const condition = (
+  r: Pick<RuleRecord, 'id' | 'projectId'>,
+  targetId: string,
+  over: Partial<ConditionRecord> = {},
+): ConditionRecord => ({
+  ruleId: r.id,
+  targetId,
+  projectId: r.projectId,
+  since: T0,
+  count: 1,
+  due: null,
+  lastValue: '{"value":9}',
+  ...over,
+});
+
+/** An outbox row of the alert, queued (and due) at `enqueueTime`. */
+export const notification = (
+  alertId: string,
+  enqueueTime: number,
+  over: Partial<Omit<OutboxRecord, 'id' | 'attempts' | 'leaseUntil'>> = {},
+): Omit<OutboxRecord, 'id' | 'attempts' | 'leaseUntil'> => ({
+  alertId,
+  entry: 0,
+  type: 'EMAIL',
+  payload: '{"to":["ops@example.com"],"subject":"s","text":"t"}',
+  enqueueTime,
+  dueTime: enqueueTime,
+  ...over,
+});
+
 /** An organization with one project, stored. */
 export async function seedProject(store: Store, over: Partial<ProjectRecord> = {}): Promise<ProjectRecord> {
   const org = organization();
@@ -206,6 +306,25 @@ export async function seedConnector(
   const c = connector(projectId, over);
   await store.dataConnectors.create(c);
   return c;
+}
+
+/** A stored rule in a project of its own (or the given one). */
+export async function seedRule(store: Store, over: Partial<RuleRecord> = {}): Promise<RuleRecord> {
+  const projectId = over.projectId ?? (await seedProject(store)).id;
+  const r = rule(projectId, over);
+  await store.rules.create(r);
+  return r;
+}
+
+/** A stored alert of a stored rule (of a project of its own), with the target given or a new id. */
+export async function seedAlert(
+  store: Store,
+  over: Partial<AlertRecord> = {},
+): Promise<{ rule: RuleRecord; alert: AlertRecord }> {
+  const r = await seedRule(store);
+  const a = alert(r, over.targetId ?? id('d'), over);
+  if (!(await store.alerts.createIfNone(a))) throw new Error('the alert was not written');
+  return { rule: r, alert: a };
 }
 
 /** Ascending copy, for results whose order the interface leaves open. */

@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { withFreshStore, type OpenStore } from './fixtures.ts';
+import { sharedAlertingContract } from './shared/alerting.ts';
 import { sharedClusterContract } from './shared/cluster.ts';
 import type { OpenSharedStore } from './shared/fixtures.ts';
 import { sharedMetricContract } from './shared/metrics.ts';
@@ -35,5 +36,6 @@ export function sharedStoreContract(openShared: OpenSharedStore): void {
     sharedClusterContract(openShared);
     sharedQueueContract(openShared);
     sharedMetricContract(openShared);
+    sharedAlertingContract(openShared);
   });
 }

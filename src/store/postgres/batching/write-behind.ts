@@ -64,6 +64,7 @@ const UNTOUCHED = new Set([
   'dataConnectors.get',
   'dataConnectors.getMany',
   'dataConnectors.listActiveByProject',
+  'rules.listEnabledByProject',
 ]);
 
 /** The error an unlocked batch's flush fails with when a device is not as it was read (migration 006). */

@@ -1,8 +1,8 @@
 // Moving an installation from SQLite to PostgreSQL (`sensorcloud admin copy-to-postgres`): every table of the
 // stopped installation's SQLite file copied as it is into a new PostgreSQL database, in one transaction, so that a
-// cluster serves the same organizations, credentials, devices, history, connectors, queue and delivery log. The two
-// schemas keep the same tables and columns; only booleans (0/1 in SQLite), the metrics' histograms and the delivery
-// log's attempts (jsonb) change type. Key and signature secrets stay sealed as they are: the cluster's processes use
+// cluster serves the same organizations, credentials, devices, history, connectors, queue and delivery log, and the
+// same notification rules, contacts, alerts and notifications to send. The two schemas keep the same tables and
+// columns; only booleans (0/1 in SQLite), the metrics' histograms and the delivery log's attempts (jsonb) change type. Key and signature secrets stay sealed as they are: the cluster's processes use
 // the installation's master key, and the copy seals the cluster's key check with it (main.ts), so a process given
 // another key refuses to start.
 import Database from 'better-sqlite3';
@@ -31,6 +31,12 @@ const TABLES = [
   'connector_syncs',
   'connector_metrics',
   'delivery_counters',
+  'rules',
+  'contact_groups',
+  'contacts',
+  'alerts',
+  'rule_conditions',
+  'alert_outbox',
 ] as const;
 /** SQLite's own tables and the schema's version, which the PostgreSQL database keeps for itself. */
 const NOT_COPIED = new Set(['schema_migrations', 'sqlite_sequence']);
@@ -103,6 +109,9 @@ async function copyTables(sqliteFile: string, pool: pg.Pool, options: CopyOption
       await client.query(
         "SELECT setval(pg_get_serial_sequence('deliveries', 'id'), GREATEST((SELECT max(id) FROM deliveries), (SELECT max(id) FROM delivery_log), 1))",
       );
+      await client.query(
+        "SELECT setval(pg_get_serial_sequence('alert_outbox', 'id'), GREATEST((SELECT max(id) FROM alert_outbox), 1))",
+      );
       const { rows } = await client.query<{ value: string }>(
         `WITH ins AS (INSERT INTO cluster_settings (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING RETURNING value)
          SELECT value FROM ins UNION ALL SELECT value FROM cluster_settings WHERE name = $1 LIMIT 1`,
@@ -152,15 +161,18 @@ async function copyTable(
   }
   const convert = columns.map((c) => {
     if (c.type === 'boolean') return (v: unknown) => (v === null ? null : v !== 0);
-    // A leased row was being pushed by the stopped process: no one holds it now, and it is due when its lease would
-    // have ended (a leased row's due time).
-    if (table === 'deliveries' && c.name === 'lease_until') return () => null;
+    // A leased row was being pushed (or sent) by the stopped process: no one holds it now, and it is due when its lease
+    // would have ended (a leased row's due time).
+    if ((table === 'deliveries' || table === 'alert_outbox') && c.name === 'lease_until') return () => null;
     return (v: unknown) => v;
   });
   const names = columns.map((c) => `"${c.name}"`).join(', ');
   const total = sqlite.prepare(`SELECT count(*) FROM ${table}`).pluck().get() as number;
   const perBatch = Math.max(1, Math.floor(BATCH_PARAMETERS / columns.length));
-  const read = sqlite.prepare(`SELECT ${names} FROM ${table} ORDER BY rowid`).raw();
+  // In the order the rows were written; a table WITHOUT ROWID (connector_pacing, rule_conditions) has no rowid, and is
+  // read in its primary key's order.
+  const withoutRowid = sqlite.prepare('SELECT wr FROM pragma_table_list WHERE name = ?').pluck().get(table) === 1;
+  const read = sqlite.prepare(`SELECT ${names} FROM ${table}${withoutRowid ? '' : ' ORDER BY rowid'}`).raw();
   let batch: unknown[][] = [];
   let copied = 0;
   const flush = async () => {

@@ -1,11 +1,12 @@
-// Projects and each project's active data connectors, read by every publish (the access check and the fan-out), kept in
-// memory and checked against the database's config version: a counter that statement triggers move on every write to
-// projects and data_connectors, by any process (../functions/bump_config_version.sql). The store reads it with the auth
-// version at the start of every authenticated request, so a request sees every change committed before it began. Reads
-// outside a request (heartbeats, the engine) use the cache only within a second of the last check, and read the
-// database otherwise. A transaction that wrote either table reads past the cache (it must see its own writes); its
-// commit clears it. Measured: the two reads were 2 of the ~11 round trips of a published event
-// (docs/benchmarks-log.md).
+// Projects, each project's active data connectors and its enabled notification rules, read by every publish (the access
+// check and the fan-outs), kept in memory and checked against the database's config version: a counter that statement
+// triggers move on every write to projects, data_connectors and rules, by any process
+// (../functions/bump_config_version.sql). The store reads it with the auth version at the start of every authenticated
+// request, so a request sees every change committed before it began. Reads outside a request (heartbeats, the engine)
+// use the cache only within a second of the last check, and read the database otherwise. A transaction that wrote any
+// of those tables reads past the cache (it must see its own writes); its commit clears it. Measured: the reads of
+// projects and connectors were 2 of the ~11 round trips of a published event (docs/benchmarks-log.md).
+import type { RuleRecord } from '../../contract/alerting.ts';
 import type { DataConnectorRecord } from '../../contract/connector-repos.ts';
 import type { ProjectRecord } from '../../contract/records.ts';
 
@@ -19,6 +20,7 @@ export class ConfigCache {
   private checkedAt = -Infinity;
   readonly projects = new Map<string, ProjectRecord | null>();
   readonly activeConnectors = new Map<string, DataConnectorRecord[]>();
+  readonly enabledRules = new Map<string, RuleRecord[]>();
 
   /** The config version as just read from the database. */
   checked(version: number): void {
@@ -33,6 +35,7 @@ export class ConfigCache {
     this.generation++;
     this.projects.clear();
     this.activeConnectors.clear();
+    this.enabledRules.clear();
   }
 
   /** `map`'s entry for `key`, or `load`'s answer, stored when nothing moved while it loaded. */

@@ -1,0 +1,175 @@
+// Rows of the alerting tables as both SQL backends return them, and the records made from them (contract/alerting.ts).
+// The two schemas name and shape these columns alike: the rule's spec, an alert's notifications and an outbox row's
+// payload are JSON text, times are integers. The enabled flag arrives as 0/1 from SQLite and as a boolean from
+// PostgreSQL.
+import type {
+  AlertNotificationRecord,
+  AlertRecord,
+  AlertState,
+  ConditionRecord,
+  ContactGroupRecord,
+  ContactRecord,
+  OutboxRecord,
+  RuleRecord,
+} from '../contract/alerting.ts';
+
+export interface RuleRow {
+  id: string;
+  project_id: string;
+  display_name: string;
+  enabled: number | boolean;
+  spec: string;
+  create_time: number;
+  update_time: number;
+}
+export const toRule = (r: RuleRow): RuleRecord => ({
+  id: r.id,
+  projectId: r.project_id,
+  displayName: r.display_name,
+  enabled: r.enabled === true || r.enabled === 1,
+  spec: r.spec,
+  createTime: r.create_time,
+  updateTime: r.update_time,
+});
+
+export interface ContactGroupRow {
+  id: string;
+  organization_id: string;
+  display_name: string;
+  description: string;
+  create_time: number;
+  update_time: number;
+}
+export const toContactGroup = (r: ContactGroupRow): ContactGroupRecord => ({
+  id: r.id,
+  organizationId: r.organization_id,
+  displayName: r.display_name,
+  description: r.description,
+  createTime: r.create_time,
+  updateTime: r.update_time,
+});
+
+export interface ContactRow {
+  id: string;
+  project_id: string;
+  contact_group_id: string;
+  display_name: string;
+  email: string;
+  phone_number: string;
+  create_time: number;
+  update_time: number;
+}
+export const toContact = (r: ContactRow): ContactRecord => ({
+  id: r.id,
+  projectId: r.project_id,
+  contactGroupId: r.contact_group_id,
+  displayName: r.display_name,
+  email: r.email,
+  phoneNumber: r.phone_number,
+  createTime: r.create_time,
+  updateTime: r.update_time,
+});
+
+export interface AlertRow {
+  id: string;
+  project_id: string;
+  rule_id: string;
+  target_id: string;
+  target_name: string;
+  state: AlertState;
+  escalation_level: number;
+  trigger_time: number;
+  acknowledge_time: number | null;
+  acknowledged_by: string;
+  resolve_time: number | null;
+  last_value: string;
+  /** JSON text: an array of AlertNotificationRecord. */
+  notifications: string;
+  timer_due: number | null;
+  create_time: number;
+  update_time: number;
+}
+export const toAlert = (r: AlertRow): AlertRecord => ({
+  id: r.id,
+  projectId: r.project_id,
+  ruleId: r.rule_id,
+  targetId: r.target_id,
+  targetName: r.target_name,
+  state: r.state,
+  escalationLevel: r.escalation_level,
+  triggerTime: r.trigger_time,
+  acknowledgeTime: r.acknowledge_time,
+  acknowledgedBy: r.acknowledged_by,
+  resolveTime: r.resolve_time,
+  lastValue: r.last_value,
+  notifications: JSON.parse(r.notifications) as AlertNotificationRecord[],
+  timerDue: r.timer_due,
+  createTime: r.create_time,
+  updateTime: r.update_time,
+});
+
+/**
+ * An alert's columns in the order ALERT_COLUMNS names them (both stores' INSERT), its notifications as JSON text.
+ */
+export const alertValues = (a: AlertRecord): unknown[] => [
+  a.id,
+  a.projectId,
+  a.ruleId,
+  a.targetId,
+  a.targetName,
+  a.state,
+  a.escalationLevel,
+  a.triggerTime,
+  a.acknowledgeTime,
+  a.acknowledgedBy,
+  a.resolveTime,
+  a.lastValue,
+  JSON.stringify(a.notifications),
+  a.timerDue,
+  a.createTime,
+  a.updateTime,
+];
+export const ALERT_COLUMNS =
+  'id, project_id, rule_id, target_id, target_name, state, escalation_level, trigger_time, acknowledge_time, acknowledged_by, resolve_time, last_value, notifications, timer_due, create_time, update_time';
+
+export interface ConditionRow {
+  rule_id: string;
+  target_id: string;
+  project_id: string;
+  since: number;
+  count: number;
+  due: number | null;
+  last_value: string;
+}
+export const toCondition = (r: ConditionRow): ConditionRecord => ({
+  ruleId: r.rule_id,
+  targetId: r.target_id,
+  projectId: r.project_id,
+  since: r.since,
+  count: r.count,
+  due: r.due,
+  lastValue: r.last_value,
+});
+
+export interface OutboxRow {
+  id: number;
+  alert_id: string;
+  entry: number;
+  type: OutboxRecord['type'];
+  payload: string;
+  enqueue_time: number;
+  due_time: number;
+  attempts: number;
+  lease_until: number | null;
+}
+export const toOutbox = (r: OutboxRow): OutboxRecord => ({
+  id: r.id,
+  alertId: r.alert_id,
+  entry: r.entry,
+  type: r.type,
+  payload: r.payload,
+  enqueueTime: r.enqueue_time,
+  dueTime: r.due_time,
+  attempts: r.attempts,
+  leaseUntil: r.lease_until,
+});
