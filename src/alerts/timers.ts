@@ -12,12 +12,15 @@ import type { AlertRecord, ConditionRecord } from '../store/contract/alerting.ts
 import { leadsJob } from '../store/jobs/cluster.ts';
 import type { DeviceRecord } from '../store/contract/records.ts';
 import type { Repos, Store } from '../store/contract/store.ts';
+import { checkOffline } from './offline.ts';
 import { ruleById } from './rules.ts';
 import type { AnnounceAlert } from './stream.ts';
 import { fireTimer, triggerAlert, type Target } from './transitions.ts';
 
 /** Timers taken per pass, of each kind: a backlog (after an outage) is worked through a bounded piece at a time. */
 const PIECE = 200;
+/** The silent-sensor check (offline.ts) runs at most this often (micros). */
+const OFFLINE_CHECK_EVERY = 60_000_000;
 
 export interface TimerDeps {
   store: Store;
@@ -82,9 +85,18 @@ export function createAlertTimers(deps: TimerDeps): AlertTimers {
     return result !== null;
   }
 
+  let lastOfflineCheck = -Infinity;
+
   async function runOnce(): Promise<number> {
     const now = nowMicros(deps);
     let fired = 0;
+    if (now - lastOfflineCheck >= OFFLINE_CHECK_EVERY) {
+      lastOfflineCheck = now;
+      for (const { alert, device } of await checkOffline(store, deps.ids, now)) {
+        deps.announce(alert, device);
+        fired++;
+      }
+    }
     for (const c of await store.conditions.due(now, PIECE)) {
       await fireCondition(c, now);
       fired++;

@@ -203,6 +203,11 @@ export async function deleteProject(
       );
     }
     await guardOwnedAccounts(tx, principal, project.id, project.organizationId);
+    // Its notification rules (with their alerts, pending conditions and queued notifications) and its contacts go
+    // with it: none of them means anything without the project (at most 100 rules and 1,000 contacts).
+    for (const r of await tx.rules.listByProject(project.id, { after: null, limit: 1000 })) await tx.rules.delete(r.id);
+    for (let page; (page = await tx.contacts.listByProject(project.id, { after: null, limit: 500 })).length > 0; )
+      for (const c of page) await tx.contacts.delete(c.id);
     await tx.projects.delete(projectId);
   });
   return {};

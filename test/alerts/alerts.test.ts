@@ -286,6 +286,43 @@ describe('the lifecycle', () => {
   });
 });
 
+describe('sensor offline', () => {
+  it('a sensor silent for the trigger delay is offline; its next event brings it back; a cloud connector is not a sensor', async () => {
+    const { project } = await rule({
+      trigger: { field: 'connectionStatus', connection: 'SENSOR_OFFLINE' },
+      triggerDelay: '1800s',
+    });
+    const sensor = await t.createDevice({ projectId: project });
+    await temperature(sensor, 20);
+    const ccon = await t.createDevice({ projectId: project, type: 'ccon', productNumber: '102082' });
+    const fresh = await timers.runOnce();
+    assert.equal(fresh, 0);
+    t.clock.advance(29 * MINUTE);
+    await timers.runOnce();
+    assert.deepEqual(await alertsOf(project), [], 'heard from 29 minutes ago');
+    t.clock.advance(2 * MINUTE);
+    await timers.runOnce();
+    let alerts = await alertsOf(project);
+    assert.deepEqual(
+      alerts.map((a) => [a.targetName, a.state, a.lastValue]),
+      [[`projects/${project}/devices/${sensor.id}`, 'TRIGGERED', 'OFFLINE']],
+    );
+    assert.ok(!alerts.some((a) => a.targetName.endsWith(ccon.id)));
+    // Still silent: one alert, not one per check.
+    t.clock.advance(5 * MINUTE);
+    await timers.runOnce();
+    assert.equal((await alertsOf(project)).length, 1);
+    await publish(sensor, 'networkStatus', {
+      signalStrength: 80,
+      rssi: -70,
+      cloudConnectors: [],
+      transmissionMode: 'LOW_POWER_STANDARD_MODE',
+    });
+    alerts = await alertsOf(project);
+    assert.equal(alerts[0].state, 'RESOLVED', 'back online with its next event');
+  });
+});
+
 describe('the dataConnector trigger', () => {
   it('fires after the delay while a connector fails, resolves on its next success; SYSTEM_DISABLED fires at once', async () => {
     const { project } = await rule({ trigger: { field: 'dataConnector' }, triggerDelay: '900s' });

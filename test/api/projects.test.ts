@@ -135,8 +135,22 @@ describe('projects', () => {
         memberOf: t.projectId,
       });
       const member = await t.createServiceAccount({ roles: ['roles/project.user'], memberOf: id });
+      // Notification rules and contacts (extensions §X5) go with the project.
+      const rule = await t.request('POST', `/v2/projects/${id}/rules`, {
+        body: {
+          trigger: { field: 'touch' },
+          escalationLevels: [{ actions: [{ type: 'WEBHOOK', webhook: { url: 'https://example.org/a' } }] }],
+        },
+      });
+      assert.equal(rule.status, 200, rule.text);
+      const contact = await t.request('POST', `/v2/projects/${id}/contacts`, {
+        body: { displayName: 'Kari', email: 'kari@example.org' },
+      });
+      assert.equal(contact.status, 200, contact.text);
       const res = await t.request('DELETE', `/v2/projects/${id}`);
       assert.equal(res.status, 200);
+      assert.equal(await t.deps.store.rules.get(rule.body.name.split('/').pop()), null);
+      assert.equal(await t.deps.store.contacts.get(contact.body.name.split('/').pop()), null);
       assert.deepEqual(res.body, {});
       assert.equal((await t.request('GET', `/v2/projects/${id}`)).status, 404);
       assert.equal(await t.deps.store.serviceAccounts.get(owned.id), null);

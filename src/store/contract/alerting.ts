@@ -31,6 +31,8 @@ export interface RuleRepo {
    * connectors are).
    */
   listEnabledByProject(projectId: string): Promise<RuleRecord[]>;
+  /** Every project's enabled rules in id order, keyset-paged (the periodic checks of rules that no event drives). */
+  listEnabled(range: Range): Promise<RuleRecord[]>;
   /** Writes the display name, enabled flag, spec and update time; the project and create time stay. */
   update(r: RuleRecord): Promise<void>;
   /**

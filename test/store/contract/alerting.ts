@@ -115,6 +115,29 @@ export function alertingContract(open: OpenStore): void {
       assert.deepEqual(await store().rules.listEnabledByProject('missing'), []);
     });
 
+    it("listEnabled pages every project's enabled rules in id order", async () => {
+      const p = await seedProject(store());
+      const q = await seedProject(store());
+      const made = [rule(p.id), rule(q.id, { enabled: false }), rule(q.id), rule(p.id)];
+      for (const r of made) await store().rules.create(r);
+      const mine = new Set(made.map((r) => r.id));
+      const all: string[] = [];
+      for (let after: string | null = null; ; ) {
+        const page = await store().rules.listEnabled({ after, limit: 2 });
+        all.push(...page.map((r) => r.id));
+        if (page.length < 2) break;
+        after = page[page.length - 1]!.id;
+      }
+      assert.deepEqual(
+        all.filter((id) => mine.has(id)),
+        made
+          .filter((r) => r.enabled)
+          .map((r) => r.id)
+          .sort(),
+      );
+      assert.deepEqual(all, [...all].sort(), 'in id order');
+    });
+
     it('a transaction reads its own rule writes; one rolled back leaves the enabled list as it was', async () => {
       const p = await seedProject(store());
       const kept = await seedRule(store(), { projectId: p.id });

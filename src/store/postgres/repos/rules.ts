@@ -42,6 +42,14 @@ export function createRuleRepo(sql: Sql, view?: ConfigView): RuleRepo {
           ).map(toRule),
       );
     },
+    async listEnabled(range) {
+      return (
+        await sql.query<RuleRow>('SELECT * FROM rules WHERE enabled AND id > $1 ORDER BY id LIMIT $2', [
+          range.after ?? '',
+          range.limit,
+        ])
+      ).map(toRule);
+    },
     async update(r) {
       await cachedWrite(view, () =>
         sql.run('UPDATE rules SET display_name = $1, enabled = $2, spec = $3, update_time = $4 WHERE id = $5', [

@@ -42,6 +42,11 @@ export function createRuleRepo(db: SqliteDb): RuleRepo {
         db.all<RuleRow>('SELECT * FROM rules WHERE project_id = ? AND enabled = 1 ORDER BY id', projectId).map(toRule),
       );
     },
+    async listEnabled(range) {
+      return db
+        .all<RuleRow>('SELECT * FROM rules WHERE enabled = 1 AND id > ? ORDER BY id LIMIT +?', range.after ?? '', range.limit)
+        .map(toRule);
+    },
     async update(r) {
       enabledByProject.clear();
       db.run(
