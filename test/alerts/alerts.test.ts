@@ -125,6 +125,66 @@ describe('range rules', () => {
     );
   });
 
+  it('an e-mail goes to the recipients and the contact group, with its placeholders filled', async () => {
+    const project = await t.createProject('placeholders');
+    const now = nowMicros(t.deps);
+    const groupId = t.deps.ids.next();
+    await t.deps.store.contacts.createGroup({
+      id: groupId,
+      organizationId: t.organizationId,
+      displayName: 'Kitchen',
+      description: '',
+      createTime: now,
+      updateTime: now,
+    });
+    for (const email of ['kari@example.org', 'ola@example.org'])
+      await t.deps.store.contacts.create({
+        id: t.deps.ids.next(),
+        projectId: project,
+        contactGroupId: groupId,
+        displayName: email,
+        email,
+        phoneNumber: '',
+        createTime: now,
+        updateTime: now,
+      });
+    await rule(
+      {
+        trigger: FRIDGE,
+        escalationLevels: [
+          {
+            displayName: 'kitchen',
+            actions: [
+              {
+                type: 'EMAIL',
+                email: {
+                  recipients: ['chef@example.org', 'kari@example.org'],
+                  contactGroups: [`organizations/${t.organizationId}/contactGroups/${groupId}`],
+                  subject: '$name is at $celsius°C ($fahrenheit°F)',
+                  body: 'Rule $rule in $project: $value at level $level ($transition). $unknown stays.',
+                },
+              },
+            ],
+          },
+        ],
+      },
+      project,
+    );
+    const fridge = await t.createDevice({ projectId: project, labels: { name: 'Fridge 4' } });
+    await temperature(fridge, 9.5);
+    const rows = await t.deps.store.outbox.claim(nowMicros(t.deps), nowMicros(t.deps) + 1, 100);
+    const mine = rows.map((r) => JSON.parse(r.payload)).filter((p) => p.subject?.startsWith('Fridge 4'));
+    assert.equal(mine.length, 1);
+    assert.deepEqual(mine[0], {
+      to: ['chef@example.org', 'kari@example.org', 'ola@example.org'],
+      subject: 'Fridge 4 is at 9.5°C (49.1°F)',
+      text: `Rule rule ${rules} in placeholders: 9.5 at level 1 (TRIGGERED). $unknown stays.`,
+    });
+    for (const r of rows) await t.deps.store.outbox.delete(r.id, nowMicros(t.deps) + 1);
+    const [alert] = await alertsOf(project);
+    assert.equal(alert.notifications[0].target, 'chef@example.org, kari@example.org, ola@example.org');
+  });
+
   it('a trigger delay: only when the condition held for the delay, not when it cleared in between', async () => {
     const { project } = await rule({ trigger: FRIDGE, triggerDelay: '600s' });
     const fridge = await t.createDevice({ projectId: project });
