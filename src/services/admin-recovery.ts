@@ -12,6 +12,7 @@ import { badRequest, notFound } from '../domain/errors.ts';
 import { keyName, serviceAccountName } from '../domain/names.ts';
 import { newSecret, newToken } from '../runtime/random.ts';
 import type { ServiceAccountRecord } from '../store/contract/records.ts';
+import type { SealedValue } from '../store/contract/store.ts';
 import { MAX_KEYS_PER_SERVICE_ACCOUNT } from './service-accounts.ts';
 
 export type RecoveryDeps = Pick<Deps, 'config' | 'store' | 'clock' | 'random' | 'ids' | 'secretBox'>;
@@ -104,15 +105,34 @@ async function bootstrapServiceAccount(deps: RecoveryDeps): Promise<ServiceAccou
 
 export interface Resealed {
   keys: number;
-  /** Signature secrets: connectors' current ones and the previous ones of rotations (extensions §X3). */
+  /**
+   * Signature secrets: connectors' current ones and the previous ones of rotations (extensions §X3), those of rules'
+   * webhook actions and those queued with webhook notifications (extensions §X5).
+   */
   connectors: number;
   settings: number;
 }
 
+/** How a sealed value that does not open is named in the refusal. */
+function describeSealed(value: SealedValue): string {
+  switch (value.kind) {
+    case 'previousSecret':
+      return `the previous secret of connector ${value.id}`;
+    case 'ruleWebhook': {
+      const [action, level, ...rule] = value.id.split('/').reverse();
+      return `the webhook signature secret of rule ${rule.reverse().join('/')} (escalation level ${level}, action ${action})`;
+    }
+    case 'outboxWebhook':
+      return `the signature secret of queued webhook notification ${value.id}`;
+    default:
+      return `${value.kind} ${value.id}`;
+  }
+}
+
 /**
- * Re-seals every sealed value (key secrets, signature secrets current and previous, a cluster's master key check)
- * from the current master key to `next`, in one transaction: all of them or, when any does not open with the current
- * key, none.
+ * Re-seals every sealed value (key secrets, signature secrets of connectors current and previous, of rules' webhooks
+ * and of queued webhook notifications, a cluster's master key check) from the current master key to `next`, in one
+ * transaction: all of them or, when any does not open with the current key, none.
  */
 export async function resealSecrets(deps: RecoveryDeps, next: SecretBox): Promise<Resealed> {
   return deps.store.transaction(async (tx) => {
@@ -122,16 +142,16 @@ export async function resealSecrets(deps: RecoveryDeps, next: SecretBox): Promis
       try {
         plain = deps.secretBox.open(value.sealed);
       } catch {
-        const what = value.kind === 'previousSecret' ? 'the previous secret of connector' : value.kind;
         throw badRequest(
-          `${what} ${value.id} does not open with the master key ${deps.config.masterKeyFile}: it is not the key this installation's secrets are sealed with (nothing was changed)`,
+          `${describeSealed(value)} does not open with the master key ${deps.config.masterKeyFile}: it is not the key this installation's secrets are sealed with (nothing was changed)`,
         );
       }
       await tx.sealed.replace({ ...value, sealed: next.seal(plain) });
       if (value.kind === 'key') done.keys++;
-      // A rotation's previous secret (extensions §X3) is a signature secret too.
-      else if (value.kind === 'connector' || value.kind === 'previousSecret') done.connectors++;
-      else done.settings++;
+      // A rotation's previous secret (extensions §X3) and a rule's or a queued notification's webhook secret (§X5) are
+      // signature secrets too.
+      else if (value.kind === 'setting') done.settings++;
+      else done.connectors++;
     }
     return done;
   });

@@ -8,7 +8,11 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { verifySignature } from '../../src/receiver/verify-signature.ts';
+import { startReceiver } from '../helpers/receiver.ts';
 import { ROOT, freePort, passwordGrant, serve } from '../helpers/serve-process.ts';
+import { testTls } from '../helpers/tls.ts';
+import { until } from '../helpers/until.ts';
 import { cleanEnv, runCli } from './cli-process.ts';
 
 const dataDir = mkdtempSync(join(tmpdir(), 'sensorcloud-admin-'));
@@ -16,10 +20,16 @@ after(() => rmSync(dataDir, { recursive: true, force: true }));
 const env = (extra: Record<string, string> = {}) =>
   cleanEnv({ SENSORCLOUD_DATA_DIR: dataDir, LOG_LEVEL: 'error', ...extra });
 
-/** Runs `fn` against a server on the data dir, stopped afterwards. */
+/** Runs `fn` against a server on the data dir, stopped afterwards; it pushes to loopback receivers of the test CA. */
 async function withServer(fn: (url: string) => Promise<void>): Promise<void> {
   const port = await freePort();
-  const child = await serve(env({ PORT: String(port) }));
+  const child = await serve(
+    env({
+      PORT: String(port),
+      SENSORCLOUD_ALLOW_PRIVATE_ENDPOINTS: '127.0.0.0/8',
+      SENSORCLOUD_CA_FILE: testTls().caFile,
+    }),
+  );
   try {
     await fn(`http://127.0.0.1:${port}`);
   } finally {
@@ -108,28 +118,60 @@ describe('master key rotation', () => {
 
   it('rotate-master-key seals every secret again under the new key and installs it; keys and signature secrets keep working', {
     timeout: 120_000,
-  }, async () => {
+  }, async (t) => {
     const boot = JSON.parse(readFileSync(join(dataDir, 'bootstrap.json'), 'utf8'));
     const auth = basic(boot.serviceAccount.keyId, boot.serviceAccount.secret);
+    const ok = async (url: string, method: string, path: string, body?: unknown) => {
+      const res = await fetch(`${url}/v2/${path}`, {
+        method,
+        headers: { authorization: auth, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      const text = await res.text();
+      assert.equal(res.status, 200, `${method} ${path}: ${text}`);
+      return JSON.parse(text);
+    };
+    // A rule's signed webhook (its secret is sealed in the rule's settings, and again in each notification queued):
+    // the first notification is refused, so it stays queued across the rotation, due again 8 s later.
+    const ruleSecret = 'rule webhook secret kept across rotation';
+    const receiver = await startReceiver({ reply: { status: 200 } });
+    t.after(() => receiver.close());
+    receiver.replyOnce({ status: 503 });
     let connector = '';
+    let rule = '';
     await withServer(async (url) => {
-      const res = await fetch(`${url}/v2/${boot.project}/dataconnectors`, {
-        method: 'POST',
-        headers: { authorization: auth, 'content-type': 'application/json' },
-        body: JSON.stringify({
+      connector = (
+        await ok(url, 'POST', `${boot.project}/dataconnectors`, {
           type: 'HTTP_PUSH',
           displayName: 'rotation',
           httpConfig: { url: 'https://receiver.example/hook', signatureSecret: 'kept across rotation' },
-        }),
+        })
+      ).name;
+      rule = (
+        await ok(url, 'POST', `${boot.project}/rules`, {
+          displayName: 'rotation',
+          trigger: { field: 'touch' },
+          escalationLevels: [
+            { actions: [{ type: 'WEBHOOK', webhook: { url: receiver.url, signatureSecret: ruleSecret } }] },
+          ],
+        })
+      ).name;
+      const device = await ok(url, 'POST', `${boot.project}/devices`, { type: 'touch' });
+      await ok(url, 'POST', `${device.name}:publish`, { touch: {} });
+      const [refused] = await receiver.waitFor(1, 20_000);
+      await verifySignature(refused!.body, refused!.headers, ruleSecret);
+      // Recorded (stopping mid-attempt would leave the row leased for a minute).
+      await until('the refused notification to be recorded', async () => {
+        const [alert] = (await ok(url, 'GET', `${boot.project}/alerts`)).alerts;
+        return alert?.notifications[0]?.outcome === 'RETRYING' && alert.notifications[0].error !== '';
       });
-      assert.equal(res.status, 200);
-      connector = ((await res.json()) as { name: string }).name;
     });
     const old = readFileSync(keyFile, 'utf8');
     const next = newKey('next.key');
     const result = await runCli(['admin', 'rotate-master-key', '--new-key-file', next.file], env());
     assert.equal(result.code, 0, result.stderr);
-    assert.match(result.stdout, /^Sealed again under the new key: \d+ key secrets, 1 signature secrets\./);
+    // The connector's, the rule's webhook's and the queued notification's.
+    assert.match(result.stdout, /^Sealed again under the new key: \d+ key secrets, 3 signature secrets\./);
     assert.match(result.stderr, /Delete .*master\.key\.previous/);
     assert.equal(readFileSync(keyFile, 'utf8'), `${next.hex}\n`, 'the new key is installed');
     assert.equal(readFileSync(`${keyFile}.previous`, 'utf8'), old, 'the old one is kept beside it');
@@ -140,12 +182,16 @@ describe('master key rotation', () => {
         200,
         'the key secret opens under the new key',
       );
-      const res = await fetch(`${url}/v2/${connector}`, { headers: { authorization: auth } });
-      assert.equal(res.status, 200);
+      assert.equal((await ok(url, 'GET', connector)).httpConfig.signatureSecret, 'kept across rotation');
       assert.equal(
-        ((await res.json()) as { httpConfig: { signatureSecret: string } }).httpConfig.signatureSecret,
-        'kept across rotation',
+        (await ok(url, 'GET', rule)).escalationLevels[0].actions[0].webhook.signatureSecret,
+        ruleSecret,
+        "the rule's webhook secret opens under the new key",
       );
+      // The queued notification is sent again, signed with the secret it was queued with.
+      const [refused, sent] = await receiver.waitFor(2, 30_000);
+      assert.deepEqual(sent!.body, refused!.body, 'the notification queued before the rotation');
+      await verifySignature(sent!.body, sent!.headers, ruleSecret);
     });
   });
 

@@ -262,12 +262,15 @@ export interface EventRepo {
 
 /**
  * A value sealed under the master key: a key's secret, a connector's signature secret (`connector`) or the previous
- * one of a rotation's overlap (`previousSecret`, extensions §X3; the id is the connector's), or a value the
- * processes of a shared store agree on (the master key check). `admin rotate-master-key` reads them all and writes
- * each back sealed under the new key, in one transaction.
+ * one of a rotation's overlap (`previousSecret`, extensions §X3; the id is the connector's), the signature secret of a
+ * rule's webhook action (`ruleWebhook`, extensions §X5, kept in the rule's spec; the id is
+ * `<ruleId>/<level>/<action>`, indexes into its escalation levels and their actions) or of a queued webhook
+ * notification (`outboxWebhook`, kept in the outbox row's payload; the id is the row's), or a value the processes of a
+ * shared store agree on (the master key check). `admin rotate-master-key` reads them all and writes each back sealed
+ * under the new key, in one transaction.
  */
 export interface SealedValue {
-  kind: 'key' | 'connector' | 'previousSecret' | 'setting';
+  kind: 'key' | 'connector' | 'previousSecret' | 'ruleWebhook' | 'outboxWebhook' | 'setting';
   id: string;
   sealed: string;
 }
@@ -275,10 +278,17 @@ export interface SealedValue {
 export interface SealedRepo {
   /**
    * Every sealed value; a connector without a signature secret has none, one without a previous secret none of
-   * that kind. A previous secret is listed as long as it is stored, its overlap over or not: it stays sealed.
+   * that kind. A previous secret is listed as long as it is stored, its overlap over or not: it stays sealed. A rule
+   * has one per webhook action with a signature secret ('' is none), an outbox row one when it is a WEBHOOK
+   * notification with one; a spec or payload that is not JSON has none.
    */
   list(): Promise<SealedValue[]>;
-  /** Replaces one (the same kind and id); false when it is gone. Nothing else about its owner changes. */
+  /**
+   * Replaces one (the same kind and id); false when it is gone (for `ruleWebhook` and `outboxWebhook`, also when that
+   * action or row has no secret now). Nothing else about its owner changes: a secret inside a rule's spec or an outbox
+   * row's payload is rewritten alone in the JSON as stored when replaced, read and written under the row's lock, so
+   * that a write of the rest made meanwhile is kept.
+   */
   replace(value: SealedValue): Promise<boolean>;
 }
 

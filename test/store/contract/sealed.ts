@@ -1,10 +1,59 @@
 // Store contract: the sealed values (master key rotation). Every key secret and every non-empty signature secret,
-// current or previous (extensions §X3), is listed; replacing one changes that value alone, read back through the
-// owning repository (caches included).
+// current or previous (extensions §X3), of a rule's webhook action or of a queued webhook notification (§X5), is
+// listed; replacing one changes that value alone, read back through the owning repository (caches included).
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { SealedValue } from '../../../src/store/contract/store.ts';
-import { key, seedConnector, seedProject, serviceAccount, T0, withFreshStore, type OpenStore } from './fixtures.ts';
+import type { Store, SealedValue } from '../../../src/store/contract/store.ts';
+import {
+  alert,
+  id,
+  key,
+  MINUTE,
+  notification,
+  seedConnector,
+  seedProject,
+  seedRule,
+  serviceAccount,
+  T0,
+  withFreshStore,
+  type OpenStore,
+} from './fixtures.ts';
+
+const webhook = (sealed: string) => ({
+  type: 'WEBHOOK',
+  webhook: { url: 'https://example.org/hook', headers: { 'X-Api-Key': 'k' }, signatureSecretSealed: sealed },
+});
+const email = { type: 'EMAIL', email: { recipients: ['a@example.org'], contactGroups: [], subject: 's', body: 'b' } };
+
+/** A rule's spec as the alerts layer writes it, with these actions per escalation level. */
+const specWith = (levels: unknown[][]) => ({
+  devices: [],
+  deviceLabels: {},
+  projectLabels: {},
+  trigger: { field: 'touch' },
+  escalationLevels: levels.map((actions, i) => ({ displayName: `Level ${i + 1}`, actions, escalateAfter: '60s' })),
+  reminderNotifications: false,
+  resolvedNotifications: true,
+});
+
+const webhookPayload = (sealed: string) =>
+  JSON.stringify({
+    url: 'https://example.org/hook',
+    headers: { 'X-Sensorcloud-Alert-Transition': 'TRIGGERED' },
+    signatureSecretSealed: sealed,
+    body: '{"alert":{},"event":null}',
+  });
+
+const byKindAndId = (values: SealedValue[]) =>
+  [...values].sort((x, y) => `${x.kind}/${x.id}`.localeCompare(`${y.kind}/${y.id}`));
+
+/** The payloads of every outbox row, by id (claimed and let go: a claim is the only read of a row). */
+async function payloads(store: Store): Promise<Map<number, string>> {
+  const lease = T0 + 100 * MINUTE;
+  const claimed = await store.outbox.claim(lease, lease + 1, 1000);
+  for (const row of claimed) assert.ok(await store.outbox.reschedule(row.id, row.attempts, T0, lease + 1));
+  return new Map(claimed.map((row) => [row.id, row.payload]));
+}
 
 export function sealedContract(open: OpenStore): void {
   describe('sealed values', () => {
@@ -83,18 +132,145 @@ export function sealedContract(open: OpenStore): void {
         assert.equal((await store.dataConnectors.get(plain.id))?.previousSignatureSecretSealed, '');
       }));
 
+    it("lists the non-empty signature secrets of rules' webhook actions and of queued webhook notifications, and replaces each alone in its JSON", () =>
+      withFreshStore(open, async (store) => {
+        const p = await seedProject(store);
+        const spec = specWith([
+          [email, webhook('sealed-0-1')],
+          [webhook(''), webhook('sealed-1-1')],
+        ]);
+        const signed = await seedRule(store, { projectId: p.id, spec: JSON.stringify(spec), updateTime: T0 + 5 });
+        await seedRule(store, { projectId: p.id, spec: JSON.stringify(specWith([[webhook(''), email]])) });
+        await seedRule(store, { projectId: p.id }); // a spec with no escalation levels
+        const a = alert(signed, id('d'));
+        assert.ok(await store.alerts.createIfNone(a));
+        const [queued, unsigned, mail] = await store.outbox.add([
+          notification(a.id, T0, { type: 'WEBHOOK', payload: webhookPayload('sealed-queued') }),
+          notification(a.id, T0, { entry: 1, type: 'WEBHOOK', payload: webhookPayload('') }),
+          notification(a.id, T0, { entry: 2 }),
+        ]);
+        // Read once, so a backend that caches the enabled rules has this one cached.
+        const cached = (await store.rules.listEnabledByProject(p.id)).find((r) => r.id === signed.id);
+        assert.equal(cached?.spec, JSON.stringify(spec));
+
+        const listed = (await store.sealed.list()).filter(
+          (v) => v.kind === 'ruleWebhook' || v.kind === 'outboxWebhook',
+        );
+        assert.deepEqual(
+          byKindAndId(listed),
+          byKindAndId([
+            { kind: 'ruleWebhook', id: `${signed.id}/0/1`, sealed: 'sealed-0-1' },
+            { kind: 'ruleWebhook', id: `${signed.id}/1/1`, sealed: 'sealed-1-1' },
+            { kind: 'outboxWebhook', id: String(queued), sealed: 'sealed-queued' },
+          ]),
+        );
+
+        const before = await store.rules.get(signed.id);
+        const rows = await payloads(store);
+        assert.equal(
+          await store.transaction(async (tx) => {
+            assert.equal(
+              await tx.sealed.replace({ kind: 'ruleWebhook', id: `${signed.id}/1/1`, sealed: 'resealed-1-1' }),
+              true,
+            );
+            return tx.sealed.replace({ kind: 'outboxWebhook', id: String(queued), sealed: 'resealed-queued' });
+          }),
+          true,
+        );
+        spec.escalationLevels[1]!.actions[1] = webhook('resealed-1-1');
+        const after = await store.rules.get(signed.id);
+        assert.deepEqual({ ...after, spec: JSON.parse(after!.spec) }, { ...before, spec });
+        assert.deepEqual(
+          JSON.parse((await store.rules.listEnabledByProject(p.id)).find((r) => r.id === signed.id)!.spec),
+          spec,
+        );
+        assert.deepEqual(await payloads(store), new Map([...rows, [queued!, webhookPayload('resealed-queued')]]));
+        assert.deepEqual(
+          byKindAndId(
+            (await store.sealed.list()).filter((v) => v.kind === 'ruleWebhook' || v.kind === 'outboxWebhook'),
+          ),
+          byKindAndId([
+            { kind: 'ruleWebhook', id: `${signed.id}/0/1`, sealed: 'sealed-0-1' },
+            { kind: 'ruleWebhook', id: `${signed.id}/1/1`, sealed: 'resealed-1-1' },
+            { kind: 'outboxWebhook', id: String(queued), sealed: 'resealed-queued' },
+          ]),
+        );
+
+        // Nothing to replace, nothing written: an unsigned webhook, an e-mail action, a level or action or rule that
+        // is not there, an unsigned or e-mail notification, a row that is gone, an id that is none.
+        for (const gone of [
+          `${signed.id}/1/0`,
+          `${signed.id}/0/0`,
+          `${signed.id}/2/0`,
+          `${signed.id}/0/2`,
+          'missing/0/1',
+          signed.id,
+          `${signed.id}/-1/1`,
+        ])
+          assert.equal(await store.sealed.replace({ kind: 'ruleWebhook', id: gone, sealed: 'x' }), false, gone);
+        for (const gone of [String(unsigned), String(mail), String(queued! + 1000), 'x', '-1', '1e3'])
+          assert.equal(await store.sealed.replace({ kind: 'outboxWebhook', id: gone, sealed: 'x' }), false, gone);
+        assert.deepEqual(await store.rules.get(signed.id), after);
+        assert.deepEqual(await payloads(store), new Map([...rows, [queued!, webhookPayload('resealed-queued')]]));
+      }));
+
+    it('replaces a webhook secret in the spec as stored then, not as listed: a rule update made meanwhile is kept', () =>
+      withFreshStore(open, async (store) => {
+        const p = await seedProject(store);
+        const rule = await seedRule(store, { projectId: p.id, spec: JSON.stringify(specWith([[webhook('sealed')]])) });
+        const changed = specWith([[webhook('sealed'), email]]);
+        changed.trigger = { field: 'temperature' };
+        const updated = {
+          ...rule,
+          displayName: 'Changed meanwhile',
+          spec: JSON.stringify(changed),
+          updateTime: T0 + 9,
+        };
+        const replace = () => store.sealed.replace({ kind: 'ruleWebhook', id: `${rule.id}/0/0`, sealed: 'resealed' });
+        if (store.exclusive) {
+          assert.equal((await store.sealed.list()).filter((v) => v.kind === 'ruleWebhook').length, 1);
+          await store.rules.update(updated);
+          assert.equal(await replace(), true);
+        } else {
+          // A shared store: the update is another process's, committed between the rotation's list and its replace.
+          assert.equal(
+            await store.transaction(async (tx) => {
+              assert.equal((await tx.sealed.list()).filter((v) => v.kind === 'ruleWebhook').length, 1);
+              await store.rules.update(updated);
+              return tx.sealed.replace({ kind: 'ruleWebhook', id: `${rule.id}/0/0`, sealed: 'resealed' });
+            }),
+            true,
+          );
+        }
+        changed.escalationLevels[0]!.actions[0] = webhook('resealed');
+        const stored = await store.rules.get(rule.id);
+        assert.deepEqual({ ...stored, spec: JSON.parse(stored!.spec) }, { ...updated, spec: changed });
+      }));
+
     it('a rolled-back transaction replaces nothing', () =>
       withFreshStore(open, async (store) => {
         const p = await seedProject(store);
         const signed = await seedConnector(store, { projectId: p.id, signatureSecretSealed: 'sealed-signature' });
+        const spec = JSON.stringify(specWith([[webhook('sealed-hook')]]));
+        const rule = await seedRule(store, { projectId: p.id, spec });
+        const a = alert(rule, id('d'));
+        assert.ok(await store.alerts.createIfNone(a));
+        const [queued] = await store.outbox.add([
+          notification(a.id, T0, { type: 'WEBHOOK', payload: webhookPayload('sealed-queued') }),
+        ]);
         await assert.rejects(
           store.transaction(async (tx) => {
             await tx.sealed.replace({ kind: 'connector', id: signed.id, sealed: 'resealed' });
+            await tx.sealed.replace({ kind: 'ruleWebhook', id: `${rule.id}/0/0`, sealed: 'resealed' });
+            await tx.sealed.replace({ kind: 'outboxWebhook', id: String(queued), sealed: 'resealed' });
             throw new Error('undo');
           }),
           /undo/,
         );
         assert.equal((await store.dataConnectors.get(signed.id))?.signatureSecretSealed, 'sealed-signature');
+        assert.equal((await store.rules.get(rule.id))?.spec, spec);
+        assert.equal((await store.rules.listEnabledByProject(p.id))[0]?.spec, spec);
+        assert.deepEqual(await payloads(store), new Map([[queued!, webhookPayload('sealed-queued')]]));
       }));
   });
 }

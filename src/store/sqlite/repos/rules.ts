@@ -44,7 +44,11 @@ export function createRuleRepo(db: SqliteDb): RuleRepo {
     },
     async listEnabled(range) {
       return db
-        .all<RuleRow>('SELECT * FROM rules WHERE enabled = 1 AND id > ? ORDER BY id LIMIT +?', range.after ?? '', range.limit)
+        .all<RuleRow>(
+          'SELECT * FROM rules WHERE enabled = 1 AND id > ? ORDER BY id LIMIT +?',
+          range.after ?? '',
+          range.limit,
+        )
         .map(toRule);
     },
     async update(r) {
