@@ -17,9 +17,9 @@ import type { EventConsumer } from '../events/pipeline.ts';
 import type { EmittedEvent } from '../events/types.ts';
 import { nowMicros, type Clock } from '../runtime/clock.ts';
 import type { IdGenerator } from '../runtime/ids.ts';
-import type { AlertRecord } from '../store/contract/alerting.ts';
+import type { AlertRecord, ConditionRecord } from '../store/contract/alerting.ts';
 import type { Repos } from '../store/contract/store.ts';
-import { enabledRules } from './rules.ts';
+import { rulesForEvent } from './rules.ts';
 import type { AnnounceAlert } from './stream.ts';
 import { resolveAlert, triggerAlert, type RuleView } from './transitions.ts';
 
@@ -38,27 +38,32 @@ const PING = 'ping';
 export const pendsConditions = (rule: RuleView): boolean =>
   (durationMicros(rule.spec.triggerDelay) ?? 0) > 0 || (rule.spec.trigger.triggerCount ?? 1) > 1;
 
+/** What the rules of one event know of its device: its open alerts and pending conditions, by rule, read once. */
+interface DeviceState {
+  open: Map<string, AlertRecord>;
+  pending: Map<string, ConditionRecord> | null;
+}
+
 /** What one event does to one rule; the alerts that changed are pushed to `changed`. */
 async function evaluate(
   deps: EvaluatorDeps,
   tx: Repos,
   rule: RuleView,
   emitted: EmittedEvent,
+  value: number | string | undefined,
+  state: DeviceState,
   now: number,
   changed: AlertRecord[],
 ): Promise<void> {
   const { device, event } = emitted;
   const trigger = rule.spec.trigger;
-  if (trigger.field === 'dataConnector' || !deviceInScope(rule.spec, device.id, device.labels)) return;
+  const open = state.open.get(rule.id);
   if (trigger.connection === 'SENSOR_OFFLINE') {
-    const open = await tx.alerts.openFor(rule.id, device.id);
     if (open) changed.push(await resolveAlert(tx, open, rule, event, now));
     return;
   }
-  const value = triggerValue(trigger, event.eventType, event.data as Record<string, unknown>);
-  if (value === undefined || !inSchedule(rule.spec.schedule, emitted.timestamp)) return;
+  if (value === undefined) return;
   const holds = conditionHolds(trigger, value);
-  const open = await tx.alerts.openFor(rule.id, device.id);
   if (open) {
     if (!holds) changed.push(await resolveAlert(tx, open, rule, event, now));
     else if (open.lastValue !== JSON.stringify(value)) {
@@ -76,7 +81,7 @@ async function evaluate(
     }
     return;
   }
-  const pending = await tx.conditions.get(rule.id, device.id);
+  const pending = state.pending?.get(rule.id) ?? null;
   if (!holds) {
     // Cleared before the delay was over or the count was met: it starts again with the next event that meets it.
     if (pending) await tx.conditions.delete(rule.id, device.id);
@@ -107,12 +112,29 @@ async function evaluate(
 export function createRuleEvaluator(deps: EvaluatorDeps): EventConsumer {
   return {
     async consume(tx, emitted, outcome) {
-      if (emitted.event.eventType === PING) return;
-      const rules = await enabledRules(tx, emitted.device.projectId);
+      const { device, event } = emitted;
+      if (event.eventType === PING) return;
+      // The rules this event concerns: its type's (indexed once per version of the project's rules), in the device's
+      // scope, with the event's time in their schedules. Most events of a project with rules stop here, unread.
+      const rules = (await rulesForEvent(tx, device.projectId, event.eventType)).filter(
+        (r) =>
+          deviceInScope(r.spec, device.id, device.labels) &&
+          (r.spec.trigger.connection === 'SENSOR_OFFLINE' || inSchedule(r.spec.schedule, emitted.timestamp)),
+      );
       if (rules.length === 0) return;
       const now = nowMicros(deps);
+      // The device's open alerts and pending conditions, one read each for all its rules.
+      const state: DeviceState = {
+        open: new Map((await tx.alerts.openForTarget(device.id)).map((a) => [a.ruleId, a])),
+        pending: rules.some(pendsConditions)
+          ? new Map((await tx.conditions.listForTarget(device.id)).map((c) => [c.ruleId, c]))
+          : null,
+      };
       const changed: AlertRecord[] = [];
-      for (const rule of rules) await evaluate(deps, tx, rule, emitted, now, changed);
+      for (const rule of rules) {
+        const value = triggerValue(rule.spec.trigger, event.eventType, event.data as Record<string, unknown>);
+        await evaluate(deps, tx, rule, emitted, value, state, now, changed);
+      }
       if (changed.length === 0) return;
       outcome.onCommit(() => {
         for (const alert of changed) deps.announce(alert, emitted.device);

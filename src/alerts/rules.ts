@@ -1,6 +1,6 @@
 // The enabled rules of a project as the alerts engine reads them (RuleView): the store's cached list
 // (RuleRepo.listEnabledByProject, kept correct across processes as the active connectors are), each rule's settings
-// parsed once per version of the rule, and looked up by the event type its trigger reads.
+// parsed once per version of the rule, and looked up by the event type its trigger reads (rulesForEvent).
 import type { RuleSpec } from '../domain/rule-spec.ts';
 import type { RuleRecord } from '../store/contract/alerting.ts';
 import type { Repos } from '../store/contract/store.ts';
@@ -34,6 +34,38 @@ export function viewOf(r: RuleRecord): RuleView {
 export async function enabledRules(tx: Repos, projectId: string): Promise<RuleView[]> {
   const rules = await tx.rules.listEnabledByProject(projectId);
   return rules.length === 0 ? [] : rules.map(viewOf);
+}
+
+/** An enabled list's rules by the event type each reads ('*': SENSOR_OFFLINE rules, which every event concerns). */
+const byEventType = new WeakMap<readonly RuleRecord[], Map<string, RuleView[]>>();
+
+/** The event type a trigger field reads (relativeHumidity reads humidity events); null for no event (dataConnector). */
+function eventTypeOf(view: RuleView): string | null {
+  const { field, connection } = view.spec.trigger;
+  if (connection === 'SENSOR_OFFLINE') return '*';
+  if (field === 'dataConnector') return null;
+  return field === 'relativeHumidity' ? 'humidity' : field;
+}
+
+/**
+ * The project's enabled rules an event of `eventType` concerns: those whose trigger reads that type, and the
+ * SENSOR_OFFLINE ones (any event ends a sensor's silence). Grouped once per list the store's cache hands out.
+ */
+export async function rulesForEvent(tx: Repos, projectId: string, eventType: string): Promise<RuleView[]> {
+  const records = await tx.rules.listEnabledByProject(projectId);
+  if (records.length === 0) return [];
+  let groups = byEventType.get(records);
+  if (!groups) {
+    groups = new Map();
+    for (const view of records.map(viewOf)) {
+      const type = eventTypeOf(view);
+      if (type !== null) groups.set(type, [...(groups.get(type) ?? []), view]);
+    }
+    byEventType.set(records, groups);
+  }
+  const own = groups.get(eventType) ?? [];
+  const any = groups.get('*');
+  return any ? [...own, ...any] : own;
 }
 
 /** A rule by id, enabled or not; null when it is gone. */

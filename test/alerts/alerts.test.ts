@@ -11,7 +11,7 @@ import type { EmittedEvent } from '../../src/events/types.ts';
 import { nowMicros } from '../../src/runtime/clock.ts';
 import type { DeviceRecord } from '../../src/store/contract/records.ts';
 import { createTestContext, type TestContext } from '../helpers/context.ts';
-import { sleep } from '../helpers/until.ts';
+import { sleep, until } from '../helpers/until.ts';
 
 const MINUTE = 60_000;
 
@@ -402,7 +402,12 @@ describe('the dataConnector trigger', () => {
       updateTime: 0,
     });
     t.deps.health.failing(c);
-    await sleep(50);
+    // The health reports are applied in the background: wait until the pending condition is there.
+    await until(
+      'the failing condition',
+      async () => (await t.deps.store.conditions.listForTarget(c.id)).length > 0,
+      5000,
+    );
     t.clock.advance(14 * MINUTE);
     assert.equal(await timers.runOnce(), 0);
     t.clock.advance(MINUTE + 1000);
@@ -411,16 +416,16 @@ describe('the dataConnector trigger', () => {
     assert.equal(alert.targetName, `projects/${project}/dataconnectors/${c.id}`);
     assert.equal(alert.lastValue, 'FAILING');
     t.deps.health.recovered(c);
-    await sleep(50);
+    await until('resolved', async () => (await alertsOf(project))[0].state === 'RESOLVED', 5000);
     [alert] = await alertsOf(project);
     assert.equal(alert.state, 'RESOLVED');
     t.deps.health.disabled(c);
-    await sleep(50);
+    await until('triggered', async () => (await alertsOf(project))[0].state === 'TRIGGERED', 5000);
     [alert] = await alertsOf(project);
     assert.equal(alert.state, 'TRIGGERED');
     assert.equal(alert.lastValue, 'SYSTEM_DISABLED');
     t.deps.alerts.connectorEnabled(c);
-    await sleep(50);
+    await until('resolved again', async () => (await alertsOf(project))[0].state === 'RESOLVED', 5000);
     [alert] = await alertsOf(project);
     assert.equal(alert.state, 'RESOLVED');
   });

@@ -150,6 +150,8 @@ export interface AlertRepo {
   getForUpdate(id: string): Promise<AlertRecord | null>;
   /** The rule's open alert of the target, locked as getForUpdate; null when none. */
   openFor(ruleId: string, targetId: string): Promise<AlertRecord | null>;
+  /** Every open alert of the target (of any rule), locked as getForUpdate: one read for all the rules of an event. */
+  openForTarget(targetId: string): Promise<AlertRecord[]>;
   /** Writes the alert; its project, rule, target and create time stay. */
   update(a: AlertRecord): Promise<void>;
   /**
@@ -180,6 +182,8 @@ export interface ConditionRecord {
 
 export interface ConditionRepo {
   get(ruleId: string, targetId: string): Promise<ConditionRecord | null>;
+  /** Every pending condition of the target (of any rule): one read for all the rules of an event. */
+  listForTarget(targetId: string): Promise<ConditionRecord[]>;
   /** Writes it, replacing the one of the same rule and target; nothing when the rule is gone (RuleRepo.delete). */
   put(c: ConditionRecord): Promise<void>;
   /** Removes it; whether it was there (of two processes firing it, one removes it). */

@@ -374,6 +374,10 @@ export function alertingContract(open: OpenStore): void {
       assert.deepEqual(await store().alerts.openFor(r.id, target), next);
       assert.equal(await store().alerts.createIfNone(alert(r, target)), false);
       assert.deepEqual(await store().alerts.get(first.id), resolved, 'the resolved one stays');
+      // Every open alert of a target, of any rule, in one read; resolved ones left out.
+      const sorted = (as: Array<{ id: string }>) => as.map((a) => a.id).sort();
+      assert.deepEqual(sorted(await store().alerts.openForTarget(target)), sorted([next, ofOther]));
+      assert.deepEqual(await store().alerts.openForTarget('nobody'), []);
 
       // Inside a transaction too, against its own write.
       const target2 = id('d');
@@ -525,6 +529,13 @@ export function alertingContract(open: OpenStore): void {
       assert.equal(await store().conditions.get(r.id, 'd1'), null);
       assert.deepEqual(await store().conditions.get(r.id, 'd2'), otherTarget);
       assert.equal(await store().conditions.delete('missing', 'd2'), false);
+      // Every pending condition of a target, of any rule, in one read.
+      const other = await seedRule(store(), { projectId: r.projectId });
+      const ofOther = condition(other, 'd2');
+      await store().conditions.put(ofOther);
+      const byRule = (cs: Array<{ ruleId: string }>) => cs.map((c) => c.ruleId).sort();
+      assert.deepEqual(byRule(await store().conditions.listForTarget('d2')), [r.id, other.id].sort());
+      assert.deepEqual(await store().conditions.listForTarget('d1'), []);
     });
 
     it('put writes nothing for a rule that is gone', async () => {

@@ -54,6 +54,14 @@ export function createAlertRepo(sql: Sql): AlertRepo {
         ruleId,
         targetId,
       ]),
+    async openForTarget(targetId) {
+      const rows = await sql.query<AlertRow>(
+        "SELECT * FROM alerts WHERE target_id = $1 AND state <> 'RESOLVED' FOR NO KEY UPDATE",
+        [targetId],
+      );
+      // A row another transaction resolved while this one waited for its lock is read again after: passed over.
+      return rows.map(toAlert).filter((a) => a.state !== 'RESOLVED');
+    },
     async update(a) {
       await sql.run(UPDATE, [
         a.targetName,
@@ -118,6 +126,11 @@ export function createConditionRepo(sql: Sql): ConditionRepo {
         targetId,
       ]);
       return r ? toCondition(r) : null;
+    },
+    async listForTarget(targetId) {
+      return (await sql.query<ConditionRow>('SELECT * FROM rule_conditions WHERE target_id = $1', [targetId])).map(
+        toCondition,
+      );
     },
     async put(c) {
       await sql.run(

@@ -41,6 +41,11 @@ export function createAlertRepo(db: SqliteDb): AlertRepo {
       );
       return r ? toAlert(r) : null;
     },
+    async openForTarget(targetId) {
+      return db
+        .all<AlertRow>("SELECT * FROM alerts WHERE target_id = ? AND state <> 'RESOLVED'", targetId)
+        .map(toAlert);
+    },
     async update(a) {
       db.run(
         `UPDATE alerts SET target_name = ?, state = ?, escalation_level = ?, trigger_time = ?, acknowledge_time = ?,
@@ -109,6 +114,9 @@ export function createConditionRepo(db: SqliteDb): ConditionRepo {
         targetId,
       );
       return r ? toCondition(r) : null;
+    },
+    async listForTarget(targetId) {
+      return db.all<ConditionRow>('SELECT * FROM rule_conditions WHERE target_id = ?', targetId).map(toCondition);
     },
     async put(c) {
       db.run(
