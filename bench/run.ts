@@ -23,6 +23,7 @@ import { memory } from './scenarios/memory.ts';
 import { postgres } from './scenarios/postgres.ts';
 import { publishPath } from './scenarios/publish.ts';
 import { rate } from './scenarios/rate.ts';
+import { rules } from './scenarios/rules.ts';
 
 const SCENARIOS: Scenario[] = [
   ceiling,
@@ -37,6 +38,7 @@ const SCENARIOS: Scenario[] = [
   deliveryLog,
   replay,
   rate,
+  rules,
 ];
 
 const { values } = parseArgs({

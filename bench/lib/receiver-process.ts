@@ -23,6 +23,49 @@ let recordKeys = false;
 let recordPrefix = '';
 let keys: string[] = [];
 let keyTimes: number[] = [];
+/**
+ * Pushes and alert webhooks to paths starting with it have their event recorded (null = none): the event's eventId,
+ * the first updateTime of its data (the publish's key), the X-Sensorcloud-Alert-Transition header and the alert's
+ * name, with the arrival time. Bodies are parsed whole: for low rates (webhooks, a latency run), not for floods.
+ */
+let eventPrefix: string | null = null;
+let events: RecordedEvents = emptyEvents();
+
+interface RecordedEvents {
+  times: number[];
+  paths: string[];
+  eventIds: string[];
+  keys: string[];
+  transitions: string[];
+  alerts: string[];
+}
+function emptyEvents(): RecordedEvents {
+  return { times: [], paths: [], eventIds: [], keys: [], transitions: [], alerts: [] };
+}
+
+function recordEvent(t: number, path: string, body: string, transition: string): void {
+  let eventId = '';
+  let key = '';
+  let alert = '';
+  try {
+    const b = JSON.parse(body) as {
+      event?: { eventId?: unknown; data?: Record<string, { updateTime?: unknown }> } | null;
+      alert?: { name?: unknown } | null;
+    };
+    if (typeof b.event?.eventId === 'string') eventId = b.event.eventId;
+    const inner = b.event?.data ? Object.values(b.event.data)[0] : undefined;
+    if (typeof inner?.updateTime === 'string') key = inner.updateTime;
+    if (typeof b.alert?.name === 'string') alert = b.alert.name;
+  } catch {
+    // not JSON: recorded with empty fields
+  }
+  events.times.push(t);
+  events.paths.push(path);
+  events.eventIds.push(eventId);
+  events.keys.push(key);
+  events.transitions.push(transition);
+  events.alerts.push(alert);
+}
 
 function pathId(path: string): number {
   let id = pathIds.get(path);
@@ -34,7 +77,7 @@ function pathId(path: string): number {
   return id;
 }
 
-function record(path: string, body: string, isSigned: boolean): void {
+function record(path: string, body: string, isSigned: boolean, transition: string): void {
   const t = nowMs();
   if (count === arrivals.length) {
     const a = new Float64Array(arrivals.length * 2);
@@ -55,6 +98,7 @@ function record(path: string, body: string, isSigned: boolean): void {
       keyTimes.push(t);
     }
   }
+  if (eventPrefix !== null && path.startsWith(eventPrefix)) recordEvent(t, path, body, transition);
 }
 
 const tlsOptions = { cert: readFileSync(certFile!), key: readFileSync(keyFile!), keepAliveTimeout: 65_000 };
@@ -68,6 +112,7 @@ function receive(req: IncomingMessage, answer: () => void): void {
       (req.url ?? '/').split('?')[0]!,
       Buffer.concat(chunks).toString('utf8'),
       req.headers['x-service-signature'] !== undefined,
+      String(req.headers['x-sensorcloud-alert-transition'] ?? ''),
     );
     answer();
   });
@@ -230,6 +275,17 @@ serveHelper(
       recordPrefix = args.prefix ?? '';
       keys = [];
       keyTimes = [];
+    },
+    /** Starts (a prefix) or stops (null) recording the events of pushes and webhooks; forgets what was recorded. */
+    recordEvents(args: { prefix: string | null }) {
+      eventPrefix = args.prefix;
+      events = emptyEvents();
+    },
+    /** Returns and forgets the recorded events. */
+    takeEvents() {
+      const out = events;
+      events = emptyEvents();
+      return out;
     },
     /** Returns and forgets the recorded keys (the updateTime found in each body) with their arrival times. */
     takeKeys() {

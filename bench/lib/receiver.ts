@@ -16,6 +16,20 @@ export interface ReceiverStats {
   distinctPaths: number;
 }
 
+/** Events recorded by recordEvents, one index per arrival (a field the body lacked is ""). */
+export interface RecordedEvents {
+  /** Arrival times, hrtime ms. */
+  times: number[];
+  paths: string[];
+  eventIds: string[];
+  /** The first updateTime of the event's data: the publish's key. */
+  keys: string[];
+  /** X-Sensorcloud-Alert-Transition ("" on a push). */
+  transitions: string[];
+  /** The alert's name in a webhook's body ("" on a push). */
+  alerts: string[];
+}
+
 export class Receiver {
   private constructor(private readonly proc: HelperProcess<{ port: number }>) {}
 
@@ -42,6 +56,8 @@ export class Receiver {
   record = (on: boolean, prefix?: string) => this.proc.call<void>('record', { on, prefix });
   times = (prefix: string) => this.proc.call<number[]>('times', { prefix });
   takeKeys = () => this.proc.call<{ keys: string[]; times: number[] }>('takeKeys');
+  recordEvents = (prefix: string | null) => this.proc.call<void>('recordEvents', { prefix });
+  takeEvents = () => this.proc.call<RecordedEvents>('takeEvents');
   down = () => this.proc.call<void>('down');
   up = () => this.proc.call<void>('up');
   silent = (n: number) => this.proc.call<number[]>('silent', { n });

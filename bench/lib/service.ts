@@ -38,6 +38,10 @@ export class ServiceProcess {
   /** Pool for setup and load, concurrency set by the runner. */
   pool!: Pool;
   private stderrTail: string[] = [];
+  /** Warnings and errors the service logged on stdout (pino level 40 and up, or a line that is not pino's). */
+  private logCount = 0;
+  private logFirst: string[] = [];
+  private logPartial = '';
   /** Milliseconds the last start took until /healthz answered. */
   startMs = 0;
 
@@ -71,6 +75,10 @@ export class ServiceProcess {
   get dbFile(): string {
     return join(this.dataDir, 'sensorcloud.db');
   }
+  /** How many warnings and errors the service logged since it was first started, and the first 100 of them. */
+  logged(): { count: number; first: string[] } {
+    return { count: this.logCount, first: [...this.logFirst] };
+  }
   tail(): string {
     return this.stderrTail.join('').slice(-2000);
   }
@@ -101,7 +109,16 @@ export class ServiceProcess {
       this.stderrTail.push(chunk.toString('utf8'));
       if (this.stderrTail.length > 50) this.stderrTail.shift();
     };
-    child.stdout!.on('data', () => {});
+    child.stdout!.on('data', (chunk: Buffer) => {
+      const lines = (this.logPartial + chunk.toString('utf8')).split('\n');
+      this.logPartial = lines.pop()!;
+      for (const line of lines) {
+        const level = /^\{"level":(\d+)/.exec(line);
+        if (line === '' || (level && Number(level[1]) < 40)) continue;
+        this.logCount++;
+        if (this.logFirst.length < 100) this.logFirst.push(line.slice(0, 2000));
+      }
+    });
     child.stderr!.on('data', keep);
 
     this.pool = new Pool(this.url, { connections: this.connections, pipelining: 1, keepAliveTimeout: 30_000 });
