@@ -77,6 +77,13 @@ export function createAlertTimers(deps: TimerDeps): AlertTimers {
       if (!a || a.state === 'RESOLVED' || a.timerDue === null || a.timerDue > now) return null;
       const rule = await ruleById(tx, a.ruleId);
       if (!rule) return null;
+      if (!rule.enabled) {
+        // A disabled rule neither escalates, reminds nor un-acknowledges: its open alerts wait to be resolved by hand
+        // (or by an event once it is enabled again).
+        a.timerDue = null;
+        await tx.alerts.update(a);
+        return null;
+      }
       const alert: AlertRecord = await fireTimer(tx, a, rule, now);
       const device = alert.targetName.includes('/devices/') ? await tx.devices.get(alert.targetId) : null;
       return { alert, device };

@@ -68,24 +68,30 @@ export async function getAlert(deps: Deps, principal: Principal, projectId: stri
   return presentAlert(await requireAlert(deps, principal, projectId, alertId));
 }
 
-/** Runs a user's transition on the alert under its row lock; the alert as it is after it. */
+/**
+ * Runs a user's transition on the alert under its row lock; the alert as it is after it. `change` answers null when
+ * there is nothing to do (acknowledged again, resolved again): then nothing is written or told to the streams.
+ */
 async function transition(
   deps: Deps,
   principal: Principal,
   projectId: string,
   alertId: string,
-  change: (tx: Repos, alert: AlertRecord, now: number) => Promise<AlertRecord>,
+  change: (tx: Repos, alert: AlertRecord, now: number) => Promise<AlertRecord | null>,
 ): Promise<Alert> {
   const found = await requireAlert(deps, principal, projectId, alertId);
   const now = nowMicros(deps);
-  const alert = await deps.store.transaction(async (tx) => {
+  const { alert, changed } = await deps.store.transaction(async (tx) => {
     const a = await tx.alerts.getForUpdate(found.id);
     if (!a) throw notFound('alert not found');
-    return change(tx, a, now);
+    const after = await change(tx, a, now);
+    return { alert: after ?? a, changed: after !== null };
   });
-  const device = alert.targetName.includes('/devices/') ? await deps.store.devices.get(alert.targetId) : null;
-  deps.alerts.announce(alert, device);
-  deps.alerts.notify();
+  if (changed) {
+    const device = alert.targetName.includes('/devices/') ? await deps.store.devices.get(alert.targetId) : null;
+    deps.alerts.announce(alert, device);
+    deps.alerts.notify();
+  }
   return presentAlert(alert);
 }
 
@@ -93,7 +99,7 @@ async function transition(
 export function acknowledgeAlertAsUser(deps: Deps, principal: Principal, projectId: string, alertId: string) {
   return transition(deps, principal, projectId, alertId, async (tx, a, now) => {
     if (a.state === 'RESOLVED') throw badRequest('the alert is RESOLVED: there is nothing to acknowledge');
-    if (a.state === 'ACKNOWLEDGED') return a;
+    if (a.state === 'ACKNOWLEDGED') return null;
     const rule = await ruleById(tx, a.ruleId);
     if (!rule) throw notFound('the alert’s rule is gone');
     return acknowledgeAlert(tx, a, rule, principal.email, now);
@@ -103,7 +109,7 @@ export function acknowledgeAlertAsUser(deps: Deps, principal: Principal, project
 /** :resolve: an open alert resolved by the caller (the resolved notification when the rule asks for it). */
 export function resolveAlertAsUser(deps: Deps, principal: Principal, projectId: string, alertId: string) {
   return transition(deps, principal, projectId, alertId, async (tx, a, now) => {
-    if (a.state === 'RESOLVED') return a;
+    if (a.state === 'RESOLVED') return null;
     const rule = await ruleById(tx, a.ruleId);
     if (!rule) throw notFound('the alert’s rule is gone');
     // The condition may still hold: a pending one is forgotten, so that only a new event that meets it triggers again.

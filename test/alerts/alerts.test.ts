@@ -318,6 +318,31 @@ describe('the lifecycle', () => {
     assert.equal(await timers.runOnce(), 0, 'a resolved alert has no timer');
   });
 
+  it("a disabled rule's open alert neither escalates nor reminds; acknowledging or resolving twice tells the stream once", async () => {
+    const { id, project } = await rule({ trigger: FRIDGE, ...TWO_LEVELS });
+    const fridge = await t.createDevice({ projectId: project });
+    await temperature(fridge, 20);
+    const record = (await t.deps.store.rules.get(id))!;
+    await t.deps.store.rules.update({ ...record, enabled: false, updateTime: record.updateTime + 1 });
+    t.clock.advance(11 * MINUTE);
+    assert.equal(await timers.runOnce(), 0);
+    t.clock.advance(31 * MINUTE);
+    assert.equal(await timers.runOnce(), 0);
+    const [alert] = await alertsOf(project);
+    assert.equal(alert.escalationLevel, 0);
+    assert.equal(alert.notifications.length, 1);
+    const before = streamed.length;
+    for (const verb of ['acknowledge', 'acknowledge', 'resolve', 'resolve']) {
+      const res = await t.request('POST', `/v2/${alert.name}:${verb}`, { body: {} });
+      assert.equal(res.status, 200, res.text);
+    }
+    await sleep(10);
+    assert.deepEqual(
+      streamed.slice(before).map((e) => (e.event.data as any).alertChanged.state),
+      ['ACKNOWLEDGED', 'RESOLVED'],
+    );
+  });
+
   it(':resolve by a user, answers for bad input, and the stream sees every transition', async () => {
     const { project } = await rule({ trigger: FRIDGE });
     const fridge = await t.createDevice({ projectId: project });

@@ -1,9 +1,10 @@
 // What several command groups show and resolve alike: members (of projects and organizations), organization
-// names, and devices. A module of its own, so the command groups import it instead of each other.
+// names, contact groups, and devices. A module of its own, so the command groups import it instead of each other.
 import type { Device } from '../../wire/devices.ts';
 import type { InviteUrl, Member } from '../../wire/members.ts';
 import type { OrganizationList } from '../../wire/organizations.ts';
-import { idOf, type Context } from '../context.ts';
+import type { Project } from '../../wire/projects.ts';
+import { ID, idOf, type Context } from '../context.ts';
 import { UsageError } from '../errors.ts';
 import type { Column } from '../output.ts';
 
@@ -60,6 +61,29 @@ export async function organizationName(ctx: Context, input: string | undefined):
       ? 'the credentials see no organization'
       : 'the credentials see several organizations: name one',
   );
+}
+
+/** The organization of the current project (`organizations/<id>`): where its contacts' groups live. */
+export async function projectOrganization(ctx: Context): Promise<string> {
+  return (await ctx.client.call<Project>('GET', `projects/${await ctx.project()}`)).organization;
+}
+
+/**
+ * A contact group's full name (extensions §X5): `organizations/<o>/contactGroups/<g>` as it is, an id in the current
+ * project's organization (a bare id is looked up there only: contacts and rules may name only its groups).
+ */
+export async function contactGroupName(ctx: Context, input: string): Promise<string> {
+  if (input.startsWith('organizations/')) {
+    const parts = input.split('/');
+    if (parts.length !== 4 || parts[2] !== 'contactGroups' || !ID.test(parts[1]!) || !ID.test(parts[3]!))
+      throw new UsageError(`"${input}" is not a contact group name (organizations/<organization>/contactGroups/<id>)`);
+    return input;
+  }
+  if (!ID.test(input))
+    throw new UsageError(
+      `"${input}" is not a contact group id or name (organizations/<organization>/contactGroups/<id>)`,
+    );
+  return `${await projectOrganization(ctx)}/contactGroups/${input}`;
 }
 
 const labelsText = (labels: Record<string, string>) =>
