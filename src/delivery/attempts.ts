@@ -179,22 +179,27 @@ export function createAttempts(deps: AttemptDeps): Attempts {
   const wait = deps.wait ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
 
   /**
-   * A paced connector's rows (pacing.ts) wait in their slots for their start times, one after another: each starts
-   * at its time, and never less than 1/maxRate after the one before it actually started. A timer that fires late (a
-   * busy event loop) would otherwise start the late rows together with the next ones on time: 102 starts in a second
-   * at maxRate 100 after a 20 ms stall. Counted as running, so that stop() waits for them too.
+   * A paced connector's rows (pacing.ts) wait in their slots for their start times, one after another, and a start
+   * never comes sooner than the connector's rate allows after the ones before it actually started: a generic cell
+   * rate check (GCRA) with a tolerance of half the spacing. A timer that fires late (a busy event loop) would otherwise
+   * start the late rows together with the next ones on time (102 starts in a second at maxRate 100 after a 20 ms
+   * stall); spacing each start from the one before instead made every late timer push all later ones back (93 a
+   * second at maxRate 100). With the check, any one second holds at most ⌈maxRate⌉ + 1 starts and a start a little
+   * late delays none after it. Counted as running, so that stop() waits for them too.
    */
-  const paced = new Map<string, { tail: Promise<void>; last: number }>();
+  const paced = new Map<string, { tail: Promise<void>; due: number }>();
   function runAt(item: ClaimedDelivery, startAt: number): Promise<RunReport> {
     const id = item.connector.id;
     const spacingMs = 1000 / (item.connector.deliveryConfig?.maxRate || Infinity);
     let line = paced.get(id);
-    if (!line) paced.set(id, (line = { tail: Promise.resolve(), last: -Infinity }));
+    if (!line) paced.set(id, (line = { tail: Promise.resolve(), due: -Infinity }));
     const own = line;
     const started = own.tail.then(async () => {
-      const ms = Math.max(startAt / 1000, own.last + spacingMs) - clock.now();
+      const ms = Math.max(startAt / 1000, own.due - spacingMs / 2) - clock.now();
       if (ms > 0) await wait(ms);
-      own.last = clock.now();
+      // The theoretical time of the next start: a start on time or early moves it by one spacing, a late one from
+      // when it actually started.
+      own.due = Math.max(own.due, clock.now()) + spacingMs;
     });
     own.tail = started;
     running++;
