@@ -2,6 +2,7 @@
 // screen for the URL. Signed-out visitors are sent to /signin by the first API call that answers 401.
 import type { ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
+import { useOpenAlertCount } from './alert-stream.ts';
 import { idOf, listAll } from './api.ts';
 import { Loading } from './components.tsx';
 import { clearPermissions } from './permissions.ts';
@@ -26,6 +27,9 @@ const SECTIONS: [string, string][] = [
   ['devices', 'Devices'],
   ['emulator', 'Emulator'],
   ['live', 'Live events'],
+  ['alerts', 'Alerts'],
+  ['rules', 'Rules'],
+  ['contacts', 'Contacts'],
   ['dataconnectors', 'Data connectors'],
   ['serviceaccounts', 'Service accounts'],
   ['members', 'Members'],
@@ -34,6 +38,12 @@ const SECTIONS: [string, string][] = [
 type Screen = (params: Record<string, string>) => ComponentChildren;
 
 const loadDeliveryScreens = () => import('./screens/delivery-screens.ts');
+const loadAlertScreens = () => import('./screens/alert-screens.ts');
+type AlertScreens = Awaited<ReturnType<typeof loadAlertScreens>>;
+/** A screen of the rules, alerts and contacts chunk. */
+const alertScreen = (render: (m: AlertScreens) => ComponentChildren) => (
+  <LazyScreen load={loadAlertScreens} render={render} />
+);
 
 /** A screen whose code is loaded when it is first shown (import() caches the module). */
 function LazyScreen<M>({ load, render }: { load: () => Promise<M>; render: (module: M) => ComponentChildren }) {
@@ -82,6 +92,13 @@ const ROUTES: [string, Screen][] = [
       />
     ),
   ],
+  ['/projects/:p/alerts', (p) => alertScreen((m) => <m.Alerts projectId={p.p!} />)],
+  ['/projects/:p/alerts/:a', (p) => alertScreen((m) => <m.AlertPage projectId={p.p!} alertId={p.a!} />)],
+  ['/projects/:p/rules', (p) => alertScreen((m) => <m.Rules projectId={p.p!} />)],
+  ['/projects/:p/rules/new', (p) => alertScreen((m) => <m.RuleForm projectId={p.p!} />)],
+  ['/projects/:p/rules/:r', (p) => alertScreen((m) => <m.RulePage projectId={p.p!} ruleId={p.r!} />)],
+  ['/projects/:p/rules/:r/edit', (p) => alertScreen((m) => <m.RuleForm projectId={p.p!} ruleId={p.r!} />)],
+  ['/projects/:p/contacts', (p) => alertScreen((m) => <m.Contacts projectId={p.p!} />)],
   ['/projects/:p/serviceaccounts', (p) => <ServiceAccounts projectId={p.p!} />],
   ['/projects/:p/serviceaccounts/:sa', (p) => <ServiceAccountPage projectId={p.p!} serviceAccountId={p.sa!} />],
   ['/projects/:p/members', (p) => <Members projectId={p.p!} />],
@@ -149,6 +166,31 @@ function TopBar({ projectId, section }: { projectId: string | null; section: str
   );
 }
 
+/** The project's sections; Alerts carries the number of open alerts (TRIGGERED or ACKNOWLEDGED), kept live. */
+function SideNav({ projectId, section }: { projectId: string; section: string }) {
+  const open = useOpenAlertCount(projectId);
+  return (
+    <nav class="sidenav" aria-label="Project sections">
+      <a href="/" class="back">
+        ← Projects
+      </a>
+      {SECTIONS.map(([key, label]) => (
+        <a key={key} href={`/projects/${projectId}/${key}`} aria-current={section === key ? 'page' : undefined}>
+          {label}
+          {key === 'alerts' && open !== null && open > 0 ? (
+            <>
+              <span class="nav-count" data-testid="open-alerts" aria-hidden="true">
+                {open}
+              </span>
+              <span class="visually-hidden">, {open} open</span>
+            </>
+          ) : null}
+        </a>
+      ))}
+    </nav>
+  );
+}
+
 /** Replaces the URL after render (navigating during a render would update other components mid-render). */
 function Redirect({ to }: { to: string }) {
   useEffect(() => navigate(to, { replace: true }), [to]);
@@ -194,18 +236,7 @@ export function App() {
     <>
       <TopBar projectId={projectId} section={section} />
       <div class={projectId ? 'layout with-nav' : 'layout'}>
-        {projectId ? (
-          <nav class="sidenav" aria-label="Project sections">
-            <a href="/" class="back">
-              ← Projects
-            </a>
-            {SECTIONS.map(([key, label]) => (
-              <a key={key} href={`/projects/${projectId}/${key}`} aria-current={section === key ? 'page' : undefined}>
-                {label}
-              </a>
-            ))}
-          </nav>
-        ) : null}
+        {projectId ? <SideNav projectId={projectId} section={section} /> : null}
         <main id="main" tabIndex={-1}>
           {screen}
         </main>

@@ -1,6 +1,7 @@
 // Time-series chart on uPlot (loaded on first use, so the first page stays small): numeric series over a time
-// range, with vertical markers for discrete events (touch, motion, contact, presence). Colours come from CSS
-// custom properties so the chart follows the light or dark theme.
+// range, with vertical markers for discrete events (touch, motion, contact, presence) and for the readings that
+// triggered an alert (dashed, flagged). Colours come from CSS custom properties so the chart follows the light or
+// dark theme.
 import { useEffect, useRef, useState } from 'preact/hooks';
 
 export interface ChartSeries {
@@ -23,7 +24,10 @@ export const MARKER_COLORS: Record<string, string> = {
   objectPresent: '#3949ab',
   deskOccupancy: '#6d4c41',
   waterPresent: '#0288d1',
+  alert: '#d32f2f',
 };
+/** How the legend names a marker kind (event types by their own name). */
+const MARKER_NAMES: Record<string, string> = { alert: 'alert triggered' };
 const SERIES_COLORS = ['#1e88e5', '#e53935', '#43a047', '#fb8c00'];
 
 function cssVar(name: string, fallback: string): string {
@@ -104,11 +108,24 @@ export function TimeChart(props: {
                 const x = Math.round(u.valToPos(m.t, 'x', true));
                 if (x < u.bbox.left || x > u.bbox.left + u.bbox.width) continue;
                 ctx.strokeStyle = MARKER_COLORS[m.kind] ?? text;
+                // An alert's marker is dashed, with a flag at the top, so it stands out from the events'.
+                ctx.setLineDash(m.kind === 'alert' ? [6 * devicePixelRatio, 4 * devicePixelRatio] : []);
                 ctx.beginPath();
                 ctx.moveTo(x, u.bbox.top);
                 ctx.lineTo(x, u.bbox.top + u.bbox.height);
                 ctx.stroke();
+                if (m.kind === 'alert') {
+                  const s = 6 * devicePixelRatio;
+                  ctx.fillStyle = MARKER_COLORS.alert!;
+                  ctx.beginPath();
+                  ctx.moveTo(x - s, u.bbox.top);
+                  ctx.lineTo(x + s, u.bbox.top);
+                  ctx.lineTo(x, u.bbox.top + s * 1.4);
+                  ctx.closePath();
+                  ctx.fill();
+                }
               }
+              ctx.setLineDash([]);
               ctx.restore();
             },
           ],
@@ -144,7 +161,7 @@ export function TimeChart(props: {
           {[...new Set(props.markers.map((m) => m.kind))].map((k) => (
             <li key={k}>
               <span class={`swatch swatch-${k}`} aria-hidden="true" />
-              {k} ({props.markers!.filter((m) => m.kind === k).length})
+              {MARKER_NAMES[k] ?? k} ({props.markers!.filter((m) => m.kind === k).length})
             </li>
           ))}
         </ul>

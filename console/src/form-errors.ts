@@ -19,6 +19,9 @@ export const URL_SCHEME_TEXT = 'The URL must start with https:// (plain http:// 
 export const URL_FORMAT_TEXT =
   'Enter the full address of your endpoint, starting with https://, e.g. https://example.com/hook.';
 
+export const SMTP_TEXT =
+  'E-mail needs an SMTP server, and this service has none: ask its operator to set SENSORCLOUD_SMTP_URL, or use a webhook.';
+
 type Rule = [RegExp, (m: RegExpExecArray) => string, string?];
 
 /** [API message, its words, the field it concerns when the message does not start with the field's path]. */
@@ -70,6 +73,60 @@ const RULES: Rule[] = [
   [
     /^a project has at most (\d+) data connectors/,
     (m) => `This project already has ${m[1]} data connectors, the most it may have: delete one first.`,
+  ],
+  // Notification rules (extensions §X5): a webhook's URL and headers as a connector's, e-mail actions, the trigger,
+  // durations, the schedule; and contacts.
+  [/^\S+\.webhook\.url must use https:\/\//, () => URL_SCHEME_TEXT],
+  [/^\S+\.webhook\.url (is required|must be an absolute)/, () => URL_FORMAT_TEXT],
+  [/^\S+\.webhook\.url must have a host/, () => 'The URL needs a host name after https://.'],
+  [/^\S+\.webhook\.url must not contain/, () => 'The URL must not contain spaces, tabs, line breaks or backslashes.'],
+  [
+    /^\S+\.webhook\.url points to a refused address: (.*?); pushes/,
+    (m) =>
+      `This address cannot receive notifications (${m[1]}): use a public address. An operator can allow private networks with SENSORCLOUD_ALLOW_PRIVATE_ENDPOINTS.`,
+  ],
+  [
+    /^\S+\.webhook\.headers: "(.*)" is not a valid header name/,
+    (m) => `“${m[1]}” is not a valid header name: use letters, digits and dashes, without spaces or colons.`,
+  ],
+  [
+    /^\S+\.webhook\.headers: (.*) is reserved/,
+    (m) => `${m[1]} is set by the service itself and cannot be a header here.`,
+  ],
+  [/^\S+: EMAIL actions need an SMTP server/, () => SMTP_TEXT],
+  [/^\S+\.recipients\[\d+\] is not an e-mail address: "(.*)"/, (m) => `“${m[1]}” is not an e-mail address.`],
+  [
+    /^\S+ needs at least one address in recipients or one group/,
+    () => 'Enter at least one e-mail address or choose a contact group.',
+  ],
+  [/^\S+\.subject must not contain line breaks/, () => 'The subject must be a single line.'],
+  [
+    /^\S+\.contactGroups\[\d+\]: no contact group/,
+    () => 'A chosen contact group no longer exists: clear it, or reload the page.',
+  ],
+  [/^trigger\.range needs a lower bound/, () => 'Enter a lower limit, an upper limit or both.'],
+  [
+    /^trigger\.range\.lower \((.*)\) must not be above trigger\.range\.upper \((.*)\)/,
+    () => 'The lower limit must not be above the upper limit.',
+  ],
+  [/^trigger\.triggerCount must be a whole number from 0 to (\d+)/, (m) => `Enter a whole number from 1 to ${m[1]}.`],
+  [/^(\S+) must be from "1s" to "(\d+)s" \(30 days\)/, () => 'Enter a time from 1 second to 30 days.'],
+  [/^(\S+) must be from "0s" to "(\d+)s" \(30 days\)/, () => 'Enter a time of at most 30 days.'],
+  [/^(\S+) must be a whole number of seconds/, () => 'Enter a whole number of seconds.'],
+  [/^schedule\.timezone: unknown time zone/, () => 'This time zone is not known to the service: choose another.'],
+  [/^devices\[\d+\]: no device (\S+) in this project/, (m) => `There is no device ${m[1]} in this project any more.`],
+  [
+    /^a project has at most (\d+) rules/,
+    (m) => `This project already has ${m[1]} rules, the most it may have: delete one first.`,
+  ],
+  [/^email is not an e-mail address/, () => 'Enter an e-mail address, such as ada@example.com.'],
+  [
+    /^phoneNumber must be in E\.164 form/,
+    () => 'Enter the number in international form, + and up to 15 digits (+4798765432), or leave it empty.',
+  ],
+  [
+    /^a project has at most (\d+) contacts/,
+    (m) => `This project already has ${m[1]} contacts, the most it may have: delete one first.`,
   ],
   // Members and invitations.
   [/^email must be an email address/, () => 'Enter an e-mail address, such as ada@example.com.'],

@@ -2,7 +2,9 @@
 // state, the event history (chart with a time-range picker that starts fitted to the device's recent events,
 // markers for discrete events, paged table, CSV export), transfer to another project, delete (emulated).
 import { useMemo, useState } from 'preact/hooks';
-import { api, idOf, listAll } from '../api.ts';
+import { useAlertChanges } from '../alert-stream.ts';
+import type { Alert, Rule } from '../alerts.ts';
+import { api, idOf, listAll, query } from '../api.ts';
 import { TimeChart, type ChartMarker, type ChartSeries } from '../chart.tsx';
 import {
   ActionButton,
@@ -32,6 +34,7 @@ import {
 } from '../history.ts';
 import { reasonFor, usePermissions, type Permissions } from '../permissions.ts';
 import { navigate, setParams, useLocation } from '../router.ts';
+import { AlertsTable, alertHref, ruleTitle, useRuleBook } from './alert-parts.tsx';
 
 /**
  * The label that marks an emulated device (the API adds it, and keeps it on a PUT; `sensorcloud emulator update`
@@ -252,7 +255,54 @@ const TABLE_PAGE = 25;
 const inputFromParam = (iso: string | null): string =>
   iso && !Number.isNaN(new Date(iso).getTime()) ? localInputValue(new Date(iso)) : '';
 
-function History({ projectId, deviceId, label }: { projectId: string; deviceId: string; label: string }) {
+/** An RFC 3339 time in microseconds (the API writes six digits of fraction; Date.parse keeps three). */
+function micros(iso: string): number {
+  const ms = Date.parse(iso);
+  const fraction = /\.(\d+)(?:Z|[+-]\d\d:?\d\d)$/i.exec(iso)?.[1];
+  return fraction === undefined ? ms * 1000 : Math.floor(ms / 1000) * 1e6 + Number(fraction.padEnd(6, '0').slice(0, 6));
+}
+
+/** At most this many alerts are marked on the chart and in the table. */
+const ALERT_MARK_LIMIT = 20;
+
+/**
+ * Where each alert of the device triggered: the newest event of its rule's type at or before its trigger time (the
+ * reading that made the condition hold, or the last one before a delay ran out), or the trigger time itself when
+ * there is none (a sensor that went silent).
+ */
+export function alertMarks(
+  events: { eventId: string; eventType: string; timestamp: string }[],
+  alerts: Alert[],
+  rules: Map<string, Rule> | null,
+): { t: number; eventId: string | null; eventType: string | null; alert: Alert }[] {
+  return alerts.slice(0, ALERT_MARK_LIMIT).map((alert) => {
+    const type = rules?.get(alert.rule)?.trigger.field ?? null;
+    const at = micros(alert.triggerTime);
+    // Events are newest first; the trigger time is when the service evaluated the event, just after its timestamp
+    // (to the microsecond: the next reading may come within the same millisecond).
+    const event = type ? events.find((e) => e.eventType === type && micros(e.timestamp) <= at) : undefined;
+    return {
+      t: (event ? micros(event.timestamp) : at) / 1e6,
+      eventId: event?.eventId ?? null,
+      eventType: type,
+      alert,
+    };
+  });
+}
+
+function History({
+  projectId,
+  deviceId,
+  label,
+  alerts,
+  rules,
+}: {
+  projectId: string;
+  deviceId: string;
+  label: string;
+  alerts: Alert[] | null;
+  rules: Map<string, Rule> | null;
+}) {
   const { params } = useLocation();
   const requested = rangeFromParams(params);
   const [customFrom, setCustomFrom] = useState(inputFromParam(params.get('from')));
@@ -279,10 +329,14 @@ function History({ projectId, deviceId, label }: { projectId: string; deviceId: 
   const to = data?.to ?? requested.to.getTime() / 1000;
   const shownFrom = new Date(from * 1000);
   const shownTo = new Date(to * 1000);
-  const { charts, markers } = useMemo(() => {
+  const { charts, markers, chartMarkers, alertEvents } = useMemo(() => {
     const charts: ChartSeries[][] = [];
     const markers: ChartMarker[] = [];
-    if (!data) return { charts, markers };
+    /** Each chart's markers: the discrete events', and the alerts' on the chart of their reading. */
+    const chartMarkers = new Map<string, ChartMarker[]>();
+    /** The events that triggered an alert, by event id. */
+    const alertEvents = new Map<string, Alert[]>();
+    if (!data) return { charts, markers, chartMarkers, alertEvents };
     const byLabel = new Map<string, ChartSeries>();
     for (const e of [...data.events].reverse()) {
       const t = new Date(e.timestamp).getTime() / 1000;
@@ -295,8 +349,24 @@ function History({ projectId, deviceId, label }: { projectId: string; deviceId: 
       if (MARKER_TYPES.includes(e.eventType)) markers.push({ t, kind: e.eventType });
     }
     for (const s of byLabel.values()) charts.push([s]);
-    return { charts, markers };
-  }, [data]);
+    const marks = alertMarks(data.events, alerts ?? [], rules).filter((m) => m.t >= data.from && m.t <= data.to);
+    for (const m of marks) {
+      if (m.eventId) alertEvents.set(m.eventId, [...(alertEvents.get(m.eventId) ?? []), m.alert]);
+      markers.push({ t: m.t, kind: 'alert' });
+    }
+    for (const [s] of charts) {
+      // An alert on a reading marks the chart of that reading (its first, for humidity's two); others mark every chart.
+      const own = marks.filter((m) => {
+        const first = m.eventType ? NUMERIC[m.eventType]?.[0]?.[0] : undefined;
+        return first === undefined || first === s!.label;
+      });
+      chartMarkers.set(s!.label, [
+        ...markers.filter((m) => m.kind !== 'alert'),
+        ...own.map((m) => ({ t: m.t, kind: 'alert' })),
+      ]);
+    }
+    return { charts, markers, chartMarkers, alertEvents };
+  }, [data, alerts, rules]);
 
   const events = data?.events ?? [];
   const shown = events.slice(page * TABLE_PAGE, (page + 1) * TABLE_PAGE);
@@ -419,7 +489,7 @@ function History({ projectId, deviceId, label }: { projectId: string; deviceId: 
               key={series[0]!.label}
               title={series[0]!.label}
               series={series}
-              markers={markers}
+              markers={chartMarkers.get(series[0]!.label)}
               from={from}
               to={to}
             />
@@ -440,13 +510,23 @@ function History({ projectId, deviceId, label }: { projectId: string; deviceId: 
                     </tr>
                   </thead>
                   <tbody>
-                    {shown.map((e) => (
-                      <tr key={e.eventId}>
-                        <td>{formatTime(e.timestamp)}</td>
-                        <td>{e.eventType}</td>
-                        <td>{eventText(e)}</td>
-                      </tr>
-                    ))}
+                    {shown.map((e) => {
+                      const raised = alertEvents.get(e.eventId);
+                      return (
+                        <tr key={e.eventId} class={raised ? 'alert-event' : undefined}>
+                          <td>{formatTime(e.timestamp)}</td>
+                          <td>{e.eventType}</td>
+                          <td>
+                            {eventText(e)}
+                            {raised?.map((a) => (
+                              <a key={a.name} class="alert-mark" href={alertHref(a.name)} data-testid="alert-mark">
+                                ⚠ triggered {ruleTitle(rules?.get(a.rule), a.rule)}
+                              </a>
+                            ))}
+                          </td>
+                        </tr>
+                      );
+                    })}
                   </tbody>
                 </table>
               </div>
@@ -521,12 +601,71 @@ function Transfer({ projectId, device }: { projectId: string; device: any }) {
   );
 }
 
+/** The device's newest alerts shown on its page (and marked on its chart). */
+const DEVICE_ALERTS = 5;
+
+function DeviceAlerts({
+  projectId,
+  deviceId,
+  alerts,
+  error,
+  rules,
+}: {
+  projectId: string;
+  deviceId: string;
+  alerts: Alert[] | null;
+  error: unknown;
+  rules: Map<string, Rule> | null;
+}) {
+  return (
+    <section class="card" aria-labelledby="device-alerts-h">
+      <div class="card-head">
+        <h2 id="device-alerts-h">Alerts</h2>
+        <span class="spacer" />
+        <a href={`/projects/${projectId}/alerts?device=${deviceId}`}>All alerts of this device</a>
+        <a href={`/projects/${projectId}/rules`}>Rules</a>
+      </div>
+      <ErrorText error={error} />
+      {!alerts || (alerts.length > 0 && rules === null) ? (
+        error ? null : (
+          <Loading what="Loading alerts" />
+        )
+      ) : alerts.length === 0 ? (
+        <p class="muted small">No alerts for this device.</p>
+      ) : (
+        <AlertsTable
+          alerts={alerts}
+          rules={rules}
+          names={new Map()}
+          showTarget={false}
+          caption="Alerts of this device, newest first"
+        />
+      )}
+    </section>
+  );
+}
+
 export function DevicePage({ projectId, deviceId }: { projectId: string; deviceId: string }) {
   const perms = usePermissions(`projects/${projectId}`);
   const base = `/projects/${projectId}/devices/${deviceId}`;
   const { data: device, error, reload } = useLoad(() => api('GET', base), [base]);
   const action = useAction();
   const emulated = deviceId.startsWith('emu');
+  const [alertTick, setAlertTick] = useState(0);
+  const alerts = useLoad(
+    () =>
+      api<{ alerts: Alert[]; nextPageToken: string }>(
+        'GET',
+        `/projects/${projectId}/alerts${query({ device: deviceId, pageSize: DEVICE_ALERTS })}`,
+      ).then((r) => r.alerts),
+    [projectId, deviceId, alertTick],
+  );
+  useAlertChanges(projectId, (a) => {
+    if (a === null || a.targetName.endsWith(`/devices/${deviceId}`)) setAlertTick((n) => n + 1);
+  });
+  // The rules of the alerts shown (names, units, which reading): read when an alert names one not read yet.
+  const ruleNames = [...new Set((alerts.data ?? []).map((a) => a.rule))].sort().join(',');
+  const rules = useRuleBook(projectId, ruleNames === '' ? null : ruleNames);
   if (!device)
     return (
       <section>
@@ -597,7 +736,8 @@ export function DevicePage({ projectId, deviceId }: { projectId: string; deviceI
         <Labels base={base} labels={device.labels} emulated={emulated} perms={perms} onChanged={reload} />
         <Reported reported={device.reported} />
       </div>
-      <History projectId={projectId} deviceId={deviceId} label={name} />
+      <DeviceAlerts projectId={projectId} deviceId={deviceId} alerts={alerts.data} error={alerts.error} rules={rules} />
+      <History projectId={projectId} deviceId={deviceId} label={name} alerts={alerts.data} rules={rules} />
       <section class="card" aria-labelledby="transfer-h">
         <h2 id="transfer-h">Transfer</h2>
         {perms.has('device.transfer') ? (
