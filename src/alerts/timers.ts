@@ -56,7 +56,7 @@ async function targetOf(
 export function createAlertTimers(deps: TimerDeps): AlertTimers {
   const { store } = deps;
 
-  async function fireCondition(c: ConditionRecord, now: number): Promise<void> {
+  async function fireCondition(c: ConditionRecord, now: number): Promise<boolean> {
     const result = await store.transaction(async (tx) => {
       // Taken by whoever deletes it: another process, or an event that cleared it, may have been first.
       if (!(await tx.conditions.delete(c.ruleId, c.targetId))) return null;
@@ -69,6 +69,7 @@ export function createAlertTimers(deps: TimerDeps): AlertTimers {
       return alert ? { alert, device: found.device } : null;
     });
     if (result) deps.announce(result.alert, result.device);
+    return result !== null;
   }
 
   async function fireAlert(id: string, now: number): Promise<boolean> {
@@ -104,10 +105,7 @@ export function createAlertTimers(deps: TimerDeps): AlertTimers {
         fired++;
       }
     }
-    for (const c of await store.conditions.due(now, PIECE)) {
-      await fireCondition(c, now);
-      fired++;
-    }
+    for (const c of await store.conditions.due(now, PIECE)) if (await fireCondition(c, now)) fired++;
     for (const id of await store.alerts.due(now, PIECE)) if (await fireAlert(id, now)) fired++;
     if (fired > 0) deps.notify();
     return fired;

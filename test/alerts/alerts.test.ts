@@ -11,6 +11,7 @@ import type { EmittedEvent } from '../../src/events/types.ts';
 import { nowMicros } from '../../src/runtime/clock.ts';
 import type { DeviceRecord } from '../../src/store/contract/records.ts';
 import { createTestContext, type TestContext } from '../helpers/context.ts';
+import { reopenTestStore, testStoreKind } from '../helpers/store.ts';
 import { sleep, until } from '../helpers/until.ts';
 
 const MINUTE = 60_000;
@@ -368,6 +369,67 @@ describe('the lifecycle', () => {
     // Not in the device's history.
     const history = await t.request('GET', `/v2/projects/${project}/devices/${fridge.id}/events`);
     assert.ok(history.body.events.every((e: any) => e.eventType !== 'alertChanged'));
+  });
+});
+
+describe('two processes', () => {
+  it('on a store several processes share, a due timer fires once: one alert, one escalation, one notification each', {
+    skip: testStoreKind() !== 'postgres' && 'PostgreSQL only: one process owns a SQLite store',
+  }, async () => {
+    const { project } = await rule({
+      trigger: FRIDGE,
+      triggerDelay: '60s',
+      escalationLevels: [
+        {
+          displayName: 'one',
+          actions: [
+            {
+              type: 'WEBHOOK',
+              webhook: { url: 'https://hooks.example.org/x', headers: {}, signatureSecretSealed: '' },
+            },
+          ],
+          escalateAfter: '60s',
+        },
+        {
+          displayName: 'two',
+          actions: [
+            {
+              type: 'WEBHOOK',
+              webhook: { url: 'https://hooks.example.org/y', headers: {}, signatureSecretSealed: '' },
+            },
+          ],
+        },
+      ],
+    });
+    const fridge = await t.createDevice({ projectId: project });
+    await temperature(fridge, 30);
+    // A second process: its own store over the same database, its own timers, run at the same moment as ours.
+    const other = await reopenTestStore(t.dataDir);
+    try {
+      const theirs = createAlertTimers({ ...t.deps, store: other, announce: () => {}, notify: () => {} });
+      t.clock.advance(MINUTE + 1000);
+      const fired = await Promise.all([timers.runOnce(), theirs.runOnce(), timers.runOnce(), theirs.runOnce()]);
+      assert.equal(
+        fired.reduce((a, b) => a + b, 0),
+        1,
+        `the delay's end fired once in all: ${fired}`,
+      );
+      t.clock.advance(MINUTE + 1000);
+      const escalated = await Promise.all([timers.runOnce(), theirs.runOnce(), timers.runOnce(), theirs.runOnce()]);
+      assert.equal(
+        escalated.reduce((a, b) => a + b, 0),
+        1,
+        `the escalation fired once in all: ${escalated}`,
+      );
+    } finally {
+      await other.close();
+    }
+    const alerts = await alertsOf(project);
+    assert.equal(alerts.length, 1);
+    assert.deepEqual(
+      alerts[0].notifications.map((n: any) => n.target),
+      ['https://hooks.example.org/x', 'https://hooks.example.org/y'],
+    );
   });
 });
 
