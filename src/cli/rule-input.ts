@@ -5,6 +5,7 @@
 // edited in place (the others kept as read). Only values that cannot be read stop here (usage errors, exit 2);
 // whether a value is allowed is the service's to say (its 400 names the field).
 import { readFileSync } from 'node:fs';
+import { CRITERIA, CRITERIA_OF, type Criterion } from '../domain/rule-spec.ts';
 import type { EscalationLevel, Rule, RuleAction, RuleInput, RuleTrigger } from '../wire/rules.ts';
 import { parseDuration, parseHeaders, parseInteger, parseNumber } from './arguments.ts';
 import { UsageError } from './errors.ts';
@@ -48,25 +49,8 @@ export interface RuleOptions {
   disabled?: boolean;
 }
 
-type Criterion = 'range' | 'presence' | 'motion' | 'occupancy' | 'contact' | 'connection';
-
 /** The trigger fields and the criterion each takes (docs/alerts.md, triggers); touch and dataConnector take none. */
-export const CRITERION_OF: Readonly<Record<string, Criterion | null>> = {
-  temperature: 'range',
-  humidity: 'range',
-  relativeHumidity: 'range',
-  co2: 'range',
-  pressure: 'range',
-  objectPresent: 'presence',
-  waterPresent: 'presence',
-  motion: 'motion',
-  deskOccupancy: 'occupancy',
-  contact: 'contact',
-  connectionStatus: 'connection',
-  touch: null,
-  dataConnector: null,
-};
-const CRITERIA: readonly Criterion[] = ['range', 'presence', 'motion', 'occupancy', 'contact', 'connection'];
+export const CRITERION_OF: Readonly<Record<string, Criterion | null>> = CRITERIA_OF;
 
 /** The field a state names when only one field takes it (PRESENT and ABSENT are objectPresent's and waterPresent's). */
 const FIELD_OF_STATE: Readonly<Record<string, string>> = {

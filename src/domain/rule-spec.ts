@@ -84,6 +84,31 @@ export interface RuleSpec {
   unacknowledgesAfter?: string;
 }
 
+/** The criteria a trigger may carry. */
+export type Criterion = 'range' | 'presence' | 'motion' | 'occupancy' | 'contact' | 'connection';
+export const CRITERIA: readonly Criterion[] = ['range', 'presence', 'motion', 'occupancy', 'contact', 'connection'];
+
+/**
+ * What each trigger field takes as its criteria: a range, one state, or nothing (touch, dataConnector); read by the
+ * rules' validation and by the CLI's flags alike.
+ */
+export const CRITERIA_OF = {
+  temperature: 'range',
+  humidity: 'range',
+  // The infrastructure client's name for humidity: kept as written, read from humidity events (rule-evaluation.ts).
+  relativeHumidity: 'range',
+  co2: 'range',
+  pressure: 'range',
+  objectPresent: 'presence',
+  waterPresent: 'presence',
+  motion: 'motion',
+  deskOccupancy: 'occupancy',
+  contact: 'contact',
+  connectionStatus: 'connection',
+  touch: null,
+  dataConnector: null,
+} as const satisfies Record<string, Criterion | null>;
+
 export const DEFAULT_UNACKNOWLEDGES_AFTER = '14400s';
 /** A dataConnector rule's trigger delay when it has none (extensions §X5). */
 export const DEFAULT_CONNECTOR_TRIGGER_DELAY = '900s';

@@ -5,6 +5,7 @@
 import { badRequest } from './errors.ts';
 import { labelKeyProblem, labelValueProblem } from './labels.ts';
 import { parseDeviceName } from './names.ts';
+import { CRITERIA, CRITERIA_OF, type Criterion } from './rule-spec.ts';
 import type {
   ActionSpec,
   EmailActionSpec,
@@ -35,25 +36,6 @@ export const MAX_RULE_TEXT_LENGTH = 256;
 export const MAX_EMAIL_BODY_LENGTH = 10_000;
 export const MAX_EMAIL_ADDRESS_LENGTH = 254;
 
-/** What each trigger field takes as its criteria: a range, one state, or nothing (touch, dataConnector). */
-const CRITERIA_OF = {
-  temperature: 'range',
-  humidity: 'range',
-  // The infrastructure client's name for humidity: kept as written, read from humidity events (rule-evaluation.ts).
-  relativeHumidity: 'range',
-  co2: 'range',
-  pressure: 'range',
-  objectPresent: 'presence',
-  waterPresent: 'presence',
-  motion: 'motion',
-  deskOccupancy: 'occupancy',
-  contact: 'contact',
-  connectionStatus: 'connection',
-  touch: null,
-  dataConnector: null,
-} as const satisfies Record<string, Criterion | null>;
-type Criterion = 'range' | 'presence' | 'motion' | 'occupancy' | 'contact' | 'connection';
-
 /** Every trigger field: the event types a rule can watch, and our own dataConnector. */
 export const TRIGGER_FIELDS: readonly string[] = Object.keys(CRITERIA_OF);
 
@@ -64,7 +46,6 @@ const STATES = {
   contact: ['OPEN', 'CLOSED'],
   connection: ['SENSOR_OFFLINE', 'CLOUD_CONNECTOR_OFFLINE'],
 } as const;
-const CRITERIA: readonly Criterion[] = ['range', 'presence', 'motion', 'occupancy', 'contact', 'connection'];
 
 /** Action types of the API family this service does not execute: refused by name. */
 export const UNSUPPORTED_ACTION_TYPES: readonly string[] = [
