@@ -10,7 +10,7 @@
 import type { SecretBox } from '../auth/secret-box.ts';
 import { createOpenedSecrets } from '../delivery/opened-secrets.ts';
 import { isExpired, nextAttemptTime } from '../delivery/retry.ts';
-import { TRANSITION_HEADER } from './notify.ts';
+import { ALERT_TRANSITION_HEADER } from '../delivery/push-headers.ts';
 import type { Dispatcher } from '../delivery/types.ts';
 import { type Clock, nowMicros } from '../runtime/clock.ts';
 import { createFailureLog } from '../runtime/failure-log.ts';
@@ -204,7 +204,7 @@ export function createNotifier(deps: NotifierDeps, options: NotifierOptions = {}
             signatureSecret,
             probe: false,
             // A reserved header: the dispatcher sets it from here, never from the custom headers.
-            alertTransition: payload.headers[TRANSITION_HEADER],
+            alertTransition: payload.headers[ALERT_TRANSITION_HEADER],
           },
           Buffer.from(payload.body, 'utf8'),
         );

@@ -3,6 +3,7 @@
 // records how it went). An e-mail goes to its recipients and the addresses of its contact groups' contacts in the
 // project, subject and body with their placeholders filled; a webhook carries {"alert", "event"} and the
 // X-Sensorcloud-Alert-Transition header, signed with the action's secret by the notifier as a push is.
+import { ALERT_TRANSITION_HEADER } from '../delivery/push-headers.ts';
 import type { ActionSpec, RuleSpec } from '../domain/rule-spec.ts';
 import { formatTimestamp } from '../domain/time.ts';
 import type { AlertRecord } from '../store/contract/alerting.ts';
@@ -11,9 +12,6 @@ import type { DeviceEvent } from '../wire/events.ts';
 import { presentAlertSummary } from './present.ts';
 
 export type Transition = 'TRIGGERED' | 'ESCALATED' | 'REMINDER' | 'UNACKNOWLEDGED' | 'RESOLVED';
-
-export { ALERT_TRANSITION_HEADER as TRANSITION_HEADER } from '../delivery/push-headers.ts';
-import { ALERT_TRANSITION_HEADER as TRANSITION_HEADER } from '../delivery/push-headers.ts';
 
 /** What a notification's placeholders are filled from. */
 export interface NotifyContext {
@@ -100,7 +98,7 @@ export async function queueNotifications(
       target = action.webhook.url;
       payload = JSON.stringify({
         url: action.webhook.url,
-        headers: { ...action.webhook.headers, [TRANSITION_HEADER]: transition },
+        headers: { ...action.webhook.headers, [ALERT_TRANSITION_HEADER]: transition },
         signatureSecretSealed: action.webhook.signatureSecretSealed,
         body: JSON.stringify({ alert: presentAlertSummary(alert), event: ctx.event }),
       });
