@@ -8,6 +8,7 @@ import { principalBucket, type Principal } from '../auth/principal.ts';
 import { BODY_LIMIT_BYTES, parseJsonBody } from './body.ts';
 import { sessionAuthorization } from './console-session.ts';
 import { createConsoleHandler, loadConsoleFiles } from './console-static.ts';
+import { drainBody } from './drain-body.ts';
 import { sendError, writeClientError } from './errors.ts';
 import { createApiServer, type ApiServer, type RequestListener } from './http-server.ts';
 import { createOpenApiCollector } from './openapi.ts';
@@ -134,7 +135,10 @@ export async function createApp(deps: Deps, options: AppOptions = {}): Promise<A
   // A server that listens already (main.ts binds first) answers "starting" until every route is in place.
   app.addHook('onReady', async () => api.attach(listener));
 
-  app.setErrorHandler((err, _request, reply) => sendError(reply, deps.config.publicUrl, err));
+  app.setErrorHandler(async (err, request, reply) => {
+    if ((err as { code?: string }).code === 'FST_ERR_CTP_BODY_TOO_LARGE') await drainBody(request.raw);
+    return sendError(reply, deps.config.publicUrl, err);
+  });
   app.setNotFoundHandler((_request, reply) =>
     reply.code(404).send({ error: 'not found', code: 404, help: `${deps.config.publicUrl}/docs/errors#404` }),
   );

@@ -513,6 +513,49 @@ describe('the HTTP edge, on a real socket', () => {
     assert.deepEqual(Object.keys(bodyOf(other)), ['error', 'code', 'help']);
   });
 
+  it('a body over the limit is read to its end, then refused with the message: the sender sees the 400, never a broken pipe', async () => {
+    const size = 1024 * 1024 + 10;
+    const send = (path: string, length: number, parts: string[]) =>
+      new Promise<{ answer: string; answeredAfterLastPart: boolean; error: string | null }>((resolve) => {
+        const socket = connect(port, '127.0.0.1');
+        let answer = '';
+        let lastPartSent = false;
+        let answeredAfterLastPart = false;
+        let error: string | null = null;
+        socket.on('data', (chunk) => {
+          if (answer === '') answeredAfterLastPart = lastPartSent;
+          answer += chunk.toString('utf8');
+        });
+        socket.on('error', (err: NodeJS.ErrnoException) => (error = err.code ?? err.message));
+        socket.on('close', () => resolve({ answer, answeredAfterLastPart, error }));
+        socket.write(`POST ${path} HTTP/1.1\r\nHost: x\r\nAuthorization: ${auth}\r\nContent-Length: ${length}\r\n\r\n`);
+        // The body in pieces 100 ms apart: before, the answer came at the headers and the connection closed under
+        // the pieces still to come (write EPIPE, or a reset that could lose the answer).
+        const next = (i: number) => {
+          if (socket.destroyed) return;
+          if (i === parts.length) return;
+          socket.write(parts[i]!, () => {
+            if (i === parts.length - 1) lastPartSent = true;
+          });
+          setTimeout(() => next(i + 1), 100);
+        };
+        next(0);
+      });
+    const piece = Math.ceil(size / 4);
+    const parts = Array.from({ length: 4 }, (_, i) => 'a'.repeat(Math.min(piece, size - i * piece)));
+    for (const path of ['/oauth2/token', `/v2/projects/${t.projectId}/serviceaccounts`]) {
+      const { answer, answeredAfterLastPart, error } = await send(path, size, parts);
+      assert.equal(error, null, `${path}: ${answer.slice(0, 200)}`);
+      assert.match(answer, /^HTTP\/1\.1 400 /, answer.slice(0, 200));
+      assert.match(answer, /request body larger than 1 MiB/);
+      assert.ok(answeredAfterLastPart, `${path}: answered before the body was read`);
+    }
+    // A body declared far larger is not waited for: the 400 at once, then the connection closes.
+    const huge = await send('/oauth2/token', 64 * 1024 * 1024, Array(4).fill('a'.repeat(1024)));
+    assert.match(huge.answer, /^HTTP\/1\.1 400 /, huge.answer.slice(0, 200));
+    assert.equal(huge.answeredAfterLastPart, false);
+  });
+
   it('the request timeout is configurable and refused out of range', async () => {
     const { loadConfig } = await import('../../src/config.ts');
     assert.equal(loadConfig({}).requestTimeoutMs, 30_000);
