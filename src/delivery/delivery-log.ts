@@ -59,20 +59,26 @@ export function loggedAttempt(outcome: AttemptOutcome, startMs: number): LoggedA
   };
 }
 
-const EVENT_START = Buffer.from('{"event":{', 'utf8');
-const EVENT_TYPE_KEY = Buffer.from('"eventType":"', 'utf8');
-const DEVICE_ID_KEY = Buffer.from('"metadata":{"deviceId":"', 'utf8');
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
+const EVENT_START = '{"event":{';
+const EVENT_TYPE_KEY = '"eventType":"';
+const DEVICE_ID_KEY = '"metadata":{"deviceId":"';
 /** Event types and device ids are short names; anything longer is not one. */
 const MAX_FIELD_BYTES = 256;
+/** Printable ASCII but the quote and the backslash: a value that needs no decoding (ids and event types are so). */
+const PLAIN = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
+/**
+ * How much of each end of a body is read: the event's type is among its first fields, the body's own metadata is its
+ * last object. Read as latin1 strings and searched in JavaScript: Buffer.indexOf and lastIndexOf with a needle took
+ * ~1 µs a call, eventFieldsOf ~2 µs per attempt (5 % of the log's cost at saturation, 2026-11-29).
+ */
+const EDGE_BYTES = 512;
 
-/** The JSON string value starting at `from` when it is short and has no escape in it; null otherwise. */
-function plainStringAt(body: Buffer, from: number): string | null {
-  const end = body.indexOf(QUOTE, from);
+/** The JSON string value starting at `from` when it is short, plain ASCII and has no escape in it; null otherwise. */
+function plainStringAt(text: string, from: number): string | null {
+  const end = text.indexOf('"', from);
   if (end < 0 || end - from > MAX_FIELD_BYTES) return null;
-  for (let i = from; i < end; i++) if (body[i] === BACKSLASH) return null;
-  return body.toString('utf8', from, end);
+  const value = text.slice(from, end);
+  return PLAIN.test(value) ? value : null;
 }
 
 /**
@@ -80,15 +86,18 @@ function plainStringAt(body: Buffer, from: number): string | null {
  * {"deviceId":…,…}}`), read without parsing it: this runs for every attempt, inside the outcomes' transaction. A key
  * with its quotes can appear only as a key (a quote inside a JSON string is escaped): the first `"eventType":"` is the
  * event's own (it comes before the event's data), and the last `"metadata":{"deviceId":"` is the body's own (metadata
- * comes last, after the labels). A body of another shape is parsed instead; one that is not JSON gives '' for both,
- * so a malformed body never stops an outcome from being recorded.
+ * comes last, after the labels). A body of another shape, or whose fields are not within EDGE_BYTES of its ends, is
+ * parsed instead; one that is not JSON gives '' for both, so a malformed body never stops an outcome from being
+ * recorded.
  */
 export function eventFieldsOf(body: Buffer): { eventType: string; deviceId: string } {
-  if (body.subarray(0, EVENT_START.length).equals(EVENT_START)) {
-    const type = body.indexOf(EVENT_TYPE_KEY, EVENT_START.length);
-    const device = body.lastIndexOf(DEVICE_ID_KEY);
-    const eventType = type < 0 ? null : plainStringAt(body, type + EVENT_TYPE_KEY.length);
-    const deviceId = device < 0 ? null : plainStringAt(body, device + DEVICE_ID_KEY.length);
+  const head = body.toString('latin1', 0, Math.min(body.length, EDGE_BYTES));
+  if (head.startsWith(EVENT_START)) {
+    const tail = body.length <= EDGE_BYTES ? head : body.toString('latin1', body.length - EDGE_BYTES);
+    const type = head.indexOf(EVENT_TYPE_KEY, EVENT_START.length);
+    const device = tail.lastIndexOf(DEVICE_ID_KEY);
+    const eventType = type < 0 ? null : plainStringAt(head, type + EVENT_TYPE_KEY.length);
+    const deviceId = device < 0 ? null : plainStringAt(tail, device + DEVICE_ID_KEY.length);
     if (eventType !== null && deviceId !== null) return { eventType, deviceId };
   }
   try {
@@ -163,7 +172,9 @@ export async function pruneDeliveryLog(store: Store, now: number, options: Deliv
   if (!(await run(() => store.transaction((tx) => tx.deliveryLog.deleteBefore(cutoff, LOG_PIECE))))) return removed;
   if (!deliveryLogOn(options)) return removed;
   for (const connectorId of await store.deliveryLog.connectorsOver(options.max)) {
-    if (!(await run(() => store.transaction((tx) => tx.deliveryLog.trim(connectorId, options.max, LOG_PIECE))))) break;
+    const edge = await store.deliveryLog.trimEdge(connectorId, options.max);
+    if (edge === null) continue;
+    if (!(await run(() => store.transaction((tx) => tx.deliveryLog.trim(connectorId, edge, LOG_PIECE))))) break;
   }
   return removed;
 }

@@ -13,7 +13,9 @@ import {
 import { buildPushBody } from '../../src/delivery/push-body.ts';
 import { buildPushHeaders, TRIGGER_HEADER } from '../../src/delivery/push-headers.ts';
 import type { AttemptOutcome } from '../../src/delivery/types.ts';
+import type { LoggedAttempt } from '../../src/store/contract/delivery-log.ts';
 import type { Store } from '../../src/store/contract/store.ts';
+import { attemptsJson, toLogRecord } from '../../src/store/sql/delivery-log-rows.ts';
 
 const device = {
   id: 'dev-1',
@@ -43,6 +45,77 @@ describe('eventFieldsOf', () => {
     assert.deepEqual(eventFieldsOf(escaped), { eventType: 'tA', deviceId: 'd3' });
     for (const bad of ['', '{}', '{"event":{"eventType":', 'null', '{"event":{"eventType":7},"metadata":{}}', '\xff'])
       assert.deepEqual(eventFieldsOf(Buffer.from(bad, 'latin1')), { eventType: '', deviceId: '' }, bad);
+  });
+
+  it('reads the same from bodies whose fields lie far from their ends, or hold what a latin1 read would garble', () => {
+    const event = (data: unknown, targetName = 'projects/p1/devices/dev-1') =>
+      JSON.stringify({ eventId: 'e1', targetName, eventType: 'touch', data, timestamp: '2025-06-01T12:00:00.000000Z' });
+    const parsed = (body: Buffer) => {
+      const json = JSON.parse(body.toString('utf8'));
+      return { eventType: json.event.eventType, deviceId: json.metadata.deviceId };
+    };
+    const bodies = [
+      // A large event and labels of several-byte characters between the two ends.
+      buildPushBody(event({ blob: 'x'.repeat(4000), metadata: { deviceId: 'nested' } }), device, ['name']),
+      buildPushBody(event({}), { ...device, labels: { name: 'ø'.repeat(600) } }, ['name']),
+      // The body's own device further than the read end from the last byte: parsed instead.
+      buildPushBody(event({}), { ...device, productNumber: 'p'.repeat(700) }, []),
+      // The event's type beyond the read start: parsed instead.
+      buildPushBody(event({}, `projects/p1/devices/${'d'.repeat(600)}`), device, []),
+      // A device id that is not plain ASCII.
+      buildPushBody(event({}), { ...device, id: 'dév-1' }, []),
+    ];
+    for (const body of bodies) assert.deepEqual(eventFieldsOf(body), parsed(body));
+  });
+});
+
+describe('attemptsJson', () => {
+  it('is the JSON of the stored attempts, read back as they were logged', () => {
+    const attempts: LoggedAttempt[] = [
+      {
+        time: 1_700_000_000_123_456,
+        durationMicros: 0,
+        outcome: 'SUCCESS',
+        httpStatus: 200,
+        responseBody: '',
+        responseBodyTruncated: false,
+        error: '',
+      },
+      {
+        time: 1,
+        durationMicros: 12_500,
+        outcome: 'HTTP_ERROR',
+        httpStatus: 503,
+        responseBody: '{"a":"\\"q\u00e9\u2028\n',
+        responseBodyTruncated: true,
+        error: 'HTTP 503 "busy"',
+      },
+      {
+        time: 2,
+        durationMicros: 3,
+        outcome: 'TIMEOUT',
+        httpStatus: 0,
+        responseBody: '',
+        responseBodyTruncated: false,
+        error: 'timed out',
+      },
+    ];
+    for (const some of [attempts.slice(0, 1), attempts]) {
+      const json = attemptsJson(some);
+      assert.doesNotThrow(() => JSON.parse(json), json);
+      const row = { id: 1, connector_id: 'c', event_id: 'e', event_type: 't', device_id: 'd', trigger: 0, state: 2 };
+      const read = toLogRecord({
+        ...row,
+        attempt_count: some.length,
+        create_time: 0,
+        update_time: 0,
+        next_attempt_time: null,
+        attempts: json,
+      });
+      assert.deepEqual(read.attempts, some);
+    }
+    // A number that is not finite never makes text that is not JSON.
+    assert.doesNotThrow(() => JSON.parse(attemptsJson([{ ...attempts[0]!, durationMicros: Number.NaN }])));
   });
 });
 
@@ -155,7 +228,12 @@ describe('pruneDeliveryLog', () => {
         calls.push('connectorsOver');
         return [...over.keys()];
       },
-      async trim(id: string, _keep: number, limit: number) {
+      async trimEdge(id: string) {
+        calls.push(`trimEdge ${id}`);
+        return over.get(id)! > 0 ? 1_000 : null;
+      },
+      async trim(id: string, upTo: number, limit: number) {
+        assert.equal(upTo, 1_000, 'the edge read once for the pass');
         const n = Math.min(over.get(id)!, limit);
         over.set(id, over.get(id)! - n);
         calls.push(`trim ${id} ${n}`);
@@ -173,7 +251,7 @@ describe('pruneDeliveryLog', () => {
     return { store, calls, transactions: () => transactions };
   }
 
-  it('prunes the retention, then each connector beyond its cap, a piece per transaction', async () => {
+  it('prunes the retention, then each connector beyond its cap from an edge read once, a piece per transaction', async () => {
     const f = fakeStore(
       LOG_PIECE + 10,
       new Map([
@@ -187,7 +265,9 @@ describe('pruneDeliveryLog', () => {
       `deleteBefore ${LOG_PIECE}`,
       'deleteBefore 10',
       'connectorsOver',
+      'trimEdge a',
       'trim a 3',
+      'trimEdge b',
       `trim b ${LOG_PIECE}`,
       'trim b 0',
     ]);

@@ -145,10 +145,16 @@ export interface DeliveryLogRepo {
   /** Connectors that have more than `keep` deliveries logged. */
   connectorsOver(keep: number): Promise<string[]>;
   /**
-   * Removes up to `limit` of the connector's oldest deliveries beyond its newest `keep`; returns how many. As
-   * deleteBefore, one still queued is kept (so a connector can stay over `keep` while those are queued).
+   * The greatest id among the connector's deliveries beyond its newest `keep` (its count - keep oldest), or null when
+   * it has at most `keep`. Read once per pruning pass, not per piece (each read walks the connector's deliveries):
+   * deliveries logged after it are newer, so it stays an edge of the excess while the pieces run.
    */
-  trim(connectorId: string, keep: number, limit: number): Promise<number>;
+  trimEdge(connectorId: string, keep: number): Promise<number | null>;
+  /**
+   * Removes up to `limit` of the connector's deliveries with an id up to `upTo` (trimEdge), oldest first; returns how
+   * many. As deleteBefore, one still queued is kept (so a connector can stay over `keep` while those are queued).
+   */
+  trim(connectorId: string, upTo: number, limit: number): Promise<number>;
   /** Removes up to `limit` of the connector's deliveries (the connector was deleted); returns how many. */
   deleteByConnector(connectorId: string, limit: number): Promise<number>;
   /** Deliveries logged, service-wide. */

@@ -723,7 +723,7 @@ export function deliveryLogContract(open: OpenStore): void {
         assert.equal(await s.deliveryLog.count(), 0);
       }));
 
-    it('connectorsOver and trim keep each connector to its newest `keep`, oldest removed first, `limit` at a time', () =>
+    it('connectorsOver, trimEdge and trim keep each connector to its newest `keep`, oldest removed first, `limit` at a time', () =>
       withFreshStore(open, async (s) => {
         const [a, b, small] = [await seedConnector(s), await seedConnector(s), await seedConnector(s)];
         const logAll = async (connectorId: string, n: number) => {
@@ -735,24 +735,39 @@ export function deliveryLogContract(open: OpenStore): void {
         };
         const aIds = await logAll(a.id, 7);
         const bIds = await logAll(b.id, 5);
-        await logAll(small.id, 3);
+        const smallIds = await logAll(small.id, 3);
         assert.deepEqual((await s.deliveryLog.connectorsOver(4)).sort(), [a.id, b.id].sort());
         assert.deepEqual(await s.deliveryLog.connectorsOver(7), []);
         assert.deepEqual((await s.deliveryLog.connectorsOver(0)).sort(), [a.id, b.id, small.id].sort());
-        assert.equal(await s.deliveryLog.trim(a.id, 4, 2), 2);
-        assert.equal(await s.deliveryLog.trim(a.id, 4, 2), 1);
-        assert.equal(await s.deliveryLog.trim(a.id, 4, 2), 0);
-        assert.deepEqual(ids(await s.deliveryLog.list({ connectorIds: [a.id] }, 10, T0)), aIds.slice(3).reverse());
-        assert.deepEqual(await s.deliveryLog.connectorsOver(4), [b.id]);
-        assert.equal(await s.deliveryLog.trim(b.id, 10, 10), 0);
-        assert.equal(await s.deliveryLog.trim(b.id, 0, 10), 5, 'keep 0: every one');
+        const edge = await s.deliveryLog.trimEdge(a.id, 4);
+        assert.equal(edge, aIds[2], 'the newest of the 3 beyond the newest 4');
+        // Deliveries logged after the edge was read are newer: the pieces still remove exactly the 3.
+        const later = await logAll(a.id, 2);
+        assert.equal(await s.deliveryLog.trim(a.id, edge!, 2), 2);
+        assert.equal(await s.deliveryLog.trim(a.id, edge!, 2), 1);
+        assert.equal(await s.deliveryLog.trim(a.id, edge!, 2), 0);
+        assert.deepEqual(
+          ids(await s.deliveryLog.list({ connectorIds: [a.id] }, 10, T0)),
+          [...aIds.slice(3), ...later].reverse(),
+        );
+        assert.deepEqual(await s.deliveryLog.connectorsOver(6), []);
+        assert.deepEqual((await s.deliveryLog.connectorsOver(4)).sort(), [a.id, b.id].sort());
+        assert.equal(await s.deliveryLog.trimEdge(b.id, 5), null);
+        assert.equal(await s.deliveryLog.trimEdge(b.id, 10), null);
+        assert.equal(
+          await s.deliveryLog.trim(b.id, (await s.deliveryLog.trimEdge(b.id, 0))!, 10),
+          5,
+          'keep 0: every one',
+        );
         assert.deepEqual(await s.deliveryLog.list({ connectorIds: [b.id] }, 10, T0), []);
         assert.equal(bIds.length, 5);
         // A delivery still queued is kept, even beyond the cap.
         const queued = eventRow(small.id, T0 - 1);
         await s.deliveries.insert([queued]);
         await s.deliveryLog.record([outcome(queued, 'RETRYING', attempt(T0))]);
-        assert.equal(await s.deliveryLog.trim(small.id, 0, 10), 3);
+        const smallEdge = await s.deliveryLog.trimEdge(small.id, 0);
+        assert.equal(smallEdge, Math.max(queued.queued!.id, ...smallIds), 'the queued delivery counts, and stays');
+        assert.equal(await s.deliveryLog.trim(small.id, smallEdge!, 10), 3);
         assert.deepEqual(ids(await s.deliveryLog.list({ connectorIds: [small.id] }, 10, T0)), [queued.queued!.id]);
       }));
 

@@ -338,28 +338,34 @@ export function createDeliveryLogRepo(sql: Sql): DeliveryLogRepo {
       );
       return rows.map((r) => r.id);
     },
-    async trim(connectorId, keep, limit) {
-      // Its deliveries beyond the newest `keep` are its oldest (count - keep): up to the newest of those, oldest first
-      // (each state's oldest, merged), a delivery still queued staying (deleteBefore). Rows an outcome batch holds are
-      // left for the next pass.
+    async trimEdge(connectorId, keep) {
+      // Its deliveries beyond the newest `keep` are its oldest (count - keep), each state's oldest merged.
       const [{ n }] = (await sql.query<{ n: number }>(
         'SELECT count(*) AS n FROM delivery_log WHERE connector_id = $1',
         [connectorId],
       )) as [{ n: number }];
       const over = n - Math.max(0, keep);
-      if (over <= 0) return 0;
+      if (over <= 0) return null;
+      const [edge] = await sql.query<{ id: string }>(
+        `SELECT y.id FROM unnest($2::smallint[]) AS t(state) CROSS JOIN LATERAL (
+           SELECT id FROM delivery_log WHERE connector_id = $1 AND state = t.state ORDER BY id LIMIT $3) y
+         ORDER BY y.id OFFSET $3 - 1 LIMIT 1`,
+        [connectorId, LOGGED_STATES, over],
+      );
+      return edge === undefined ? null : Number(edge.id);
+    },
+    async trim(connectorId, upTo, limit) {
+      // Oldest first (each state's oldest, merged), a delivery still queued staying (deleteBefore). Rows an outcome
+      // batch holds are left for the next pass.
       return sql.run(
         `DELETE FROM delivery_log WHERE id IN (
            SELECT x.id FROM unnest($2::smallint[]) AS s(state) CROSS JOIN LATERAL (
              SELECT l.id FROM delivery_log l
-             WHERE l.connector_id = $1 AND l.state = s.state AND l.id <= (
-                 SELECT y.id FROM unnest($2::smallint[]) AS t(state) CROSS JOIN LATERAL (
-                   SELECT id FROM delivery_log WHERE connector_id = $1 AND state = t.state ORDER BY id LIMIT $3) y
-                 ORDER BY y.id OFFSET $3 - 1 LIMIT 1)
+             WHERE l.connector_id = $1 AND l.state = s.state AND l.id <= $3
                AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.id = l.id)
              ORDER BY l.id LIMIT $4 FOR UPDATE OF l SKIP LOCKED) x
            ORDER BY x.id LIMIT $4)`,
-        [connectorId, LOGGED_STATES, over, limit],
+        [connectorId, LOGGED_STATES, upTo, limit],
       );
     },
     async deleteByConnector(connectorId, limit) {

@@ -413,20 +413,22 @@ export function createDeliveryLogRepo(db: SqliteDb): DeliveryLogRepo {
         )
         .map((r) => r.id);
     },
-    async trim(connectorId, keep, limit) {
-      // Its deliveries beyond the newest `keep` are its oldest (count - keep): up to the newest of those, oldest first,
-      // a delivery still queued staying (deleteBefore). Found by merging the oldest of each state.
+    async trimEdge(connectorId, keep) {
+      // Its deliveries beyond the newest `keep` are its oldest (count - keep), found by merging the oldest of each state.
       const n = db.get<{ n: number }>('SELECT count(*) AS n FROM delivery_log WHERE connector_id = ?', connectorId)!.n;
       const over = n - Math.max(0, keep);
-      if (over <= 0) return 0;
-      const edge = db.get<{ id: number }>(
+      if (over <= 0) return null;
+      return db.get<{ id: number }>(
         `SELECT id FROM (${oldest(false)}) ORDER BY id LIMIT 1 OFFSET +?`,
         ...LOGGED_STATES.flatMap((state) => [connectorId, state, MAX_ID, over]),
         over - 1,
       )!.id;
+    },
+    async trim(connectorId, upTo, limit) {
+      // Oldest first, a delivery still queued staying (deleteBefore).
       return db.run(
         `DELETE FROM delivery_log WHERE id IN (SELECT id FROM (${oldest(true)}) ORDER BY id LIMIT +?)`,
-        ...LOGGED_STATES.flatMap((state) => [connectorId, state, edge, limit]),
+        ...LOGGED_STATES.flatMap((state) => [connectorId, state, upTo, limit]),
         limit,
       ).changes;
     },
