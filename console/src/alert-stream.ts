@@ -81,7 +81,7 @@ function open(projectId: string, hub: Hub): void {
 }
 
 /** Calls `listener` with each alert transition of the project; returns the unsubscribe. */
-export function onAlertChanged(projectId: string, listener: AlertListener): () => void {
+function onAlertChanged(projectId: string, listener: AlertListener): () => void {
   let hub = hubs.get(projectId);
   if (!hub) {
     hub = { listeners: new Set(), abort: null, closeTimer: null };

@@ -19,6 +19,18 @@ export const URL_SCHEME_TEXT = 'The URL must start with https:// (plain http:// 
 export const URL_FORMAT_TEXT =
   'Enter the full address of your endpoint, starting with https://, e.g. https://example.com/hook.';
 
+/** The obvious problems of an endpoint URL, found before asking the API (which decides the rest: private addresses…). */
+export function urlProblem(url: string): string | null {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return URL_FORMAT_TEXT;
+  }
+  if (parsed.protocol !== 'https:') return URL_SCHEME_TEXT;
+  return parsed.hostname === '' ? URL_FORMAT_TEXT : null;
+}
+
 export const SMTP_TEXT =
   'E-mail needs an SMTP server, and this service has none: ask its operator to set SENSORCLOUD_SMTP_URL, or use a webhook.';
 

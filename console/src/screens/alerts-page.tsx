@@ -19,7 +19,7 @@ import {
   useTargetNames,
 } from './alert-parts.tsx';
 
-export const ALERT_PAGE_SIZE = 50;
+const ALERT_PAGE_SIZE = 50;
 
 interface Filters {
   states: string[];

@@ -4,7 +4,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, idOf } from '../api.ts';
 import { ErrorText, Field, FieldError, Loading, Title, useAction } from '../components.tsx';
-import { URL_FORMAT_TEXT, URL_SCHEME_TEXT, type FieldMap } from '../form-errors.ts';
+import { urlProblem, type FieldMap } from '../form-errors.ts';
 import { EVENT_TYPES, formatTime } from '../format.ts';
 import { navigate } from '../router.ts';
 import {
@@ -41,18 +41,6 @@ const FIELDS: FieldMap = {
   events: 'events',
   ...DELIVERY_FIELDS,
 };
-
-/** The obvious problems of an endpoint URL, found before asking the API (which decides: private addresses…). */
-function urlProblem(url: string): string | null {
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    return URL_FORMAT_TEXT;
-  }
-  if (parsed.protocol !== 'https:') return URL_SCHEME_TEXT;
-  return parsed.hostname === '' ? URL_FORMAT_TEXT : null;
-}
 
 const EMPTY: Draft = {
   displayName: '',

@@ -14,8 +14,8 @@ export interface DeliveryConfig {
   paused: boolean;
 }
 
-export const MAX_CONCURRENCY = 64;
-export const MAX_RATE = 10_000;
+const MAX_CONCURRENCY = 64;
+const MAX_RATE = 10_000;
 
 /** What a connector created without controls has (the API's defaults); older answers may lack the object. */
 export const DEFAULT_DELIVERY_CONFIG: DeliveryConfig = {
@@ -33,7 +33,7 @@ export const deliveryConfigOf = (c: { deliveryConfig?: Partial<DeliveryConfig> }
 const numberText = (n: number) => n.toLocaleString('en-US', { maximumFractionDigits: 3 });
 
 /** The controls in one line, in parts: "Up to 8 pushes at once", "at most 5 per second", "only devices with site=oslo, floor". */
-export function controlsParts(d: DeliveryConfig): string[] {
+function controlsParts(d: DeliveryConfig): string[] {
   const filters = Object.entries(d.labelFilters);
   return [
     d.maxConcurrency === 1 ? 'One push at a time' : `Up to ${numberText(d.maxConcurrency)} pushes at once`,
@@ -56,7 +56,7 @@ export function ControlsLine({ config }: { config: DeliveryConfig }) {
   );
 }
 
-export const PAUSED_TITLE = 'Paused — events are queued, none is pushed.';
+const PAUSED_TITLE = 'Paused — events are queued, none is pushed.';
 const EXPIRY_TEXT = 'an event queued for more than 12 hours expires without being sent';
 
 /** Under the title of a paused connector. */

@@ -270,7 +270,7 @@ const ALERT_MARK_LIMIT = 20;
  * reading that made the condition hold, or the last one before a delay ran out), or the trigger time itself when
  * there is none (a sensor that went silent).
  */
-export function alertMarks(
+function alertMarks(
   events: { eventId: string; eventType: string; timestamp: string }[],
   alerts: Alert[],
   rules: Map<string, Rule> | null,
@@ -651,17 +651,16 @@ export function DevicePage({ projectId, deviceId }: { projectId: string; deviceI
   const { data: device, error, reload } = useLoad(() => api('GET', base), [base]);
   const action = useAction();
   const emulated = deviceId.startsWith('emu');
-  const [alertTick, setAlertTick] = useState(0);
   const alerts = useLoad(
     () =>
       api<{ alerts: Alert[]; nextPageToken: string }>(
         'GET',
         `/projects/${projectId}/alerts${query({ device: deviceId, pageSize: DEVICE_ALERTS })}`,
       ).then((r) => r.alerts),
-    [projectId, deviceId, alertTick],
+    [projectId, deviceId],
   );
   useAlertChanges(projectId, (a) => {
-    if (a === null || a.targetName.endsWith(`/devices/${deviceId}`)) setAlertTick((n) => n + 1);
+    if (a === null || a.targetName.endsWith(`/devices/${deviceId}`)) alerts.reload();
   });
   // The rules of the alerts shown (names, units, which reading): read when an alert names one not read yet.
   const ruleNames = [...new Set((alerts.data ?? []).map((a) => a.rule))].sort().join(',');

@@ -3,7 +3,7 @@
 // paths to the form's controls. No rendering here, and no import of api.ts (whose router needs a browser):
 // test/console/rule-form-errors.test.ts runs the field map against the server's own refusals in Node.
 import { type Rule, type RuleTrigger, shownValue } from '../alerts.ts';
-import { URL_FORMAT_TEXT, URL_SCHEME_TEXT, type FieldMap } from '../form-errors.ts';
+import { urlProblem, type FieldMap } from '../form-errors.ts';
 import { apiValue, DURATION_UNITS, durationSeconds, RANGE_FIELDS, STATE_FIELDS } from '../rule-text.ts';
 
 /** The last segment of a resource name (api.ts's idOf). */
@@ -86,8 +86,8 @@ export const PLACEHOLDERS: [string, string][] = [
   ['$time', 'when the notification was made'],
 ];
 
-export const DEFAULT_SUBJECT = '$transition: $rule, $name at $value';
-export const DEFAULT_BODY =
+const DEFAULT_SUBJECT = '$transition: $rule, $name at $value';
+const DEFAULT_BODY =
   'Rule "$rule" in project $project: $name is at $value.\nThe alert triggered at $triggerTime (level $level).';
 
 let nextKey = 0;
@@ -155,7 +155,7 @@ function durationDraft(d: string | null, unit = 'min'): Duration {
   return { value: String(s), unit: 's' };
 }
 
-const hhmm = (t: { hour: number; minute: number }) =>
+export const hhmm = (t: { hour: number; minute: number }) =>
   `${String(t.hour).padStart(2, '0')}:${String(t.minute).padStart(2, '0')}`;
 
 export function draftOf(rule: Rule): Draft {
@@ -211,18 +211,6 @@ export type Problem = { field: string; text: string };
 
 export const isRange = (field: string) => RANGE_FIELDS.some((r) => r[0] === field);
 export const stateFieldOf = (field: string) => STATE_FIELDS.find((s) => s[0] === field);
-
-/** The obvious problems of a webhook URL, found before asking the API (which decides the rest). */
-function urlProblem(url: string): string | null {
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    return URL_FORMAT_TEXT;
-  }
-  if (parsed.protocol !== 'https:') return URL_SCHEME_TEXT;
-  return parsed.hostname === '' ? URL_FORMAT_TEXT : null;
-}
 
 function readDuration(d: Duration, field: string, form: HTMLFormElement | null): string | null | Problem {
   const input = form?.querySelector<HTMLInputElement>(`input[name="${field}"]`);

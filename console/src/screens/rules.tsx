@@ -1,7 +1,6 @@
 // The project's notification rules (extensions §X5): the list (name, what triggers it, which devices, its actions,
 // an enabled switch) and one rule in words with its alerts. Project developers and up create, edit, switch and
 // delete rules; other members read them.
-import { useState } from 'preact/hooks';
 import { useAlertChanges } from '../alert-stream.ts';
 import type { Alert, Rule, Schedule } from '../alerts.ts';
 import { durationText, scopeText, triggerText } from '../rule-text.ts';
@@ -11,6 +10,7 @@ import { labelText } from '../format.ts';
 import { reasonFor, usePermissions } from '../permissions.ts';
 import { navigate } from '../router.ts';
 import { AlertsTable, useTargetNames } from './alert-parts.tsx';
+import { DAYS, hhmm } from './rule-draft.ts';
 
 const TYPE_WORDS: Record<string, string> = { EMAIL: 'e-mail', WEBHOOK: 'webhook' };
 
@@ -21,13 +21,11 @@ function actionsText(rule: Rule): string {
   return `${types.join(', ') || 'nothing'}${levels > 1 ? ` · ${levels}\u00a0levels` : ''}`;
 }
 
-const pad = (n: number) => String(n).padStart(2, '0');
-
 /** "Mon–Fri 08:00–17:00 (Europe/Oslo)"; "always" without a schedule. */
-export function scheduleText(s: Schedule | null): string {
+function scheduleText(s: Schedule | null): string {
   if (!s || s.slots.length === 0) return 'always';
   const short = (d: string) => d.slice(0, 3);
-  const week = ['Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday', 'Sunday'];
+  const week = DAYS;
   const days = (list: string[]) => {
     if (list.length === 0 || list.length === 7) return 'every day';
     const idx = week.filter((d) => list.includes(d)).map((d) => week.indexOf(d));
@@ -37,10 +35,7 @@ export function scheduleText(s: Schedule | null): string {
       : idx.map((i) => short(week[i]!)).join(', ');
   };
   const slots = s.slots
-    .map(
-      (slot) =>
-        `${days(slot.days)} ${slot.times.map((t) => `${pad(t.start.hour)}:${pad(t.start.minute)}–${pad(t.end.hour)}:${pad(t.end.minute)}`).join(', ')}`,
-    )
+    .map((slot) => `${days(slot.days)} ${slot.times.map((t) => `${hhmm(t.start)}–${hhmm(t.end)}`).join(', ')}`)
     .join('; ');
   return `${s.inverse ? 'outside ' : ''}${slots} (${s.timezone})`;
 }
@@ -219,17 +214,16 @@ export function RulePage({ projectId, ruleId }: { projectId: string; ruleId: str
   const canEdit = perms.has('device.update');
   const base = `/projects/${projectId}/rules/${ruleId}`;
   const { data: rule, error, setData } = useLoad(() => api<Rule>('GET', base), [base]);
-  const [tick, setTick] = useState(0);
   const alerts = useLoad(
     () =>
       api<{ alerts: Alert[]; nextPageToken: string }>(
         'GET',
         `/projects/${projectId}/alerts${query({ rule: ruleId, pageSize: 20 })}`,
       ),
-    [projectId, ruleId, tick],
+    [projectId, ruleId],
   );
   useAlertChanges(projectId, (a) => {
-    if (a === null || idOf(a.rule) === ruleId) setTick((n) => n + 1);
+    if (a === null || idOf(a.rule) === ruleId) alerts.reload();
   });
   const groups = useLoad(async () => {
     const names = rule?.escalationLevels.flatMap((l) => l.actions.flatMap((a) => a.email?.contactGroups ?? [])) ?? [];
