@@ -1,10 +1,8 @@
 // An alert as the API, the stream's alertChanged event and a webhook's body show it (wire/alerts.ts).
+import { alertName, ruleName } from '../domain/names.ts';
 import { formatTimestamp } from '../domain/time.ts';
 import type { AlertRecord } from '../store/contract/alerting.ts';
 import type { Alert, AlertSummary } from '../wire/alerts.ts';
-
-export const alertName = (projectId: string, id: string) => `projects/${projectId}/alerts/${id}`;
-export const ruleName = (projectId: string, id: string) => `projects/${projectId}/rules/${id}`;
 
 const time = (micros: number | null) => (micros === null ? '' : formatTimestamp(micros));
 

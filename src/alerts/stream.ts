@@ -7,9 +7,8 @@ import type { EmittedEvent } from '../events/types.ts';
 import { formatTimestamp } from '../domain/time.ts';
 import type { AlertRecord } from '../store/contract/alerting.ts';
 import type { DeviceRecord } from '../store/contract/records.ts';
+import { ALERT_CHANGED } from '../domain/device-types.ts';
 import { presentAlertSummary } from './present.ts';
-
-export const ALERT_CHANGED = 'alertChanged';
 
 /** Tells the streams of an alert's transition; `device` is the alert's device, when it is a device's. */
 export type AnnounceAlert = (alert: AlertRecord, device: DeviceRecord | null) => void;

@@ -4,9 +4,10 @@
 // or found larger than DRAIN_LIMIT_BYTES is not waited for: the answer goes at once and the connection closes. The
 // server's request timeout bounds a slow body as it bounds any other.
 import type { IncomingMessage } from 'node:http';
+import { BODY_LIMIT_BYTES } from './body.ts';
 
 /** The most a refused body is read (and dropped) before the answer: 8 times the API's body limit. */
-export const DRAIN_LIMIT_BYTES = 8 * 1024 * 1024;
+const DRAIN_LIMIT_BYTES = 8 * BODY_LIMIT_BYTES;
 
 /** Resolves once the request's body has ended, its connection closed, or more than `limit` bytes were dropped. */
 export function drainBody(req: IncomingMessage, limit = DRAIN_LIMIT_BYTES): Promise<void> {

@@ -3,7 +3,7 @@
 // an id or a full name (`projects/…/devices/…`), in --project, else the profile's default project, else the only
 // project the credentials see.
 import type { Command } from 'commander';
-import type { ProjectList } from '../wire/projects.ts';
+import type { Project, ProjectList } from '../wire/projects.ts';
 import { ApiClient } from './client.ts';
 import { UsageError } from './errors.ts';
 import { Output } from './output.ts';
@@ -33,6 +33,7 @@ export class Context {
   private connection: Connection | null = null;
   private apiClient: ApiClient | null = null;
   private projectPromise: Promise<string> | null = null;
+  private organizationPromise: Promise<string> | null = null;
 
   constructor(
     readonly options: GlobalOptions,
@@ -67,6 +68,14 @@ export class Context {
   project(): Promise<string> {
     this.projectPromise ??= this.findProject();
     return this.projectPromise;
+  }
+
+  /** The current project's organization (`organizations/<id>`: where its contacts' groups live), read once. */
+  organization(): Promise<string> {
+    this.organizationPromise ??= this.project()
+      .then((p) => this.client.call<Project>('GET', `projects/${p}`))
+      .then((p) => p.organization);
+    return this.organizationPromise;
   }
 
   private async findProject(): Promise<string> {

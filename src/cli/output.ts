@@ -2,6 +2,9 @@
 // --json, only names with --quiet. Results go to stdout, notes and progress to stderr. Colours only on a
 // terminal, never with NO_COLOR (https://no-color.org) or --no-color.
 
+/** How the CLI prints a set secret or header value: never a value to send back. */
+export const REDACTED = '<redacted>';
+
 export interface OutputOptions {
   json?: boolean;
   quiet?: boolean;

@@ -9,9 +9,7 @@ import { CRITERIA, CRITERIA_OF, type Criterion } from '../domain/rule-spec.ts';
 import type { EscalationLevel, Rule, RuleAction, RuleInput, RuleTrigger } from '../wire/rules.ts';
 import { parseDuration, parseHeaders, parseInteger, parseNumber } from './arguments.ts';
 import { UsageError } from './errors.ts';
-
-/** How the CLI prints a set secret or header value (as a connector's): never a value to send back. */
-export const REDACTED = '<redacted>';
+import { REDACTED } from './output.ts';
 
 /** commander's values of the rule options (devices and contact groups already resolved to full names). */
 export interface RuleOptions {

@@ -65,6 +65,8 @@ export const EVENT_TYPES = [
 ] as const;
 
 export const LABELS_CHANGED = 'labelsChanged';
+/** The event stream's event of an alert's transition (extensions §X5): `{alertChanged: <the alert>}`, never stored. */
+export const ALERT_CHANGED = 'alertChanged';
 
 /** `reported` as served: one key per reported type in order, null until the first event. */
 export function presentReported(type: string, reported: Record<string, unknown>): Record<string, unknown> {

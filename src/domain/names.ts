@@ -12,6 +12,16 @@ export const deviceName = (p: string, d: string) => `projects/${p}/devices/${d}`
 export const labelName = (p: string, d: string, key: string) =>
   `projects/${p}/devices/${d}/labels/${encodeURIComponent(key.toWellFormed())}`;
 export const dataConnectorName = (p: string, dc: string) => `projects/${p}/dataconnectors/${dc}`;
+export const ruleName = (p: string, r: string) => `projects/${p}/rules/${r}`;
+export const alertName = (p: string, a: string) => `projects/${p}/alerts/${a}`;
+export const contactName = (p: string, c: string) => `projects/${p}/contacts/${c}`;
+export const contactGroupName = (o: string, g: string) => `organizations/${o}/contactGroups/${g}`;
+
+/** Parses `organizations/{o}/contactGroups/{g}`; null for anything else (a non-string included). */
+export function parseContactGroupName(value: unknown): { organization: string; group: string } | null {
+  const m = typeof value === 'string' ? /^organizations\/([^/]+)\/contactGroups\/([^/]+)$/.exec(value) : null;
+  return m ? { organization: m[1]!, group: m[2]! } : null;
+}
 
 /** Accepts `<collection>/<id>` or a bare id; returns the id. */
 export function idFromName(value: string, collection: 'organizations' | 'projects', field: string): string {

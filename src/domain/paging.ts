@@ -54,6 +54,13 @@ export function pageRequest(query: { pageSize?: unknown; pageToken?: string }, f
   return { pageSize: parsePageSize(query.pageSize), after: decodePageToken(query.pageToken, filters) };
 }
 
+/** The id a page of a list keyed by one id starts after (a pageRequest's `after`); 400 for a token of another shape. */
+export function afterId(after: unknown[] | null): string | null {
+  if (after === null) return null;
+  if (after.length !== 1 || typeof after[0] !== 'string') throw badRequest('invalid pageToken');
+  return after[0];
+}
+
 /**
  * Given pageSize+1 rows, returns the page and the next token ("" when no further item exists). With `sizeOf`, the
  * page also ends before the row that would take it past MAX_PAGE_BYTES (it holds at least one row); the store read

@@ -4,7 +4,7 @@
 // and seal) and `contactGroups` (to find in the project's organization); devices are checked there too.
 import { badRequest } from './errors.ts';
 import { labelKeyProblem, labelValueProblem } from './labels.ts';
-import { parseDeviceName } from './names.ts';
+import { parseContactGroupName, parseDeviceName } from './names.ts';
 import { CRITERIA, CRITERIA_OF, type Criterion } from './rule-spec.ts';
 import type {
   ActionSpec,
@@ -288,8 +288,6 @@ function checkDevices(v: unknown, projectId: string): string[] {
   return out;
 }
 
-const CONTACT_GROUP_NAME = /^organizations\/([^/]+)\/contactGroups\/([^/]+)$/;
-
 function checkEmail(v: unknown, field: string, groups: ContactGroupReference[]): EmailActionSpec {
   if (!given(v))
     throw badRequest(`${field} is required for an EMAIL action: {recipients, contactGroups, subject, body}`);
@@ -307,9 +305,9 @@ function checkEmail(v: unknown, field: string, groups: ContactGroupReference[]):
       : []
   ).map((g, i) => {
     const at = `${field}.contactGroups[${i}]`;
-    const m = typeof g === 'string' ? CONTACT_GROUP_NAME.exec(g) : null;
-    if (!m) throw badRequest(`${at} must be a contact group name organizations/{o}/contactGroups/{g}`);
-    groups.push({ field: at, name: g as string, organizationId: m[1]!, groupId: m[2]! });
+    const parsed = parseContactGroupName(g);
+    if (!parsed) throw badRequest(`${at} must be a contact group name organizations/{o}/contactGroups/{g}`);
+    groups.push({ field: at, name: g as string, organizationId: parsed.organization, groupId: parsed.group });
     return g as string;
   });
   if (recipients.length === 0 && contactGroups.length === 0)

@@ -7,7 +7,7 @@ import { ruleById } from '../alerts/rules.ts';
 import type { Principal } from '../auth/principal.ts';
 import type { Deps } from '../deps.ts';
 import { badRequest, notFound } from '../domain/errors.ts';
-import { pageRequest, toPage } from '../domain/paging.ts';
+import { afterId, pageRequest, toPage } from '../domain/paging.ts';
 import { nowMicros } from '../runtime/clock.ts';
 import type { AlertRecord, AlertState } from '../store/contract/alerting.ts';
 import type { Repos } from '../store/contract/store.ts';
@@ -51,7 +51,7 @@ export async function listAlerts(
   const page = pageRequest(query, filters);
   const rows = await deps.store.alerts.list(
     { projectId: project.id, states, ruleId, targetId },
-    { after: (page.after?.[0] as string) ?? null, limit: page.pageSize + 1 },
+    { after: afterId(page.after), limit: page.pageSize + 1 },
   );
   const { items, nextPageToken } = toPage(rows, page, (a) => [a.id], filters);
   return { alerts: items.map(presentAlert), nextPageToken };

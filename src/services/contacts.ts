@@ -6,7 +6,8 @@
 import type { Principal } from '../auth/principal.ts';
 import type { Deps } from '../deps.ts';
 import { badRequest, notFound } from '../domain/errors.ts';
-import { pageRequest, toPage } from '../domain/paging.ts';
+import { contactGroupName, contactName, parseContactGroupName } from '../domain/names.ts';
+import { afterId, pageRequest, toPage } from '../domain/paging.ts';
 import { emailAddressProblem } from '../domain/rule-validation.ts';
 import { formatTimestamp } from '../domain/time.ts';
 import { nowMicros } from '../runtime/clock.ts';
@@ -29,10 +30,6 @@ export const MAX_CONTACTS_PER_PROJECT = 1000;
 export const MAX_CONTACT_TEXT_LENGTH = 256;
 export const MAX_DESCRIPTION_LENGTH = 1024;
 
-export const contactGroupName = (o: string, g: string) => `organizations/${o}/contactGroups/${g}`;
-export const contactName = (p: string, c: string) => `projects/${p}/contacts/${c}`;
-
-const CONTACT_GROUP_NAME = /^organizations\/([^/]+)\/contactGroups\/([^/]+)$/;
 /** E.164: a plus and up to 15 digits, the first not 0. */
 const E164 = /^\+[1-9]\d{1,14}$/;
 
@@ -98,8 +95,7 @@ export async function listContactGroups(
   await requireOrganization(deps, principal, organizationId, 'organization.read');
   const filters = `contactGroups:${organizationId}`;
   const page = pageRequest(query, filters);
-  const after = page.after?.[0] ?? null;
-  if (after !== null && typeof after !== 'string') throw badRequest('invalid pageToken');
+  const after = afterId(page.after);
   const rows = await deps.store.contacts.listGroups(organizationId, { after, limit: page.pageSize + 1 });
   const { items, nextPageToken } = toPage(rows, page, (g) => [g.id], filters);
   const contactGroups: ContactGroup[] = [];
@@ -249,11 +245,11 @@ function checkPhoneNumber(v: unknown): string {
 /** The group id of a contact's contactGroup ('' for none); the group's existence is checked in the write. */
 function checkContactGroup(v: unknown, organizationId: string): string {
   if (v === '') return '';
-  const m = typeof v === 'string' ? CONTACT_GROUP_NAME.exec(v) : null;
-  if (!m) throw badRequest('contactGroup must be a contact group name organizations/{o}/contactGroups/{g}, or ""');
-  if (m[1] !== organizationId)
+  const parsed = parseContactGroupName(v);
+  if (!parsed) throw badRequest('contactGroup must be a contact group name organizations/{o}/contactGroups/{g}, or ""');
+  if (parsed.organization !== organizationId)
     throw badRequest(`contactGroup: ${v} is not a contact group of this project's organization`);
-  return m[2]!;
+  return parsed.group;
 }
 
 /** 400 unless the group exists in the organization ('' is none). */
@@ -286,8 +282,7 @@ export async function listContacts(
   const { project } = await requireProject(deps, principal, projectId, 'project.read');
   const filters = `contacts:${projectId}`;
   const page = pageRequest(query, filters);
-  const after = page.after?.[0] ?? null;
-  if (after !== null && typeof after !== 'string') throw badRequest('invalid pageToken');
+  const after = afterId(page.after);
   const rows = await deps.store.contacts.listByProject(projectId, { after, limit: page.pageSize + 1 });
   const { items, nextPageToken } = toPage(rows, page, (c) => [c.id], filters);
   const contacts: Contact[] = [];
@@ -417,9 +412,9 @@ export async function contactGroupAddresses(
   if (!project) return [];
   const out = new Set<string>();
   for (const name of groupNames) {
-    const m = CONTACT_GROUP_NAME.exec(name);
-    if (!m || m[1] !== project.organizationId) continue;
-    const group = await deps.store.contacts.getGroup(m[2]!);
+    const parsed = parseContactGroupName(name);
+    if (!parsed || parsed.organization !== project.organizationId) continue;
+    const group = await deps.store.contacts.getGroup(parsed.group);
     if (!group || group.organizationId !== project.organizationId) continue;
     for (const c of await deps.store.contacts.listInGroup(projectId, group.id))
       if (c.email !== '') out.add(c.email.toLowerCase());

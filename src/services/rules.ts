@@ -8,8 +8,8 @@ import type { Principal } from '../auth/principal.ts';
 import { checkUrlForWrite } from '../delivery/ssrf.ts';
 import type { Deps } from '../deps.ts';
 import { ApiError, badRequest, notFound } from '../domain/errors.ts';
-import { deviceName } from '../domain/names.ts';
-import { pageRequest, toPage } from '../domain/paging.ts';
+import { deviceName, ruleName } from '../domain/names.ts';
+import { afterId, pageRequest, toPage } from '../domain/paging.ts';
 import type { ActionSpec, RuleSpec } from '../domain/rule-spec.ts';
 import {
   checkRuleBody,
@@ -29,11 +29,6 @@ import type { PageQuery } from '../wire/paging.ts';
 import type { Rule, RuleAction, RuleInput, RuleList } from '../wire/rules.ts';
 import { requireProject } from './access.ts';
 import { checkHeaders, checkSecret } from './data-connectors.ts';
-
-export const ruleName = (p: string, r: string) => `projects/${p}/rules/${r}`;
-
-/** Set on every alert webhook by the alerts engine (extensions §X5): refused as a custom header, as a push's own are. */
-const ALERT_WEBHOOK_HEADERS = new Set(['x-sensorcloud-alert-transition']);
 
 /** Who sees webhook secrets and header values: whoever may change the rules. */
 const canChangeRules = (permissions: ReadonlySet<Permission>) => permissions.has('device.update');
@@ -146,11 +141,8 @@ function completeWebhooks(deps: Deps, checked: CheckedRule, touched: ReadonlySet
   const levelsTouched = touched.has('escalationLevels') || touched.has('actions');
   for (const w of checked.webhooks) {
     w.spec.url = levelsTouched || typeof w.url !== 'string' ? checkWebhookUrl(w.url, w.field, deps) : w.url;
-    const headers = checkHeaders(w.headers, `${w.field}.headers`);
-    for (const name of Object.keys(headers))
-      if (ALERT_WEBHOOK_HEADERS.has(name.toLowerCase()))
-        throw badRequest(`${w.field}.headers: ${name} is reserved and set by the service`);
-    w.spec.headers = headers;
+    // The alert transition header is among the reserved ones checkHeaders refuses (domain/push-headers.ts).
+    w.spec.headers = checkHeaders(w.headers, `${w.field}.headers`);
     const secret = checkSecret(w.signatureSecret, `${w.field}.signatureSecret`);
     w.spec.signatureSecretSealed = secret === '' ? '' : deps.secretBox.seal(secret);
   }
@@ -218,8 +210,7 @@ export async function listRules(
   const { permissions } = await requireProject(deps, principal, projectId, 'project.read');
   const filters = `rules:${projectId}`;
   const page = pageRequest(query, filters);
-  const after = page.after?.[0] ?? null;
-  if (after !== null && typeof after !== 'string') throw badRequest('invalid pageToken');
+  const after = afterId(page.after);
   const rows = await deps.store.rules.listByProject(projectId, { after, limit: page.pageSize + 1 });
   const { items, nextPageToken } = toPage(rows, page, (r) => [r.id], filters);
   const reveal = canChangeRules(permissions);

@@ -5,7 +5,7 @@ import { nowMicros } from '../runtime/clock.ts';
 import { badRequest, notFound } from '../domain/errors.ts';
 import { serviceAccountEmail } from '../domain/names.ts';
 import type { ProjectPermission } from '../domain/roles.ts';
-import { pageRequest, toPage } from '../domain/paging.ts';
+import { afterId, pageRequest, toPage } from '../domain/paging.ts';
 import { newSecret } from '../runtime/random.ts';
 import type { KeyRecord, MembershipRecord, ServiceAccountRecord } from '../store/contract/records.ts';
 import type { Repos } from '../store/contract/store.ts';
@@ -28,13 +28,6 @@ function checkDisplayName(value: string | undefined): void {
   if (value !== undefined && value.length > MAX_DISPLAY_NAME_LENGTH) {
     throw badRequest(`displayName must be at most ${MAX_DISPLAY_NAME_LENGTH} characters`);
   }
-}
-
-/** The id in a page token's key; anything else is a forged token and must not reach SQL. */
-function afterId(after: unknown[] | null): string | null {
-  if (after === null) return null;
-  if (after.length !== 1 || typeof after[0] !== 'string') throw badRequest('invalid pageToken');
-  return after[0];
 }
 
 /**

@@ -7,9 +7,7 @@ import { collectList, parseInteger } from '../arguments.ts';
 import { action, example, idOf, type Context } from '../context.ts';
 import { followEvents, interruptible } from '../event-stream.ts';
 import type { Column, Output } from '../output.ts';
-
-/** The stream event type of an alert's transition. */
-export const ALERT_CHANGED = 'alertChanged';
+import { ALERT_CHANGED } from '../../domain/device-types.ts';
 
 export function paintAlertState(text: string, state: string, out: Output): string {
   if (state === 'TRIGGERED') return out.red(text);

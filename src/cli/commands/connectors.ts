@@ -27,9 +27,8 @@ import {
   type DeliveryOptions,
 } from '../delivery-controls.ts';
 import { UsageError } from '../errors.ts';
+import { REDACTED } from '../output.ts';
 import { registerDeliveryCommands } from './deliveries.ts';
-
-export const REDACTED = '<redacted>';
 
 /** The longest overlap of a rotation (extensions §X3): 7 days, in seconds. */
 export const MAX_OVERLAP_SECONDS = 604_800;

@@ -5,7 +5,7 @@ import type { Contact, ContactGroup } from '../../wire/contacts.ts';
 import { action, example, ID, idOf, type Context } from '../context.ts';
 import { UsageError } from '../errors.ts';
 import type { Column } from '../output.ts';
-import { contactGroupName, organizationName, projectOrganization } from './resources.ts';
+import { contactGroupName, organizationName } from './resources.ts';
 
 /** --name and --display-name (the same). */
 function displayNameOf(o: { name?: string; displayName?: string }): string | undefined {
@@ -103,7 +103,7 @@ function printGroup(ctx: Context, g: ContactGroup): void {
 async function groupsOrganization(ctx: Context, organization: string | undefined): Promise<string> {
   if (organization) return organizationName(ctx, organization);
   try {
-    return await projectOrganization(ctx);
+    return await ctx.organization();
   } catch (err) {
     if (err instanceof UsageError) return organizationName(ctx, undefined);
     throw err;

@@ -3,7 +3,6 @@
 import type { Device } from '../../wire/devices.ts';
 import type { InviteUrl, Member } from '../../wire/members.ts';
 import type { OrganizationList } from '../../wire/organizations.ts';
-import type { Project } from '../../wire/projects.ts';
 import { ID, idOf, type Context } from '../context.ts';
 import { UsageError } from '../errors.ts';
 import type { Column } from '../output.ts';
@@ -63,11 +62,6 @@ export async function organizationName(ctx: Context, input: string | undefined):
   );
 }
 
-/** The organization of the current project (`organizations/<id>`): where its contacts' groups live. */
-export async function projectOrganization(ctx: Context): Promise<string> {
-  return (await ctx.client.call<Project>('GET', `projects/${await ctx.project()}`)).organization;
-}
-
 /**
  * A contact group's full name (extensions §X5): `organizations/<o>/contactGroups/<g>` as it is, an id in the current
  * project's organization (a bare id is looked up there only: contacts and rules may name only its groups).
@@ -83,7 +77,7 @@ export async function contactGroupName(ctx: Context, input: string): Promise<str
     throw new UsageError(
       `"${input}" is not a contact group id or name (organizations/<organization>/contactGroups/<id>)`,
     );
-  return `${await projectOrganization(ctx)}/contactGroups/${input}`;
+  return `${await ctx.organization()}/contactGroups/${input}`;
 }
 
 const labelsText = (labels: Record<string, string>) =>

@@ -7,7 +7,8 @@ import type { EscalationLevel, Rule, RuleAction, RuleTrigger, Schedule } from '.
 import { collect, durationText } from '../arguments.ts';
 import { action, example, idOf, type Context } from '../context.ts';
 import type { Column, Output } from '../output.ts';
-import { REDACTED, createBody, updateNeedsRule, updatePatch, type RuleOptions } from '../rule-input.ts';
+import { REDACTED } from '../output.ts';
+import { createBody, updateNeedsRule, updatePatch, type RuleOptions } from '../rule-input.ts';
 import { contactGroupName } from './resources.ts';
 
 /** The rule as printed: each set webhook secret and every header value replaced by `<redacted>`. */
