@@ -15,7 +15,7 @@ import { createThreadedDispatcher } from './delivery/dispatcher-thread.ts';
 import { createDeliveryEngine } from './delivery/engine.ts';
 import { withDeliveryQueue } from './delivery/enqueue.ts';
 import { createHandoffPort, type HandoffPort } from './delivery/handoff.ts';
-import { createHealthPort, type HealthPort } from './delivery/health.ts';
+import type { ConnectorHealthListener } from './delivery/health.ts';
 import { createConnectorHealth } from './alerts/connector-health.ts';
 import { createRuleEvaluator } from './alerts/evaluator.ts';
 import { createAlertsPort, type AlertsPort } from './alerts/notices.ts';
@@ -53,7 +53,7 @@ export interface DepsOverrides {
 export interface BuiltDeps extends Deps {
   handoff: HandoffPort;
   /** Where the delivery engine tells of connectors' health (the alerts' dataConnector trigger listens). */
-  health: HealthPort;
+  health: ConnectorHealthListener;
   /** The alerts' port (the services' `alerts`), with the notifier's attachment. */
   alerts: AlertsPort;
 }
@@ -70,11 +70,11 @@ export function buildDeps(config: Config, overrides: DepsOverrides = {}): BuiltD
   // Notification rules (extensions §X5): evaluated in the pipeline after the delivery queue's consumer, and told of
   // connectors' health by the delivery engine.
   const announce = createAlertAnnouncer(events, () => ids.next());
-  const health = createHealthPort();
-  const alerts = createAlertsPort(announce, health);
+  // The connector-health trigger needs the port and the port tells it of enabled connectors: the port calls it late.
+  const alerts = createAlertsPort(announce, (c) => health.enabled(c));
   const alerting = { store, clock, logger, ids, announce, notify: alerts.notify };
   events.addConsumer(createRuleEvaluator(alerting));
-  health.attach(createConnectorHealth(alerting));
+  const health = createConnectorHealth(alerting);
   return {
     config,
     clock,

@@ -18,12 +18,15 @@ export interface AlertsPort extends AlertNotices {
   attachNotifier(wake: (() => void) | null): void;
 }
 
-export function createAlertsPort(announce: AnnounceAlert, health: ConnectorHealthListener): AlertsPort {
+export function createAlertsPort(
+  announce: AnnounceAlert,
+  connectorEnabled: AlertNotices['connectorEnabled'],
+): AlertsPort {
   let wake: (() => void) | null = null;
   return {
     announce,
     notify: () => wake?.(),
-    connectorEnabled: (c) => health.enabled(c),
+    connectorEnabled,
     attachNotifier(w) {
       wake = w;
     },

@@ -8,6 +8,7 @@
 // under, so a late outcome never overwrites another process's. Tests drive it with a fake clock through runOnce();
 // the service runs it with start()/stop(), woken by the transitions after their commit and polling every 250 ms.
 import type { SecretBox } from '../auth/secret-box.ts';
+import { leaseHalfOver } from '../delivery/claim.ts';
 import { createOpenedSecrets } from '../delivery/opened-secrets.ts';
 import { isExpired, nextAttemptTime } from '../delivery/retry.ts';
 import { ALERT_TRANSITION_HEADER } from '../delivery/push-headers.ts';
@@ -273,9 +274,8 @@ export function createNotifier(deps: NotifierDeps, options: NotifierOptions = {}
 
   /** One row: send it (unless expired or its lease is half gone), then record what happened. */
   async function attempt(row: OutboxRecord): Promise<keyof Omit<NotifierReport, 'claimed'>> {
-    const leftMicros = (row.leaseUntil ?? 0) - nowMicros(deps);
     // A lease half over is not begun (as a push): the row comes due again when it ends.
-    if (leftMicros < leaseMicros / 2) return 'lost';
+    if (leaseHalfOver(row.leaseUntil ?? 0, nowMicros(deps), leaseMicros)) return 'lost';
     // Queued 12 hours ago or more (the process was down, say): given up without an attempt, as a push is dropped.
     const expired = isExpired(row.enqueueTime / 1000, clock.now());
     const effect: Effect = expired

@@ -54,8 +54,8 @@ export async function checkOffline(
         for (const rule of rules) {
           const limit = durationMicros(rule.spec.triggerDelay ?? DEFAULT_OFFLINE_AFTER) ?? 0;
           if (silentFor < limit || !deviceInScope(rule.spec, device.id, device.labels)) continue;
+          // triggerAlert writes nothing (null) while the rule has an alert of the device open (createIfNone).
           const alert = await store.transaction(async (tx) => {
-            if (await tx.alerts.openFor(rule.id, device.id)) return null;
             const target = { id: device.id, name: deviceName(projectId, device.id), labels: device.labels };
             return triggerAlert(tx, rule, target, 'OFFLINE', null, ids.next(), now);
           });

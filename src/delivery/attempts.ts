@@ -11,6 +11,7 @@ import type { DeliveryTrigger } from '../store/contract/delivery-log.ts';
 import { leaseHalfOver, type ClaimedDelivery } from './claim.ts';
 import type { EndedRows } from './ended-rows.ts';
 import type { Finished, OutcomeRecorder, RunReport } from './outcomes.ts';
+import { spacingOf } from './pacing.ts';
 import type { Slots } from './slots.ts';
 import type { AttemptOutcome, Dispatcher, PushTarget } from './types.ts';
 
@@ -190,7 +191,7 @@ export function createAttempts(deps: AttemptDeps): Attempts {
   const paced = new Map<string, { tail: Promise<void>; due: number }>();
   function runAt(item: ClaimedDelivery, startAt: number): Promise<RunReport> {
     const id = item.connector.id;
-    const spacingMs = 1000 / (item.connector.deliveryConfig?.maxRate || Infinity);
+    const spacingMs = spacingOf(item.connector.deliveryConfig?.maxRate || Infinity) / 1000;
     let line = paced.get(id);
     if (!line) paced.set(id, (line = { tail: Promise.resolve(), due: -Infinity }));
     const own = line;

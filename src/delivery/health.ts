@@ -15,21 +15,3 @@ export interface ConnectorHealthListener {
   /** Enabled again by a user (PATCH status ACTIVE). */
   enabled(connector: Connector): void;
 }
-
-/** A port the composition root attaches the listener to; with none attached, nothing is told. */
-export interface HealthPort extends ConnectorHealthListener {
-  attach(listener: ConnectorHealthListener | null): void;
-}
-
-export function createHealthPort(): HealthPort {
-  let current: ConnectorHealthListener | null = null;
-  return {
-    attach(listener) {
-      current = listener;
-    },
-    failing: (c) => current?.failing(c),
-    recovered: (c) => current?.recovered(c),
-    disabled: (c) => current?.disabled(c),
-    enabled: (c) => current?.enabled(c),
-  };
-}

@@ -19,11 +19,10 @@ const VALUE_OF: Readonly<Record<string, (data: Record<string, any>) => number | 
   connectionStatus: (d) => d.connectionStatus?.connection,
 };
 
-/** The trigger fields that read events (dataConnector does not: the delivery engine's outcomes drive it). */
-export const EVENT_TRIGGER_FIELDS: readonly string[] = Object.keys(VALUE_OF);
-
 /** Trigger fields named otherwise than the event type they read. */
 const EVENT_TYPE_OF: Readonly<Record<string, string>> = { relativeHumidity: 'humidity' };
+/** The event type a trigger field reads (relativeHumidity reads humidity events). */
+export const eventTypeOfField = (field: string): string => EVENT_TYPE_OF[field] ?? field;
 
 /** The value of the event the trigger reads; undefined when the event is not of the trigger's type. */
 export function triggerValue(
@@ -31,7 +30,7 @@ export function triggerValue(
   eventType: string,
   data: Record<string, unknown>,
 ): number | string | undefined {
-  if (eventType !== (EVENT_TYPE_OF[trigger.field] ?? trigger.field)) return undefined;
+  if (eventType !== eventTypeOfField(trigger.field)) return undefined;
   return VALUE_OF[trigger.field]?.(data as Record<string, any>);
 }
 

@@ -13,6 +13,7 @@ import { keyName, serviceAccountName } from '../domain/names.ts';
 import { newSecret, newToken } from '../runtime/random.ts';
 import type { ServiceAccountRecord } from '../store/contract/records.ts';
 import type { SealedValue } from '../store/contract/store.ts';
+import { parseRuleWebhookId } from '../store/sql/sealed.ts';
 import { MAX_KEYS_PER_SERVICE_ACCOUNT } from './service-accounts.ts';
 
 export type RecoveryDeps = Pick<Deps, 'config' | 'store' | 'clock' | 'random' | 'ids' | 'secretBox'>;
@@ -119,8 +120,10 @@ function describeSealed(value: SealedValue): string {
     case 'previousSecret':
       return `the previous secret of connector ${value.id}`;
     case 'ruleWebhook': {
-      const [action, level, ...rule] = value.id.split('/').reverse();
-      return `the webhook signature secret of rule ${rule.reverse().join('/')} (escalation level ${level}, action ${action})`;
+      const at = parseRuleWebhookId(value.id);
+      return at
+        ? `the webhook signature secret of rule ${at.ruleId} (escalation level ${at.level}, action ${at.action})`
+        : `${value.kind} ${value.id}`;
     }
     case 'outboxWebhook':
       return `the signature secret of queued webhook notification ${value.id}`;

@@ -115,8 +115,7 @@ function attemptJson(a: LoggedAttempt): string {
 }
 
 /** An outcome's attempts as the JSON array the log's `attempts` column holds (or appends). */
-export const attemptsJson = (attempts: readonly LoggedAttempt[]): string =>
-  attempts.length === 1 ? `[${attemptJson(attempts[0]!)}]` : `[${attempts.map(attemptJson).join(',')}]`;
+export const attemptsJson = (attempts: readonly LoggedAttempt[]): string => `[${attempts.map(attemptJson).join(',')}]`;
 
 const loggedAttempt = (s: StoredAttempt): LoggedAttempt => ({
   time: s.t,

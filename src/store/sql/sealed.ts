@@ -29,7 +29,7 @@ function ruleWebhookAt(spec: Json, level: number, action: number): Json | null {
 }
 
 /** A `ruleWebhook` value's id: `<ruleId>/<level>/<action>`, the level and action as indexes into the rule's spec. */
-export const ruleWebhookId = (ruleId: string, level: number, action: number) => `${ruleId}/${level}/${action}`;
+const ruleWebhookId = (ruleId: string, level: number, action: number) => `${ruleId}/${level}/${action}`;
 
 /** The parts of a `ruleWebhook` id; null when it is not one. */
 export function parseRuleWebhookId(id: string): { ruleId: string; level: number; action: number } | null {

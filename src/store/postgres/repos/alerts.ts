@@ -59,8 +59,9 @@ export function createAlertRepo(sql: Sql): AlertRepo {
         "SELECT * FROM alerts WHERE target_id = $1 AND state <> 'RESOLVED' FOR NO KEY UPDATE",
         [targetId],
       );
-      // A row another transaction resolved while this one waited for its lock is read again after: passed over.
-      return rows.map(toAlert).filter((a) => a.state !== 'RESOLVED');
+      // A row another transaction resolved while this one waited for its lock is passed over: at READ COMMITTED the
+      // locked row's new version is checked against the WHERE clause again (as openFor relies on).
+      return rows.map(toAlert);
     },
     async update(a) {
       await sql.run(UPDATE, [
