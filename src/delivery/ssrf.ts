@@ -128,34 +128,38 @@ export function createAddressPolicy(allowPrivateEndpoints: readonly string[] | A
 }
 
 /**
- * Validates `httpConfig.url` at create/PATCH time (contract §3.9, §6.10): an absolute `https://` URL with a host, at
+ * Validates `httpConfig.url` (or another URL field named `field`: a rule's webhook) at create/PATCH time (contract §3.9, §6.10): an absolute `https://` URL with a host, at
  * most 2048 characters, whose host is not a literal IP in a refused range (unless allow-listed). Host names are
  * resolved and checked only when pushing. Returns the parsed URL; throws badRequest (400).
  */
 const URL_UNSAFE = /[\u0000-\u0020\u007f\\]/;
 
-export function checkUrlForWrite(url: unknown, allowPrivateEndpoints: readonly string[] | AllowList = []): URL {
-  if (typeof url !== 'string' || url === '') throw badRequest('httpConfig.url is required: an absolute https:// URL');
-  if (url.length > MAX_URL_LENGTH) throw badRequest(`httpConfig.url must be at most ${MAX_URL_LENGTH} characters`);
+export function checkUrlForWrite(
+  url: unknown,
+  allowPrivateEndpoints: readonly string[] | AllowList = [],
+  field = 'httpConfig.url',
+): URL {
+  if (typeof url !== 'string' || url === '') throw badRequest(`${field} is required: an absolute https:// URL`);
+  if (url.length > MAX_URL_LENGTH) throw badRequest(`${field} must be at most ${MAX_URL_LENGTH} characters`);
   // URL parsing silently drops tabs and line breaks, trims spaces and control characters, and turns '\\' into '/':
   // the URL stored would not be the URL pushed to, so such a URL is refused rather than changed.
   if (URL_UNSAFE.test(url))
-    throw badRequest('httpConfig.url must not contain spaces, control characters (CR, LF, tab…) or backslashes');
+    throw badRequest(`${field} must not contain spaces, control characters (CR, LF, tab…) or backslashes`);
   let parsed: URL;
   try {
     parsed = new URL(url);
   } catch {
-    throw badRequest('httpConfig.url must be an absolute https:// URL');
+    throw badRequest(`${field} must be an absolute https:// URL`);
   }
   if (parsed.protocol !== 'https:')
-    throw badRequest('httpConfig.url must use https:// (plain http and other schemes are refused)');
-  if (parsed.hostname === '') throw badRequest('httpConfig.url must have a host');
+    throw badRequest(`${field} must use https:// (plain http and other schemes are refused)`);
+  if (parsed.hostname === '') throw badRequest(`${field} must have a host`);
   const literal = parseLiteralHost(parsed.hostname);
   if (literal !== null) {
     const reason = createAddressPolicy(allowPrivateEndpoints).check(literal);
     if (reason !== null) {
       throw badRequest(
-        `httpConfig.url points to a refused address: ${reason}; pushes may reach only public addresses (see SENSORCLOUD_ALLOW_PRIVATE_ENDPOINTS)`,
+        `${field} points to a refused address: ${reason}; pushes may reach only public addresses (see SENSORCLOUD_ALLOW_PRIVATE_ENDPOINTS)`,
       );
     }
   }

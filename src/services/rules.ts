@@ -7,7 +7,7 @@
 import type { Principal } from '../auth/principal.ts';
 import { checkUrlForWrite } from '../delivery/ssrf.ts';
 import type { Deps } from '../deps.ts';
-import { ApiError, badRequest, notFound } from '../domain/errors.ts';
+import { badRequest, notFound } from '../domain/errors.ts';
 import { deviceName, ruleName } from '../domain/names.ts';
 import { afterId, pageRequest, toPage } from '../domain/paging.ts';
 import type { ActionSpec, RuleSpec } from '../domain/rule-spec.ts';
@@ -119,18 +119,6 @@ export function presentRule(deps: Pick<Deps, 'secretBox'>, r: RuleRecord, reveal
 
 // ---- the checks that need the store or the delivery rules ----
 
-/** checkUrlForWrite's 400 names httpConfig.url, a connector's field: here it names the action's. */
-function checkWebhookUrl(url: unknown, field: string, deps: Pick<Deps, 'config'>): string {
-  try {
-    checkUrlForWrite(url, deps.config.allowPrivateEndpoints);
-  } catch (err) {
-    if (err instanceof ApiError && err.status === 400)
-      throw badRequest(err.message.replaceAll('httpConfig.url', `${field}.url`));
-    throw err;
-  }
-  return url as string;
-}
-
 /**
  * Completes a checked rule: each webhook's URL (SSRF guard, only when `touched` names escalationLevels or actions, so
  * that a PATCH of another field never fails on a URL the guard's settings have since refused), headers and secret
@@ -140,7 +128,9 @@ function checkWebhookUrl(url: unknown, field: string, deps: Pick<Deps, 'config'>
 function completeWebhooks(deps: Deps, checked: CheckedRule, touched: ReadonlySet<RuleField>): void {
   const levelsTouched = touched.has('escalationLevels') || touched.has('actions');
   for (const w of checked.webhooks) {
-    w.spec.url = levelsTouched || typeof w.url !== 'string' ? checkWebhookUrl(w.url, w.field, deps) : w.url;
+    if (levelsTouched || typeof w.url !== 'string')
+      checkUrlForWrite(w.url, deps.config.allowPrivateEndpoints, `${w.field}.url`);
+    w.spec.url = w.url as string;
     // The alert transition header is among the reserved ones checkHeaders refuses (domain/push-headers.ts).
     w.spec.headers = checkHeaders(w.headers, `${w.field}.headers`);
     const secret = checkSecret(w.signatureSecret, `${w.field}.signatureSecret`);
