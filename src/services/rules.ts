@@ -250,11 +250,12 @@ async function writeRule(
   ruleId: string,
   makeBody: (current: Rule) => { body: unknown; touched: ReadonlySet<RuleField> },
 ): Promise<Rule> {
-  const { project } = await requireRule(deps, principal, projectId, ruleId, 'device.update');
+  const { project } = await requireProject(deps, principal, projectId, 'device.update');
   return deps.store.transaction(async (tx) => {
     const before = await tx.rules.get(ruleId);
     if (!before || before.projectId !== projectId) throw notFound('rule not found');
-    const { body, touched } = makeBody(presentRule(deps, before, true));
+    const current = presentRule(deps, before, true);
+    const { body, touched } = makeBody(current);
     const checked = check(deps, projectId, body, touched);
     await checkReferences(tx, project, checked, touched);
     const next: RuleRecord = {
@@ -263,19 +264,14 @@ async function writeRule(
       enabled: checked.enabled,
       spec: JSON.stringify(checked.spec),
     };
-    if (!sameRule(deps, before, next)) {
-      next.updateTime = nowMicros(deps);
-      await tx.rules.update(next);
-      return presentRule(deps, next, true);
-    }
-    return presentRule(deps, before, true);
+    // A write that changes nothing keeps the rule as it is: the same settings, secrets compared opened (sealing
+    // twice differs).
+    const after = presentRule(deps, next, true);
+    if (JSON.stringify(after) === JSON.stringify(current)) return current;
+    next.updateTime = nowMicros(deps);
+    await tx.rules.update(next);
+    return { ...after, updateTime: formatTimestamp(next.updateTime) };
   });
-}
-
-/** Whether a write changes nothing: the same settings, secrets compared opened (sealing twice differs). */
-function sameRule(deps: Pick<Deps, 'secretBox'>, a: RuleRecord, b: RuleRecord): boolean {
-  const view = (r: RuleRecord) => JSON.stringify({ ...presentRule(deps, r, true), updateTime: '' });
-  return view(a) === view(b);
 }
 
 export async function replaceRule(
