@@ -66,15 +66,19 @@ async function labelsOf(tx: Repos, alert: AlertRecord): Promise<Record<string, s
   return (await tx.devices.get(alert.targetId))?.labels ?? {};
 }
 
+/**
+ * Writes the alert with its next timer, and queues the notifications of `transition` (none: null). The context its
+ * messages read (the project, the device's labels) is read only then.
+ */
 async function write(
   tx: Repos,
   alert: AlertRecord,
   rule: RuleView,
   transition: Transition | null,
-  ctx: NotifyContext,
+  context: () => Promise<NotifyContext>,
   now: number,
 ): Promise<AlertRecord> {
-  if (transition !== null) await queueNotifications(tx, alert, transition, ctx, now);
+  if (transition !== null) await queueNotifications(tx, alert, transition, await context(), now);
   alert.timerDue = nextTimer(alert, rule.spec, now);
   alert.updateTime = now;
   await tx.alerts.update(alert);
@@ -114,7 +118,7 @@ export async function triggerAlert(
   };
   alert.timerDue = nextTimer(alert, rule.spec, now);
   if (!(await tx.alerts.createIfNone(alert))) return null;
-  return write(tx, alert, rule, 'TRIGGERED', await contextOf(tx, rule, target, event), now);
+  return write(tx, alert, rule, 'TRIGGERED', () => contextOf(tx, rule, target, event), now);
 }
 
 /** RESOLVED: the condition cleared (or a user resolved it); the resolved notification when the rule asks for it. */
@@ -128,7 +132,7 @@ export async function resolveAlert(
   alert.state = 'RESOLVED';
   alert.resolveTime = now;
   const transition = rule.spec.resolvedNotifications ? 'RESOLVED' : null;
-  const ctx = await contextOf(tx, rule, { labels: await labelsOf(tx, alert) }, event);
+  const ctx = async () => contextOf(tx, rule, { labels: await labelsOf(tx, alert) }, event);
   return write(tx, alert, rule, transition, ctx, now);
 }
 
@@ -143,13 +147,12 @@ export async function acknowledgeAlert(
   alert.state = 'ACKNOWLEDGED';
   alert.acknowledgeTime = now;
   alert.acknowledgedBy = by;
-  const ctx = await contextOf(tx, rule, { labels: {} }, null);
-  return write(tx, alert, rule, null, ctx, now);
+  return write(tx, alert, rule, null, () => contextOf(tx, rule, { labels: {} }, null), now);
 }
 
 /** The alert's timer came due: escalate, remind or un-acknowledge. */
 export async function fireTimer(tx: Repos, alert: AlertRecord, rule: RuleView, now: number): Promise<AlertRecord> {
-  const ctx = await contextOf(tx, rule, { labels: await labelsOf(tx, alert) }, null);
+  const ctx = async () => contextOf(tx, rule, { labels: await labelsOf(tx, alert) }, null);
   if (alert.state === 'ACKNOWLEDGED') {
     alert.state = 'TRIGGERED';
     alert.acknowledgeTime = null;
