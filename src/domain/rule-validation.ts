@@ -3,6 +3,7 @@
 // store or the delivery rules is the rules service's, from the answer's `webhooks` (URL, headers and secret to check
 // and seal) and `contactGroups` (to find in the project's organization); devices are checked there too.
 import { badRequest } from './errors.ts';
+import { camelPath } from './update-mask.ts';
 import { labelKeyProblem, labelValueProblem } from './labels.ts';
 import { parseContactGroupName, parseDeviceName } from './names.ts';
 import { CRITERIA, CRITERIA_OF, type Criterion } from './rule-spec.ts';
@@ -506,8 +507,6 @@ export function checkRuleBody(body: unknown, ctx: RuleCheckContext): CheckedRule
 
 // ---- PATCH ----
 
-const toCamel = (path: string) => path.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
-
 /**
  * A PATCH body applied to the stored rule (as read, secrets included): with `mask` (update_mask) the listed fields
  * take the body's value, or their default when the body has none; without it every field present replaces the
@@ -530,7 +529,7 @@ export function mergeRulePatch(
     }
   } else {
     for (const raw of rawMask) {
-      const path = toCamel(raw);
+      const path = camelPath(raw);
       const [top, sub, ...rest] = path.split('.');
       if (rest.length === 0 && top !== undefined && isField(top) && sub === undefined) {
         merged[top] = body[top];

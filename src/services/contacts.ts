@@ -7,6 +7,7 @@ import type { Principal } from '../auth/principal.ts';
 import type { Deps } from '../deps.ts';
 import { badRequest, notFound } from '../domain/errors.ts';
 import { contactGroupName, contactName, parseContactGroupName } from '../domain/names.ts';
+import { parseMask } from '../domain/update-mask.ts';
 import { afterId, pageRequest, toPage } from '../domain/paging.ts';
 import { emailAddressProblem } from '../domain/rule-validation.ts';
 import { formatTimestamp } from '../domain/time.ts';
@@ -32,21 +33,6 @@ export const MAX_DESCRIPTION_LENGTH = 1024;
 
 /** E.164: a plus and up to 15 digits, the first not 0. */
 const E164 = /^\+[1-9]\d{1,14}$/;
-
-const toCamel = (path: string) => path.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
-
-/** update_mask paths: the fields listed apply; read-only ones are accepted and ignored (contract §1.2). */
-function parseMask(mask: ReadonlySet<string> | null, fields: readonly string[], readOnly: readonly string[]) {
-  if (mask === null) return null;
-  const out = new Set<string>();
-  for (const raw of mask) {
-    const path = toCamel(raw);
-    if (fields.includes(path)) out.add(path);
-    else if (!readOnly.includes(path))
-      throw badRequest(`update_mask: unknown field "${raw}" (allowed: ${fields.join(', ')})`);
-  }
-  return out;
-}
 
 function textOf(v: unknown, field: string, max: number): string {
   if (typeof v !== 'string') throw badRequest(`${field} must be a string`);

@@ -9,6 +9,7 @@ import { labelKeyProblem, labelValueProblem } from '../domain/labels.ts';
 import type { ProjectPermission } from '../domain/roles.ts';
 import { HTTP_TOKEN, NOT_SENDABLE_IN_HEADER_VALUE, RESERVED_PUSH_HEADERS } from '../domain/push-headers.ts';
 import { badRequest, notFound } from '../domain/errors.ts';
+import { camelPath } from '../domain/update-mask.ts';
 import { dataConnectorName } from '../domain/names.ts';
 import { pageRequest, toPage } from '../domain/paging.ts';
 import { NO_PREVIOUS_SECRET, overlapRuns } from '../domain/secret-rotation.ts';
@@ -376,13 +377,12 @@ const READ_ONLY_PATHS = new Set([
   // Set by :rotateSecret only (extensions §X3); a mask made from every field of a read names it.
   'httpConfig.previousSignatureSecretExpireTime',
 ]);
-const toCamel = (path: string) => path.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
 
 function parseMask(mask: Set<string> | null): Set<string> | null {
   if (mask === null) return null;
   const out = new Set<string>();
   for (const raw of mask) {
-    const path = toCamel(raw);
+    const path = camelPath(raw);
     if (MASK_PATHS.has(path)) out.add(path);
     else if (!READ_ONLY_PATHS.has(path) && !/Config$/.test(path)) {
       throw badRequest(`update_mask: unknown field "${raw}" (allowed: ${[...MASK_PATHS].join(', ')})`);

@@ -3,6 +3,7 @@
 import type { Deps } from '../deps.ts';
 import { nowMicros } from '../runtime/clock.ts';
 import { badRequest, notFound } from '../domain/errors.ts';
+import { parseMask } from '../domain/update-mask.ts';
 import { serviceAccountEmail } from '../domain/names.ts';
 import type { ProjectPermission } from '../domain/roles.ts';
 import { afterId, pageRequest, toPage } from '../domain/paging.ts';
@@ -19,10 +20,8 @@ import type { Principal } from '../auth/principal.ts';
 export const MAX_KEYS_PER_SERVICE_ACCOUNT = 10;
 
 /** Paths update_mask may name. Read-only fields are accepted and ignored, like in the body (contract §1.2). */
-const MASK_FIELDS = new Set(['displayName', 'enableBasicAuth']);
-const READ_ONLY_FIELDS = new Set(['name', 'email', 'createTime', 'updateTime']);
-
-const toCamel = (path: string) => path.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
+const MASK_FIELDS = ['displayName', 'enableBasicAuth'];
+const READ_ONLY_FIELDS = ['name', 'email', 'createTime', 'updateTime'];
 
 function checkDisplayName(value: string | undefined): void {
   if (value !== undefined && value.length > MAX_DISPLAY_NAME_LENGTH) {
@@ -114,16 +113,7 @@ export async function updateServiceAccount(
   input: ServiceAccountInput,
   mask: Set<string> | null,
 ): Promise<ServiceAccountRecord> {
-  let fields: Set<string> | null = null;
-  if (mask) {
-    fields = new Set();
-    for (const raw of mask) {
-      const path = toCamel(raw);
-      if (MASK_FIELDS.has(path)) fields.add(path);
-      else if (!READ_ONLY_FIELDS.has(path))
-        throw badRequest(`update_mask: unknown field "${raw}" (allowed: displayName, enableBasicAuth)`);
-    }
-  }
+  const fields = parseMask(mask, MASK_FIELDS, READ_ONLY_FIELDS);
   const applies = (field: keyof ServiceAccountInput) =>
     input[field] !== undefined && (fields === null || fields.has(field));
   if (applies('displayName')) checkDisplayName(input.displayName);
