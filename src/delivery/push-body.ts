@@ -1,5 +1,6 @@
 // The push body (contract §6.2) and the queue rows of an event: built once, at enqueue, and sent unchanged on
 // every attempt. Shared with `sensorcloud listen`, which forwards exactly what a connector pushes.
+import { carriesLabels } from '../domain/labels.ts';
 import type { EmittedEvent } from '../events/types.ts';
 import { deliveryConfigOf, type DataConnectorRecord, type NewDelivery } from '../store/contract/connector-repos.ts';
 import type { DeviceRecord } from '../store/contract/records.ts';
@@ -20,13 +21,7 @@ export function matchesLabelFilters(
   connector: Pick<DataConnectorRecord, 'deliveryConfig'>,
   labels: Readonly<Record<string, string>>,
 ): boolean {
-  const filters = deliveryConfigOf(connector).labelFilters;
-  for (const key in filters) {
-    if (!Object.hasOwn(labels, key)) return false;
-    const value = filters[key]!;
-    if (value !== '' && labels[key] !== value) return false;
-  }
-  return true;
+  return carriesLabels(labels, deliveryConfigOf(connector).labelFilters);
 }
 
 /** What a push body reads of the device (also built by `sensorcloud listen` from the API's Device). */

@@ -33,6 +33,31 @@ export function labelValueProblem(value: unknown): string | null {
   return null;
 }
 
+/**
+ * A map of label key to value (a value '' = the key is present: a connector's labelFilters, a rule's deviceLabels and
+ * projectLabels) from an object's entries: at most `max` labels, each key and value valid; 400 naming `field`.
+ */
+export function labelMapOf(entries: [string, unknown][], field: string, max: number): Record<string, string> {
+  if (entries.length > max) throw badRequest(`${field}: at most ${max} labels`);
+  const out: Record<string, string> = {};
+  for (const [key, value] of entries) {
+    const problem = labelKeyProblem(key) ?? labelValueProblem(value);
+    if (problem) throw badRequest(`${field}: ${problem} (${JSON.stringify(key.slice(0, 64))})`);
+    out[key] = value as string;
+  }
+  return out;
+}
+
+/** Whether `labels` carry every label of `wanted` (a value '' = the key is present, whatever its value). */
+export function carriesLabels(labels: Readonly<Record<string, string>>, wanted: Readonly<Record<string, string>>) {
+  for (const key in wanted) {
+    if (!Object.hasOwn(labels, key)) return false;
+    const value = wanted[key]!;
+    if (value !== '' && labels[key] !== value) return false;
+  }
+  return true;
+}
+
 export interface LabelFilter {
   key: string;
   /** null = the key is present with any value. */

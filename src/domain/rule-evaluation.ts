@@ -1,6 +1,7 @@
 // What a notification rule (extensions §X5) makes of one event, pure: which value of the event its trigger reads,
 // whether the condition holds, whether the device is in the rule's scope, and whether an instant lies in the rule's
 // schedule (in its IANA time zone, so daylight saving time is the zone's). The alerts engine (alerts/) applies it.
+import { carriesLabels } from './labels.ts';
 import type { RuleSpec, ScheduleSpec, TriggerSpec } from './rule-spec.ts';
 
 /** The event type each trigger field reads, and where its value is in the event's data. */
@@ -63,12 +64,7 @@ export function deviceInScope(
   labels: Readonly<Record<string, string>>,
 ): boolean {
   if (spec.devices.length > 0 && !spec.devices.includes(deviceId)) return false;
-  for (const key in spec.deviceLabels) {
-    if (!Object.hasOwn(labels, key)) return false;
-    const want = spec.deviceLabels[key]!;
-    if (want !== '' && labels[key] !== want) return false;
-  }
-  return true;
+  return carriesLabels(labels, spec.deviceLabels);
 }
 
 const DAYS = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'] as const;

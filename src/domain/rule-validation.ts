@@ -4,7 +4,7 @@
 // and seal) and `contactGroups` (to find in the project's organization); devices are checked there too.
 import { badRequest } from './errors.ts';
 import { camelPath } from './update-mask.ts';
-import { labelKeyProblem, labelValueProblem } from './labels.ts';
+import { labelMapOf } from './labels.ts';
 import { parseContactGroupName, parseDeviceName } from './names.ts';
 import { CRITERIA, CRITERIA_OF, type Criterion } from './rule-spec.ts';
 import type {
@@ -176,19 +176,8 @@ function durationOf(v: unknown, field: string, min: number): string {
   return v as string;
 }
 
-function labelsOf(v: unknown, field: string): Record<string, string> {
-  const entries = Object.entries(objectOf(v, field));
-  if (entries.length > MAX_RULE_LABELS) throw badRequest(`${field}: at most ${MAX_RULE_LABELS} labels`);
-  const out: Record<string, string> = {};
-  for (const [key, value] of entries) {
-    const problem = labelKeyProblem(key) ?? labelValueProblem(value);
-    if (problem) throw badRequest(`${field}: ${problem} (${JSON.stringify(key.slice(0, 64))})`);
-    // An ordinary object cannot hold this key: it would be dropped silently.
-    if (key === '__proto__') throw badRequest(`${field}: __proto__ is not accepted as a label key`);
-    out[key] = value as string;
-  }
-  return out;
-}
+const labelsOf = (v: unknown, field: string): Record<string, string> =>
+  labelMapOf(Object.entries(objectOf(v, field)), field, MAX_RULE_LABELS);
 
 /**
  * An e-mail address as a notification is sent to it: one mailbox, no display name, nothing that could break out of

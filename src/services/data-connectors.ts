@@ -5,7 +5,7 @@ import type { Deps } from '../deps.ts';
 import { nowMicros } from '../runtime/clock.ts';
 import { applyStatusWrite, initialState } from '../domain/connector-status.ts';
 import { EVENT_TYPES } from '../domain/device-types.ts';
-import { labelKeyProblem, labelValueProblem } from '../domain/labels.ts';
+import { labelKeyProblem, labelMapOf } from '../domain/labels.ts';
 import type { ProjectPermission } from '../domain/roles.ts';
 import { HTTP_TOKEN, NOT_SENDABLE_IN_HEADER_VALUE, RESERVED_PUSH_HEADERS } from '../domain/push-headers.ts';
 import { badRequest, notFound } from '../domain/errors.ts';
@@ -158,15 +158,7 @@ function checkMaxRate(v: unknown): number {
 function checkLabelFilters(v: unknown): Record<string, string> {
   if (!v || typeof v !== 'object' || Array.isArray(v))
     throw badRequest('deliveryConfig.labelFilters must be an object of label key to value ("" = the key is present)');
-  const entries = Object.entries(v as Record<string, unknown>);
-  if (entries.length > MAX_LABELS) throw badRequest(`deliveryConfig.labelFilters: at most ${MAX_LABELS} labels`);
-  const out: Record<string, string> = {};
-  for (const [key, value] of entries) {
-    const problem = labelKeyProblem(key) ?? labelValueProblem(value);
-    if (problem) throw badRequest(`deliveryConfig.labelFilters: ${problem} (${JSON.stringify(key.slice(0, 64))})`);
-    out[key] = value as string;
-  }
-  return out;
+  return labelMapOf(Object.entries(v as Record<string, unknown>), 'deliveryConfig.labelFilters', MAX_LABELS);
 }
 
 function checkPaused(v: unknown): boolean {
