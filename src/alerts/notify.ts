@@ -4,6 +4,7 @@
 // project, subject and body with their placeholders filled; a webhook carries {"alert", "event"} and the
 // X-Sensorcloud-Alert-Transition header, signed with the action's secret by the notifier as a push is.
 import { ALERT_TRANSITION_HEADER } from '../delivery/push-headers.ts';
+import { parseContactGroupName } from '../domain/names.ts';
 import type { ActionSpec, RuleSpec } from '../domain/rule-spec.ts';
 import { formatTimestamp } from '../domain/time.ts';
 import type { AlertRecord } from '../store/contract/alerting.ts';
@@ -58,14 +59,36 @@ export function fillPlaceholders(
   return text.replace(/\$([A-Za-z]+)/g, (whole, key: string) => values[key] ?? whole);
 }
 
-/** The addresses of an e-mail action: its recipients, then its contact groups' contacts in the project, once each. */
-async function addressesOf(tx: Repos, projectId: string, action: ActionSpec): Promise<string[]> {
-  const out = new Set(action.email?.recipients ?? []);
-  for (const group of action.email?.contactGroups ?? []) {
-    const groupId = group.split('/').pop()!;
-    for (const c of await tx.contacts.listInGroup(projectId, groupId)) if (c.email !== '') out.add(c.email);
+/**
+ * The e-mail addresses an e-mail action's `contactGroups` stand for in a project: the contacts of those groups in
+ * the project, lower case, each once, in the order of the groups and then of the contacts. A name that is not a
+ * contact group of the project's organization (one deleted since the rule was written, say) stands for no address.
+ * `deps.store` may be a transaction's repositories.
+ */
+export async function contactGroupAddresses(
+  deps: { store: Pick<Repos, 'projects' | 'contacts'> },
+  projectId: string,
+  groupNames: readonly string[],
+): Promise<string[]> {
+  if (groupNames.length === 0) return [];
+  const project = await deps.store.projects.get(projectId);
+  if (!project) return [];
+  const out = new Set<string>();
+  for (const name of groupNames) {
+    const parsed = parseContactGroupName(name);
+    if (!parsed || parsed.organization !== project.organizationId) continue;
+    const group = await deps.store.contacts.getGroup(parsed.group);
+    if (!group || group.organizationId !== project.organizationId) continue;
+    for (const c of await deps.store.contacts.listInGroup(projectId, group.id))
+      if (c.email !== '') out.add(c.email.toLowerCase());
   }
   return [...out];
+}
+
+/** The addresses of an e-mail action: its recipients, then its contact groups' contacts in the project, once each. */
+async function addressesOf(tx: Repos, projectId: string, action: ActionSpec): Promise<string[]> {
+  const groups = await contactGroupAddresses({ store: tx }, projectId, action.email?.contactGroups ?? []);
+  return [...new Set([...(action.email?.recipients ?? []), ...groups])];
 }
 
 /**

@@ -381,29 +381,3 @@ export async function deleteContact(
     'contact deleted',
   );
 }
-
-/**
- * The e-mail addresses an e-mail action's `contactGroups` stand for in a project: the contacts of those groups in
- * the project, lower case, each once, in the order of the groups and then of the contacts. A name that is not a
- * contact group of the project's organization (one deleted since the rule was written, say) stands for no address.
- * `deps.store` may be a transaction's repositories.
- */
-export async function contactGroupAddresses(
-  deps: { store: Pick<Repos, 'projects' | 'contacts'> },
-  projectId: string,
-  groupNames: readonly string[],
-): Promise<string[]> {
-  if (groupNames.length === 0) return [];
-  const project = await deps.store.projects.get(projectId);
-  if (!project) return [];
-  const out = new Set<string>();
-  for (const name of groupNames) {
-    const parsed = parseContactGroupName(name);
-    if (!parsed || parsed.organization !== project.organizationId) continue;
-    const group = await deps.store.contacts.getGroup(parsed.group);
-    if (!group || group.organizationId !== project.organizationId) continue;
-    for (const c of await deps.store.contacts.listInGroup(projectId, group.id))
-      if (c.email !== '') out.add(c.email.toLowerCase());
-  }
-  return [...out];
-}

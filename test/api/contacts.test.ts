@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { nowMicros } from '../../src/runtime/clock.ts';
-import { contactGroupAddresses } from '../../src/services/contacts.ts';
+import { contactGroupAddresses } from '../../src/alerts/notify.ts';
 import { createTestContext, type Account, type TestContext } from '../helpers/context.ts';
 
 let t: TestContext;
