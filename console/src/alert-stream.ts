@@ -6,7 +6,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { Alert } from './alerts.ts';
 import { OPEN_STATES } from './alerts.ts';
-import { api, CONSOLE_HEADERS, query, sessionExpired } from './api.ts';
+import { api, CONSOLE_HEADERS, query, readLines, sessionExpired } from './api.ts';
 import { onNavigate } from './router.ts';
 
 /** An alert's new state (the alert without notifications), or null: read again, events may have been missed. */
@@ -42,27 +42,16 @@ function open(projectId: string, hub: Hub): void {
     if (!res.ok || !res.body) throw new Error(`HTTP ${res.status}`);
     failures = 0;
     onOpen();
-    const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
-    let buffer = '';
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) return;
-      buffer += value;
-      let nl: number;
-      while ((nl = buffer.indexOf('\n')) >= 0) {
-        const line = buffer.slice(0, nl).trim();
-        buffer = buffer.slice(nl + 1);
-        if (line === '') continue;
-        let msg: any;
-        try {
-          msg = JSON.parse(line);
-        } catch {
-          continue;
-        }
-        const event = msg?.result?.event;
-        if (event?.eventType === 'alertChanged' && event.data?.alertChanged) emit(event.data.alertChanged as Alert);
+    await readLines(res.body, (line) => {
+      let msg: any;
+      try {
+        msg = JSON.parse(line);
+      } catch {
+        return;
       }
-    }
+      const event = msg?.result?.event;
+      if (event?.eventType === 'alertChanged' && event.data?.alertChanged) emit(event.data.alertChanged as Alert);
+    });
   };
   (async () => {
     while (!abort.signal.aborted) {

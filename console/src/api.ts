@@ -95,3 +95,20 @@ export async function listAll<T>(path: string, key: string, maxPages = 20): Prom
 
 /** The last segment of a resource name: `projects/p/devices/d` → `d`. */
 export const idOf = (name: string): string => name.slice(name.lastIndexOf('/') + 1);
+
+/** Calls `onLine` with each line of a streamed NDJSON body that is not blank, until the body ends. */
+export async function readLines(body: ReadableStream<BufferSource>, onLine: (line: string) => void): Promise<void> {
+  const reader = body.pipeThrough(new TextDecoderStream()).getReader();
+  let buffer = '';
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) return;
+    buffer += value;
+    let nl: number;
+    while ((nl = buffer.indexOf('\n')) >= 0) {
+      const line = buffer.slice(0, nl);
+      buffer = buffer.slice(nl + 1);
+      if (line.trim() !== '') onLine(line);
+    }
+  }
+}

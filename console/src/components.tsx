@@ -50,6 +50,36 @@ export function FieldError({ id, text }: { id?: string; text?: string | null }) 
   ) : null;
 }
 
+/** An on/off setting of a form: a checkbox shown as a switch (role switch), its label beside it. */
+export function Switch({
+  name,
+  checked,
+  onChange,
+  describedBy,
+  children,
+}: {
+  name: string;
+  checked: boolean;
+  onChange: () => void;
+  describedBy?: string;
+  children: ComponentChildren;
+}) {
+  return (
+    <label class="check-label switch-label">
+      <input
+        type="checkbox"
+        role="switch"
+        aria-checked={checked}
+        name={name}
+        aria-describedby={describedBy}
+        checked={checked}
+        onChange={onChange}
+      />{' '}
+      {children}
+    </label>
+  );
+}
+
 /**
  * A labelled form control; `hint` and `error` (what is wrong with the value, from `useAction().fieldError`) are read
  * with the control: `describedBy` names both, and `invalid` is for its aria-invalid.

@@ -2,7 +2,7 @@
 // events, and paused. The line the connector's page shows, the paused notice and the confirmation of a pause, and
 // the form section of connector-form.tsx with its check before sending (the API decides the ranges).
 import { useEffect, useRef } from 'preact/hooks';
-import { Field, FieldError } from '../components.tsx';
+import { Field, FieldError, Switch } from '../components.tsx';
 import { labelText } from '../format.ts';
 
 export interface DeliveryConfig {
@@ -280,18 +280,14 @@ export function DeliveryControlsFields({
         </button>
       </fieldset>
       <div class="field">
-        <label class="check-label switch-label">
-          <input
-            type="checkbox"
-            role="switch"
-            aria-checked={value.paused}
-            name="paused"
-            aria-describedby="paused-hint"
-            checked={value.paused}
-            onChange={() => set({ paused: !value.paused })}
-          />{' '}
+        <Switch
+          name="paused"
+          checked={value.paused}
+          onChange={() => set({ paused: !value.paused })}
+          describedBy="paused-hint"
+        >
           Paused
-        </label>
+        </Switch>
         <small id="paused-hint">
           While paused, events keep queueing and none is pushed; resuming sends them in order. An event queued for more
           than 12 hours expires.

@@ -5,7 +5,7 @@
 // their `name` label (looked up in batches through the device list, kept current by labelsChanged events), with
 // the id beside it; on a narrow screen each row takes two lines.
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { api, CONSOLE_HEADERS, errorText, idOf, query, sessionExpired } from '../api.ts';
+import { api, CONSOLE_HEADERS, errorText, idOf, query, readLines, sessionExpired } from '../api.ts';
 import { Field, Title } from '../components.tsx';
 import { EVENT_TYPES, eventText } from '../format.ts';
 import { setParams, useLocation, useUrlDraft } from '../router.ts';
@@ -151,34 +151,23 @@ export function LiveEvents({ projectId }: { projectId: string }) {
         return;
       }
       setStatus({ state: 'open' });
-      const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
-      let buffer = '';
-      for (;;) {
-        const { value, done } = await reader.read();
-        if (done) break;
-        buffer += value;
-        let nl: number;
-        while ((nl = buffer.indexOf('\n')) >= 0) {
-          const line = buffer.slice(0, nl);
-          buffer = buffer.slice(nl + 1);
-          if (line.trim() === '') continue;
-          const msg = JSON.parse(line);
-          if (msg.error) {
-            setStatus({ state: 'error', message: `${msg.error.message} (code ${msg.error.code})` });
-            continue;
-          }
-          names.see(msg.result.event);
-          const row = toRow(++seq, msg.result.event);
-          if (row.kind === 'ping') {
-            counts.current.pings++;
-            counts.current.lastPing = row.time;
-          } else if (row.kind === 'heartbeat') counts.current.heartbeats++;
-          else counts.current.events++;
-          ring.current.push(row);
-          if (ring.current.length > RING_SIZE * 1.5) ring.current = ring.current.slice(-RING_SIZE);
-          schedule();
+      await readLines(res.body, (line) => {
+        const msg = JSON.parse(line);
+        if (msg.error) {
+          setStatus({ state: 'error', message: `${msg.error.message} (code ${msg.error.code})` });
+          return;
         }
-      }
+        names.see(msg.result.event);
+        const row = toRow(++seq, msg.result.event);
+        if (row.kind === 'ping') {
+          counts.current.pings++;
+          counts.current.lastPing = row.time;
+        } else if (row.kind === 'heartbeat') counts.current.heartbeats++;
+        else counts.current.events++;
+        ring.current.push(row);
+        if (ring.current.length > RING_SIZE * 1.5) ring.current = ring.current.slice(-RING_SIZE);
+        schedule();
+      });
       setStatus({ state: 'closed', message: 'The server ended the stream (streams last at most an hour).' });
     })().catch((err) => {
       if (!abort.signal.aborted) setStatus({ state: 'error', message: errorText(err) });

@@ -5,7 +5,7 @@
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import type { Rule, RuleTrigger } from '../alerts.ts';
 import { api, idOf, listAll } from '../api.ts';
-import { ErrorText, Field, FieldError, Loading, Title, useAction } from '../components.tsx';
+import { ErrorText, Field, FieldError, Loading, Switch, Title, useAction } from '../components.tsx';
 import { reasonFor, usePermissions, useProject } from '../permissions.ts';
 import { navigate } from '../router.ts';
 import { apiValue, DURATION_UNITS, RANGE_FIELDS, STATE_FIELDS, scopeText, triggerText } from '../rule-text.ts';
@@ -384,17 +384,13 @@ export function RuleForm({ projectId, ruleId }: { projectId: string; ruleId?: st
             <span class="section-title">Schedule</span>{' '}
             <span class="muted small">{draft.useSchedule ? `on, in ${draft.timezone}` : 'always evaluated'}</span>
           </summary>
-          <label class="check-label switch-label">
-            <input
-              type="checkbox"
-              role="switch"
-              aria-checked={draft.useSchedule}
-              name="useSchedule"
-              checked={draft.useSchedule}
-              onChange={() => set({ useSchedule: !draft.useSchedule })}
-            />{' '}
+          <Switch
+            name="useSchedule"
+            checked={draft.useSchedule}
+            onChange={() => set({ useSchedule: !draft.useSchedule })}
+          >
             Only evaluate events at these times
-          </label>
+          </Switch>
           {draft.useSchedule ? (
             <>
               <Field label="Time zone" error={fe('timezone')}>
@@ -613,28 +609,20 @@ export function RuleForm({ projectId, ruleId }: { projectId: string; ruleId?: st
             </div>
           ) : null}
           <div class="switches">
-            <label class="check-label switch-label">
-              <input
-                type="checkbox"
-                role="switch"
-                aria-checked={draft.resolvedNotifications}
-                name="resolvedNotifications"
-                checked={draft.resolvedNotifications}
-                onChange={() => set({ resolvedNotifications: !draft.resolvedNotifications })}
-              />{' '}
+            <Switch
+              name="resolvedNotifications"
+              checked={draft.resolvedNotifications}
+              onChange={() => set({ resolvedNotifications: !draft.resolvedNotifications })}
+            >
               Notify when the alert resolves
-            </label>
-            <label class="check-label switch-label">
-              <input
-                type="checkbox"
-                role="switch"
-                aria-checked={draft.reminderNotifications}
-                name="reminderNotifications"
-                checked={draft.reminderNotifications}
-                onChange={() => set({ reminderNotifications: !draft.reminderNotifications })}
-              />{' '}
+            </Switch>
+            <Switch
+              name="reminderNotifications"
+              checked={draft.reminderNotifications}
+              onChange={() => set({ reminderNotifications: !draft.reminderNotifications })}
+            >
               Remind while nobody acknowledges
-            </label>
+            </Switch>
           </div>
           <DurationField
             label="An acknowledgement lasts"
@@ -650,17 +638,9 @@ export function RuleForm({ projectId, ruleId }: { projectId: string; ruleId?: st
           />
         </fieldset>
 
-        <label class="check-label switch-label">
-          <input
-            type="checkbox"
-            role="switch"
-            aria-checked={draft.enabled}
-            name="enabled"
-            checked={draft.enabled}
-            onChange={() => set({ enabled: !draft.enabled })}
-          />{' '}
+        <Switch name="enabled" checked={draft.enabled} onChange={() => set({ enabled: !draft.enabled })}>
           Enabled
-        </label>
+        </Switch>
         {preview ? (
           <p class="rule-preview" data-testid="rule-preview">
             {preview}
