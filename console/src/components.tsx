@@ -50,6 +50,51 @@ export function FieldError({ id, text }: { id?: string; text?: string | null }) 
   ) : null;
 }
 
+/**
+ * A list's state filter: a chip per state, pressed when shown (none pressed: every state); "All states" clears it.
+ * `onChange` gets the states chosen, in the order of `states`. `children` follow at the row's end (a Refresh button).
+ */
+export function StateChips({
+  states,
+  selected,
+  onChange,
+  children,
+}: {
+  states: readonly (readonly [state: string, kind: string, label: string, meaning: string])[];
+  selected: readonly string[];
+  onChange: (states: string[]) => void;
+  children?: ComponentChildren;
+}) {
+  const toggle = (state: string) =>
+    onChange(
+      selected.includes(state)
+        ? selected.filter((s) => s !== state)
+        : states.map((s) => s[0]).filter((s) => s === state || selected.includes(s)),
+    );
+  return (
+    <div class="state-chips" role="group" aria-label="Show only these states">
+      {states.map(([state, , label, meaning]) => (
+        <button
+          key={state}
+          type="button"
+          class="tab"
+          aria-pressed={selected.includes(state)}
+          title={meaning}
+          onClick={() => toggle(state)}
+        >
+          {label}
+        </button>
+      ))}
+      {selected.length > 0 ? (
+        <button type="button" class="link" onClick={() => onChange([])}>
+          All states
+        </button>
+      ) : null}
+      {children}
+    </div>
+  );
+}
+
 /** An on/off setting of a form: a checkbox shown as a switch (role switch), its label beside it. */
 export function Switch({
   name,
@@ -197,6 +242,18 @@ export function Loading({ what = 'Loading' }: { what?: string }) {
     <p class="muted" aria-live="polite">
       {what}…
     </p>
+  );
+}
+
+/** "Load more" under a list read a page at a time, with how many rows are shown. */
+export function LoadMore({ shown, busy, onMore }: { shown: number; busy: boolean; onMore: () => void }) {
+  return (
+    <div class="pager">
+      <span class="muted small">{shown} shown</span>
+      <button type="button" onClick={onMore} disabled={busy}>
+        {busy ? 'Loading…' : 'Load more'}
+      </button>
+    </div>
   );
 }
 

@@ -6,7 +6,7 @@ import { useAlertChanges } from '../alert-stream.ts';
 import { type Alert, ALERT_STATE_NAMES, ALERT_STATES, alertStateInfo, type Rule, valueText } from '../alerts.ts';
 import { triggerText } from '../rule-text.ts';
 import { api, idOf, query } from '../api.ts';
-import { Badge, ErrorText, Loading, Notice, Title, useAction, useLoad } from '../components.tsx';
+import { Badge, ErrorText, LoadMore, Loading, Notice, StateChips, Title, useAction, useLoad } from '../components.tsx';
 import { formatTime, relativeTime } from '../format.ts';
 import { navigate, useLocation } from '../router.ts';
 import {
@@ -114,12 +114,6 @@ export function Alerts({ projectId }: { projectId: string }) {
       if (mine === generation.current) setBusy(false);
     }
   };
-  const toggleState = (state: string) => {
-    const states = filters.states.includes(state)
-      ? filters.states.filter((s) => s !== state)
-      : ALERT_STATE_NAMES.filter((s) => s === state || filters.states.includes(s));
-    navigate(listUrl(pageUrl, { ...filters, states }), { replace: true });
-  };
   const rule = filters.rule ? rules?.get(`projects/${projectId}/rules/${idOf(filters.rule)}`) : undefined;
   const deviceName = `projects/${projectId}/devices/${idOf(filters.device)}`;
   const filtered = filters.states.length > 0 || filters.rule || filters.device;
@@ -140,33 +134,16 @@ export function Alerts({ projectId }: { projectId: string }) {
         notifications until someone acknowledges it; it resolves when the condition clears. The list updates as alerts
         change.
       </p>
-      <div class="state-chips" role="group" aria-label="Show only these states">
-        {ALERT_STATES.map(([state, , label, meaning]) => (
-          <button
-            key={state}
-            type="button"
-            class="tab"
-            aria-pressed={filters.states.includes(state)}
-            title={meaning}
-            onClick={() => toggleState(state)}
-          >
-            {label}
-          </button>
-        ))}
-        {filters.states.length > 0 ? (
-          <button
-            type="button"
-            class="link"
-            onClick={() => navigate(listUrl(pageUrl, { ...filters, states: [] }), { replace: true })}
-          >
-            All states
-          </button>
-        ) : null}
+      <StateChips
+        states={ALERT_STATES}
+        selected={filters.states}
+        onChange={(states) => navigate(listUrl(pageUrl, { ...filters, states }), { replace: true })}
+      >
         <span class="spacer" />
         <button type="button" onClick={reload} disabled={busy}>
           Refresh
         </button>
-      </div>
+      </StateChips>
       {filters.rule || filters.device ? (
         <p class="filter-note">
           {filters.rule ? (
@@ -210,14 +187,7 @@ export function Alerts({ projectId }: { projectId: string }) {
       ) : (
         <AlertsTable alerts={rows} rules={rules} names={names} caption="Alerts, newest first" />
       )}
-      {rows !== null && next !== '' ? (
-        <div class="pager">
-          <span class="muted small">{rows.length} shown</span>
-          <button type="button" onClick={loadMore} disabled={busy}>
-            {busy ? 'Loading…' : 'Load more'}
-          </button>
-        </div>
-      ) : null}
+      {rows !== null && next !== '' ? <LoadMore shown={rows.length} busy={busy} onMore={loadMore} /> : null}
     </section>
   );
 }

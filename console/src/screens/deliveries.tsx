@@ -3,7 +3,7 @@
 // roles that may change the connector.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, idOf, query } from '../api.ts';
-import { ErrorText, Field, Loading, Title, useLoad } from '../components.tsx';
+import { ErrorText, Field, LoadMore, Loading, StateChips, Title, useLoad } from '../components.tsx';
 import {
   connectorPath,
   DELIVERY_STATES,
@@ -181,12 +181,6 @@ export function Deliveries({ projectId, connectorId }: { projectId: string; conn
   const blocked = c ? writeBlockedReason(c.status) : null;
   const filtered =
     filters.states.length > 0 || filters.trigger || filters.eventId || filters.device || filters.from || filters.to;
-  const toggleState = (state: string) => {
-    const states = filters.states.includes(state)
-      ? filters.states.filter((s) => s !== state)
-      : STATE_NAMES.filter((s) => s === state || filters.states.includes(s));
-    navigate(listUrl(pageUrl, { ...filters, states }), { replace: true });
-  };
 
   return (
     <section>
@@ -251,29 +245,11 @@ export function Deliveries({ projectId, connectorId }: { projectId: string; conn
       ) : null}
       <ErrorText error={connector.error} />
 
-      <div class="state-chips" role="group" aria-label="Show only these states">
-        {DELIVERY_STATES.map(([state, , label, meaning]) => (
-          <button
-            key={state}
-            type="button"
-            class="tab"
-            aria-pressed={filters.states.includes(state)}
-            title={meaning}
-            onClick={() => toggleState(state)}
-          >
-            {label}
-          </button>
-        ))}
-        {filters.states.length > 0 ? (
-          <button
-            type="button"
-            class="link"
-            onClick={() => navigate(listUrl(pageUrl, { ...filters, states: [] }), { replace: true })}
-          >
-            All states
-          </button>
-        ) : null}
-      </div>
+      <StateChips
+        states={DELIVERY_STATES}
+        selected={filters.states}
+        onChange={(states) => navigate(listUrl(pageUrl, { ...filters, states }), { replace: true })}
+      />
       <form
         class="filters delivery-filters"
         role="search"
@@ -436,12 +412,7 @@ export function Deliveries({ projectId, connectorId }: { projectId: string; conn
         </div>
       )}
       {rows !== null && next !== '' ? (
-        <div class="pager">
-          <span class="muted small">{rows.length} shown</span>
-          <button type="button" onClick={loadMore} disabled={busy}>
-            {busy ? 'Loading…' : 'Load more'}
-          </button>
-        </div>
+        <LoadMore shown={rows.length} busy={busy} onMore={loadMore} />
       ) : rows !== null && rows.length > 0 ? (
         <p class="muted small pager">
           {rows.length} deliver{rows.length === 1 ? 'y' : 'ies'}: all shown.

@@ -5,7 +5,7 @@
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import type { Rule, RuleTrigger } from '../alerts.ts';
 import { api, idOf, listAll } from '../api.ts';
-import { ErrorText, Field, FieldError, Loading, Switch, Title, useAction } from '../components.tsx';
+import { ErrorText, Field, FieldError, Loading, Switch, Title, useAction, useLoad } from '../components.tsx';
 import { reasonFor, usePermissions, useProject } from '../permissions.ts';
 import { navigate } from '../router.ts';
 import { apiValue, DURATION_UNITS, RANGE_FIELDS, STATE_FIELDS, scopeText, triggerText } from '../rule-text.ts';
@@ -34,8 +34,6 @@ export function RuleForm({ projectId, ruleId }: { projectId: string; ruleId?: st
   const editing = ruleId !== undefined;
   const base = ruleBasePath(projectId);
   const [draft, setDraft] = useState<Draft | null>(editing ? null : emptyDraft());
-  const [devices, setDevices] = useState<any[] | null>(null);
-  const [groups, setGroups] = useState<any[] | null>(null);
   const project = useProject(projectId);
   const perms = usePermissions(`projects/${projectId}`);
   /** Whether the schedule section is unfolded: as the user left it, else open when the rule has a schedule. */
@@ -46,13 +44,16 @@ export function RuleForm({ projectId, ruleId }: { projectId: string; ruleId?: st
     if (!editing) return;
     api<Rule>('GET', `${base}/${ruleId}`).then((r) => setDraft(draftOf(r)), action.setError);
   }, [ruleId]);
-  useEffect(() => {
-    listAll<any>(`/projects/${projectId}/devices`, 'devices', 2).then(setDevices, () => setDevices([]));
-  }, [projectId]);
-  useEffect(() => {
-    if (!project?.organization) return;
-    listAll<any>(`/${project.organization}/contactGroups`, 'contactGroups', 2).then(setGroups, () => setGroups([]));
-  }, [project?.organization]);
+  const devices = useLoad(
+    () => listAll<any>(`/projects/${projectId}/devices`, 'devices', 2).catch(() => []),
+    [projectId],
+  ).data;
+  const organization = project?.organization;
+  const groups = useLoad(
+    async () =>
+      organization ? listAll<any>(`/${organization}/contactGroups`, 'contactGroups', 2).catch(() => []) : null,
+    [organization],
+  ).data;
   const zones = useMemo(() => {
     let list: string[] = [];
     try {
