@@ -31,6 +31,26 @@ export function urlProblem(url: string): string | null {
   return parsed.hostname === '' ? URL_FORMAT_TEXT : null;
 }
 
+/**
+ * Key/value rows of a form as an object (labels, label filters): blank rows are skipped; a row without a key, or a key
+ * given twice, is what is wrong with `field` (`what` names a row: "Label filter 2 needs a key").
+ */
+export function rowsToRecord(
+  rows: readonly [string, string][],
+  field: string,
+  what: string,
+): { record: Record<string, string> } | { field: string; text: string } {
+  const record: Record<string, string> = {};
+  for (const [i, [rawKey, value]] of rows.entries()) {
+    const key = rawKey.trim();
+    if (key === '' && value === '') continue;
+    if (key === '') return { field, text: `${what} ${i + 1} needs a key (or remove the row).` };
+    if (key in record) return { field, text: `The label key “${key}” is given twice.` };
+    record[key] = value;
+  }
+  return { record };
+}
+
 export const SMTP_TEXT =
   'E-mail needs an SMTP server, and this service has none: ask its operator to set SENSORCLOUD_SMTP_URL, or use a webhook.';
 

@@ -2,8 +2,9 @@
 // events, and paused. The line the connector's page shows, the paused notice and the confirmation of a pause, and
 // the form section of connector-form.tsx with its check before sending (the API decides the ranges).
 import { useEffect, useRef } from 'preact/hooks';
-import { Field, FieldError, Switch } from '../components.tsx';
+import { Field, FieldError, PairRows, Switch } from '../components.tsx';
 import { labelText } from '../format.ts';
+import { rowsToRecord } from '../form-errors.ts';
 
 export interface DeliveryConfig {
   maxConcurrency: number;
@@ -157,15 +158,9 @@ export function readDeliveryDraft(d: DeliveryDraft, form: HTMLFormElement | null
   const maxRate = rateText === '' ? 0 : Number(rateText);
   if (badInput('maxRate') || Number.isNaN(maxRate))
     return { field: 'maxRate', text: 'Enter a number of pushes per second, or leave it empty for no limit.' };
-  const labelFilters: Record<string, string> = {};
-  for (const [i, [rawKey, value]] of d.labelFilters.entries()) {
-    const key = rawKey.trim();
-    if (key === '' && value === '') continue;
-    if (key === '') return { field: 'labelFilters', text: `Label filter ${i + 1} needs a key (or remove the row).` };
-    if (key in labelFilters) return { field: 'labelFilters', text: `The label key “${key}” is given twice.` };
-    labelFilters[key] = value;
-  }
-  return { config: { maxConcurrency, maxRate, labelFilters, paused: d.paused } };
+  const filters = rowsToRecord(d.labelFilters, 'labelFilters', 'Label filter');
+  if (!('record' in filters)) return filters;
+  return { config: { maxConcurrency, maxRate, labelFilters: filters.record, paused: d.paused } };
 }
 
 export function DeliveryControlsFields({
@@ -178,8 +173,6 @@ export function DeliveryControlsFields({
   fieldError: (field: string) => string | undefined;
 }) {
   const set = (patch: Partial<DeliveryDraft>) => onChange({ ...value, ...patch });
-  const setRow = (i: number, row: [string, string]) =>
-    set({ labelFilters: value.labelFilters.map((r, j) => (j === i ? row : r)) });
   const filtersError = fieldError('labelFilters');
   return (
     <fieldset class="field wide form-section" aria-describedby="delivery-h-hint">
@@ -242,38 +235,15 @@ export function DeliveryControlsFields({
           Events are pushed only from devices that carry every label listed, decided when the event is published. An
           empty value matches any value of the key.
         </small>
-        {value.labelFilters.map(([k, v], i) => (
-          <div class="header-row filter-row" key={i}>
-            <label class="visually-hidden" for={`lf-k-${i}`}>
-              Label filter {i + 1} key
-            </label>
-            <input
-              id={`lf-k-${i}`}
-              name="labelFilters"
-              placeholder="key, e.g. site"
-              aria-invalid={filtersError ? true : undefined}
-              value={k}
-              onInput={(e) => setRow(i, [(e.target as HTMLInputElement).value, v])}
-            />
-            <label class="visually-hidden" for={`lf-v-${i}`}>
-              Label filter {i + 1} value
-            </label>
-            <input
-              id={`lf-v-${i}`}
-              name="labelFilters"
-              placeholder="any value"
-              value={v}
-              onInput={(e) => setRow(i, [k, (e.target as HTMLInputElement).value])}
-            />
-            <button
-              type="button"
-              onClick={() => set({ labelFilters: value.labelFilters.filter((_, j) => j !== i) })}
-              aria-label={`Remove label filter ${i + 1}`}
-            >
-              Remove
-            </button>
-          </div>
-        ))}
+        <PairRows
+          name="labelFilters"
+          what="Label filter"
+          keyPlaceholder="key, e.g. site"
+          valuePlaceholder="any value"
+          rows={value.labelFilters}
+          invalid={Boolean(filtersError)}
+          onChange={(labelFilters) => set({ labelFilters })}
+        />
         <FieldError id="label-filters-error" text={filtersError} />
         <button type="button" onClick={() => set({ labelFilters: [...value.labelFilters, ['', '']] })}>
           Add label filter

@@ -3,7 +3,7 @@
 // paths to the form's controls. No rendering here, and no import of api.ts (whose router needs a browser):
 // test/console/rule-form-errors.test.ts runs the field map against the server's own refusals in Node.
 import { type Rule, type RuleTrigger, shownValue } from '../alerts.ts';
-import { urlProblem, type FieldMap } from '../form-errors.ts';
+import { rowsToRecord, urlProblem, type FieldMap } from '../form-errors.ts';
 import { apiValue, DURATION_UNITS, durationSeconds, RANGE_FIELDS, STATE_FIELDS } from '../rule-text.ts';
 
 /** The last segment of a resource name (api.ts's idOf). */
@@ -258,15 +258,11 @@ export function readDraft(d: Draft, form: HTMLFormElement | null): { body: Recor
     trigger.triggerCount = Number(d.triggerCount);
   }
   const deviceRule = d.field !== 'dataConnector';
-  const labels: Record<string, string> = {};
+  let labels: Record<string, string> = {};
   if (deviceRule && (d.scope === 'labels' || (d.scope === 'devices' && d.labels.length > 0))) {
-    for (const [i, [rawKey, value]] of d.labels.entries()) {
-      const k = rawKey.trim();
-      if (k === '' && value === '') continue;
-      if (k === '') return { field: 'labels', text: `Label ${i + 1} needs a key (or remove the row).` };
-      if (k in labels) return { field: 'labels', text: `The label key “${k}” is given twice.` };
-      labels[k] = value;
-    }
+    const read = rowsToRecord(d.labels, 'labels', 'Label');
+    if (!('record' in read)) return read;
+    labels = read.record;
     if (d.scope === 'labels' && Object.keys(labels).length === 0)
       return { field: 'labels', text: 'Add a label, or choose "All devices".' };
   }

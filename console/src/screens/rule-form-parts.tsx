@@ -3,7 +3,7 @@
 import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
 import { idOf } from '../api.ts';
-import { Field, FieldError, Loading } from '../components.tsx';
+import { Field, FieldError, Loading, PairRows } from '../components.tsx';
 import { DURATION_UNITS } from '../rule-text.ts';
 import { type ActionDraft, type Duration, PLACEHOLDERS } from './rule-draft.ts';
 
@@ -50,55 +50,6 @@ export function DurationField(props: {
         </div>
       )}
     </Field>
-  );
-}
-
-/** Key/value rows (device labels, webhook headers). */
-export function PairRows(props: {
-  name: string;
-  what: string;
-  keyPlaceholder: string;
-  valuePlaceholder: string;
-  rows: [string, string][];
-  invalid: boolean;
-  onChange: (rows: [string, string][]) => void;
-}) {
-  const { rows, onChange } = props;
-  return (
-    <>
-      {rows.map(([k, v], i) => (
-        <div class="header-row filter-row" key={i}>
-          <label class="visually-hidden" for={`${props.name}-k-${i}`}>
-            {props.what} {i + 1} key
-          </label>
-          <input
-            id={`${props.name}-k-${i}`}
-            name={props.name}
-            placeholder={props.keyPlaceholder}
-            aria-invalid={props.invalid ? true : undefined}
-            value={k}
-            onInput={(e) => onChange(rows.map((r, j) => (j === i ? [(e.target as HTMLInputElement).value, r[1]] : r)))}
-          />
-          <label class="visually-hidden" for={`${props.name}-v-${i}`}>
-            {props.what} {i + 1} value
-          </label>
-          <input
-            id={`${props.name}-v-${i}`}
-            name={props.name}
-            placeholder={props.valuePlaceholder}
-            value={v}
-            onInput={(e) => onChange(rows.map((r, j) => (j === i ? [r[0], (e.target as HTMLInputElement).value] : r)))}
-          />
-          <button
-            type="button"
-            onClick={() => onChange(rows.filter((_, j) => j !== i))}
-            aria-label={`Remove ${props.what.toLowerCase()} ${i + 1}`}
-          >
-            Remove
-          </button>
-        </div>
-      ))}
-    </>
   );
 }
 

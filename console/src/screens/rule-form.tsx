@@ -5,7 +5,7 @@
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import type { Rule, RuleTrigger } from '../alerts.ts';
 import { api, idOf, listAll } from '../api.ts';
-import { ErrorText, Field, FieldError, Loading, Switch, Title, useAction, useLoad } from '../components.tsx';
+import { ErrorText, Field, FieldError, Loading, PairRows, Switch, Title, useAction, useLoad } from '../components.tsx';
 import { reasonFor, usePermissions, useProject } from '../permissions.ts';
 import { navigate } from '../router.ts';
 import { apiValue, DURATION_UNITS, RANGE_FIELDS, STATE_FIELDS, scopeText, triggerText } from '../rule-text.ts';
@@ -24,7 +24,7 @@ import {
   RULE_MASK,
   stateFieldOf,
 } from './rule-draft.ts';
-import { ActionFields, DevicePicker, DurationField, Group, PairRows } from './rule-form-parts.tsx';
+import { ActionFields, DevicePicker, DurationField, Group } from './rule-form-parts.tsx';
 
 function ruleBasePath(projectId: string) {
   return `/projects/${projectId}/rules`;
