@@ -132,6 +132,35 @@ export const alertValues = (a: AlertRecord): unknown[] => [
 export const ALERT_COLUMNS =
   'id, project_id, rule_id, target_id, target_name, state, escalation_level, trigger_time, acknowledge_time, acknowledged_by, resolve_time, last_value, notifications, timer_due, create_time, update_time';
 
+/** What a transition changes of an alert (both stores' UPDATE … WHERE id): these columns, then the id. */
+export const ALERT_UPDATE_COLUMNS = [
+  'target_name',
+  'state',
+  'escalation_level',
+  'trigger_time',
+  'acknowledge_time',
+  'acknowledged_by',
+  'resolve_time',
+  'last_value',
+  'notifications',
+  'timer_due',
+  'update_time',
+] as const;
+export const alertUpdateValues = (a: AlertRecord): unknown[] => [
+  a.targetName,
+  a.state,
+  a.escalationLevel,
+  a.triggerTime,
+  a.acknowledgeTime,
+  a.acknowledgedBy,
+  a.resolveTime,
+  a.lastValue,
+  JSON.stringify(a.notifications),
+  a.timerDue,
+  a.updateTime,
+  a.id,
+];
+
 export interface ConditionRow {
   rule_id: string;
   target_id: string;

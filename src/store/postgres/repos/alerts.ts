@@ -13,6 +13,8 @@ import type { AlertRepo, AlertState, ConditionRepo, OutboxRepo } from '../../con
 import type { Sql } from '../db.ts';
 import {
   ALERT_COLUMNS,
+  ALERT_UPDATE_COLUMNS,
+  alertUpdateValues,
   alertValues,
   toAlert,
   toCondition,
@@ -32,10 +34,8 @@ const CREATE_IF_NONE = `INSERT INTO alerts (${ALERT_COLUMNS})
   WHERE EXISTS (SELECT 1 FROM rules WHERE id = $3 FOR KEY SHARE)
   ON CONFLICT (rule_id, target_id) WHERE state <> 'RESOLVED' DO NOTHING`;
 
-const UPDATE = `UPDATE alerts SET target_name = $1, state = $2, escalation_level = $3, trigger_time = $4,
-    acknowledge_time = $5, acknowledged_by = $6, resolve_time = $7, last_value = $8, notifications = $9, timer_due = $10,
-    update_time = $11
-  WHERE id = $12`;
+const UPDATE = `UPDATE alerts SET ${ALERT_UPDATE_COLUMNS.map((c, i) => `${c} = $${i + 1}`).join(', ')}
+  WHERE id = $${ALERT_UPDATE_COLUMNS.length + 1}`;
 
 export function createAlertRepo(sql: Sql): AlertRepo {
   const one = async (text: string, params: unknown[]) => {
@@ -64,20 +64,7 @@ export function createAlertRepo(sql: Sql): AlertRepo {
       return rows.map(toAlert);
     },
     async update(a) {
-      await sql.run(UPDATE, [
-        a.targetName,
-        a.state,
-        a.escalationLevel,
-        a.triggerTime,
-        a.acknowledgeTime,
-        a.acknowledgedBy,
-        a.resolveTime,
-        a.lastValue,
-        JSON.stringify(a.notifications),
-        a.timerDue,
-        a.updateTime,
-        a.id,
-      ]);
+      await sql.run(UPDATE, alertUpdateValues(a));
     },
     async list(filter, range) {
       const params: unknown[] = [filter.projectId];

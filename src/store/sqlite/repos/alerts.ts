@@ -6,6 +6,8 @@ import type { AlertRepo, AlertState, ConditionRepo, OutboxRepo } from '../../con
 import { toJson, type SqliteDb } from '../db.ts';
 import {
   ALERT_COLUMNS,
+  ALERT_UPDATE_COLUMNS,
+  alertUpdateValues,
   alertValues,
   toAlert,
   toCondition,
@@ -21,6 +23,8 @@ const OPEN: readonly AlertState[] = ['TRIGGERED', 'ACKNOWLEDGED'];
 const CREATE_IF_NONE = `INSERT INTO alerts (${ALERT_COLUMNS})
   SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM rules WHERE id = ?)
   ON CONFLICT (rule_id, target_id) WHERE state <> 'RESOLVED' DO NOTHING`;
+
+const UPDATE = `UPDATE alerts SET ${ALERT_UPDATE_COLUMNS.map((c) => `${c} = ?`).join(', ')} WHERE id = ?`;
 
 export function createAlertRepo(db: SqliteDb): AlertRepo {
   const get = async (id: string) => {
@@ -47,23 +51,7 @@ export function createAlertRepo(db: SqliteDb): AlertRepo {
         .map(toAlert);
     },
     async update(a) {
-      db.run(
-        `UPDATE alerts SET target_name = ?, state = ?, escalation_level = ?, trigger_time = ?, acknowledge_time = ?,
-           acknowledged_by = ?, resolve_time = ?, last_value = ?, notifications = ?, timer_due = ?, update_time = ?
-         WHERE id = ?`,
-        a.targetName,
-        a.state,
-        a.escalationLevel,
-        a.triggerTime,
-        a.acknowledgeTime,
-        a.acknowledgedBy,
-        a.resolveTime,
-        a.lastValue,
-        toJson(a.notifications),
-        a.timerDue,
-        a.updateTime,
-        a.id,
-      );
+      db.run(UPDATE, ...alertUpdateValues(a));
     },
     async list(filter, range) {
       let sql = 'SELECT * FROM alerts WHERE project_id = ?';
