@@ -31,6 +31,9 @@ export function urlProblem(url: string): string | null {
   return parsed.hostname === '' ? URL_FORMAT_TEXT : null;
 }
 
+/** Whether the text looks like one e-mail address (the API checks it further). */
+export const looksLikeEmail = (text: string): boolean => /^[^@\s]+@[^@\s]+$/.test(text);
+
 /**
  * Key/value rows of a form as an object (labels, label filters): blank rows are skipped; a row without a key, or a key
  * given twice, is what is wrong with `field` (`what` names a row: "Label filter 2 needs a key").

@@ -4,6 +4,7 @@
 import { useState } from 'preact/hooks';
 import { api, idOf, listAll } from '../api.ts';
 import { Badge, ConfirmButton, ErrorText, Field, Loading, Notice, Title, useAction, useLoad } from '../components.tsx';
+import { looksLikeEmail } from '../form-errors.ts';
 import { reasonFor, usePermissions, useProject } from '../permissions.ts';
 
 interface Contact {
@@ -68,8 +69,7 @@ function ContactForm({
       onSubmit={async (e) => {
         e.preventDefault();
         const email = draft.email.trim();
-        if (!/^[^@\s]+@[^@\s]+$/.test(email))
-          return action.fail('email', 'Enter an e-mail address, such as ada@example.com.');
+        if (!looksLikeEmail(email)) return action.fail('email', 'Enter an e-mail address, such as ada@example.com.');
         const body = { ...draft, email, phoneNumber: draft.phoneNumber.replace(/[\s-]/g, '') };
         const ok = await action.run(() =>
           editing

@@ -3,7 +3,7 @@
 // paths to the form's controls. No rendering here, and no import of api.ts (whose router needs a browser):
 // test/console/rule-form-errors.test.ts runs the field map against the server's own refusals in Node.
 import { type Rule, type RuleTrigger, shownValue } from '../alerts.ts';
-import { rowsToRecord, urlProblem, type FieldMap } from '../form-errors.ts';
+import { looksLikeEmail, rowsToRecord, urlProblem, type FieldMap } from '../form-errors.ts';
 import { apiValue, DURATION_UNITS, durationSeconds, RANGE_FIELDS, STATE_FIELDS } from '../rule-text.ts';
 
 /** The last segment of a resource name (api.ts's idOf). */
@@ -288,7 +288,7 @@ export function readDraft(d: Draft, form: HTMLFormElement | null): { body: Recor
           .split(/[\s,;]+/)
           .map((r) => r.trim())
           .filter(Boolean);
-        const bad = recipients.find((r) => !/^[^@\s]+@[^@\s]+$/.test(r));
+        const bad = recipients.find((r) => !looksLikeEmail(r));
         if (bad) return { field: `${at}-recipients`, text: `“${bad}” is not an e-mail address.` };
         if (recipients.length === 0 && a.groups.length === 0)
           return { field: `${at}-recipients`, text: 'Enter at least one e-mail address or choose a contact group.' };
