@@ -5,7 +5,8 @@
 // Tests that start the service or the CLI run the built dist/service/ (test/helpers/serve-process.ts): it is
 // bundled again first when a source is newer, so a developer's edit is what the tests run.
 import { spawnSync } from 'node:child_process';
-import { readdirSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildService, serviceBundleStale } from './build-service.mjs';
 import { startPostgresServer } from '../test/helpers/postgres-server.ts';
@@ -35,12 +36,24 @@ if (stale !== null) {
   await buildService();
 }
 
+// Each pass also writes its failures, one line each, to a file (scripts/failures-reporter.mjs); the run ends by
+// printing them, so the last lines of a long log (all CI shows) name every failed test of both passes.
+const failuresDir = mkdtempSync(join(tmpdir(), 'sensorcloud-test-failures-'));
+const failed: { label: string; file: string }[] = [];
 const server = await startPostgresServer();
 const run = (label: string, list: string[], env: NodeJS.ProcessEnv): number => {
   console.log(`\n# ${label}`);
+  const failures = join(failuresDir, `pass-${failed.length + 1}.txt`);
+  failed.push({ label, file: failures });
+  const reporters = [
+    `--test-reporter=${process.stdout.isTTY ? 'spec' : 'tap'}`,
+    '--test-reporter-destination=stdout',
+    `--test-reporter=${join(root, 'scripts', 'failures-reporter.mjs')}`,
+    `--test-reporter-destination=${failures}`,
+  ];
   const r = spawnSync(
     process.execPath,
-    ['--import', 'tsx', '--test', '--test-concurrency=2', `--test-timeout=${FILE_TIMEOUT_MS}`, ...list],
+    ['--import', 'tsx', '--test', ...reporters, '--test-concurrency=2', `--test-timeout=${FILE_TIMEOUT_MS}`, ...list],
     {
       cwd: root,
       stdio: 'inherit',
@@ -88,7 +101,12 @@ try {
     );
     status = status || linted;
   }
+  for (const { label, file } of failed) {
+    const lines = existsSync(file) ? readFileSync(file, 'utf8').trimEnd() : '';
+    console.log(`\n# failed in: ${label}\n${lines === '' ? '(none)' : lines}`);
+  }
 } finally {
   server.stop();
+  rmSync(failuresDir, { recursive: true, force: true });
 }
 process.exit(status);
