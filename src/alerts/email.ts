@@ -73,17 +73,6 @@ export function smtpSettingsOf(url: string): SmtpSettings {
   };
 }
 
-/** The URL for logs and messages: the password replaced. */
-export function redactSmtpUrl(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.password !== '') parsed.password = '***';
-    return parsed.toString();
-  } catch {
-    return '(unparseable SMTP URL)';
-  }
-}
-
 /** The reply codes that refuse for good: every 5yz except 503 (a bad sequence, not a refusal of the message). */
 export function isPermanentReply(responseCode: number | undefined): boolean {
   return responseCode !== undefined && responseCode >= 500 && responseCode <= 599 && responseCode !== 503;
