@@ -251,7 +251,7 @@ describe('pruneDeliveryLog', () => {
     return { store, calls, transactions: () => transactions };
   }
 
-  it('prunes the retention, then each connector beyond its cap from an edge read once, a piece per transaction', async () => {
+  it('prunes the retention, then each connector beyond its cap from an edge read once, each piece a statement of its own', async () => {
     const f = fakeStore(
       LOG_PIECE + 10,
       new Map([
@@ -271,14 +271,15 @@ describe('pruneDeliveryLog', () => {
       `trim b ${LOG_PIECE}`,
       'trim b 0',
     ]);
-    assert.equal(f.transactions(), 5);
+    // Not in store.transaction: on SQLite that would put a piece in a savepoint of the group commit.
+    assert.equal(f.transactions(), 0);
   });
 
   it('stops after a bounded number of pieces per pass (the next pass goes on)', async () => {
     const f = fakeStore(100 * LOG_PIECE, new Map([['a', 1]]));
     await pruneDeliveryLog(f.store, 0, { retentionSeconds: 60, max: 10 });
-    assert.equal(f.transactions(), 40);
-    assert.ok(!f.calls.includes('connectorsOver'));
+    assert.equal(f.calls.length, 40);
+    assert.ok(f.calls.every((c) => c === `deleteBefore ${LOG_PIECE}`));
   });
 
   it('with the log off, applies only the retention', async () => {
