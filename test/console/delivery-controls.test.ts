@@ -164,6 +164,13 @@ describe('happy', () => {
     await page.keyboard.press('Escape');
     assert.equal(await page.getByRole('button', { name: 'Pause pushes' }).count(), 0);
     assert.equal((await connector()).deliveryConfig.paused, false);
+    // And with the focus moved out of the question (a click on the page's text).
+    await page.getByRole('button', { name: 'Pause', exact: true }).click();
+    await page.getByRole('button', { name: 'Pause pushes' }).waitFor();
+    await page.locator('h1').first().click();
+    await page.keyboard.press('Escape');
+    assert.equal(await page.getByRole('button', { name: 'Pause pushes' }).count(), 0);
+    assert.equal((await connector()).deliveryConfig.paused, false);
   });
 
   it('pauses: the page and the list say Paused, events queue and none is pushed', async () => {

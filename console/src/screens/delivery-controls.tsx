@@ -1,7 +1,7 @@
 // A data connector's delivery controls (extensions §X4): how many pushes at once, how many a second, which devices'
 // events, and paused. The line the connector's page shows, the paused notice and the confirmation of a pause, and
 // the form section of connector-form.tsx with its check before sending (the API decides the ranges).
-import { useEffect, useRef } from 'preact/hooks';
+import { useLayoutEffect, useRef } from 'preact/hooks';
 import { Field, FieldError, PairRows, Switch } from '../components.tsx';
 import { labelText } from '../format.ts';
 import { rowsToRecord } from '../form-errors.ts';
@@ -89,16 +89,21 @@ export function PauseConfirm({
   busy: boolean;
 }) {
   const button = useRef<HTMLButtonElement>(null);
-  useEffect(() => button.current?.focus(), []);
+  // Before the first paint (a layout effect): the focus is on "Pause pushes" and Escape cancels from the moment the
+  // question shows. Escape is heard on the whole page, not only inside the box: with a plain effect, and the key
+  // handled on the box, an Escape pressed as the box appeared (or after a click elsewhere) did nothing.
+  const cancel = useRef(onCancel);
+  cancel.current = onCancel;
+  useLayoutEffect(() => {
+    button.current?.focus();
+    const onKey = (e: KeyboardEvent) => {
+      if (e.key === 'Escape') cancel.current();
+    };
+    document.addEventListener('keydown', onKey);
+    return () => document.removeEventListener('keydown', onKey);
+  }, []);
   return (
-    <div
-      class="confirm-box"
-      role="group"
-      aria-labelledby="pause-confirm-text"
-      onKeyDown={(e) => {
-        if (e.key === 'Escape') onCancel();
-      }}
-    >
+    <div class="confirm-box" role="group" aria-labelledby="pause-confirm-text">
       <p id="pause-confirm-text">
         Pausing stops every push of this connector: events keep queueing and are sent in order when you resume, but{' '}
         {EXPIRY_TEXT}.
