@@ -11,6 +11,7 @@ export default async function* failures(source) {
     const cause = error?.cause ?? error;
     // The first lines of the message: an assertion's first line only says "Expected values to be strictly equal:".
     const message = String(cause?.message ?? cause ?? 'failed')
+      .replace(/\x1b\[[0-9;]*m/g, '') // a browser test's call log is coloured
       .split('\n')
       .map((l) => l.trim())
       .filter((l) => l !== '')
