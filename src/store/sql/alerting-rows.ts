@@ -109,57 +109,36 @@ export const toAlert = (r: AlertRow): AlertRecord => ({
 });
 
 /**
- * An alert's columns in the order ALERT_COLUMNS names them (both stores' INSERT), its notifications as JSON text.
+ * An alert's columns and each one's value (notifications as JSON text), in one table so that the INSERT's and the
+ * UPDATE's lists cannot drift apart. `fixed`: set when the alert is made, never by a transition.
  */
-export const alertValues = (a: AlertRecord): unknown[] => [
-  a.id,
-  a.projectId,
-  a.ruleId,
-  a.targetId,
-  a.targetName,
-  a.state,
-  a.escalationLevel,
-  a.triggerTime,
-  a.acknowledgeTime,
-  a.acknowledgedBy,
-  a.resolveTime,
-  a.lastValue,
-  JSON.stringify(a.notifications),
-  a.timerDue,
-  a.createTime,
-  a.updateTime,
+const ALERT_FIELDS: ReadonlyArray<{ column: string; value: (a: AlertRecord) => unknown; fixed?: true }> = [
+  { column: 'id', value: (a) => a.id, fixed: true },
+  { column: 'project_id', value: (a) => a.projectId, fixed: true },
+  { column: 'rule_id', value: (a) => a.ruleId, fixed: true },
+  { column: 'target_id', value: (a) => a.targetId, fixed: true },
+  { column: 'target_name', value: (a) => a.targetName },
+  { column: 'state', value: (a) => a.state },
+  { column: 'escalation_level', value: (a) => a.escalationLevel },
+  { column: 'trigger_time', value: (a) => a.triggerTime },
+  { column: 'acknowledge_time', value: (a) => a.acknowledgeTime },
+  { column: 'acknowledged_by', value: (a) => a.acknowledgedBy },
+  { column: 'resolve_time', value: (a) => a.resolveTime },
+  { column: 'last_value', value: (a) => a.lastValue },
+  { column: 'notifications', value: (a) => JSON.stringify(a.notifications) },
+  { column: 'timer_due', value: (a) => a.timerDue },
+  { column: 'create_time', value: (a) => a.createTime, fixed: true },
+  { column: 'update_time', value: (a) => a.updateTime },
 ];
-export const ALERT_COLUMNS =
-  'id, project_id, rule_id, target_id, target_name, state, escalation_level, trigger_time, acknowledge_time, acknowledged_by, resolve_time, last_value, notifications, timer_due, create_time, update_time';
+const UPDATED = ALERT_FIELDS.filter((f) => f.fixed !== true);
+
+/** Every column of an alert (both stores' INSERT), and its values in that order. */
+export const ALERT_COLUMNS = ALERT_FIELDS.map((f) => f.column).join(', ');
+export const alertValues = (a: AlertRecord): unknown[] => ALERT_FIELDS.map((f) => f.value(a));
 
 /** What a transition changes of an alert (both stores' UPDATE … WHERE id): these columns, then the id. */
-export const ALERT_UPDATE_COLUMNS = [
-  'target_name',
-  'state',
-  'escalation_level',
-  'trigger_time',
-  'acknowledge_time',
-  'acknowledged_by',
-  'resolve_time',
-  'last_value',
-  'notifications',
-  'timer_due',
-  'update_time',
-] as const;
-export const alertUpdateValues = (a: AlertRecord): unknown[] => [
-  a.targetName,
-  a.state,
-  a.escalationLevel,
-  a.triggerTime,
-  a.acknowledgeTime,
-  a.acknowledgedBy,
-  a.resolveTime,
-  a.lastValue,
-  JSON.stringify(a.notifications),
-  a.timerDue,
-  a.updateTime,
-  a.id,
-];
+export const ALERT_UPDATE_COLUMNS: readonly string[] = UPDATED.map((f) => f.column);
+export const alertUpdateValues = (a: AlertRecord): unknown[] => [...UPDATED.map((f) => f.value(a)), a.id];
 
 export interface ConditionRow {
   rule_id: string;
