@@ -1,4 +1,4 @@
-// A node:test reporter that writes one line per failed test (file, test name, first line of the error) and nothing
+// A node:test reporter that writes one entry per failed test (file, test name, first lines of the error) and nothing
 // else. `npm test` runs it beside the usual reporter and prints what it wrote at the very end of the run: CI shows
 // only the last part of a long log, and a failure in the first pass scrolled out of it, leaving "exit 1" unexplained.
 export default async function* failures(source) {
