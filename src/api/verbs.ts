@@ -1,6 +1,6 @@
 // Custom methods (contract §1.9): `/devices/{d}:stream` and `/devices/{d}` are different routes. The router
 // cannot split on a colon, so URLs are rewritten before routing: `…/x:verb` becomes `…/x/@verb`, with `%3A`
-// decoded and a single trailing slash dropped. Only the known verbs are rewritten.
+// decoded, a single trailing slash dropped and a run of leading slashes made one. Only the known verbs are rewritten.
 export const VERBS = [
   'metricsHistory',
   'metrics',
@@ -31,6 +31,9 @@ export function rewriteUrl(url: string): string {
   let path = q < 0 ? url : url.slice(0, q);
   const search = q < 0 ? '' : url.slice(q);
   path = path.replace(/%3a/gi, ':');
+  // `//v2/…`: the infrastructure client joins its base URL and `/v2/…` as they are, and its default emulator URL ends
+  // in a slash. Without this the path would not be the API's, and a GET of it would answer the console's page.
+  if (path.startsWith('//')) path = path.replace(/^\/+/, '/');
   if (path.length > 1 && path.endsWith('/')) path = path.slice(0, -1);
   path = path.replace(ALPHA_RE, '/v2');
   path = path

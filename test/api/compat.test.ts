@@ -1179,6 +1179,22 @@ describe('on a real socket', () => {
       }
     });
 
+    it('a path starting with several slashes is the API path (a client joining a base URL that ends in "/")', async () => {
+      const auth = `Basic ${b64(`${t.boot.serviceAccount.keyId}:${t.boot.serviceAccount.secret}`)}`;
+      const project = t.boot.project;
+      for (const [path, status] of [
+        [`//v2/${project}`, 200],
+        [`///v2/${project}/members`, 200],
+        ['//v2/projects/nope', 404],
+      ] as const) {
+        const answer = await raw(
+          `GET ${path} HTTP/1.1\r\nHost: x\r\nAuthorization: ${auth}\r\nConnection: close\r\n\r\n`,
+        );
+        assert.match(answer, new RegExp(`^HTTP/1\\.1 ${status} `), `${path}: ${answer.slice(0, 80)}`);
+        assert.match(answer, /content-type: application\/json; charset=utf-8/i, path);
+      }
+    });
+
     it('a chunked empty body with Content-Type: application/json is no body', async () => {
       const auth = `Basic ${b64(`${t.boot.serviceAccount.keyId}:${t.boot.serviceAccount.secret}`)}`;
       const answer = await raw(
