@@ -455,9 +455,14 @@ describe('editing', () => {
     assert.equal(await page.getByLabel('Webhook secret').first().inputValue(), 's3cret-alerts');
     await page.getByLabel('Upper limit (°C)').fill('-16');
     await page.getByLabel('For at least', { exact: true }).fill('5');
+    // Meanwhile someone else renames the rule: the save sends only what the form changed, so the new name stays.
+    await server.api('PATCH', `/projects/${projectId}/rules/${ruleId}?update_mask=displayName`, {
+      displayName: 'Freezer too warm (renamed)',
+    });
     await page.getByRole('button', { name: 'Save changes' }).click();
     await page.waitForURL(new RegExp(`/rules/${ruleId}$`));
     const rule = await server.api('GET', `/projects/${projectId}/rules/${ruleId}`);
+    assert.equal(rule.displayName, 'Freezer too warm (renamed)');
     assert.deepEqual(rule.trigger.range, { lower: -25, upper: -16, type: 'OUTSIDE', filter: null });
     assert.equal(rule.triggerDelay, '300s');
     assert.equal(rule.escalationLevels[0].actions[1].webhook.signatureSecret, 's3cret-alerts');

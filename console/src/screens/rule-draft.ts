@@ -342,8 +342,8 @@ export function readDraft(d: Draft, form: HTMLFormElement | null): { body: Recor
   };
 }
 
-/** Every field a save sends: a PATCH with this mask replaces them all, and one the body lacks goes to its default. */
-export const RULE_MASK = [
+/** Every field the form edits (readDraft's body). */
+const RULE_FIELDS = [
   'displayName',
   'enabled',
   'devices',
@@ -355,7 +355,18 @@ export const RULE_MASK = [
   'reminderNotifications',
   'resolvedNotifications',
   'unacknowledgesAfter',
-].join(',');
+];
+
+/**
+ * The fields of the form's body that differ from `before`, the form's reading of the rule as it was loaded (null when
+ * that reading failed: then every field). A save sends only these, so a change made meanwhile elsewhere (another
+ * person, the rules page's switch) to a field the form did not change stays.
+ */
+export function changedFields(before: Record<string, unknown> | null, body: Record<string, unknown>): string[] {
+  if (before === null) return RULE_FIELDS;
+  // Both bodies come from readDraft, so their keys are in the same order and JSON compares them.
+  return RULE_FIELDS.filter((k) => JSON.stringify(before[k]) !== JSON.stringify(body[k]));
+}
 
 /** The API's field paths → the form's fields (the `name` of their controls), for the draft's levels and actions. */
 export function fieldsOf(d: Draft): FieldMap {

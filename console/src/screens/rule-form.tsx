@@ -10,6 +10,7 @@ import { reasonFor, usePermissions, useProject } from '../permissions.ts';
 import { navigate } from '../router.ts';
 import { apiValue, DURATION_UNITS, RANGE_FIELDS, STATE_FIELDS, scopeText, triggerText } from '../rule-text.ts';
 import {
+  changedFields,
   DAYS,
   type Draft,
   draftOf,
@@ -21,7 +22,6 @@ import {
   newLevel,
   newSlot,
   readDraft,
-  RULE_MASK,
   stateFieldOf,
 } from './rule-draft.ts';
 import { ActionFields, DevicePicker, DurationField, Group } from './rule-form-parts.tsx';
@@ -34,6 +34,8 @@ export function RuleForm({ projectId, ruleId }: { projectId: string; ruleId?: st
   const editing = ruleId !== undefined;
   const base = ruleBasePath(projectId);
   const [draft, setDraft] = useState<Draft | null>(editing ? null : emptyDraft());
+  /** The body the rule as loaded reads as (changedFields); null while loading or when it does not read. */
+  const [loaded, setLoaded] = useState<Record<string, unknown> | null>(null);
   const project = useProject(projectId);
   const perms = usePermissions(`projects/${projectId}`);
   /** Whether the schedule section is unfolded: as the user left it, else open when the rule has a schedule. */
@@ -42,7 +44,12 @@ export function RuleForm({ projectId, ruleId }: { projectId: string; ruleId?: st
   const action = useAction(fields);
   useEffect(() => {
     if (!editing) return;
-    api<Rule>('GET', `${base}/${ruleId}`).then((r) => setDraft(draftOf(r)), action.setError);
+    api<Rule>('GET', `${base}/${ruleId}`).then((r) => {
+      const d = draftOf(r);
+      const read = readDraft(d, null);
+      setLoaded('body' in read ? read.body : null);
+      setDraft(d);
+    }, action.setError);
   }, [ruleId]);
   const devices = useLoad(
     () => listAll<any>(`/projects/${projectId}/devices`, 'devices', 2).catch(() => []),
@@ -85,10 +92,16 @@ export function RuleForm({ projectId, ruleId }: { projectId: string; ruleId?: st
     const read = readDraft(draft, action.form.current);
     if ('field' in read) return action.fail(read.field, read.text);
     await action.run(async () => {
-      const saved = editing
-        ? await api<Rule>('PATCH', `${base}/${ruleId}?update_mask=${RULE_MASK}`, read.body)
-        : await api<Rule>('POST', base, read.body);
-      navigate(`${base}/${idOf(saved.name)}`);
+      if (!editing) {
+        const saved = await api<Rule>('POST', base, read.body);
+        return navigate(`${base}/${idOf(saved.name)}`);
+      }
+      const changed = changedFields(loaded, read.body);
+      if (changed.length > 0) {
+        const body = Object.fromEntries(changed.map((k) => [k, read.body[k]]));
+        await api<Rule>('PATCH', `${base}/${ruleId}?update_mask=${changed.join(',')}`, body);
+      }
+      navigate(`${base}/${ruleId}`);
     });
   };
 
