@@ -8,6 +8,7 @@ import { after, describe, it } from 'node:test';
 import { HISTORY_SQL } from '../../src/store/sqlite/repos/events.ts';
 import { createSqliteStore } from '../../src/store/sqlite/index.ts';
 import { storeContract } from './contract.ts';
+import { device, event, row, seedConnector, seedProject, T0 } from './contract/fixtures.ts';
 import { until } from '../helpers/until.ts';
 
 storeContract('sqlite (memory)', () => createSqliteStore(':memory:'));
@@ -205,6 +206,72 @@ describe('sqlite specifics', () => {
     assert.deepEqual(
       (await migrated.devices.listByProject('p1', { limit: 10 })).map((d) => d.id),
       ['d2', 'emu1'],
+    );
+    await migrated.close();
+  });
+
+  it("migration 190 names each published event's deliveries on its row, from the queue and the log", async () => {
+    const file = join(dir, 'event-deliveries.db');
+    const store = createSqliteStore(file);
+    const p = await seedProject(store);
+    const d = device(p.id);
+    await store.devices.create(d);
+    const [c1, c2] = [await seedConnector(store, { projectId: p.id }), await seedConnector(store, { projectId: p.id })];
+    const [e0, e1, e2] = [event(d, T0), event(d, T0 + 1), event(d, T0 + 2)];
+    for (const e of [e0, e1, e2]) await store.events.insert(e);
+    // e0 to both connectors, e1 to c2, e2 to none; e0 resent to c1 later.
+    const rows = [row(c1!.id, T0, { eventId: e0.id }), row(c2!.id, T0, { eventId: e0.id })];
+    await store.deliveries.insert(rows);
+    const e1Row = row(c2!.id, T0 + 1, { eventId: e1.id });
+    await store.deliveries.insert([e1Row]);
+    const resent = row(c1!.id, T0 + 5, { eventId: e0.id, trigger: 'RESEND' });
+    await store.deliveries.insert([resent]);
+    const [q0, q1, q2] = [rows[0]!.queued!.id, rows[1]!.queued!.id, e1Row.queued!.id];
+    // e0's first delivery ended (its queue row gone, its log row kept), the rest still queued.
+    await store.deliveries.delete(q0);
+    store.db.run(
+      `INSERT INTO delivery_log (id, connector_id, event_id, event_type, device_id, trigger, state, attempt_count,
+         create_time, update_time, next_attempt_time, attempts) VALUES (?, ?, ?, 'touch', ?, 0, 2, 1, ?, ?, NULL, '[]')`,
+      q0,
+      c1!.id,
+      e0.id,
+      d.id,
+      T0,
+      T0,
+    );
+    const named = () =>
+      store.db.all<{ id: string; first: number | null; last: number | null }>(
+        'SELECT id, first_delivery AS first, last_delivery AS last FROM events ORDER BY id',
+      );
+    assert.deepEqual(named(), [
+      { id: e0.id, first: q0, last: q1 },
+      { id: e1.id, first: q2, last: q2 },
+      { id: e2.id, first: null, last: null },
+    ]);
+    // Back to the schema before 190: no names on the events, the event index over every delivery.
+    store.db.raw.exec(`DROP INDEX delivery_log_by_event;
+      ALTER TABLE events DROP COLUMN first_delivery; ALTER TABLE events DROP COLUMN last_delivery;
+      CREATE INDEX delivery_log_by_event ON delivery_log(event_id, connector_id);
+      DELETE FROM schema_migrations WHERE version = 190;`);
+    await store.close();
+
+    const migrated = createSqliteStore(file);
+    assert.deepEqual(
+      migrated.db.all('SELECT id, first_delivery AS first, last_delivery AS last FROM events ORDER BY id'),
+      [
+        { id: e0.id, first: q0, last: q1 },
+        { id: e1.id, first: q2, last: q2 },
+        { id: e2.id, first: null, last: null },
+      ],
+    );
+    const index = migrated.db.get<{ sql: string }>(
+      "SELECT sql FROM sqlite_master WHERE name = 'delivery_log_by_event'",
+    );
+    assert.match(index!.sql, /WHERE trigger <> 0$/);
+    const found = await migrated.deliveryLog.list({ connectorIds: [c1!.id, c2!.id], eventId: e0.id }, 10, T0);
+    assert.deepEqual(
+      found.map((r) => r.id),
+      [resent.queued!.id, q1, q0],
     );
     await migrated.close();
   });

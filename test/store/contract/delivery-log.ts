@@ -13,7 +13,21 @@ import type {
   LogOutcome,
 } from '../../../src/store/contract/delivery-log.ts';
 import type { Store } from '../../../src/store/contract/store.ts';
-import { id, MINUTE, row, SECOND, seedConnector, T0, useStore, withFreshStore, type OpenStore } from './fixtures.ts';
+import {
+  device,
+  event,
+  id,
+  MINUTE,
+  row,
+  SECOND,
+  seedConnector,
+  seedProject,
+  sorted,
+  T0,
+  useStore,
+  withFreshStore,
+  type OpenStore,
+} from './fixtures.ts';
 
 /** A push body as the service builds it (delivery/push-body.ts). */
 const pushBody = (eventId: string, deviceId: string, eventType = 'touch'): Buffer =>
@@ -569,6 +583,49 @@ export function deliveryLogContract(open: OpenStore): void {
         ids(await store().deliveryLog.list({ connectorIds: [c.id], eventId: rows[3]!.eventId }, 10, T0)),
         [resent.queued!.id, rows[3]!.queued!.id],
       );
+    });
+
+    it('an event in the history: its deliveries to each connector are found by its id, and still once it has left the history', async () => {
+      const s = store();
+      const p = await seedProject(s);
+      const d = device(p.id);
+      await s.devices.create(d);
+      const c1 = await seedConnector(s, { projectId: p.id });
+      const c2 = await seedConnector(s, { projectId: p.id });
+      const events = [event(d, T0), event(d, T0 + SECOND)];
+      // As the pipeline queues them: the event stored, then a row per connector in one call.
+      const rows: NewDelivery[] = [];
+      for (const e of events) {
+        await s.events.insert(e);
+        const mine = [c1, c2].map((c) => row(c.id, e.createTime, { eventId: e.id, body: pushBody(e.id, d.id) }));
+        await s.deliveries.insert(mine);
+        rows.push(...mine);
+      }
+      const [e0, e1] = events.map((e) => e.id) as [string, string];
+      const resent = row(c1.id, T0 + MINUTE, { eventId: e1, body: pushBody(e1, d.id), trigger: 'RESEND' });
+      await s.deliveries.insert([resent]);
+      // e0 delivered to c1 and retrying to c2; e1 expired to c1, then resent and delivered; e1 still queued for c2.
+      await s.deliveryLog.record([
+        outcome(rows[0]!, 'DELIVERED', success(T0)),
+        outcome(rows[1]!, 'RETRYING', attempt(T0)),
+        outcome(rows[2]!, 'EXPIRED', attempt(T0)),
+        outcome(resent, 'DELIVERED', success(T0 + MINUTE)),
+      ]);
+      const q = rows.map((r) => r.queued!.id);
+      const list = async (connectorIds: string[], eventId: string) =>
+        ids(await s.deliveryLog.list({ connectorIds, eventId }, 10, T0 + 2 * MINUTE));
+      const check = async () => {
+        assert.deepEqual(await list([c1.id], e0), [q[0]]);
+        assert.deepEqual(await list([c1.id, c2.id], e0), [q[1], q[0]]);
+        assert.deepEqual(await list([c1.id, c2.id], e1), [resent.queued!.id, q[3], q[2]]);
+        assert.deepEqual(await list([c2.id], e1), [q[3]]);
+        assert.deepEqual(sorted([...(await s.deliveryLog.deliveredEventIds(c1.id, [e0, e1, 'unknown']))]), [e0, e1]);
+        assert.deepEqual([...(await s.deliveryLog.deliveredEventIds(c2.id, [e0, e1]))], []);
+      };
+      await check();
+      // The history's retention (here the device's deletion) takes the events; their deliveries stay findable.
+      assert.equal(await s.events.deleteByDevice(d.id, 100), 2);
+      await check();
     });
 
     it("recordTest logs a final delivery under an id from the queue's sequence: never a queue row's, before or after", () =>

@@ -38,6 +38,11 @@ const TABLES = [
   'rule_conditions',
   'alert_outbox',
 ] as const;
+/**
+ * Columns only the SQLite schema has, left behind: a published event's deliveries named on its row (SQLite migration
+ * 190), which PostgreSQL finds through its delivery_log_by_event index instead.
+ */
+const SQLITE_ONLY: Record<string, readonly string[]> = { events: ['first_delivery', 'last_delivery'] };
 /** SQLite's own tables and the schema's version, which the PostgreSQL database keeps for itself. */
 const NOT_COPIED = new Set(['schema_migrations', 'sqlite_sequence']);
 /** Rows per INSERT: PostgreSQL takes at most 65,535 parameters in a statement. */
@@ -154,6 +159,7 @@ async function copyTable(
     [table],
   );
   const theirs = new Set(sqlite.prepare(`SELECT name FROM pragma_table_info('${table}')`).pluck().all() as string[]);
+  for (const name of SQLITE_ONLY[table] ?? []) theirs.delete(name);
   if (columns.some((c) => !theirs.has(c.name)) || theirs.size !== columns.length) {
     throw new CopyRefused(
       `${table}: the SQLite file's columns (${[...theirs].join(', ')}) are not this release's (${columns.map((c) => c.name).join(', ')}): start the service on the data dir once with this release, then copy`,

@@ -38,6 +38,10 @@ const INSERT =
   'INSERT INTO deliveries (connector_id, event_id, body, enqueue_time, due_time, attempts, lease_until) VALUES (?, ?, ?, ?, ?, 0, ?)';
 const INSERT_TRIGGERED =
   'INSERT INTO deliveries (connector_id, event_id, body, enqueue_time, due_time, attempts, lease_until, trigger) VALUES (?, ?, ?, ?, ?, 0, ?, ?)';
+// A published event's row names its deliveries' first and last ids (migration 190): the delivery log finds them from
+// the event instead of an index entry per delivery. Widened, never narrowed, should an event's rows come in two calls.
+const NAME_DELIVERIES = `UPDATE events SET first_delivery = min(coalesce(first_delivery, ?), ?),
+  last_delivery = max(coalesce(last_delivery, ?), ?) WHERE id = ?`;
 
 // What a removal logs of the rows it removes (DeliveryRepo.deleteByConnector's logAt, deleteExpired's log), read
 // from them before they go: a row with a log row ends in the removal's state, unless its log already holds an end (an
@@ -75,7 +79,14 @@ export function createDeliveryRepo(db: SqliteDb, metrics: ConnectorMetricRepo): 
   return withDeliveryDefaults(
     {
       async insert(rows) {
-        return rows.map((r) => {
+        // The published events' id ranges, by event (the enqueue consumer's rows are all of one event).
+        let event: string | null = null;
+        let first = 0;
+        let last = 0;
+        const name = () => {
+          if (event !== null) db.run(NAME_DELIVERIES, first, first, last, last, event);
+        };
+        const ids = rows.map((r) => {
           // A published event's row leaves trigger to its default: the live path's statement is as it was.
           const trigger = triggerCode(r.trigger);
           const id = Number(
@@ -94,8 +105,18 @@ export function createDeliveryRepo(db: SqliteDb, metrics: ConnectorMetricRepo): 
             ).lastInsertRowid,
           );
           r.queued = { id, leased: r.leaseUntil != null };
+          if (trigger === 0) {
+            if (r.eventId !== event) {
+              name();
+              event = r.eventId;
+              first = id;
+            }
+            last = id;
+          }
           return id;
         });
+        name();
+        return ids;
       },
       async connectorsWithDeferred() {
         return db.all<{ id: string }>(CONNECTORS_WITH_DEFERRED).map((r) => r.id);

@@ -146,7 +146,7 @@ export function createDeliveryLogRepo(db: SqliteDb): DeliveryLogRepo {
   /**
    * One connector's newest `limit` logged deliveries that pass the filters, their states as read. Each state asked for
    * is a range of delivery_log_by_connector, newest first, stopping at the limit, so a rare state costs no more than a
-   * common one; an event's deliveries are few, read through delivery_log_by_event. RETRYING deliveries in flight
+   * common one; an event's deliveries are few, read as below (migration 190). RETRYING deliveries in flight
    * (asked for as PENDING alone) are found from the connector's leased queue rows: a leased row's due time is its
    * lease end (deliveries.ts), so they are a range of deliveries_by_connector_due.
    */
@@ -154,16 +154,45 @@ export function createDeliveryLogRepo(db: SqliteDb): DeliveryLogRepo {
     const w = loggedWhere(f);
     const before = f.beforeId ?? MAX_ID;
     if (f.eventId !== undefined) {
-      return db
-        .all<DeliveryLogRow>(
-          `${LOGGED} FROM delivery_log l INDEXED BY delivery_log_by_event ${IN_FLIGHT}
-           WHERE l.connector_id = ? AND l.id < ?${w.sql}`,
+      // An event's deliveries are few: those it was published with, named by its row in the history (migration 190),
+      // or, once it has left the history, among the connector's own; the rest (sync, resend, replay, test) through the
+      // partial delivery_log_by_event. One statement each (an OR of them would be planned as a scan).
+      const where = `l.connector_id = ? AND l.id < ?${w.sql}`;
+      const read = (from: string, condition: string, ...params: unknown[]) =>
+        db.all<DeliveryLogRow>(
+          `${LOGGED} FROM ${from} ${IN_FLIGHT} WHERE ${condition} AND ${where}`,
           now,
+          ...params,
           c,
           before,
           ...w.params,
-        )
-        .filter((r) => passes(r.state, plan));
+        );
+      const published = db.get<{ first: number | null; last: number | null }>(
+        'SELECT first_delivery AS first, last_delivery AS last FROM events WHERE id = ?',
+        f.eventId,
+      );
+      const rows = read(
+        'delivery_log l INDEXED BY delivery_log_by_event',
+        'l.event_id = ? AND l.trigger <> 0',
+        f.eventId,
+      );
+      if (published === undefined) {
+        rows.push(
+          ...read('delivery_log l INDEXED BY delivery_log_by_connector', 'l.trigger = 0 AND l.event_id = ?', f.eventId),
+        );
+      } else if (published.first !== null && published.last !== null) {
+        rows.push(
+          ...read(
+            // Along the primary key: the planner, without statistics, would walk the connector's index instead.
+            'delivery_log l NOT INDEXED',
+            'l.id BETWEEN ? AND ? AND l.trigger = 0 AND l.event_id = ?',
+            published.first,
+            published.last,
+            f.eventId,
+          ),
+        );
+      }
+      return rows.filter((r) => passes(r.state, plan));
     }
     const rows: DeliveryLogRow[] = [];
     for (const state of plan.ended) {
@@ -374,12 +403,34 @@ export function createDeliveryLogRepo(db: SqliteDb): DeliveryLogRepo {
     },
     async deliveredEventIds(connectorId, eventIds) {
       if (eventIds.length === 0) return new Set();
+      // As logged() finds an event's deliveries: those it was published with from its row in the history, or among
+      // the connector's delivered ones for an event no longer there (:replay asks about events it read from the
+      // history, so rarely), the rest through the partial delivery_log_by_event.
+      const ids = toJson(eventIds);
+      const gone = db
+        .all<{ id: string }>('SELECT value AS id FROM json_each(?) WHERE value NOT IN (SELECT id FROM events)', ids)
+        .map((r) => r.id);
       const rows = db.all<{ event_id: string }>(
-        `SELECT DISTINCT event_id FROM delivery_log INDEXED BY delivery_log_by_event
-         WHERE event_id IN (SELECT value FROM json_each(?)) AND connector_id = ? AND state = ${DELIVERED}`,
-        toJson(eventIds),
+        `SELECT l.event_id FROM json_each(?) j JOIN events e ON e.id = j.value
+           JOIN delivery_log l ON l.id BETWEEN e.first_delivery AND e.last_delivery
+         WHERE l.event_id = j.value AND l.trigger = 0 AND l.connector_id = ? AND l.state = ${DELIVERED}
+         UNION
+         SELECT event_id FROM delivery_log INDEXED BY delivery_log_by_event
+         WHERE event_id IN (SELECT value FROM json_each(?)) AND trigger <> 0 AND connector_id = ? AND state = ${DELIVERED}`,
+        ids,
+        connectorId,
+        ids,
         connectorId,
       );
+      if (gone.length > 0)
+        rows.push(
+          ...db.all<{ event_id: string }>(
+            `SELECT event_id FROM delivery_log INDEXED BY delivery_log_by_connector
+             WHERE connector_id = ? AND state = ${DELIVERED} AND trigger = 0 AND event_id IN (SELECT value FROM json_each(?))`,
+            connectorId,
+            toJson(gone),
+          ),
+        );
       return new Set(rows.map((r) => r.event_id));
     },
     async deleteBefore(createdBefore, limit) {
